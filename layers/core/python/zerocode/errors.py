@@ -1,0 +1,34 @@
+"""Domain errors. Each carries the HTTP status and code the API will answer with."""
+
+from __future__ import annotations
+
+
+class ZerocodeError(Exception):
+    status = 500
+    code = "internal"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(ZerocodeError):
+    status = 400
+    code = "invalid_input"
+
+
+class NotFound(ZerocodeError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(ZerocodeError):
+    """Another writer got there first (e.g. two turns appending to one transcript)."""
+
+    status = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(ZerocodeError):
+    status = 413
+    code = "payload_too_large"

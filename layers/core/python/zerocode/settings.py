@@ -1,0 +1,51 @@
+"""Settings from the environment (prefix ``ZEROCODE_``); one object wires every adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from zerocode.window import WindowPolicy
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ZEROCODE_", extra="ignore")
+
+    mode: Literal["local", "aws"] = "local"
+    data_dir: Path = Path(".zerocode")
+    # Redis/Valkey for the window cache; rediss:// for ElastiCache TLS. None: in-process LRU.
+    redis_url: str | None = None
+    cache_ttl_seconds: int = Field(900, ge=1)
+    cache_max_apps: int = Field(512, ge=1)
+
+    aws_region: str = "us-east-1"
+    transcript_table: str = "zerocode-transcript"
+    display_table: str = "zerocode-display"
+    apps_table: str = "zerocode-apps"
+    users_table: str = "zerocode-users"
+    builds_table: str = "zerocode-builds"
+    leases_table: str = "zerocode-leases"
+    # S3 bucket for transcript items too large for DynamoDB even compressed.
+    payload_bucket: str | None = None
+    # Days after an item is written until storage may expire it; 0 keeps forever.
+    retention_days: int = Field(90, ge=0)
+
+    window_max_messages: int = Field(60, ge=3)
+    window_max_tokens: int = Field(24_000, ge=256)
+    window_elide_min_chars: int = Field(512, ge=64)
+    window_full_turns: int = Field(1, ge=1)
+    window_summary: bool = False
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "zerocode.sqlite3"
+
+    def window_policy(self) -> WindowPolicy:
+        return WindowPolicy(max_messages=self.window_max_messages,
+                            max_tokens=self.window_max_tokens,
+                            elide_min_chars=self.window_elide_min_chars,
+                            full_turns=self.window_full_turns,
+                            summary=self.window_summary)

@@ -1,0 +1,83 @@
+"""Each storage adapter behind one small test interface, so a contract suite runs on all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zerocode.display import DisplayHistoryStore
+from zerocode.transcript import TranscriptStore
+
+
+@dataclass
+class Backend:
+    name: str
+    transcript: Callable[..., TranscriptStore]  # (retention_days=0, now=...) -> a store
+    display: Callable[..., DisplayHistoryStore]
+    raw: Callable[[str, int], dict[str, Any]]  # stored attributes of one transcript item
+    corrupt: Callable[[str, int], None]  # make one stored transcript item unreadable
+
+
+def sqlite_backend(tmp_path: Path) -> Backend:
+    from zerocode.adapters.sqlite import (
+        SqliteDatabase,
+        SqliteDisplayHistoryStore,
+        SqliteTranscriptStore,
+    )
+
+    path = tmp_path / "zc.sqlite3"
+    admin = SqliteDatabase(path)
+
+    def raw(app_id: str, seq: int) -> dict[str, Any]:
+        cur = admin.conn.execute("SELECT * FROM transcript WHERE app_id = ? AND seq = ?",
+                                 (app_id, seq))
+        row = cur.fetchone()
+        return dict(zip([d[0] for d in cur.description], row, strict=True)) if row else {}
+
+    def corrupt(app_id: str, seq: int) -> None:
+        admin.conn.execute("UPDATE transcript SET body = '{not json' WHERE app_id = ? AND seq = ?",
+                           (app_id, seq))
+
+    return Backend(
+        "sqlite",
+        lambda **kw: SqliteTranscriptStore(SqliteDatabase(path), **kw),
+        lambda **kw: SqliteDisplayHistoryStore(SqliteDatabase(path), **kw),
+        raw, corrupt)
+
+
+def dynamodb_backend() -> Backend:
+    """Must be called inside moto's mock (the ``aws`` fixture)."""
+    import boto3
+
+    from zerocode.adapters.dynamodb import (
+        DynamoDisplayHistoryStore,
+        DynamoTranscriptStore,
+        create_display_table,
+        create_transcript_table,
+    )
+
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.create_bucket(Bucket="zc-payloads")
+    create_transcript_table(client, "zc-transcript")
+    create_display_table(client, "zc-display")
+
+    def raw(app_id: str, seq: int) -> dict[str, Any]:
+        item = client.get_item(TableName="zc-transcript",
+                               Key={"app_id": {"S": app_id}, "seq": {"N": str(seq)}}).get("Item")
+        return {k: next(iter(v.values())) for k, v in (item or {}).items()}
+
+    def corrupt(app_id: str, seq: int) -> None:
+        client.update_item(TableName="zc-transcript",
+                           Key={"app_id": {"S": app_id}, "seq": {"N": str(seq)}},
+                           UpdateExpression="SET body = :b REMOVE bodyz",
+                           ExpressionAttributeValues={":b": {"S": "{not json"}})
+
+    return Backend(
+        "dynamodb",
+        lambda **kw: DynamoTranscriptStore(client, "zc-transcript", s3=s3,
+                                           payload_bucket="zc-payloads", **kw),
+        lambda **kw: DynamoDisplayHistoryStore(client, "zc-display", **kw),
+        raw, corrupt)
