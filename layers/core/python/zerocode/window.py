@@ -47,8 +47,12 @@ class WindowPolicy:
 
     @property
     def tail_items(self) -> int:
-        """Entries to read from the store: enough for the largest window the bounds allow."""
-        return self.max_messages
+        """Entries to read from the store: enough for the largest window the bounds allow.
+
+        With a running summary, twice that, so units that just left the window are
+        still in the read and can be summarised before they are out of reach.
+        """
+        return self.max_messages * (2 if self.summary else 1)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,374 @@
+"""DynamoDB adapters: the serverless backend (one table per port, partition key ``app_id``).
+
+Transcript appends are one ``TransactWriteItems``: a step's entries land together or not
+at all (M2). Large message bodies are compressed and, past the item limit, kept in S3 so a
+long file written by a tool never makes a turn fail. Reads always query the newest items
+of one partition with a limit: no Scan, no Count (M6). Reads are strongly consistent, so a
+turn that starts right after another one sees everything the other one wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from zerocode.display import (
+    DisplayEntry,
+    DisplayPage,
+    DisplayRole,
+    DisplayStatus,
+    KeyClock,
+    check_page,
+    created_at_of,
+)
+from zerocode.errors import Conflict, PayloadTooLarge, ZerocodeError
+from zerocode.transcript import (
+    EMPTY_HEAD,
+    Entry,
+    EntryKind,
+    Head,
+    entry_attributes,
+    entry_from_attributes,
+)
+
+log = logging.getLogger(__name__)
+
+Item = dict[str, dict[str, Any]]  # DynamoDB's typed form: {"seq": {"N": "3"}, ...}
+
+# Bodies up to 8 KB stay readable JSON text; bigger ones (files written or read by tools)
+# are zlib-compressed, which typically shrinks source code 4-10x and with it the write cost
+# (DynamoDB bills per KB written).
+COMPRESS_OVER = 8 * 1024
+# DynamoDB items are capped at 400 KB, names and all: past 300 KB compressed the body goes
+# to S3 and the item keeps only the object key.
+INLINE_MAX = 300 * 1024
+# One transaction holds at most 100 actions and 4 MB of items; keep room for the head
+# check and for the error in our size estimate.
+MAX_ENTRIES = 99
+TRANSACTION_BUDGET = 3_800_000
+ITEM_MAX = 400 * 1024
+
+_ENTRY_NUMBERS = ("seq", "turn", "unit", "turn_start", "covers")
+_ENTRY_STRINGS = ("kind", "uid")
+
+
+def create_transcript_table(client: Any, name: str) -> None:
+    """Sort key ``seq`` is numeric so query order is append order past 9, 99, 999..."""
+    _create_table(client, name, "seq", "N")
+
+
+def create_display_table(client: Any, name: str) -> None:
+    _create_table(client, name, "id", "S")
+
+
+def _create_table(client: Any, name: str, sort_key: str, sort_type: str) -> None:
+    try:
+        client.create_table(
+            TableName=name, BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": "app_id", "AttributeType": "S"},
+                                  {"AttributeName": sort_key, "AttributeType": sort_type}],
+            KeySchema=[{"AttributeName": "app_id", "KeyType": "HASH"},
+                       {"AttributeName": sort_key, "KeyType": "RANGE"}])
+    except ClientError as exc:
+        if _code(exc) != "ResourceInUseException":
+            raise
+    client.get_waiter("table_exists").wait(TableName=name)
+    ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
+        client.update_time_to_live(TableName=name, TimeToLiveSpecification={
+            "Enabled": True, "AttributeName": "expires_at"})
+
+
+class DynamoTranscriptStore:
+    def __init__(self, client: Any, table: str, *, retention_days: int = 0, s3: Any = None,
+                 payload_bucket: str | None = None,
+                 now: Callable[[], float] = time.time) -> None:
+        self.client, self.table, self.retention_days = client, table, retention_days
+        self.s3, self.payload_bucket, self.now = s3, payload_bucket, now
+
+    def head(self, app_id: str) -> Head:
+        items = _query_newest(self.client, self.table, app_id, 1,
+                              ProjectionExpression="#seq, #turn, #ts, #kind, #uid",
+                              ExpressionAttributeNames={"#seq": "seq", "#turn": "turn",
+                                                        "#ts": "turn_start", "#kind": "kind",
+                                                        "#uid": "uid"})
+        if not items:
+            return EMPTY_HEAD
+        item = items[0]
+        return Head(int(item["seq"]["N"]), int(item["turn"]["N"]), int(item["turn_start"]["N"]),
+                    EntryKind(item["kind"]["S"]), item["uid"]["S"])
+
+    def append(self, app_id: str, entries: Sequence[Entry], expected_head: int) -> None:
+        """Write ``entries`` in one transaction, or raise Conflict and write nothing.
+
+        Each Put requires its seq to be free, so a writer behind the head collides on
+        ``expected_head + 1``; the ConditionCheck requires ``expected_head`` to exist, so a
+        writer ahead of the head (say, of a transcript deleted meanwhile) fails too.
+        """
+        _check_contiguous(entries, expected_head)
+        if len(entries) > MAX_ENTRIES:
+            raise ValueError(f"a transcript append holds at most {MAX_ENTRIES} entries "
+                             f"(one DynamoDB transaction), got {len(entries)}")
+        items, uploads = self._encode(app_id, entries)
+        actions: list[dict[str, Any]] = [
+            {"Put": {"TableName": self.table, "Item": item,
+                     "ConditionExpression": "attribute_not_exists(seq)"}} for item in items]
+        if expected_head > 0:
+            actions.append({"ConditionCheck": {
+                "TableName": self.table, "Key": _key(app_id, "seq", {"N": str(expected_head)}),
+                "ConditionExpression": "attribute_exists(seq)"}})
+        for key, blob in uploads:
+            self.s3.put_object(Bucket=self.payload_bucket, Key=key, Body=blob)
+        try:
+            # The token makes botocore's retry of a lost response idempotent, instead of a
+            # spurious Conflict against our own first attempt.
+            self.client.transact_write_items(TransactItems=actions,
+                                             ClientRequestToken=uuid.uuid4().hex)
+        except ClientError as exc:
+            self._forget(uploads)
+            if _code(exc) == "TransactionCanceledException" and _lost_race(exc):
+                raise Conflict(f"transcript of app {app_id} is no longer at {expected_head} "
+                               f"(or never was); another turn is writing") from exc
+            raise
+        except BaseException:
+            self._forget(uploads)
+            raise
+
+    def _encode(self, app_id: str, entries: Sequence[Entry]) -> tuple[list[Item],
+                                                                      list[tuple[str, bytes]]]:
+        """Items to put, and the S3 objects to upload first for bodies that do not fit."""
+        expires = _expiry(self.retention_days, self.now())
+        items: list[Item] = []
+        for entry in entries:
+            attrs = entry_attributes(entry)
+            item: Item = {"app_id": {"S": app_id}}
+            item.update({k: {"N": str(attrs[k])} for k in _ENTRY_NUMBERS})
+            item.update({k: {"S": str(attrs[k])} for k in _ENTRY_STRINGS})
+            body = attrs["body"].encode()
+            if len(body) > COMPRESS_OVER:
+                item["bodyz"] = {"B": zlib.compress(body)}
+            else:
+                item["body"] = {"S": attrs["body"]}
+            if expires is not None:
+                item["expires_at"] = {"N": str(expires)}
+            items.append(item)
+        # Offload the largest compressed bodies: all that exceed the item limit, then more
+        # while the transaction is over its size limit.
+        total = sum(_item_size(i) for i in items)
+        uploads: list[tuple[str, bytes]] = []
+        for item in sorted((i for i in items if "bodyz" in i),
+                           key=lambda i: -len(i["bodyz"]["B"])):
+            blob = item["bodyz"]["B"]
+            if len(blob) <= INLINE_MAX and total <= TRANSACTION_BUDGET:
+                break
+            key = f"transcript/{app_id}/{int(item['seq']['N']):012d}-{item['uid']['S']}.json.z"
+            del item["bodyz"]
+            item["bodyref"] = {"S": key}
+            total += len(key) - len(blob)
+            uploads.append((key, blob))
+        if uploads and not (self.s3 and self.payload_bucket):
+            raise PayloadTooLarge(f"transcript of app {app_id}: {len(uploads)} message(s) too "
+                                  f"large to store in DynamoDB and no payload bucket is set")
+        if total > TRANSACTION_BUDGET:
+            raise PayloadTooLarge(f"transcript of app {app_id}: a step of {len(items)} entries "
+                                  f"needs {total} bytes, over one transaction's limit")
+        return items, uploads
+
+    def _forget(self, uploads: list[tuple[str, bytes]]) -> None:
+        """Remove payloads of a failed append (best effort; delete_app sweeps leftovers)."""
+        for key, _ in uploads:
+            try:
+                self.s3.delete_object(Bucket=self.payload_bucket, Key=key)
+            except ClientError as exc:
+                log.warning("could not remove payload %s of a failed append: %s", key, exc)
+
+    def tail(self, app_id: str, limit: int) -> list[Entry]:
+        items = _query_newest(self.client, self.table, app_id, limit)
+        return [self._decode(app_id, item) for item in reversed(items)]
+
+    def get(self, app_id: str, seq: int) -> Entry | None:
+        item = self.client.get_item(TableName=self.table, ConsistentRead=True,
+                                    Key=_key(app_id, "seq", {"N": str(seq)})).get("Item")
+        return self._decode(app_id, item) if item else None
+
+    def _decode(self, app_id: str, item: Item) -> Entry:
+        """Never raises: a body we cannot restore makes an unreadable entry."""
+        attrs: dict[str, Any] = {k: next(iter(v.values()), None) for k, v in item.items()
+                                 if isinstance(v, dict)}
+        try:
+            attrs["body"] = self._body(item)
+        except Exception as exc:  # any bad stored data, S3 or zlib failure
+            log.error("cannot restore transcript body app=%s seq=%s: %s", app_id,
+                      attrs.get("seq"), exc, extra={"app_id": app_id, "seq": attrs.get("seq")})
+            attrs["body"] = None
+            entry = entry_from_attributes(app_id, attrs)
+            return replace(entry, error=f"cannot restore body: {exc}")
+        return entry_from_attributes(app_id, attrs)
+
+    def _body(self, item: Item) -> str:
+        if "body" in item:
+            return str(item["body"]["S"])
+        if "bodyz" in item:
+            return zlib.decompress(item["bodyz"]["B"]).decode()
+        if "bodyref" in item:
+            if not (self.s3 and self.payload_bucket):
+                raise ValueError("body is in S3 but no payload bucket is set")
+            obj = self.s3.get_object(Bucket=self.payload_bucket, Key=item["bodyref"]["S"])
+            return zlib.decompress(obj["Body"].read()).decode()
+        raise ValueError("item has no body")
+
+    def delete_app(self, app_id: str) -> int:
+        deleted = _delete_partition(self.client, self.table, app_id, "seq")
+        if self.s3 and self.payload_bucket:
+            pages = self.s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.payload_bucket, Prefix=f"transcript/{app_id}/")
+            for page in pages:
+                keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+                if keys:
+                    errors = self.s3.delete_objects(Bucket=self.payload_bucket,
+                                                    Delete={"Objects": keys}).get("Errors")
+                    if errors:
+                        raise ZerocodeError(f"could not delete payloads of app {app_id}: "
+                                            f"{errors[:3]}")
+        return deleted
+
+
+class DynamoDisplayHistoryStore:
+    def __init__(self, client: Any, table: str, *, retention_days: int = 0,
+                 now: Callable[[], float] = time.time) -> None:
+        self.client, self.table, self.retention_days, self.now = client, table, retention_days, now
+        self.keys = KeyClock()
+
+    def append(self, app_id: str, role: DisplayRole, content: str, *,
+               status: DisplayStatus = DisplayStatus.OK, turn: int = 0,
+               element: dict[str, Any] | None = None) -> DisplayEntry:
+        key = self.keys.next_key()
+        item: Item = {"app_id": {"S": app_id}, "id": {"S": key}, "role": {"S": role.value},
+                      "content": {"S": content}, "status": {"S": status.value},
+                      "turn": {"N": str(turn)}}
+        if element is not None:
+            item["element"] = {"S": json.dumps(element)}
+        expires = _expiry(self.retention_days, self.now())
+        if expires is not None:
+            item["expires_at"] = {"N": str(expires)}
+        if _item_size(item) > ITEM_MAX:
+            raise PayloadTooLarge(f"display message of app {app_id} is over DynamoDB's "
+                                  f"{ITEM_MAX // 1024} KB item limit")
+        self.client.put_item(TableName=self.table, Item=item)
+        return DisplayEntry(key, role, content, status, turn, created_at_of(key), element)
+
+    def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
+        check_page(before, limit)
+        extra: dict[str, Any] = {}
+        if before is not None:
+            extra = {"KeyConditionExpression": "#app = :a AND #id < :before",
+                     "ExpressionAttributeNames": {"#id": "id"},
+                     "ExpressionAttributeValues": {":a": {"S": app_id}, ":before": {"S": before}}}
+        items = _query_newest(self.client, self.table, app_id, limit + 1, **extra)
+        entries = [DisplayEntry(i["id"]["S"], DisplayRole(i["role"]["S"]), i["content"]["S"],
+                                DisplayStatus(i["status"]["S"]), int(i["turn"]["N"]),
+                                created_at_of(i["id"]["S"]),
+                                json.loads(i["element"]["S"]) if "element" in i else None)
+                   for i in items[:limit]]
+        return DisplayPage(entries, entries[-1].id if len(items) > limit else None)
+
+    def delete_app(self, app_id: str) -> int:
+        return _delete_partition(self.client, self.table, app_id, "id")
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+def _check_contiguous(entries: Sequence[Entry], expected_head: int) -> None:
+    """Same rule as the SQLite adapter (adapters do not import each other)."""
+    seqs = [e.seq for e in entries]
+    if not seqs or seqs != list(range(expected_head + 1, expected_head + 1 + len(seqs))):
+        raise ValueError(f"entries must continue the transcript from {expected_head + 1}: {seqs}")
+
+
+def _expiry(retention_days: int, now: float) -> int | None:
+    return int(now) + retention_days * 86_400 if retention_days else None
+
+
+def _key(app_id: str, sort_key: str, value: dict[str, str]) -> Item:
+    return {"app_id": {"S": app_id}, sort_key: value}
+
+
+def _item_size(item: Item) -> int:
+    """DynamoDB's item size, near enough: attribute names plus values (numbers as text)."""
+    size = 0
+    for name, value in item.items():
+        (kind, data), = value.items()
+        size += len(name.encode()) + (len(data) if kind == "B" else len(str(data).encode()))
+    return size
+
+
+def _query(client: Any, table: str, app_id: str, **params: Any) -> dict[str, Any]:
+    """One Query page of an app's partition, newest first unless told otherwise."""
+    params.setdefault("KeyConditionExpression", "#app = :a")
+    params.setdefault("ExpressionAttributeValues", {":a": {"S": app_id}})
+    params["ExpressionAttributeNames"] = {"#app": "app_id",
+                                          **params.get("ExpressionAttributeNames", {})}
+    params.setdefault("ScanIndexForward", False)
+    result: dict[str, Any] = client.query(TableName=table, ConsistentRead=True, **params)
+    return result
+
+
+def _query_newest(client: Any, table: str, app_id: str, limit: int, **params: Any) -> list[Item]:
+    """The newest ``limit`` items. A 1 MB response page can stop short of ``limit``; only
+    then is the next page read, and only for the items still missing."""
+    items: list[Item] = []
+    while len(items) < limit:
+        page = _query(client, table, app_id, Limit=limit - len(items), **params)
+        items += page["Items"]
+        if "LastEvaluatedKey" not in page:
+            break
+        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return items
+
+
+def _delete_partition(client: Any, table: str, app_id: str, sort_key: str) -> int:
+    """Delete every item of one app, reading keys only, 25 deletes per batch."""
+    deleted, params = 0, {}
+    while True:
+        page = _query(client, table, app_id, ProjectionExpression="#app, #sk",
+                      ExpressionAttributeNames={"#sk": sort_key}, **params)
+        keys = page["Items"]
+        for start in range(0, len(keys), 25):
+            _batch_delete(client, table, keys[start:start + 25])
+        deleted += len(keys)
+        if "LastEvaluatedKey" not in page:
+            return deleted
+        params = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
+
+
+def _batch_delete(client: Any, table: str, keys: list[Item], attempts: int = 8) -> None:
+    requests = [{"DeleteRequest": {"Key": key}} for key in keys]
+    for attempt in range(attempts):
+        unprocessed = client.batch_write_item(RequestItems={table: requests}) \
+            .get("UnprocessedItems", {})
+        requests = unprocessed.get(table, [])
+        if not requests:
+            return
+        time.sleep(min(0.05 * 2 ** attempt, 2.0))  # throttled: back off as AWS advises
+    raise ZerocodeError(f"DynamoDB kept {len(requests)} deletes from {table} unprocessed")
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _lost_race(exc: ClientError) -> bool:
+    """True when a condition failed or a concurrent transaction held one of our items."""
+    codes = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+    if not codes:  # older SDKs only have the reasons in the message text
+        message = str(exc.response.get("Error", {}).get("Message", ""))
+        return "ConditionalCheckFailed" in message or "TransactionConflict" in message
+    return "ConditionalCheckFailed" in codes or "TransactionConflict" in codes
