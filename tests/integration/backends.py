@@ -72,7 +72,7 @@ def dynamodb_backend() -> Backend:
     def corrupt(app_id: str, seq: int) -> None:
         client.update_item(TableName="zc-transcript",
                            Key={"app_id": {"S": app_id}, "seq": {"N": str(seq)}},
-                           UpdateExpression="SET body = :b REMOVE bodyz",
+                           UpdateExpression="SET body = :b REMOVE bodyz, bodyref",
                            ExpressionAttributeValues={":b": {"S": "{not json"}})
 
     return Backend(

@@ -12,7 +12,7 @@ from tests.integration.memory_support import CountingStore, tool_step
 from zerocode.adapters.memory_cache import LruWindowCache
 from zerocode.adapters.redis_cache import RedisWindowCache
 from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
-from zerocode.cache import CachedTail, WindowCache
+from zerocode.cache import WindowCache
 from zerocode.errors import Conflict
 from zerocode.memory import Memory
 from zerocode.messages import AssistantMessage, SystemMessage, ToolResult, UserMessage
@@ -27,7 +27,8 @@ SYSTEM = "You build Vue apps."
 def make(tmp_path: Path, cache: WindowCache | None = None,
          policy: WindowPolicy | None = None) -> tuple[Memory, CountingStore]:
     store = CountingStore(SqliteTranscriptStore(SqliteDatabase(tmp_path / "m.sqlite3")))
-    return Memory(store, LruWindowCache() if cache is None else cache, policy or WindowPolicy()), store
+    cache = LruWindowCache() if cache is None else cache
+    return Memory(store, cache, policy or WindowPolicy()), store
 
 
 def test_a_turn_keeps_every_tool_call_and_result(tmp_path: Path) -> None:

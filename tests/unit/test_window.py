@@ -57,7 +57,7 @@ def test_token_bound_is_respected() -> None:
 
 
 def test_a_unit_that_does_not_fit_is_left_out_whole_not_cut() -> None:
-    entries = [user(1, 1)] + step(2, 1, 1, calls=3, payload="p" * 100) + [final(6, 1, 1)]
+    entries = [user(1, 1), *step(2, 1, 1, calls=3, payload="p" * 100), final(6, 1, 1)]
     entries += [user(7, 2, "now this")]
     # Room for system, user 7, final 6 and one more message, but the step needs four.
     w = window(entries, max_messages=5)
@@ -66,7 +66,7 @@ def test_a_unit_that_does_not_fit_is_left_out_whole_not_cut() -> None:
 
 
 def test_system_prompt_and_newest_user_survive_any_budget() -> None:
-    entries = history(3) + [user(len(history(3)) + 1, 4, "x" * 5000)]
+    entries = [*history(3), user(len(history(3)) + 1, 4, "x" * 5000)]
     w = window(entries, max_messages=3, max_tokens=1)
     assert [m.role for m in w.messages] == ["system", "user"]
     assert w.messages[1] == entries[-1].message

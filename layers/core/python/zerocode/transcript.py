@@ -143,6 +143,21 @@ def entry_from_attributes(app_id: str, attrs: dict[str, Any]) -> Entry:
                      uid=str(attrs.get("uid", "")))
 
 
+def head_from_attributes(app_id: str, attrs: dict[str, Any]) -> Head:
+    """The head from stored position attributes; bad values never raise.
+
+    An unknown kind counts as an open turn, so the next turn closes it with a note
+    rather than trusting an item nobody can read.
+    """
+    try:
+        kind = EntryKind(str(attrs.get("kind")))
+    except ValueError:
+        log.error("transcript head of app=%s has unknown kind %r", app_id, attrs.get("kind"))
+        kind = EntryKind.RESULT
+    return Head(_int(attrs.get("seq"), 0), max(_int(attrs.get("turn"), 0), 0),
+                max(_int(attrs.get("turn_start"), 0), 0), kind, str(attrs.get("uid", "")))
+
+
 def _int(value: Any, default: int) -> int:
     if isinstance(value, bool):
         return default

@@ -33,10 +33,10 @@ from zerocode.errors import Conflict, PayloadTooLarge, ZerocodeError
 from zerocode.transcript import (
     EMPTY_HEAD,
     Entry,
-    EntryKind,
     Head,
     entry_attributes,
     entry_from_attributes,
+    head_from_attributes,
 )
 
 log = logging.getLogger(__name__)
@@ -102,9 +102,8 @@ class DynamoTranscriptStore:
                                                         "#uid": "uid"})
         if not items:
             return EMPTY_HEAD
-        item = items[0]
-        return Head(int(item["seq"]["N"]), int(item["turn"]["N"]), int(item["turn_start"]["N"]),
-                    EntryKind(item["kind"]["S"]), item["uid"]["S"])
+        return head_from_attributes(app_id, {k: next(iter(v.values()), None)
+                                             for k, v in items[0].items() if isinstance(v, dict)})
 
     def append(self, app_id: str, entries: Sequence[Entry], expected_head: int) -> None:
         """Write ``entries`` in one transaction, or raise Conflict and write nothing.
@@ -125,21 +124,20 @@ class DynamoTranscriptStore:
             actions.append({"ConditionCheck": {
                 "TableName": self.table, "Key": _key(app_id, "seq", {"N": str(expected_head)}),
                 "ConditionExpression": "attribute_exists(seq)"}})
-        for key, blob in uploads:
-            self.s3.put_object(Bucket=self.payload_bucket, Key=key, Body=blob)
         try:
-            # The token makes botocore's retry of a lost response idempotent, instead of a
-            # spurious Conflict against our own first attempt.
+            for key, blob in uploads:
+                self.s3.put_object(Bucket=self.payload_bucket, Key=key, Body=blob)
+            # The token makes botocore's retry after a lost response idempotent, instead of
+            # a spurious Conflict against our own first attempt.
             self.client.transact_write_items(TransactItems=actions,
                                              ClientRequestToken=uuid.uuid4().hex)
         except ClientError as exc:
+            # AWS answered no, so nothing was written. (After a timeout the step may have
+            # landed: its payloads stay, and delete_app sweeps any that are orphans.)
             self._forget(uploads)
             if _code(exc) == "TransactionCanceledException" and _lost_race(exc):
-                raise Conflict(f"transcript of app {app_id} is no longer at {expected_head} "
-                               f"(or never was); another turn is writing") from exc
-            raise
-        except BaseException:
-            self._forget(uploads)
+                raise Conflict(f"transcript of app {app_id} is not at seq {expected_head} as "
+                               f"this writer expected; another turn is writing") from exc
             raise
 
     def _encode(self, app_id: str, entries: Sequence[Entry]) -> tuple[list[Item],
@@ -336,7 +334,8 @@ def _query_newest(client: Any, table: str, app_id: str, limit: int, **params: An
 
 def _delete_partition(client: Any, table: str, app_id: str, sort_key: str) -> int:
     """Delete every item of one app, reading keys only, 25 deletes per batch."""
-    deleted, params = 0, {}
+    deleted = 0
+    params: dict[str, Any] = {}
     while True:
         page = _query(client, table, app_id, ProjectionExpression="#app, #sk",
                       ExpressionAttributeNames={"#sk": sort_key}, **params)

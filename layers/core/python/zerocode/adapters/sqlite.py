@@ -30,10 +30,10 @@ from zerocode.errors import Conflict
 from zerocode.transcript import (
     EMPTY_HEAD,
     Entry,
-    EntryKind,
     Head,
     entry_attributes,
     entry_from_attributes,
+    head_from_attributes,
 )
 
 _SCHEMA = """
@@ -103,8 +103,8 @@ class SqliteTranscriptStore:
                              "WHERE app_id = ? ORDER BY seq DESC LIMIT 1", (app_id,))
         if not rows:
             return EMPTY_HEAD
-        seq, turn, turn_start, kind, uid = rows[0]
-        return Head(seq, turn, turn_start, EntryKind(kind), uid)
+        return head_from_attributes(app_id, dict(zip(("seq", "turn", "turn_start", "kind", "uid"),
+                                                      rows[0], strict=True)))
 
     def append(self, app_id: str, entries: Sequence[Entry], expected_head: int) -> None:
         _check_contiguous(entries, expected_head)

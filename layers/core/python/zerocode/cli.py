@@ -1,0 +1,50 @@
+"""The ``zerocode`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from zerocode import __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="zerocode", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"zerocode {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="record a sample session and show the model's window")
+    demo.add_argument("--data-dir", type=Path, default=None)
+    demo.add_argument("--turns", type=int, default=12)
+    window = sub.add_parser("window", help="print the window the model would see for an app")
+    window.add_argument("app_id")
+    window.add_argument("--system", default="")
+    window.add_argument("--data-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+    from zerocode import wiring
+    from zerocode.settings import Settings
+
+    settings = Settings()
+    if args.data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": args.data_dir})
+    if args.command == "demo":
+        if args.turns < 1:
+            parser.error("--turns must be at least 1")
+        from zerocode.demo import run_demo
+
+        run_demo(settings, args.turns)
+    else:
+        w = wiring.memory(settings).window(args.app_id, args.system)
+        json.dump({"messages": w.openai(), "tokens": list(w.tokens),
+                   "totalTokens": w.total_tokens, "evictedUnits": w.evicted_units,
+                   "elidedPayloads": w.elided_payloads}, sys.stdout, indent=2, ensure_ascii=False)
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
