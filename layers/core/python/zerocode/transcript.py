@@ -106,6 +106,18 @@ class TranscriptStore(Protocol):
         ...
 
 
+def check_continues(entries: Sequence[Entry], expected_head: int) -> None:
+    """An append must continue the transcript: seqs ``expected_head + 1`` onwards, no gaps."""
+    seqs = [e.seq for e in entries]
+    if not seqs or seqs != list(range(expected_head + 1, expected_head + 1 + len(seqs))):
+        raise ValueError(f"entries must continue the transcript from {expected_head + 1}: {seqs}")
+
+
+def expires_at(retention_days: int, now: float) -> int | None:
+    """The TTL attribute for an item written at ``now`` (epoch seconds); None keeps it."""
+    return int(now) + retention_days * 86_400 if retention_days else None
+
+
 # -- storage form shared by the adapters -------------------------------------------------
 
 def entry_attributes(entry: Entry) -> dict[str, Any]:

@@ -34,8 +34,10 @@ from zerocode.transcript import (
     EMPTY_HEAD,
     Entry,
     Head,
+    check_continues,
     entry_attributes,
     entry_from_attributes,
+    expires_at,
     head_from_attributes,
 )
 
@@ -112,7 +114,7 @@ class DynamoTranscriptStore:
         ``expected_head + 1``; the ConditionCheck requires ``expected_head`` to exist, so a
         writer ahead of the head (say, of a transcript deleted meanwhile) fails too.
         """
-        _check_contiguous(entries, expected_head)
+        check_continues(entries, expected_head)
         if len(entries) > MAX_ENTRIES:
             raise ValueError(f"a transcript append holds at most {MAX_ENTRIES} entries "
                              f"(one DynamoDB transaction), got {len(entries)}")
@@ -143,7 +145,7 @@ class DynamoTranscriptStore:
     def _encode(self, app_id: str, entries: Sequence[Entry]) -> tuple[list[Item],
                                                                       list[tuple[str, bytes]]]:
         """Items to put, and the S3 objects to upload first for bodies that do not fit."""
-        expires = _expiry(self.retention_days, self.now())
+        expires = expires_at(self.retention_days, self.now())
         items: list[Item] = []
         for entry in entries:
             attrs = entry_attributes(entry)
@@ -254,7 +256,7 @@ class DynamoDisplayHistoryStore:
                       "turn": {"N": str(turn)}}
         if element is not None:
             item["element"] = {"S": json.dumps(element)}
-        expires = _expiry(self.retention_days, self.now())
+        expires = expires_at(self.retention_days, self.now())
         if expires is not None:
             item["expires_at"] = {"N": str(expires)}
         if _item_size(item) > ITEM_MAX:
@@ -283,17 +285,6 @@ class DynamoDisplayHistoryStore:
 
 
 # -- helpers -----------------------------------------------------------------------------
-
-def _check_contiguous(entries: Sequence[Entry], expected_head: int) -> None:
-    """Same rule as the SQLite adapter (adapters do not import each other)."""
-    seqs = [e.seq for e in entries]
-    if not seqs or seqs != list(range(expected_head + 1, expected_head + 1 + len(seqs))):
-        raise ValueError(f"entries must continue the transcript from {expected_head + 1}: {seqs}")
-
-
-def _expiry(retention_days: int, now: float) -> int | None:
-    return int(now) + retention_days * 86_400 if retention_days else None
-
 
 def _key(app_id: str, sort_key: str, value: dict[str, str]) -> Item:
     return {"app_id": {"S": app_id}, sort_key: value}

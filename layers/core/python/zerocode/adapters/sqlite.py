@@ -31,8 +31,10 @@ from zerocode.transcript import (
     EMPTY_HEAD,
     Entry,
     Head,
+    check_continues,
     entry_attributes,
     entry_from_attributes,
+    expires_at,
     head_from_attributes,
 )
 
@@ -89,10 +91,6 @@ class SqliteDatabase:
         self.conn.close()
 
 
-def _expiry(retention_days: int, now: float) -> int | None:
-    return int(now) + retention_days * 86_400 if retention_days else None
-
-
 class SqliteTranscriptStore:
     def __init__(self, db: SqliteDatabase, retention_days: int = 0,
                  now: Callable[[], float] = time.time) -> None:
@@ -107,8 +105,8 @@ class SqliteTranscriptStore:
                                                       rows[0], strict=True)))
 
     def append(self, app_id: str, entries: Sequence[Entry], expected_head: int) -> None:
-        _check_contiguous(entries, expected_head)
-        expires = _expiry(self.retention_days, self.now())
+        check_continues(entries, expected_head)
+        expires = expires_at(self.retention_days, self.now())
         rows = [(app_id, *(entry_attributes(e)[c] for c in _COLUMNS), expires) for e in entries]
         with self.db.transaction() as conn:
             found = conn.execute("SELECT MAX(seq) FROM transcript WHERE app_id = ?",
@@ -146,12 +144,6 @@ class SqliteTranscriptStore:
                                 (int(self.now()),)).rowcount
 
 
-def _check_contiguous(entries: Sequence[Entry], expected_head: int) -> None:
-    seqs = [e.seq for e in entries]
-    if not seqs or seqs != list(range(expected_head + 1, expected_head + 1 + len(seqs))):
-        raise ValueError(f"entries must continue the transcript from {expected_head + 1}: {seqs}")
-
-
 class SqliteDisplayHistoryStore:
     def __init__(self, db: SqliteDatabase, retention_days: int = 0,
                  now: Callable[[], float] = time.time) -> None:
@@ -167,7 +159,7 @@ class SqliteDisplayHistoryStore:
                          "expires_at) VALUES (?,?,?,?,?,?,?,?)",
                          (app_id, key, role.value, content, status.value, turn,
                           json.dumps(element) if element is not None else None,
-                          _expiry(self.retention_days, self.now())))
+                          expires_at(self.retention_days, self.now())))
         return DisplayEntry(key, role, content, status, turn, created_at_of(key), element)
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
