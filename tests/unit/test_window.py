@@ -147,3 +147,12 @@ def test_summary_is_included_only_when_something_was_evicted() -> None:
 def test_policy_rejects_nonsense(bad: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         WindowPolicy(**bad)  # type: ignore[arg-type]
+
+
+def test_elided_count_is_the_elided_messages_actually_in_the_window() -> None:
+    entries = history(6)
+    for budget in (8, 14, 30, 200):
+        w = window(entries, max_messages=budget, max_tokens=100_000)
+        stubbed = sum(1 for m in w.messages
+                      if "[content elided" in json.dumps(m.__dict__, default=str))
+        assert w.elided_payloads == stubbed

@@ -61,7 +61,7 @@ class Window:
     tokens: tuple[int, ...]  # per message, framing included
     total_tokens: int  # all messages plus reply priming
     evicted_units: int  # units of the tail left out
-    elided_payloads: int
+    elided_payloads: int  # messages in the window whose payloads were elided
     summary_included: bool
     kept_units: tuple[int, ...] = ()  # seqs of the transcript units in the window
 
@@ -81,18 +81,11 @@ def build_window(system: str, units: Sequence[Unit], policy: WindowPolicy,
     summaries = [u for u in units if u.kind is EntryKind.SUMMARY]
     pinned = next((u for u in reversed(conversation) if u.kind is EntryKind.USER), None)
     newest_turn = conversation[-1].turn if conversation else 0
-    elided = 0
 
     def render(unit: Unit) -> tuple[Message, ...]:
-        nonlocal elided
         if unit.turn > newest_turn - policy.full_turns:
             return unit.messages
-        out = []
-        for message in unit.messages:
-            slim = elide(message, policy.elide_min_chars)
-            elided += slim is not message
-            out.append(slim)
-        return tuple(out)
+        return tuple(elide(m, policy.elide_min_chars) for m in unit.messages)
 
     def cost(msgs: Sequence[Message]) -> int:
         return sum(message_tokens(m, count) for m in msgs)
@@ -118,6 +111,8 @@ def build_window(system: str, units: Sequence[Unit], policy: WindowPolicy,
         used_tokens += unit_cost
 
     evicted = len(conversation) - len(kept)
+    elided = sum(slim is not original for unit in conversation if unit.seq in kept
+                 for slim, original in zip(kept[unit.seq], unit.messages, strict=True))
     # A summary only helps when something before the window is gone.
     include_summary = summary_msg is not None and (
         evicted > 0 or (bool(conversation) and conversation[0].seq > 1))
