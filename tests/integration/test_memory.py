@@ -131,6 +131,8 @@ def test_interrupted_turn_is_closed_and_not_rerun(tmp_path: Path) -> None:
     note = w.messages[-1]
     assert isinstance(note, AssistantMessage) and "interrupted (client disconnected)" in \
         (note.content or "") and "not pending" in (note.content or "")
+    with pytest.raises(ValueError, match="already closed"):
+        memory.commit_final(turn, "late text")
     turn2 = memory.begin_turn(APP, "now add a cart")
     assert turn2.number == 2
     kinds = [u.kind for u in memory.units(APP)]

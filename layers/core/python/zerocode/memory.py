@@ -18,6 +18,7 @@ from zerocode.errors import Conflict
 from zerocode.messages import AssistantMessage, SystemMessage, ToolResult, UserMessage
 from zerocode.tokens import TokenCounter, count_tokens
 from zerocode.transcript import (
+    CLOSING_KINDS,
     Entry,
     EntryKind,
     Head,
@@ -45,6 +46,7 @@ class Turn:
     start: int  # seq of the turn's user message
     head: int
     head_uid: str
+    closed: bool = False
 
 
 def user_content(text: str, element: dict[str, Any] | None) -> str:
@@ -121,8 +123,11 @@ class Memory:
                                  AssistantMessage(text or "(no text)"))])
 
     def _write(self, turn: Turn, entries: list[Entry]) -> None:
+        if turn.closed:
+            raise ValueError(f"turn {turn.number} of app {turn.app_id} is already closed")
         self._append(turn.app_id, entries, turn.head, turn.head_uid)
         turn.head, turn.head_uid = entries[-1].seq, entries[-1].uid
+        turn.closed = entries[-1].kind in CLOSING_KINDS
 
     def _append(self, app_id: str, entries: list[Entry], head: int, head_uid: str) -> None:
         cached = self.cache.get(app_id)
