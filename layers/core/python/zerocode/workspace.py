@@ -1,0 +1,79 @@
+"""Workspace port: an app's generated source files, addressed by workspace-relative paths.
+
+Paths are checked by :func:`clean_path` before any adapter sees them, so the
+sandbox rules are the same for a local directory and an S3 prefix.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Protocol
+
+from zerocode.errors import InvalidInput, NotFound, PayloadTooLarge
+
+
+class PathRefused(InvalidInput):
+    code = "path_refused"
+
+
+class FileMissing(NotFound):
+    code = "file_missing"
+
+
+class WorkspaceFull(PayloadTooLarge):
+    code = "workspace_full"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str
+    size: int
+
+
+@dataclass(frozen=True)
+class WorkspaceLimits:
+    max_file_bytes: int = 512 * 1024
+    max_files: int = 200
+
+
+class Workspace(Protocol):
+    def read(self, app_id: str, path: str) -> bytes:
+        """Raises FileMissing."""
+        ...
+
+    def write(self, app_id: str, path: str, data: bytes) -> None:
+        """Create or replace; raises WorkspaceFull past the limits, PathRefused on links."""
+        ...
+
+    def delete(self, app_id: str, path: str) -> None:
+        """Raises FileMissing."""
+        ...
+
+    def list(self, app_id: str) -> list[FileInfo]:
+        """Every file, sorted by path."""
+        ...
+
+    def delete_app(self, app_id: str) -> int: ...
+
+
+def clean_path(path: str) -> str:
+    """A normalised workspace-relative POSIX path, or PathRefused.
+
+    Refused: empty, absolute (``/x``, ``C:\\x``), any ``..`` segment, NUL bytes,
+    backslashes, and paths into ``node_modules``/``dist``/``.git`` which are
+    build output or tooling, never source.
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise PathRefused("path is empty")
+    if "\x00" in path or "\\" in path:
+        raise PathRefused(f"path {path!r} contains a NUL byte or a backslash")
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        raise PathRefused(f"path {path!r} is absolute; use a path relative to the project")
+    parts = path.split("/")
+    if ".." in parts:
+        raise PathRefused(f"path {path!r} leaves the project ('..' is not allowed)")
+    clean = posixpath.normpath(path)
+    if clean in (".", "") or clean.split("/")[0] in ("node_modules", "dist", ".git"):
+        raise PathRefused(f"path {path!r} is not a source file path")
+    return clean
