@@ -18,6 +18,11 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="record a sample session and show the model's window")
     demo.add_argument("--data-dir", type=Path, default=None)
     demo.add_argument("--turns", type=int, default=12)
+    serve = sub.add_parser("serve", help="run the local platform: API and sites origin")
+    serve.add_argument("--host", default=None)
+    serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--sites-port", type=int, default=None)
+    serve.add_argument("--data-dir", type=Path, default=None)
     window = sub.add_parser("window", help="print the window the model would see for an app")
     window.add_argument("app_id")
     window.add_argument("--system", default="")
@@ -28,10 +33,17 @@ def main(argv: list[str] | None = None) -> int:
     from zerocode import wiring
     from zerocode.settings import Settings
 
-    settings = Settings()
-    if args.data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": args.data_dir})
-    if args.command == "demo":
+    overrides = {k: v for k, v in (("data_dir", args.data_dir),
+                                   ("host", getattr(args, "host", None)),
+                                   ("port", getattr(args, "port", None)),
+                                   ("sites_port", getattr(args, "sites_port", None)))
+                 if v is not None}
+    settings = Settings().model_copy(update=overrides)
+    if args.command == "serve":
+        from zerocode.server import serve as run_server
+
+        run_server(settings)
+    elif args.command == "demo":
         if args.turns < 1:
             parser.error("--turns must be at least 1")
         from zerocode.demo import run_demo

@@ -33,11 +33,39 @@ class Settings(BaseSettings):
     # Days after an item is written until storage may expire it; 0 keeps forever.
     retention_days: int = Field(90, ge=0)
 
+    # The local platform: API on one port, previews and sites on another (another origin).
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    sites_port: int = Field(8001, ge=1, le=65535)
+    # Public base URL of the sites origin; default http://{host}:{sites_port}.
+    sites_url: str | None = None
+
+    # Model endpoint; unset = the offline scripted model.
+    model_base_url: str | None = None
+    model_api_key: str | None = None
+    model_routing: str = "gpt-4o-mini"
+    model_code: str = "gpt-4o"
+    model_vue: str = "gpt-4o"
+    model_timeout_seconds: float = Field(120, gt=0)
+    model_max_retries: int = Field(2, ge=0, le=10)
+
+    # npm's download cache, shared by every local build (default ~/.cache/zerocode/npm).
+    npm_cache_dir: Path | None = None
+
+    max_message_chars: int = Field(1000, ge=1)
+    max_tool_calls: int = Field(20, ge=1, le=100)
+    max_file_bytes: int = Field(512 * 1024, ge=1024)
+    max_files: int = Field(200, ge=1)
+
     window_max_messages: int = Field(60, ge=3)
     window_max_tokens: int = Field(24_000, ge=256)
     window_elide_min_chars: int = Field(512, ge=64)
     window_full_turns: int = Field(1, ge=1)
     window_summary: bool = False
+
+    @property
+    def public_sites_url(self) -> str:
+        return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
 
     @property
     def sqlite_path(self) -> Path:

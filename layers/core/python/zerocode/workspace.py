@@ -7,6 +7,7 @@ sandbox rules are the same for a local directory and an S3 prefix.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -37,6 +38,9 @@ class WorkspaceLimits:
     max_files: int = 200
 
 
+DEFAULT_LIMITS = WorkspaceLimits()
+
+
 class Workspace(Protocol):
     def read(self, app_id: str, path: str) -> bytes:
         """Raises FileMissing."""
@@ -57,23 +61,34 @@ class Workspace(Protocol):
     def delete_app(self, app_id: str) -> int: ...
 
 
+NON_SOURCE_DIRS = frozenset({"node_modules", "dist", ".git"})
+_APP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def check_app_id(app_id: str) -> str:
+    """The app id itself, or PathRefused: it becomes a directory name or an S3 key segment."""
+    if not isinstance(app_id, str) or not _APP_ID.fullmatch(app_id):
+        raise PathRefused(f"app id {app_id!r} must be 1-64 letters, digits, '_' or '-'")
+    return app_id
+
+
 def clean_path(path: str) -> str:
     """A normalised workspace-relative POSIX path, or PathRefused.
 
-    Refused: empty, absolute (``/x``, ``C:\\x``), any ``..`` segment, NUL bytes,
-    backslashes, and paths into ``node_modules``/``dist``/``.git`` which are
+    Refused: empty, absolute (``/x``, ``C:/x``), any ``..`` segment, control
+    characters, backslashes, and paths into ``node_modules``/``dist``/``.git`` which are
     build output or tooling, never source.
     """
     if not isinstance(path, str) or not path.strip():
         raise PathRefused("path is empty")
-    if "\x00" in path or "\\" in path:
-        raise PathRefused(f"path {path!r} contains a NUL byte or a backslash")
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+    if any(ord(c) < 32 or c == "\x7f" for c in path) or "\\" in path:
+        raise PathRefused(f"path {path!r} contains a control character or a backslash")
+    if path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] in "/\\"):
         raise PathRefused(f"path {path!r} is absolute; use a path relative to the project")
     parts = path.split("/")
     if ".." in parts:
         raise PathRefused(f"path {path!r} leaves the project ('..' is not allowed)")
     clean = posixpath.normpath(path)
-    if clean in (".", "") or clean.split("/")[0] in ("node_modules", "dist", ".git"):
+    if clean in (".", "") or clean.split("/")[0] in NON_SOURCE_DIRS:
         raise PathRefused(f"path {path!r} is not a source file path")
     return clean

@@ -8,6 +8,7 @@ a second writer fail with Conflict instead of interleaving.
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import threading
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from zerocode.apps import App, AppPage, CodeGenType
 from zerocode.display import (
     DisplayEntry,
     DisplayPage,
@@ -26,7 +28,7 @@ from zerocode.display import (
     check_page,
     created_at_of,
 )
-from zerocode.errors import Conflict
+from zerocode.errors import Conflict, InvalidInput
 from zerocode.transcript import (
     EMPTY_HEAD,
     Entry,
@@ -175,3 +177,99 @@ class SqliteDisplayHistoryStore:
     def delete_app(self, app_id: str) -> int:
         with self.db.transaction() as conn:
             return conn.execute("DELETE FROM display WHERE app_id = ?", (app_id,)).rowcount
+
+
+_APP_COLUMNS = ("id", "owner", "name", "code_gen_type", "init_prompt", "preview_key",
+                "deploy_key", "deploy_url", "cover", "priority", "created_at", "updated_at")
+
+
+class SqliteAppStore:
+    def __init__(self, db: SqliteDatabase) -> None:
+        self.db = db
+        with db.lock:
+            db.conn.executescript("""
+                CREATE TABLE IF NOT EXISTS apps (
+                    id TEXT PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL,
+                    code_gen_type TEXT NOT NULL, init_prompt TEXT NOT NULL,
+                    preview_key TEXT NOT NULL UNIQUE, deploy_key TEXT UNIQUE, deploy_url TEXT,
+                    cover TEXT, priority INTEGER NOT NULL DEFAULT 0,
+                    created_at REAL NOT NULL, updated_at REAL NOT NULL);
+                CREATE INDEX IF NOT EXISTS apps_by_owner ON apps (owner, created_at DESC, id);
+            """)
+
+    def put(self, app: App) -> None:
+        values = [getattr(app, c) for c in _APP_COLUMNS]
+        values[3] = app.code_gen_type.value
+        with self.db.transaction() as conn:
+            conn.execute(f"INSERT OR REPLACE INTO apps ({', '.join(_APP_COLUMNS)}) "
+                         f"VALUES ({', '.join('?' * len(_APP_COLUMNS))})", values)
+
+    def get(self, app_id: str) -> App | None:
+        rows = self.db.query(f"SELECT {', '.join(_APP_COLUMNS)} FROM apps WHERE id = ?",
+                             (app_id,))
+        return _app(rows[0]) if rows else None
+
+    def by_preview_key(self, preview_key: str) -> App | None:
+        rows = self.db.query(f"SELECT {', '.join(_APP_COLUMNS)} FROM apps "
+                             "WHERE preview_key = ?", (preview_key,))
+        return _app(rows[0]) if rows else None
+
+    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20) -> AppPage:
+        after = _decode_cursor(cursor)
+        sql = f"SELECT {', '.join(_APP_COLUMNS)} FROM apps WHERE owner = ?"
+        params: list[Any] = [owner]
+        if after is not None:
+            sql += " AND (created_at < ? OR (created_at = ? AND id > ?))"
+            params += [after[0], after[0], after[1]]
+        rows = self.db.query(sql + " ORDER BY created_at DESC, id LIMIT ?", (*params, limit + 1))
+        apps = [_app(r) for r in rows[:limit]]
+        more = len(rows) > limit
+        return AppPage(apps, _encode_cursor(apps[-1]) if more else None)
+
+    def delete(self, app_id: str) -> bool:
+        with self.db.transaction() as conn:
+            return conn.execute("DELETE FROM apps WHERE id = ?", (app_id,)).rowcount > 0
+
+
+def _app(row: Sequence[Any]) -> App:
+    data = dict(zip(_APP_COLUMNS, row, strict=True))
+    data["code_gen_type"] = CodeGenType(data["code_gen_type"])
+    return App(**data)
+
+
+def _encode_cursor(app: App) -> str:
+    raw = json.dumps([app.created_at, app.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None) -> tuple[float, str] | None:
+    if cursor is None:
+        return None
+    try:
+        created, app_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return float(created), str(app_id)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput("cursor is not one returned by this API") from exc
+
+
+class SqliteLease:
+    def __init__(self, db: SqliteDatabase, now: Callable[[], float] = time.time) -> None:
+        self.db, self.now = db, now
+        with db.lock:
+            db.conn.execute("CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, "
+                            "holder TEXT NOT NULL, expires_at REAL NOT NULL)")
+
+    def acquire(self, key: str, holder: str, ttl_seconds: float) -> bool:
+        now = self.now()
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT holder, expires_at FROM leases WHERE key = ?",
+                               (key,)).fetchone()
+            if row is not None and row[0] != holder and row[1] > now:
+                return False
+            conn.execute("INSERT OR REPLACE INTO leases (key, holder, expires_at) "
+                         "VALUES (?, ?, ?)", (key, holder, now + ttl_seconds))
+            return True
+
+    def release(self, key: str, holder: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM leases WHERE key = ? AND holder = ?", (key, holder))

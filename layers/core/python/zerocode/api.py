@@ -1,0 +1,304 @@
+"""The HTTP API (DESIGN.md "HTTP API"): one ASGI app, locally under uvicorn and on
+Lambda under Lambda Web Adapter. Handlers stay thin: validate, authorise, call the core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import zipfile
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from zerocode import __version__
+from zerocode.apps import App, CodeGenType, check_name, is_app_id
+from zerocode.display import DisplayEntry
+from zerocode.errors import InvalidInput, NotFound, ZerocodeError
+from zerocode.events import sse
+from zerocode.platform import Platform
+from zerocode.workspace import clean_path
+
+log = logging.getLogger(__name__)
+LOCAL_USER = "local"
+
+
+class ElementIn(BaseModel):
+    """The element picked in the preview; every field is optional but bounded."""
+
+    model_config = ConfigDict(extra="forbid")
+    pagePath: str | None = Field(None, max_length=300)  # camelCase: the wire names
+    tag: str | None = Field(None, max_length=40)
+    selector: str | None = Field(None, max_length=500)
+    text: str | None = Field(None, max_length=500)
+
+
+class ChatIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str
+    element: ElementIn | None = None
+
+
+class CreateAppIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    initPrompt: str = Field(min_length=1)
+    codeGenType: CodeGenType | None = None
+
+    @field_validator("initPrompt")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("initPrompt is blank")
+        return value
+
+
+class RenameIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    error: ErrorBody
+
+
+class AppOut(BaseModel):
+    id: str
+    name: str
+    codeGenType: CodeGenType
+    initPrompt: str
+    previewUrl: str
+    deployKey: str | None
+    deployUrl: str | None
+    cover: str | None
+    priority: int
+    createdAt: float
+    updatedAt: float
+
+
+class AppListOut(BaseModel):
+    apps: list[AppOut]
+    nextCursor: str | None
+
+
+class HistoryEntryOut(BaseModel):
+    id: str
+    role: str
+    content: str
+    status: str
+    turn: int
+    createdAt: float
+    element: dict[str, Any] | None
+
+
+class HistoryOut(BaseModel):
+    entries: list[HistoryEntryOut]
+    nextCursor: str | None
+
+
+class ContextOut(BaseModel):
+    messages: list[dict[str, Any]]
+    tokens: list[int]
+    totalTokens: int
+    evictedUnits: int
+    elidedPayloads: int
+    summaryIncluded: bool
+    valid: bool
+
+
+class FileOut(BaseModel):
+    path: str
+    size: int
+
+
+class FilesOut(BaseModel):
+    files: list[FileOut]
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+    version: str
+    mode: str
+    model: str
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 404, 409, 413, 422)}
+
+
+def create_app(platform: Platform) -> FastAPI:
+    app = FastAPI(title="zerocode", version=__version__, openapi_url="/api/openapi.json",
+                  docs_url="/api/docs", redoc_url=None, responses=ERRORS)
+    _install_error_handlers(app)
+    p = platform
+
+    def app_out(a: App) -> AppOut:
+        return AppOut(id=a.id, name=a.name, codeGenType=a.code_gen_type, initPrompt=a.init_prompt,
+                      previewUrl=f"{p.settings.public_sites_url}/preview/{a.preview_key}/",
+                      deployKey=a.deploy_key, deployUrl=a.deploy_url, cover=a.cover,
+                      priority=a.priority, createdAt=a.created_at, updatedAt=a.updated_at)
+
+    def owned(app_id: str) -> App:
+        found = p.apps.get(app_id) if is_app_id(app_id) else None
+        if found is None or found.owner != LOCAL_USER:
+            raise NotFound(f"app {app_id} not found")
+        return found
+
+    @app.get("/api/health", response_model=HealthOut, tags=["platform"])
+    def health() -> HealthOut:
+        return HealthOut(status="ok", version=__version__, mode=p.settings.mode,
+                         model=p.model.description)
+
+    @app.post("/api/apps", status_code=201, response_model=AppOut, tags=["apps"])
+    async def create(body: CreateAppIn) -> AppOut:
+        prompt = body.initPrompt.strip()
+        if len(prompt) > p.settings.max_message_chars:
+            raise InvalidInput(f"initPrompt is longer than {p.settings.max_message_chars} "
+                               "characters")
+        created = await p.create_app(LOCAL_USER, prompt, body.codeGenType)
+        return app_out(created)
+
+    @app.get("/api/apps", response_model=AppListOut, tags=["apps"])
+    def list_apps(scope: Literal["mine"] = "mine", cursor: str | None = None,
+                  limit: Annotated[int, Query(ge=1, le=50)] = 20) -> AppListOut:
+        page = p.apps.list_by_owner(LOCAL_USER, cursor, limit)
+        return AppListOut(apps=[app_out(a) for a in page.apps], nextCursor=page.next_cursor)
+
+    @app.get("/api/apps/{app_id}", response_model=AppOut, tags=["apps"])
+    def get_app(app_id: str) -> AppOut:
+        return app_out(owned(app_id))
+
+    @app.patch("/api/apps/{app_id}", response_model=AppOut, tags=["apps"])
+    def rename(app_id: str, body: RenameIn) -> AppOut:
+        renamed = owned(app_id).renamed(check_name(body.name))
+        p.apps.put(renamed)
+        return app_out(renamed)
+
+    @app.delete("/api/apps/{app_id}", status_code=204, tags=["apps"])
+    def delete(app_id: str) -> Response:
+        p.delete_app(owned(app_id))
+        return Response(status_code=204)
+
+    async def chat(app_id: str, message: str, element: dict[str, Any] | None) -> Response:
+        target = owned(app_id)
+        text = message.strip()
+        if not text:
+            raise InvalidInput("message is empty")
+        if len(text) > p.settings.max_message_chars:
+            raise InvalidInput(f"message is longer than {p.settings.max_message_chars} "
+                               "characters")
+        run = p.engine.start(target, text, element)
+        return StreamingResponse(_frames(run.events()), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache",
+                                          "X-Accel-Buffering": "no"})
+
+    @app.post("/api/apps/{app_id}/chat", tags=["chat"],
+              responses={200: {"content": {"text/event-stream": {}},
+                               "description": "SSE stream of the turn"}})
+    async def chat_post(app_id: str, body: ChatIn) -> Response:
+        element = body.element.model_dump(exclude_none=True) if body.element else None
+        return await chat(app_id, body.message, element or None)
+
+    @app.get("/api/apps/{app_id}/chat", tags=["chat"],
+             responses={200: {"content": {"text/event-stream": {}},
+                              "description": "SSE stream of the turn (EventSource clients)"}})
+    async def chat_get(app_id: str, message: str, element: str | None = None) -> Response:
+        picked = None
+        if element:
+            try:
+                picked = ElementIn.model_validate_json(element).model_dump(exclude_none=True)
+            except ValueError as exc:
+                raise InvalidInput("element must be a JSON object with pagePath, tag, "
+                                   "selector and text") from exc
+        return await chat(app_id, message, picked or None)
+
+    @app.get("/api/apps/{app_id}/history", response_model=HistoryOut, tags=["chat"])
+    def history(app_id: str, before: str | None = None,
+                limit: Annotated[int, Query(ge=1, le=50)] = 20) -> HistoryOut:
+        page = p.display.page(owned(app_id).id, before, limit)
+        return HistoryOut(entries=[_entry_out(e) for e in page.entries],
+                          nextCursor=page.next_cursor)
+
+    @app.get("/api/apps/{app_id}/context", response_model=ContextOut, tags=["chat"])
+    def context(app_id: str) -> ContextOut:
+        target = owned(app_id)
+        window = p.memory.window(target.id, p.system_prompt(target))
+        return ContextOut(messages=window.openai(), tokens=list(window.tokens),
+                          totalTokens=window.total_tokens, evictedUnits=window.evicted_units,
+                          elidedPayloads=window.elided_payloads,
+                          summaryIncluded=window.summary_included, valid=True)
+
+    @app.get("/api/apps/{app_id}/files", response_model=FilesOut, tags=["files"])
+    def files(app_id: str) -> FilesOut:
+        listing = p.workspace.list(owned(app_id).id)
+        return FilesOut(files=[FileOut(path=f.path, size=f.size) for f in listing])
+
+    @app.get("/api/apps/{app_id}/files/{path:path}", tags=["files"],
+             responses={200: {"content": {"text/plain": {}}}})
+    def file(app_id: str, path: str) -> Response:
+        data = p.workspace.read(owned(app_id).id, clean_path(path))
+        return Response(data, media_type="text/plain; charset=utf-8")
+
+    @app.get("/api/apps/{app_id}/download", tags=["files"],
+             responses={200: {"content": {"application/zip": {}}}})
+    def download(app_id: str) -> Response:
+        target = owned(app_id)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for info in p.workspace.list(target.id):
+                archive.writestr(info.path, p.workspace.read(target.id, info.path))
+        safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in target.name)[:40]
+        return Response(buffer.getvalue(), media_type="application/zip", headers={
+            "Content-Disposition": f'attachment; filename="{safe or target.id}.zip"'})
+
+    return app
+
+
+async def _frames(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
+    async for event in events:
+        yield sse(event)
+        await asyncio.sleep(0)  # let the server flush each frame
+
+
+def _entry_out(e: DisplayEntry) -> HistoryEntryOut:
+    return HistoryEntryOut(id=e.id, role=e.role.value, content=e.content, status=e.status.value,
+                           turn=e.turn, createdAt=e.created_at, element=e.element)
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ZerocodeError)
+    async def domain_error(_: Request, exc: ZerocodeError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in err.get('loc', ()) if x != 'body') or 'body'}: "
+            f"{err.get('msg', 'invalid')}" for err in exc.errors()[:5])
+        return error_response(422, "validation_error", problems or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        return error_response(exc.status_code, code, detail)
+
+    @app.exception_handler(Exception)
+    async def crash(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal", "internal error; it has been logged")

@@ -1,0 +1,81 @@
+"""Apps: what a user made. The record names the mode, the preview key and the publication."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, Protocol
+
+from zerocode.errors import InvalidInput
+
+MAX_NAME = 60
+_APP_ID = re.compile(r"^[a-z0-9]{20}$")
+
+
+class CodeGenType(StrEnum):
+    HTML = "html"
+    MULTI_FILE = "multi_file"
+    VUE_PROJECT = "vue_project"
+
+
+@dataclass(frozen=True)
+class App:
+    id: str
+    owner: str
+    name: str
+    code_gen_type: CodeGenType
+    init_prompt: str
+    # Unguessable path segment of the preview on the sites origin (not the app id).
+    preview_key: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    deploy_key: str | None = None
+    deploy_url: str | None = None
+    cover: str | None = None
+    priority: int = 0
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    def renamed(self, name: str) -> App:
+        return replace(self, name=check_name(name), updated_at=time.time())
+
+    def touched(self) -> App:
+        return replace(self, updated_at=time.time())
+
+
+def new_app_id() -> str:
+    """20 lowercase alphanumerics: safe in paths, S3 keys and DynamoDB keys."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    return "".join(secrets.choice(alphabet) for _ in range(20))
+
+
+def is_app_id(value: str) -> bool:
+    return bool(_APP_ID.match(value))
+
+
+def check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("name must be a non-empty string")
+    clean = " ".join(name.split())
+    if len(clean) > MAX_NAME:
+        raise InvalidInput(f"name must be at most {MAX_NAME} characters")
+    return clean
+
+
+@dataclass(frozen=True)
+class AppPage:
+    apps: list[App]
+    next_cursor: str | None
+
+
+class AppStore(Protocol):
+    def put(self, app: App) -> None: ...
+
+    def get(self, app_id: str) -> App | None: ...
+
+    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20) -> AppPage:
+        """Newest first; ``cursor`` is the ``next_cursor`` of the previous page."""
+        ...
+
+    def delete(self, app_id: str) -> bool: ...

@@ -1,0 +1,263 @@
+"""The turn engine: one user message in, a stream of true events out (DESIGN.md "A turn").
+
+Everything reported is what happened: each tool's real outcome, the build's
+real status, and a ``done`` whose status follows from them. However the turn
+ends — finished, failed, model error, client gone — the transcript is valid
+and the turn is closed (M2, M7), and the app's lease is released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from zerocode import codegen, prompts
+from zerocode.apps import App, CodeGenType
+from zerocode.builder import Builder, BuildStatus
+from zerocode.display import DisplayHistoryStore, DisplayRole, DisplayStatus
+from zerocode.errors import Conflict, ZerocodeError
+from zerocode.events import BuildEvent, DoneEvent, ErrorEvent, TextEvent, ToolEvent, TurnEvent
+from zerocode.lease import Lease
+from zerocode.memory import Memory, Turn
+from zerocode.messages import ToolCall
+from zerocode.model import ChatModel, ModelError, ModelReply, ModelRole, TextDelta
+from zerocode.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
+from zerocode.workspace import PathRefused, Workspace, clean_path
+
+log = logging.getLogger(__name__)
+
+PROMPT_OF = {CodeGenType.HTML: "html", CodeGenType.MULTI_FILE: "multi_file",
+             CodeGenType.VUE_PROJECT: "vue_project"}
+LEASE_SECONDS = 15 * 60  # API Gateway's streaming limit: no turn outlives it
+
+
+@dataclass(frozen=True)
+class EngineLimits:
+    max_tool_calls: int = 20
+    turn_timeout: float = 14 * 60
+
+
+@dataclass
+class TurnState:
+    """What the turn did, for the honest status and the display entry."""
+
+    text: list[str] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+    failure_after_change: bool = False
+    changed: bool = False
+    error: str | None = None
+
+    def record(self, outcome: ToolOutcome) -> None:
+        mark = "✓" if outcome.result.ok else "✗"
+        self.steps.append(f"{mark} `{outcome.result.name}` {outcome.summary}")
+        if outcome.changed and outcome.result.ok:
+            self.changed = True
+            self.failure_after_change = False
+        elif not outcome.result.ok:
+            self.failure_after_change = True
+
+    def display(self) -> str:
+        parts = ["".join(self.text).strip()]
+        if self.steps:
+            parts.append("\n".join(f"- {s}" for s in self.steps))
+        if not self.changed and not self.error:
+            parts.append("_No files were changed._")
+        if self.error:
+            parts.append(f"**Failed:** {self.error}")
+        return "\n\n".join(p for p in parts if p) or "(no answer)"
+
+
+class Engine:
+    def __init__(self, *, memory: Memory, display: DisplayHistoryStore, workspace: Workspace,
+                 builder: Builder, model: ChatModel, lease: Lease,
+                 build_dir: Callable[[str], Path], limits: EngineLimits = EngineLimits()) -> None:
+        self.memory, self.display, self.workspace = memory, display, workspace
+        self.builder, self.model, self.lease = builder, model, lease
+        self.build_dir, self.limits = build_dir, limits
+
+    def start(self, app: App, message: str, element: dict[str, Any] | None) -> TurnRun:
+        """Take the app's lease or raise Conflict (409) before anything is streamed."""
+        holder = secrets.token_hex(8)
+        if not self.lease.acquire(f"turn:{app.id}", holder, LEASE_SECONDS):
+            raise Conflict("a turn is already running for this app; wait for it to finish")
+        return TurnRun(self, app, message, element, holder)
+
+
+class TurnRun:
+    def __init__(self, engine: Engine, app: App, message: str,
+                 element: dict[str, Any] | None, holder: str) -> None:
+        self.engine, self.app, self.message, self.element = engine, app, message, element
+        self.holder = holder
+        self.system = prompts.load(PROMPT_OF[app.code_gen_type])
+        self.state = TurnState()
+        self.turn: Turn | None = None
+        self.finished = False
+
+    async def events(self) -> AsyncIterator[TurnEvent]:
+        e, app = self.engine, self.app
+        status: Literal["succeeded", "failed", "interrupted"] = "failed"
+        try:
+            self.turn = await _io(e.memory.begin_turn, app.id, self.message, self.element,
+                                  self.system)
+            await _io(e.display.append, app.id, DisplayRole.USER, self.message,
+                      turn=self.turn.number, element=self.element)
+            try:
+                async with asyncio.timeout(e.limits.turn_timeout):
+                    async for event in self._work(self.turn):
+                        yield event
+                status = "failed" if self.state.error or self.state.failure_after_change \
+                    else "succeeded"
+            except (ModelError, TimeoutError) as exc:
+                reason = exc.message if isinstance(exc, ModelError) else \
+                    f"the turn took longer than {e.limits.turn_timeout:.0f} s"
+                self.state.error = reason
+                if not self.turn.closed:
+                    await _io(e.memory.mark_interrupted, self.turn, reason)
+                yield ErrorEvent("model_error" if isinstance(exc, ModelError) else "timeout",
+                                 reason)
+            await _io(e.display.append, app.id, DisplayRole.AI if status == "succeeded"
+                      else DisplayRole.ERROR, self.state.display(),
+                      status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
+                      turn=self.turn.number)
+            self.finished = True
+            yield DoneEvent(status, self.turn.number)
+        finally:
+            self._close_abandoned()
+            e.lease.release(f"turn:{app.id}", self.holder)
+
+    def _close_abandoned(self) -> None:
+        """The client went away (or the server is stopping): close the turn, synchronously,
+        because a cancelled stream may not await anything any more."""
+        if self.finished or self.turn is None:
+            return
+        e = self.engine
+        try:
+            if not self.turn.closed:
+                e.memory.mark_interrupted(self.turn, "the client disconnected")
+            e.display.append(self.app.id, DisplayRole.ERROR, self.state.display() +
+                             "\n\n**Interrupted:** the connection closed before the turn ended.",
+                             status=DisplayStatus.INTERRUPTED, turn=self.turn.number)
+        except (ZerocodeError, OSError) as exc:
+            # The next turn closes it instead (begin_turn sees the open turn).
+            log.error("could not close interrupted turn app=%s: %s", self.app.id, exc)
+
+    async def _work(self, turn: Turn) -> AsyncIterator[TurnEvent]:
+        if self.app.code_gen_type is CodeGenType.VUE_PROJECT:
+            async for event in self._agent(turn):
+                yield event
+            if self.state.changed and not self.state.error:
+                async for event in self._build():
+                    yield event
+        else:
+            async for event in self._generate(turn):
+                yield event
+
+    async def _stream(self, role: ModelRole, tools: list[dict[str, Any]]) \
+            -> AsyncIterator[TurnEvent | ModelReply]:
+        window = await _io(self.engine.memory.window, self.app.id, self.system)
+        async for event in self.engine.model.stream(role, window.messages, tools):
+            if isinstance(event, TextDelta):
+                self.state.text.append(event.text)
+                yield TextEvent(event.text)
+            else:
+                yield event
+
+    async def _agent(self, turn: Turn) -> AsyncIterator[TurnEvent]:
+        e = self.engine
+        toolbox = ToolBox(e.workspace, self.app.id, max_calls=e.limits.max_tool_calls)
+        for _ in range(e.limits.max_tool_calls + 2):
+            reply: ModelReply | None = None
+            async for event in self._stream(ModelRole.VUE, TOOL_DEFINITIONS):
+                if isinstance(event, ModelReply):
+                    reply = event
+                else:
+                    yield event
+            assert reply is not None
+            message = reply.message
+            if not message.tool_calls:
+                await _io(e.memory.commit_final, turn, message.content or "")
+                return
+            outcomes = []
+            for call in message.tool_calls:
+                yield ToolEvent(call.id, call.name, "call", None, _call_path(call), "")
+                outcome = await _io(toolbox.run, call)
+                outcomes.append(outcome)
+                self.state.record(outcome)
+                yield ToolEvent(call.id, call.name, "result", outcome.result.ok, outcome.path,
+                                outcome.summary)
+            await _io(e.memory.commit_step, turn, message, [o.result for o in outcomes])
+            if any(o.exit for o in outcomes):
+                await _io(e.memory.commit_final, turn, message.content or "Done.")
+                return
+        reason = "the model kept calling tools past the per-turn limit"
+        self.state.error = reason
+        await _io(e.memory.mark_interrupted, turn, reason)
+        yield ErrorEvent("tool_limit", reason)
+
+    async def _generate(self, turn: Turn) -> AsyncIterator[TurnEvent]:
+        e = self.engine
+        reply: ModelReply | None = None
+        async for event in self._stream(ModelRole.CODE, []):
+            if isinstance(event, ModelReply):
+                reply = event
+            else:
+                yield event
+        assert reply is not None
+        text = reply.message.content or ""
+        await _io(e.memory.commit_final, turn, text)
+        if not codegen.has_code(text):
+            return  # a question or an explanation: nothing to save, and that is fine
+        parse = codegen.parse_html if self.app.code_gen_type is CodeGenType.HTML \
+            else codegen.parse_multi_file
+        try:
+            files = parse(text)
+            saved = await _io(codegen.save_files, e.workspace, self.app.id, files)
+        except ZerocodeError as exc:
+            self.state.error = f"the generated code could not be saved: {exc.message}"
+            yield ErrorEvent(exc.code, self.state.error)
+            return
+        self.state.changed = True
+        for path in saved:
+            self.state.steps.append(f"✓ saved `{path}`")
+            yield ToolEvent(f"save:{path}", "save_file", "result", True, path, f"saved {path}")
+
+    async def _build(self) -> AsyncIterator[TurnEvent]:
+        build_id = secrets.token_hex(6)
+        yield BuildEvent("running", build_id)
+        result = await self.engine.builder.build(self.engine.build_dir(self.app.id))
+        tail = "\n".join(result.log_tail.splitlines()[-15:])
+        if result.status is BuildStatus.SUCCEEDED:
+            self.state.steps.append(f"✓ preview built in {result.seconds:.1f} s")
+            yield BuildEvent("succeeded", build_id, tail)
+        else:
+            self.state.error = "the preview build failed"
+            self.state.steps.append("✗ preview build failed")
+            yield BuildEvent("failed", build_id, tail)
+
+
+def _call_path(call: ToolCall) -> str | None:
+    """The path a call names, as the tool will see it (None if absent or refused)."""
+    raw = (call.parsed_arguments() or {}).get("path")
+    try:
+        return clean_path(raw) if isinstance(raw, str) else None
+    except PathRefused:
+        return None
+
+
+async def _io(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Blocking store and file calls run in a worker thread, off the event loop."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def element_from_query(raw: str | None) -> dict[str, Any] | None:
+    """The ``element`` query parameter of the EventSource variant (JSON text)."""
+    if not raw:
+        return None
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else None

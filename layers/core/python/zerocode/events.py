@@ -1,0 +1,59 @@
+"""What a turn reports while it runs, and its SSE encoding (DESIGN.md "Streaming protocol")."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class TextEvent:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    id: str
+    name: str
+    phase: Literal["call", "result"]
+    ok: bool | None
+    path: str | None
+    summary: str
+
+
+@dataclass(frozen=True)
+class BuildEvent:
+    status: Literal["running", "succeeded", "failed"]
+    buildId: str  # the wire name of DESIGN.md
+    log_tail: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class DoneEvent:
+    status: Literal["succeeded", "failed", "interrupted"]
+    turn: int
+
+
+TurnEvent = TextEvent | ToolEvent | BuildEvent | ErrorEvent | DoneEvent
+
+_NAMES: dict[type, str] = {ToolEvent: "tool", BuildEvent: "build", ErrorEvent: "error",
+                           DoneEvent: "done"}
+
+
+def sse(event: TurnEvent) -> bytes:
+    """One SSE frame. Text goes as an unnamed ``data: {"d": ...}`` event for EventSource."""
+    if isinstance(event, TextEvent):
+        payload = {"d": event.text}
+        return b"data: " + _json(payload) + b"\n\n"
+    return b"event: " + _NAMES[type(event)].encode() + b"\ndata: " + _json(asdict(event)) + b"\n\n"
+
+
+def _json(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()

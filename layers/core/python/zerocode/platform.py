@@ -1,0 +1,77 @@
+"""The platform's parts wired together, and the app-level operations the API calls."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from zerocode import prompts
+from zerocode.apps import App, AppStore, CodeGenType, check_name, new_app_id
+from zerocode.display import DisplayHistoryStore
+from zerocode.engine import PROMPT_OF, Engine
+from zerocode.errors import InvalidInput
+from zerocode.memory import Memory
+from zerocode.messages import Message, SystemMessage, UserMessage
+from zerocode.model import ChatModel, ModelReply, ModelRole, TextDelta
+from zerocode.settings import Settings
+from zerocode.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Platform:
+    settings: Settings
+    apps: AppStore
+    memory: Memory
+    display: DisplayHistoryStore
+    workspace: Workspace
+    model: ChatModel
+    engine: Engine
+    site_dir: Callable[[App], Path | None]  # what the preview serves, if it exists yet
+
+    def system_prompt(self, app: App) -> str:
+        return prompts.load(PROMPT_OF[app.code_gen_type])
+
+    async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
+        """Route the mode with the model when the client gave none, and name the app."""
+        if mode is None:
+            answer = await self._ask(ModelRole.ROUTING, "routing", prompt)
+            mode = parse_mode(answer)
+        name = await self._ask(ModelRole.ROUTING, "naming", prompt)
+        try:
+            clean = check_name(name.strip().strip("\"'`").splitlines()[0] if name.strip() else "")
+        except InvalidInput:
+            clean = check_name(" ".join(prompt.split()[:5])[:60] or "Untitled app")
+        app = App(new_app_id(), owner, clean, mode, prompt)
+        self.apps.put(app)
+        return app
+
+    def delete_app(self, app: App) -> None:
+        """The app disappears for users first, then its data (M8)."""
+        self.apps.delete(app.id)
+        self.memory.delete(app.id)
+        self.display.delete_app(app.id)
+        self.workspace.delete_app(app.id)
+
+    async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
+        messages: list[Message] = [SystemMessage(prompts.load(prompt_name)), UserMessage(text)]
+        parts: list[str] = []
+        async for event in self.model.stream(role, messages):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, ModelReply) and not parts:
+                parts.append(event.message.content or "")
+        return "".join(parts)
+
+
+def parse_mode(answer: str) -> CodeGenType:
+    """The first mode named in the routing answer; a single page when the answer is unclear."""
+    lowered = answer.lower()
+    found = [(lowered.find(m.value), m) for m in CodeGenType if m.value in lowered]
+    if not found:
+        log.warning("routing answer named no mode, using html: %r", answer[:200])
+        return CodeGenType.HTML
+    return min(found)[1]

@@ -1,0 +1,46 @@
+"""``zerocode serve``: the API and the sites origin in one process, on two ports."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import uvicorn
+
+from zerocode import __version__, wiring
+from zerocode.api import create_app
+from zerocode.settings import Settings
+from zerocode.sites import create_sites_app
+
+
+def banner(settings: Settings, model: str) -> str:
+    api = f"http://{settings.host}:{settings.port}"
+    return "\n".join([
+        f"zerocode {__version__} — local platform",
+        f"  API       {api}/api   (docs: {api}/api/docs)",
+        f"  previews  {settings.public_sites_url}/preview/…",
+        f"  model     {model}",
+        f"  data      {settings.data_dir.resolve()}",
+    ])
+
+
+def serve(settings: Settings) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    platform = wiring.platform(settings)
+    print(banner(settings, platform.model.description), flush=True)
+    servers = [
+        uvicorn.Server(uvicorn.Config(create_app(platform), host=settings.host,
+                                      port=settings.port, log_level="info",
+                                      timeout_graceful_shutdown=5)),
+        uvicorn.Server(uvicorn.Config(create_sites_app(platform), host=settings.host,
+                                      port=settings.sites_port, log_level="warning")),
+    ]
+
+    async def run() -> None:
+        tasks = [asyncio.create_task(s.serve()) for s in servers]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for s in servers:  # one stopped (Ctrl-C, or a port in use): stop the other too
+            s.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(run())

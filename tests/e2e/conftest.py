@@ -1,0 +1,143 @@
+"""The real local server in a subprocess, and an SSE client for its chat stream."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    sites_port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+
+    @property
+    def api(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.log = self.data_dir / f"server-{self.port}.log"
+        env = {**os.environ, "ZEROCODE_DATA_DIR": str(self.data_dir)}
+        env.pop("ZEROCODE_MODEL_BASE_URL", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "zerocode.cli", "serve", "--port", str(self.port),
+             "--sites-port", str(self.sites_port)],
+            stdout=self.log.open("wb"), stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.api}/api/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise RuntimeError(f"server did not start:\n{self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("zerocode-e2e"))
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.api, timeout=httpx.Timeout(300, connect=5)) as c:
+        yield c
+
+
+@dataclass
+class Turn:
+    """A chat stream, parsed: text, tool events, build events, errors, and done."""
+
+    text: str = ""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    builds: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    done: dict[str, Any] | None = None
+    order: list[str] = field(default_factory=list)
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        return [t for t in self.tools if t["phase"] == "result"]
+
+
+def parse_sse(lines: Iterator[str]) -> Turn:
+    turn, event, data = Turn(), "message", []
+    for line in lines:
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif line == "" and data:
+            payload = json.loads("\n".join(data))
+            turn.order.append(event)
+            if event == "message":
+                turn.text += payload["d"]
+            elif event == "tool":
+                turn.tools.append(payload)
+            elif event == "build":
+                turn.builds.append(payload)
+            elif event == "error":
+                turn.errors.append(payload)
+            elif event == "done":
+                turn.done = payload
+            event, data = "message", []
+    return turn
+
+
+def chat(client: httpx.Client, app_id: str, message: str,
+         element: dict[str, Any] | None = None) -> Turn:
+    body: dict[str, Any] = {"message": message}
+    if element:
+        body["element"] = element
+    with client.stream("POST", f"/api/apps/{app_id}/chat", json=body) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        return parse_sse(response.iter_lines())
+
+
+def create(client: httpx.Client, prompt: str, mode: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"initPrompt": prompt}
+    if mode:
+        body["codeGenType"] = mode
+    response = client.post("/api/apps", json=body)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
