@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/zerocode demo
+	$(BIN)/zerocode serve
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
