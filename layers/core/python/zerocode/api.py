@@ -4,7 +4,6 @@ Lambda under Lambda Web Adapter. Handlers stay thin: validate, authorise, call t
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import logging
@@ -268,7 +267,6 @@ def create_app(platform: Platform) -> FastAPI:
 async def _frames(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
     async for event in events:
         yield sse(event)
-        await asyncio.sleep(0)  # let the server flush each frame
 
 
 def _entry_out(e: DisplayEntry) -> HistoryEntryOut:

@@ -98,6 +98,7 @@ class TurnRun:
         self.state = TurnState()
         self.turn: Turn | None = None
         self.finished = False
+        self.usage = [0, 0]  # model tokens in, out, over the turn's model calls
 
     async def events(self) -> AsyncIterator[TurnEvent]:
         e, app = self.engine, self.app
@@ -126,6 +127,10 @@ class TurnRun:
                       status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
                       turn=self.turn.number)
             self.finished = True
+            log.info("turn finished app=%s turn=%s status=%s tokens_in=%s tokens_out=%s",
+                     app.id, self.turn.number, status, *self.usage,
+                     extra={"app_id": app.id, "turn": self.turn.number, "status": status,
+                            "tokens_in": self.usage[0], "tokens_out": self.usage[1]})
             yield DoneEvent(status, self.turn.number)
         finally:
             self._close_abandoned()
@@ -166,6 +171,9 @@ class TurnRun:
                 self.state.text.append(event.text)
                 yield TextEvent(event.text)
             else:
+                if event.usage is not None:
+                    self.usage[0] += event.usage.prompt_tokens
+                    self.usage[1] += event.usage.completion_tokens
                 yield event
 
     async def _agent(self, turn: Turn) -> AsyncIterator[TurnEvent]:

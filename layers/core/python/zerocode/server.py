@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 import uvicorn
 
@@ -11,6 +12,7 @@ from zerocode import __version__, wiring
 from zerocode.api import create_app
 from zerocode.settings import Settings
 from zerocode.sites import create_sites_app
+from zerocode.tokens import o200k
 
 
 def banner(settings: Settings, model: str) -> str:
@@ -27,6 +29,7 @@ def banner(settings: Settings, model: str) -> str:
 def serve(settings: Settings) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     platform = wiring.platform(settings)
+    o200k()  # load the tokenizer now, not on the event loop during the first turn
     print(banner(settings, platform.model.description), flush=True)
     servers = [
         uvicorn.Server(uvicorn.Config(create_app(platform), host=settings.host,
@@ -43,4 +46,14 @@ def serve(settings: Settings) -> None:
             s.should_exit = True
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    asyncio.run(run())
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        runner.run(run())
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop when installed (uvicorn only picks it itself in ``uvicorn.run``)."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop

@@ -1,0 +1,52 @@
+"""The engine in-process (no HTTP): limits and timeouts still end in a valid, closed turn."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from zerocode import wiring
+from zerocode.apps import CodeGenType
+from zerocode.events import DoneEvent, ErrorEvent, ToolEvent, TurnEvent
+from zerocode.platform import Platform
+from zerocode.settings import Settings
+from zerocode.transcript import EntryKind
+from zerocode.validation import validate
+
+
+def platform(tmp_path: Path, **overrides: Any) -> Platform:
+    return wiring.platform(Settings(data_dir=tmp_path, **overrides))
+
+
+def run(p: Platform, app: Any, message: str) -> list[TurnEvent]:
+    async def collect() -> list[TurnEvent]:
+        return [e async for e in p.engine.start(app, message, None).events()]
+    return asyncio.run(collect())
+
+
+def test_a_turn_past_its_time_limit_fails_and_is_closed(tmp_path: Path) -> None:
+    p = platform(tmp_path, turn_timeout_seconds=1.0)
+    app = asyncio.run(p.create_app("local", "A page about snails", CodeGenType.HTML))
+    events = run(p, app, "Take it slowly [[slow]]")
+    assert isinstance(events[-1], DoneEvent) and events[-1].status == "failed"
+    errors = [e for e in events if isinstance(e, ErrorEvent)]
+    assert errors and errors[0].code == "timeout"
+    units = p.memory.units(app.id)
+    assert units[-1].kind is EntryKind.INTERRUPTED
+    validate(p.memory.window(app.id, p.system_prompt(app)).messages)
+    again = run(p, app, "A page about snails")  # the lease was released
+    assert isinstance(again[-1], DoneEvent) and again[-1].status == "succeeded"
+
+
+def test_the_tool_call_limit_ends_the_turn_as_failed(tmp_path: Path) -> None:
+    p = platform(tmp_path, max_tool_calls=1)
+    app = asyncio.run(p.create_app("local", "A Vue quiz app", CodeGenType.VUE_PROJECT))
+    p.workspace.write(app.id, "src/views/HomeView.vue", b"<template><h1>Quiz</h1></template>")
+    events = run(p, app, 'Change the title to "Big Quiz"')
+    results = [e for e in events if isinstance(e, ToolEvent) and e.phase == "result"]
+    assert results[0].ok and any("limit" in e.summary for e in results[1:] if not e.ok)
+    assert isinstance(events[-1], DoneEvent) and events[-1].status == "failed"
+    assert p.workspace.read(app.id, "src/views/HomeView.vue").count(b"Quiz") == 1
+    validate(p.memory.window(app.id, p.system_prompt(app)).messages)
+    assert not p.memory.head(app.id).turn_open
