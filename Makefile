@@ -33,6 +33,7 @@ integration: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/memory.py
+	$(BIN)/python bench/turn.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
