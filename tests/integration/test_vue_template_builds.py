@@ -1,7 +1,7 @@
-"""The offline model's Vue project builds with real npm + Vite at the pinned versions.
+"""The offline model's Vue project builds with the platform's own Builder (real npm + Vite).
 
-npm's cache is shared across runs (``~/.cache/zerocode-npm``), so only the
-first run downloads packages; later runs stay well under a minute.
+npm's download cache is the platform's shared one, so only the first run on a
+machine downloads packages.
 """
 
 from __future__ import annotations
@@ -11,22 +11,21 @@ import json
 import os
 import re
 import shutil
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from zerocode import prompts
+from zerocode.adapters.npm_builder import NpmBuilder
 from zerocode.adapters.openai_model import build_chat_model
+from zerocode.builder import BuildResult, BuildStatus
 from zerocode.messages import SystemMessage, UserMessage
 from zerocode.model import ModelReply, ModelRole
+from zerocode.settings import Settings
 
-NPM = shutil.which("npm")
-NPM_CACHE = Path(os.environ.get("ZEROCODE_NPM_CACHE", Path.home() / ".cache" / "zerocode-npm"))
 MODELS = dict.fromkeys(ModelRole, "zerocode-offline")
-
-pytestmark = pytest.mark.skipif(NPM is None and not os.environ.get("ZEROCODE_REQUIRE_NPM"),
+pytestmark = pytest.mark.skipif(shutil.which("npm") is None
+                                and not os.environ.get("ZEROCODE_REQUIRE_NPM"),
                                 reason="npm is not installed")
 
 
@@ -47,55 +46,42 @@ def created_files(description: str) -> dict[str, str]:
     return files
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for path, content in files.items():
+def build(root: Path, description: str, builder: NpmBuilder | None = None) -> BuildResult:
+    for path, content in created_files(description).items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
+    return asyncio.run((builder or NpmBuilder(Settings().npm_cache)).build(root))
 
 
-def npm(root: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    assert NPM is not None, "npm is required (ZEROCODE_REQUIRE_NPM is set)"
-    env = {**os.environ, "npm_config_cache": str(NPM_CACHE), "npm_config_update_notifier": "false"}
-    return subprocess.run([NPM, *args], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A project from the offline model with its dependencies installed (once per module)."""
-    root = tmp_path_factory.mktemp("vue-app")
-    write(root, created_files("A recipe book with vue router"))
-    done = npm(root, "install", "--no-audit", "--no-fund", "--prefer-offline")
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    yield root
-
-
-def test_created_project_builds(installed: Path) -> None:
-    done = npm(installed, "run", "build", timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    index = (installed / "dist" / "index.html").read_text(encoding="utf-8")
+def test_created_project_builds_at_the_pinned_versions(tmp_path: Path) -> None:
+    result = build(tmp_path, "A recipe book with vue router")
+    assert result.status is BuildStatus.SUCCEEDED, result.log_tail
+    assert result.output == tmp_path / "dist"
+    index = (tmp_path / "dist" / "index.html").read_text(encoding="utf-8")
     scripts = re.findall(r'<script type="module" crossorigin src="(\./assets/[^"]+\.js)"', index)
     assert scripts, index  # relative asset URLs: base './' works from any sub-path
-    assert all((installed / "dist" / s).is_file() for s in scripts)
-    assert "/src/main.js" not in index
+    assert all((tmp_path / "dist" / s).is_file() for s in scripts)
     bundle = "".join(p.read_text(encoding="utf-8")
-                     for p in (installed / "dist" / "assets").glob("*.js"))
+                     for p in (tmp_path / "dist" / "assets").glob("*.js"))
     assert "Recipe Book Vue Router" in bundle
-
-
-def test_installed_versions_are_the_pinned_ones(installed: Path) -> None:
-    wanted = json.loads((installed / "package.json").read_text())
+    wanted = json.loads((tmp_path / "package.json").read_text())
     for name, version in {**wanted["dependencies"], **wanted["devDependencies"]}.items():
-        meta = json.loads((installed / "node_modules" / name / "package.json").read_text())
+        meta = json.loads((tmp_path / "node_modules" / name / "package.json").read_text())
         assert meta["version"] == version
 
 
-def test_broken_vue_trigger_fails_the_build(installed: Path, tmp_path: Path) -> None:
-    files = created_files("A recipe book with vue router [[broken-vue]]")
-    write(tmp_path, files)
-    (tmp_path / "node_modules").symlink_to(installed / "node_modules", target_is_directory=True)
-    done = npm(tmp_path, "run", "build", timeout=120)
-    assert done.returncode != 0
-    assert "HomeView.vue" in done.stdout + done.stderr
+def test_broken_vue_fails_the_build_with_the_reason_in_the_log(tmp_path: Path) -> None:
+    result = build(tmp_path, "A recipe book with vue router [[broken-vue]]")
+    assert result.status is BuildStatus.FAILED and result.output is None
+    assert "HomeView.vue" in result.log_tail
     assert not (tmp_path / "dist" / "index.html").exists()
+
+
+def test_missing_npm_and_time_limits_fail_cleanly(tmp_path: Path) -> None:
+    missing = build(tmp_path / "a", "A quiz", NpmBuilder(tmp_path / "cache",
+                                                        npm="/nonexistent/npm"))
+    assert missing.status is BuildStatus.FAILED and "cannot run npm" in missing.log_tail
+    slow = build(tmp_path / "b", "A quiz", NpmBuilder(Settings().npm_cache,
+                                                      install_timeout=0.01))
+    assert slow.status is BuildStatus.FAILED and "was stopped" in slow.log_tail

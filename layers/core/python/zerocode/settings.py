@@ -66,6 +66,10 @@ class Settings(BaseSettings):
     window_summary: bool = False
 
     @property
+    def npm_cache(self) -> Path:
+        return self.npm_cache_dir or Path.home() / ".cache" / "zerocode" / "npm"
+
+    @property
     def public_sites_url(self) -> str:
         return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
 

@@ -87,7 +87,7 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
     mem = memory(settings, transcript)
     workspace = LocalWorkspace(settings.data_dir / "workspaces",
                                WorkspaceLimits(settings.max_file_bytes, settings.max_files))
-    builder = NpmBuilder(settings.npm_cache_dir or Path.home() / ".cache" / "zerocode" / "npm")
+    builder = NpmBuilder(settings.npm_cache)
     model = model or chat_model(settings)
     engine = Engine(memory=mem, display=display, workspace=workspace, builder=builder,
                     model=model, lease=SqliteLease(db), build_dir=workspace.path,

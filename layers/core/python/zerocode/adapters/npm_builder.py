@@ -67,6 +67,7 @@ class NpmBuilder:
         finally:
             if proc.returncode is None:  # timed out, or the turn was cancelled
                 proc.kill()
+                await asyncio.shield(proc.wait())
         if proc.returncode != 0:
             log.append(f"npm {args[0]} exited with code {proc.returncode}")
         return proc.returncode == 0
