@@ -70,3 +70,17 @@ def test_vue_app_is_written_through_tools_and_built(client: httpx.Client,
     assert "write_file" in history[0]["content"] and history[0]["status"] == "ok"
     download = client.get(f"/api/apps/{app['id']}/download")
     assert download.status_code == 200 and download.content[:2] == b"PK"
+
+
+def test_eventsource_clients_can_chat_with_get(client: httpx.Client) -> None:
+    from tests.e2e.conftest import parse_sse
+
+    app = create(client, "A page about comets", "html")
+    element = '{"pagePath": "/", "tag": "h1", "text": "x"}'
+    with client.stream("GET", f"/api/apps/{app['id']}/chat",
+                       params={"message": app["initPrompt"], "element": element}) as response:
+        assert response.status_code == 200
+        turn = parse_sse(response.iter_lines())
+    assert turn.done == {"status": "succeeded", "turn": 1}
+    bad = client.get(f"/api/apps/{app['id']}/chat", params={"message": "x", "element": "{"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"

@@ -50,3 +50,32 @@ def test_the_tool_call_limit_ends_the_turn_as_failed(tmp_path: Path) -> None:
     assert p.workspace.read(app.id, "src/views/HomeView.vue").count(b"Quiz") == 1
     validate(p.memory.window(app.id, p.system_prompt(app)).messages)
     assert not p.memory.head(app.id).turn_open
+
+
+class CutOffModel:
+    """A model whose answer stops inside its code block, as a truncated reply does."""
+
+    description = "test model that truncates its code"
+
+    async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
+        from zerocode.messages import AssistantMessage
+        from zerocode.model import ModelReply, TextDelta
+
+        text = "Here it is:\n```html\n<html><body><h1>Half a page"
+        yield TextDelta(text)
+        yield ModelReply(AssistantMessage(text), None, "length")
+
+
+def test_code_that_cannot_be_parsed_fails_the_turn_and_saves_nothing(tmp_path: Path) -> None:
+    p = wiring.platform(Settings(data_dir=tmp_path), model=CutOffModel())  # type: ignore[arg-type]
+    from zerocode.apps import App, new_app_id
+
+    app = App(new_app_id(), "local", "Half", CodeGenType.HTML, "A page")
+    p.apps.put(app)
+    events = run(p, app, "A page")
+    errors = [e for e in events if isinstance(e, ErrorEvent)]
+    assert errors and errors[0].code == "code_parse_error"
+    assert isinstance(events[-1], DoneEvent) and events[-1].status == "failed"
+    assert p.workspace.list(app.id) == []
+    entry = p.display.page(app.id, limit=1).entries[0]
+    assert entry.status.value == "failed" and "could not be saved" in entry.content
