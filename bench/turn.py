@@ -88,8 +88,17 @@ async def create_app(client: httpx.AsyncClient, prompt: str) -> str:
     return str(response.json()["id"])
 
 
+def token(server: Server) -> dict[str, str]:
+    """Register and sign in one benchmark user."""
+    account = {"account": "bench-user", "password": "bench password"}
+    httpx.post(f"{server.api}/api/users/register", json=account)
+    login = httpx.post(f"{server.api}/api/users/login", json=account).json()
+    return {"Authorization": f"Bearer {login['token']}"}
+
+
 async def overhead(server: Server, turns: int) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=server.api, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=server.api, timeout=60,
+                                 headers=token(server)) as client:
         app_id = await create_app(client, "A page about lighthouses")
         await timed_turn(client, app_id, "A page about lighthouses")
         ttfb, total, statuses = [], [], []
@@ -133,7 +142,8 @@ async def model_alone(window: list[dict[str, Any]], runs: int) -> list[float]:
 
 async def concurrent(server: Server, streams: int) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
-    async with httpx.AsyncClient(base_url=server.api, timeout=120, limits=limits) as client:
+    async with httpx.AsyncClient(base_url=server.api, timeout=120, limits=limits,
+                                 headers=token(server)) as client:
         apps = [await create_app(client, f"A page about city {i}") for i in range(streams)]
         assert server.proc is not None
         before = rss_mb(server.proc.pid)

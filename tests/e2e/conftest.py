@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -77,10 +78,24 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     srv.stop()
 
 
+def signed_in(server: Server, role_hint: str = "user") -> httpx.Client:
+    """A client for a new account, with its bearer token set."""
+    account = f"{role_hint}-{secrets.token_hex(4)}"
+    c = httpx.Client(base_url=server.api, timeout=httpx.Timeout(300, connect=5))
+    assert c.post("/api/users/register", json={"account": account,
+                                               "password": "correct horse"}).status_code == 201
+    token = c.post("/api/users/login", json={"account": account,
+                                             "password": "correct horse"}).json()["token"]
+    c.headers["Authorization"] = f"Bearer {token}"
+    c.cookies.clear()  # bearer only: cookie auth is tested on its own
+    return c
+
+
 @pytest.fixture
 def client(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.api, timeout=httpx.Timeout(300, connect=5)) as c:
-        yield c
+    c = signed_in(server)
+    yield c
+    c.close()
 
 
 @dataclass

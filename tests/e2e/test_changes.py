@@ -33,7 +33,8 @@ def test_element_change_then_restart_keeps_the_same_context(client: httpx.Client
 
     before = client.get(f"/api/apps/{app['id']}/context").json()
     server.restart()
-    with httpx.Client(base_url=server.api, timeout=300) as fresh:
+    with httpx.Client(base_url=server.api, timeout=300,
+                      headers=dict(client.headers)) as fresh:
         after = fresh.get(f"/api/apps/{app['id']}/context").json()
         assert after == before
         messages = from_openai_list(after["messages"])

@@ -9,18 +9,20 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import chat, create
+from tests.e2e.conftest import chat, create, signed_in
 from zerocode.messages import from_openai_list
 from zerocode.validation import validate
 
 
 @pytest.fixture(scope="module")
 def vue_app(server: Any) -> dict[str, Any]:
-    with httpx.Client(base_url=server.api, timeout=300) as client:
-        app = create(client, "A Vue habit tracker", "vue_project")
-        turn = chat(client, app["id"], app["initPrompt"])
-        assert turn.done is not None and turn.done["status"] == "succeeded", turn.errors
-        return app
+    client = signed_in(server)
+    app = create(client, "A Vue habit tracker", "vue_project")
+    turn = chat(client, app["id"], app["initPrompt"])
+    assert turn.done is not None and turn.done["status"] == "succeeded", turn.errors
+    app["token"] = client.headers["Authorization"]
+    client.close()
+    return app
 
 
 def context_is_valid(client: httpx.Client, app_id: str) -> dict[str, Any]:
@@ -31,6 +33,7 @@ def context_is_valid(client: httpx.Client, app_id: str) -> dict[str, Any]:
 
 def test_modify_with_absent_text_is_a_failed_turn(client: httpx.Client,
                                                   vue_app: dict[str, Any]) -> None:
+    client.headers["Authorization"] = vue_app["token"]  # the app's owner
     element = {"pagePath": "/", "tag": "p", "selector": "p.x", "text": "No such text anywhere"}
     turn = chat(client, vue_app["id"], 'Change it to "Something"', element)
     modify = [t for t in turn.results if t["name"] == "modify_file"]
@@ -50,6 +53,7 @@ def test_modify_with_absent_text_is_a_failed_turn(client: httpx.Client,
 def test_model_mistakes_get_error_results_not_crashes(client: httpx.Client,
                                                       vue_app: dict[str, Any], trigger: str,
                                                       tool: str, words: str) -> None:
+    client.headers["Authorization"] = vue_app["token"]  # the app's owner
     turn = chat(client, vue_app["id"], f'Please do this {trigger} "x"')
     bad = [t for t in turn.results if t["name"] == tool and t["ok"] is False]
     assert bad and words in bad[0]["summary"].lower()
@@ -61,6 +65,7 @@ def test_model_mistakes_get_error_results_not_crashes(client: httpx.Client,
 
 def test_broken_vue_code_fails_the_build_and_the_turn(client: httpx.Client,
                                                       vue_app: dict[str, Any]) -> None:
+    client.headers["Authorization"] = vue_app["token"]  # the app's owner
     turn = chat(client, vue_app["id"], 'Break it [[broken-vue]] "x"')
     assert [b["status"] for b in turn.builds] == ["running", "failed"]
     assert turn.builds[-1]["log_tail"]
@@ -108,7 +113,8 @@ def test_concurrent_chat_on_one_app_gets_409(client: httpx.Client, server: Any) 
     outcome: dict[str, Any] = {}
 
     def slow_turn() -> None:
-        with httpx.Client(base_url=server.api, timeout=60) as other, other.stream(
+        with httpx.Client(base_url=server.api, timeout=60,
+                          headers=dict(client.headers)) as other, other.stream(
                 "POST", f"/api/apps/{app['id']}/chat",
                 json={"message": "Take your time [[slow]]"}) as response:
             lines = response.iter_lines()

@@ -11,13 +11,15 @@ import zipfile
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zerocode import __version__
+from zerocode.accounts import Forbidden, Unauthenticated, User
 from zerocode.apps import App, CodeGenType, check_name, is_app_id
 from zerocode.display import DisplayEntry
 from zerocode.errors import InvalidInput, NotFound, ZerocodeError
@@ -26,7 +28,6 @@ from zerocode.platform import Platform
 from zerocode.workspace import clean_path
 
 log = logging.getLogger(__name__)
-LOCAL_USER = "local"
 
 
 class ElementIn(BaseModel):
@@ -125,6 +126,32 @@ class FilesOut(BaseModel):
     files: list[FileOut]
 
 
+class RegisterIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    account: str
+    password: str
+    name: str | None = None
+
+
+class LoginIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    account: str
+    password: str
+
+
+class UserOut(BaseModel):
+    id: str
+    account: str
+    name: str
+    role: str
+    createdAt: float
+
+
+class LoginOut(BaseModel):
+    token: str
+    user: UserOut
+
+
 class HealthOut(BaseModel):
     status: Literal["ok"]
     version: str
@@ -133,13 +160,40 @@ class HealthOut(BaseModel):
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 404, 409, 413, 422)}
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422)}
+SESSION_COOKIE = "zc_session"
+# Cookie-authenticated requests that change state must carry this header: a page on
+# another site cannot add it without a CORS preflight, which this API never grants.
+CSRF_HEADER = "X-Zerocode-Request"
+bearer = HTTPBearer(auto_error=False, description="token from POST /api/users/login")
+
+
+def caller(request: Request,
+           credentials: Annotated[HTTPAuthorizationCredentials | None,
+                                  Depends(bearer)] = None) -> User:
+    """The signed-in user, from a bearer token or the session cookie."""
+    p: Platform = request.app.state.platform
+    if credentials is not None:
+        user = p.accounts.authenticate(credentials.credentials)
+    else:
+        user = p.accounts.authenticate(request.cookies.get(SESSION_COOKIE))
+        if user is not None and request.method not in ("GET", "HEAD") and \
+                CSRF_HEADER.lower() not in request.headers:
+            raise Forbidden(f"cookie-authenticated changes need the {CSRF_HEADER} header")
+    if user is None:
+        raise Unauthenticated("sign in first: POST /api/users/login, then send "
+                              "Authorization: Bearer <token>")
+    return user
+
+
+Caller = Annotated[User, Depends(caller)]
 
 
 def create_app(platform: Platform) -> FastAPI:
     app = FastAPI(title="zerocode", version=__version__, openapi_url="/api/openapi.json",
                   docs_url="/api/docs", redoc_url=None, responses=ERRORS)
     _install_error_handlers(app)
+    app.state.platform = platform
     p = platform
 
     def app_out(a: App) -> AppOut:
@@ -148,11 +202,44 @@ def create_app(platform: Platform) -> FastAPI:
                       deployKey=a.deploy_key, deployUrl=a.deploy_url, cover=a.cover,
                       priority=a.priority, createdAt=a.created_at, updatedAt=a.updated_at)
 
-    def owned(app_id: str) -> App:
+
+    def owned(app_id: str, user: User) -> App:
+        """The app if this user may use it: its owner or an admin. Others get 404, so app
+        ids of other people are not confirmed."""
         found = p.apps.get(app_id) if is_app_id(app_id) else None
-        if found is None or found.owner != LOCAL_USER:
+        if found is None or (found.owner != user.id and not user.is_admin):
             raise NotFound(f"app {app_id} not found")
         return found
+
+    def user_out(u: User) -> UserOut:
+        return UserOut(id=u.id, account=u.account, name=u.name, role=u.role.value,
+                       createdAt=u.created_at)
+
+    @app.post("/api/users/register", status_code=201, response_model=UserOut, tags=["users"])
+    def register(body: RegisterIn) -> UserOut:
+        return user_out(p.accounts.register(body.account, body.password, body.name))
+
+    @app.post("/api/users/login", response_model=LoginOut, tags=["users"])
+    def login(body: LoginIn, response: Response) -> LoginOut:
+        token, user = p.accounts.login(body.account, body.password)
+        response.set_cookie(SESSION_COOKIE, token, max_age=int(p.accounts.token_seconds),
+                            httponly=True, samesite="strict", path="/api")
+        return LoginOut(token=token, user=user_out(user))
+
+    @app.post("/api/users/logout", status_code=204, tags=["users"])
+    def logout(request: Request, user: Caller,
+               credentials: Annotated[HTTPAuthorizationCredentials | None,
+                                      Depends(bearer)] = None) -> Response:
+        token = credentials.credentials if credentials else request.cookies.get(SESSION_COOKIE)
+        if token:
+            p.accounts.logout(token)
+        response = Response(status_code=204)
+        response.delete_cookie(SESSION_COOKIE, path="/api")
+        return response
+
+    @app.get("/api/users/me", response_model=UserOut, tags=["users"])
+    def me(user: Caller) -> UserOut:
+        return user_out(user)
 
     @app.get("/api/health", response_model=HealthOut, tags=["platform"])
     def health() -> HealthOut:
@@ -160,37 +247,38 @@ def create_app(platform: Platform) -> FastAPI:
                          model=p.model.description)
 
     @app.post("/api/apps", status_code=201, response_model=AppOut, tags=["apps"])
-    async def create(body: CreateAppIn) -> AppOut:
+    async def create(body: CreateAppIn, user: Caller) -> AppOut:
         prompt = body.initPrompt.strip()
         if len(prompt) > p.settings.max_message_chars:
             raise InvalidInput(f"initPrompt is longer than {p.settings.max_message_chars} "
                                "characters")
-        created = await p.create_app(LOCAL_USER, prompt, body.codeGenType)
+        created = await p.create_app(user.id, prompt, body.codeGenType)
         return app_out(created)
 
     @app.get("/api/apps", response_model=AppListOut, tags=["apps"])
-    def list_apps(scope: Literal["mine"] = "mine", cursor: str | None = None,
+    def list_apps(user: Caller, scope: Literal["mine"] = "mine", cursor: str | None = None,
                   limit: Annotated[int, Query(ge=1, le=50)] = 20) -> AppListOut:
-        page = p.apps.list_by_owner(LOCAL_USER, cursor, limit)
+        page = p.apps.list_by_owner(user.id, cursor, limit)
         return AppListOut(apps=[app_out(a) for a in page.apps], nextCursor=page.next_cursor)
 
     @app.get("/api/apps/{app_id}", response_model=AppOut, tags=["apps"])
-    def get_app(app_id: str) -> AppOut:
-        return app_out(owned(app_id))
+    def get_app(app_id: str, user: Caller) -> AppOut:
+        return app_out(owned(app_id, user))
 
     @app.patch("/api/apps/{app_id}", response_model=AppOut, tags=["apps"])
-    def rename(app_id: str, body: RenameIn) -> AppOut:
-        renamed = owned(app_id).renamed(check_name(body.name))
+    def rename(app_id: str, body: RenameIn, user: Caller) -> AppOut:
+        renamed = owned(app_id, user).renamed(check_name(body.name))
         p.apps.put(renamed)
         return app_out(renamed)
 
     @app.delete("/api/apps/{app_id}", status_code=204, tags=["apps"])
-    def delete(app_id: str) -> Response:
-        p.delete_app(owned(app_id))
+    def delete(app_id: str, user: Caller) -> Response:
+        p.delete_app(owned(app_id, user))
         return Response(status_code=204)
 
-    async def chat(app_id: str, message: str, element: dict[str, Any] | None) -> Response:
-        target = owned(app_id)
+    async def chat(app_id: str, user: User, message: str,
+                   element: dict[str, Any] | None) -> Response:
+        target = owned(app_id, user)
         text = message.strip()
         if not text:
             raise InvalidInput("message is empty")
@@ -205,14 +293,15 @@ def create_app(platform: Platform) -> FastAPI:
     @app.post("/api/apps/{app_id}/chat", tags=["chat"],
               responses={200: {"content": {"text/event-stream": {}},
                                "description": "SSE stream of the turn"}})
-    async def chat_post(app_id: str, body: ChatIn) -> Response:
+    async def chat_post(app_id: str, body: ChatIn, user: Caller) -> Response:
         element = body.element.model_dump(exclude_none=True) if body.element else None
-        return await chat(app_id, body.message, element or None)
+        return await chat(app_id, user, body.message, element or None)
 
     @app.get("/api/apps/{app_id}/chat", tags=["chat"],
              responses={200: {"content": {"text/event-stream": {}},
                               "description": "SSE stream of the turn (EventSource clients)"}})
-    async def chat_get(app_id: str, message: str, element: str | None = None) -> Response:
+    async def chat_get(app_id: str, message: str, user: Caller,
+                       element: str | None = None) -> Response:
         picked = None
         if element:
             try:
@@ -220,18 +309,18 @@ def create_app(platform: Platform) -> FastAPI:
             except ValueError as exc:
                 raise InvalidInput("element must be a JSON object with pagePath, tag, "
                                    "selector and text") from exc
-        return await chat(app_id, message, picked or None)
+        return await chat(app_id, user, message, picked or None)
 
     @app.get("/api/apps/{app_id}/history", response_model=HistoryOut, tags=["chat"])
-    def history(app_id: str, before: str | None = None,
+    def history(app_id: str, user: Caller, before: str | None = None,
                 limit: Annotated[int, Query(ge=1, le=50)] = 20) -> HistoryOut:
-        page = p.display.page(owned(app_id).id, before, limit)
+        page = p.display.page(owned(app_id, user).id, before, limit)
         return HistoryOut(entries=[_entry_out(e) for e in page.entries],
                           nextCursor=page.next_cursor)
 
     @app.get("/api/apps/{app_id}/context", response_model=ContextOut, tags=["chat"])
-    def context(app_id: str) -> ContextOut:
-        target = owned(app_id)
+    def context(app_id: str, user: Caller) -> ContextOut:
+        target = owned(app_id, user)
         window = p.memory.window(target.id, p.system_prompt(target))
         return ContextOut(messages=window.openai(), tokens=list(window.tokens),
                           totalTokens=window.total_tokens, evictedUnits=window.evicted_units,
@@ -239,20 +328,20 @@ def create_app(platform: Platform) -> FastAPI:
                           summaryIncluded=window.summary_included, valid=True)
 
     @app.get("/api/apps/{app_id}/files", response_model=FilesOut, tags=["files"])
-    def files(app_id: str) -> FilesOut:
-        listing = p.workspace.list(owned(app_id).id)
+    def files(app_id: str, user: Caller) -> FilesOut:
+        listing = p.workspace.list(owned(app_id, user).id)
         return FilesOut(files=[FileOut(path=f.path, size=f.size) for f in listing])
 
     @app.get("/api/apps/{app_id}/files/{path:path}", tags=["files"],
              responses={200: {"content": {"text/plain": {}}}})
-    def file(app_id: str, path: str) -> Response:
-        data = p.workspace.read(owned(app_id).id, clean_path(path))
+    def file(app_id: str, path: str, user: Caller) -> Response:
+        data = p.workspace.read(owned(app_id, user).id, clean_path(path))
         return Response(data, media_type="text/plain; charset=utf-8")
 
     @app.get("/api/apps/{app_id}/download", tags=["files"],
              responses={200: {"content": {"application/zip": {}}}})
-    def download(app_id: str) -> Response:
-        target = owned(app_id)
+    def download(app_id: str, user: Caller) -> Response:
+        target = owned(app_id, user)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for info in p.workspace.list(target.id):

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from zerocode.errors import InvalidInput
 
 MAX_NAME = 60
+MAX_PAGE = 50
 _APP_ID = re.compile(r"^[a-z0-9]{20}$")
 
 
@@ -61,6 +62,12 @@ def check_name(name: Any) -> str:
     if len(clean) > MAX_NAME:
         raise InvalidInput(f"name must be at most {MAX_NAME} characters")
     return clean
+
+
+def check_limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
+    return limit
 
 
 @dataclass(frozen=True)

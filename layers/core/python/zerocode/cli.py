@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 from zerocode import __version__
 
@@ -23,6 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=None)
     serve.add_argument("--sites-port", type=int, default=None)
     serve.add_argument("--data-dir", type=Path, default=None)
+    admin = sub.add_parser("admin", help="manage administrators")
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    make = admin_sub.add_parser("create", help="make ACCOUNT an admin (registering it if new)")
+    make.add_argument("account")
+    make.add_argument("--password-stdin", action="store_true",
+                      help="read the new account's password from stdin instead of a prompt")
+    make.add_argument("--data-dir", type=Path, default=None)
     window = sub.add_parser("window", help="print the window the model would see for an app")
     window.add_argument("app_id")
     window.add_argument("--system", default="")
@@ -39,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
                                    ("sites_port", getattr(args, "sites_port", None)))
                  if v is not None}
     settings = Settings().model_copy(update=overrides)
+    if args.command == "admin":
+        return _admin_create(settings, args.account, args.password_stdin)
     if args.command == "serve":
         from zerocode.server import serve as run_server
 
@@ -55,6 +65,28 @@ def main(argv: list[str] | None = None) -> int:
                    "totalTokens": w.total_tokens, "evictedUnits": w.evicted_units,
                    "elidedPayloads": w.elided_payloads}, sys.stdout, indent=2, ensure_ascii=False)
         print()
+    return 0
+
+
+def _admin_create(settings: Any, account: str, password_stdin: bool) -> int:
+    """Promote an account, or register it first (asking for its password)."""
+    import getpass
+
+    from zerocode.accounts import Accounts
+    from zerocode.adapters.sqlite import SqliteDatabase, SqliteUserStore
+    from zerocode.errors import ZerocodeError
+
+    accounts = Accounts(SqliteUserStore(SqliteDatabase(settings.sqlite_path)))
+    try:
+        if accounts.users.by_account(account.lower()) is None:
+            password = sys.stdin.readline().rstrip("\n") if password_stdin else \
+                getpass.getpass(f"password for {account}: ")
+            accounts.register(account, password)
+        user = accounts.make_admin(account)
+    except ZerocodeError as exc:
+        print(f"zerocode admin create: {exc.message}", file=sys.stderr)
+        return 1
+    print(f"{user.account} is an admin")
     return 0
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zerocode import prompts
+from zerocode.accounts import Accounts
 from zerocode.apps import App, AppStore, CodeGenType, check_name, new_app_id
 from zerocode.display import DisplayHistoryStore
 from zerocode.engine import PROMPT_OF, Engine
@@ -31,6 +32,7 @@ class Platform:
     model: ChatModel
     engine: Engine
     site_dir: Callable[[App], Path | None]  # what the preview serves, if it exists yet
+    accounts: Accounts
 
     def system_prompt(self, app: App) -> str:
         return prompts.load(PROMPT_OF[app.code_gen_type])

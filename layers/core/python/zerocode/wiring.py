@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from zerocode.accounts import Accounts
 from zerocode.apps import App, CodeGenType
 from zerocode.cache import WindowCache
 from zerocode.display import DisplayHistoryStore
@@ -78,6 +79,7 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
         SqliteDisplayHistoryStore,
         SqliteLease,
         SqliteTranscriptStore,
+        SqliteUserStore,
     )
 
     db = SqliteDatabase(settings.sqlite_path)
@@ -101,7 +103,7 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
         return root if (root / "index.html").is_file() else None
 
     return Platform(settings, SqliteAppStore(db), mem, display, workspace, model, engine,
-                    site_dir)
+                    site_dir, Accounts(SqliteUserStore(db)))
 
 
 def _aws_client(service: str, settings: Settings) -> Any:

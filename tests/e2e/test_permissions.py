@@ -1,0 +1,101 @@
+"""Every route in the OpenAPI document, checked for anonymous, another user, the owner and
+an admin. A route with no rule here fails the suite, so nothing new ships unguarded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import Server, chat, create, signed_in
+from tests.e2e.test_accounts import make_admin
+
+PUBLIC, SIGNED_IN, APP = "public", "signed-in", "app"
+RULES: dict[tuple[str, str], str] = {
+    ("GET", "/api/health"): PUBLIC,
+    ("POST", "/api/users/register"): PUBLIC,
+    ("POST", "/api/users/login"): PUBLIC,
+    ("POST", "/api/users/logout"): SIGNED_IN,
+    ("GET", "/api/users/me"): SIGNED_IN,
+    ("POST", "/api/apps"): SIGNED_IN,
+    ("GET", "/api/apps"): SIGNED_IN,
+    ("GET", "/api/apps/{app_id}"): APP,
+    ("PATCH", "/api/apps/{app_id}"): APP,
+    ("DELETE", "/api/apps/{app_id}"): APP,
+    ("POST", "/api/apps/{app_id}/chat"): APP,
+    ("GET", "/api/apps/{app_id}/chat"): APP,
+    ("GET", "/api/apps/{app_id}/history"): APP,
+    ("GET", "/api/apps/{app_id}/context"): APP,
+    ("GET", "/api/apps/{app_id}/files"): APP,
+    ("GET", "/api/apps/{app_id}/files/{path}"): APP,
+    ("GET", "/api/apps/{app_id}/download"): APP,
+}
+# What a well-formed request to each route carries (besides credentials).
+BODIES: dict[tuple[str, str], dict[str, Any]] = {
+    ("POST", "/api/users/register"): {"json": {"account": "perm-new-1",
+                                               "password": "correct horse"}},
+    ("POST", "/api/users/login"): {"json": {"account": "perm-new-1",
+                                            "password": "correct horse"}},
+    ("POST", "/api/apps"): {"json": {"initPrompt": "A page", "codeGenType": "html"}},
+    ("PATCH", "/api/apps/{app_id}"): {"json": {"name": "Renamed"}},
+    ("POST", "/api/apps/{app_id}/chat"): {"json": {"message": "A page about bees"}},
+    ("GET", "/api/apps/{app_id}/chat"): {"params": {"message": "A page about bees"}},
+}
+
+
+def routes(server: Server) -> list[tuple[str, str]]:
+    spec = httpx.get(f"{server.api}/api/openapi.json").json()
+    return sorted((method.upper(), path) for path, ops in spec["paths"].items()
+                  for method in ops)
+
+
+def test_every_route_has_a_rule(server: Server) -> None:
+    missing = [r for r in routes(server) if r not in RULES]
+    assert not missing, f"routes without a permission rule: {missing}"
+
+
+def call(client: httpx.Client, method: str, path: str, app_id: str) -> int:
+    url = path.replace("{app_id}", app_id).replace("{path}", "index.html")
+    client.cookies.clear()  # a login answered earlier must not turn "anonymous" into a user
+    with client.stream(method, url, **BODIES.get((method, path), {})) as response:
+        response.read()
+        return response.status_code
+
+
+@pytest.fixture(scope="module")
+def people(server: Server) -> dict[str, httpx.Client]:
+    make_admin(server, "perm-admin")
+    token = httpx.post(f"{server.api}/api/users/login", json={
+        "account": "perm-admin", "password": "correct horse"}).json()["token"]
+    admin = httpx.Client(base_url=server.api, timeout=120,
+                         headers={"Authorization": f"Bearer {token}"})
+    # The account the login route signs in to (its register check then meets 409).
+    assert httpx.post(f"{server.api}/api/users/register",
+                      json=BODIES[("POST", "/api/users/register")]["json"]).status_code == 201
+    return {"anonymous": httpx.Client(base_url=server.api, timeout=120),
+            "other": signed_in(server), "owner": signed_in(server), "admin": admin}
+
+
+@pytest.mark.parametrize("route", sorted(RULES))
+def test_route_answers_each_kind_of_caller_rightly(server: Server, people: dict[str, Any],
+                                                   route: tuple[str, str]) -> None:
+    method, path = route
+    rule = RULES[route]
+    statuses = {}
+    for who in ("anonymous", "other", "owner", "admin"):
+        app = create(people["owner"], "A page about bees", "html")
+        chat(people["owner"], app["id"], app["initPrompt"])
+        caller = people[who]
+        if route == ("POST", "/api/users/logout") and who != "anonymous":
+            caller = signed_in(server)  # logging out must not end the sessions used above
+        statuses[who] = call(caller, method, path, app["id"])
+    if rule == PUBLIC:
+        assert statuses["anonymous"] < 400 or statuses["anonymous"] == 409, statuses
+    elif rule == SIGNED_IN:
+        assert statuses["anonymous"] == 401, statuses
+        assert all(statuses[w] < 400 for w in ("other", "owner", "admin")), statuses
+    else:
+        assert statuses["anonymous"] == 401, statuses
+        assert statuses["other"] == 404, statuses
+        assert statuses["owner"] < 400 and statuses["admin"] < 400, statuses
