@@ -79,3 +79,17 @@ def test_code_that_cannot_be_parsed_fails_the_turn_and_saves_nothing(tmp_path: P
     assert p.workspace.list(app.id) == []
     entry = p.display.page(app.id, limit=1).entries[0]
     assert entry.status.value == "failed" and "could not be saved" in entry.content
+
+
+def test_a_full_history_is_refused_with_413_before_anything_runs(tmp_path: Path) -> None:
+    import pytest
+
+    from zerocode.errors import PayloadTooLarge
+
+    p = platform(tmp_path, max_turns_per_app=1)
+    app = asyncio.run(p.create_app("local", "A page about ferns", CodeGenType.HTML))
+    assert isinstance(run(p, app, "A page about ferns")[-1], DoneEvent)
+    with pytest.raises(PayloadTooLarge) as full:
+        p.engine.start(app, "one more", None)
+    assert full.value.status == 413
+    assert p.memory.head(app.id).turn == 1

@@ -24,6 +24,7 @@ from zerocode.apps import App, CodeGenType, check_name, is_app_id
 from zerocode.display import DisplayEntry
 from zerocode.errors import InvalidInput, NotFound, ZerocodeError
 from zerocode.events import sse
+from zerocode.guards import check_text
 from zerocode.platform import Platform
 from zerocode.workspace import clean_path
 
@@ -248,10 +249,8 @@ def create_app(platform: Platform) -> FastAPI:
 
     @app.post("/api/apps", status_code=201, response_model=AppOut, tags=["apps"])
     async def create(body: CreateAppIn, user: Caller) -> AppOut:
-        prompt = body.initPrompt.strip()
-        if len(prompt) > p.settings.max_message_chars:
-            raise InvalidInput(f"initPrompt is longer than {p.settings.max_message_chars} "
-                               "characters")
+        prompt = check_text(body.initPrompt, field="initPrompt",
+                            max_chars=p.settings.max_message_chars)
         created = await p.create_app(user.id, prompt, body.codeGenType)
         return app_out(created)
 
@@ -279,12 +278,7 @@ def create_app(platform: Platform) -> FastAPI:
     async def chat(app_id: str, user: User, message: str,
                    element: dict[str, Any] | None) -> Response:
         target = owned(app_id, user)
-        text = message.strip()
-        if not text:
-            raise InvalidInput("message is empty")
-        if len(text) > p.settings.max_message_chars:
-            raise InvalidInput(f"message is longer than {p.settings.max_message_chars} "
-                               "characters")
+        text = check_text(message, field="message", max_chars=p.settings.max_message_chars)
         run = p.engine.start(target, text, element)
         return StreamingResponse(_frames(run.events()), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache",

@@ -21,7 +21,7 @@ from zerocode import codegen, prompts
 from zerocode.apps import App, CodeGenType
 from zerocode.builder import Builder, BuildStatus
 from zerocode.display import DisplayHistoryStore, DisplayRole, DisplayStatus
-from zerocode.errors import Conflict, ZerocodeError
+from zerocode.errors import Conflict, PayloadTooLarge, ZerocodeError
 from zerocode.events import BuildEvent, DoneEvent, ErrorEvent, TextEvent, ToolEvent, TurnEvent
 from zerocode.lease import Lease
 from zerocode.memory import Memory, Turn
@@ -41,6 +41,7 @@ LEASE_SECONDS = 15 * 60  # API Gateway's streaming limit: no turn outlives it
 class EngineLimits:
     max_tool_calls: int = 20
     turn_timeout: float = 14 * 60
+    max_turns: int = 1000  # per app: past it the history is full (413)
 
 
 @dataclass
@@ -83,6 +84,9 @@ class Engine:
 
     def start(self, app: App, message: str, element: dict[str, Any] | None) -> TurnRun:
         """Take the app's lease or raise Conflict (409) before anything is streamed."""
+        if self.memory.head(app.id).turn >= self.limits.max_turns:
+            raise PayloadTooLarge(f"this app has reached {self.limits.max_turns} turns; "
+                                  "start a new app to keep going")
         holder = secrets.token_hex(8)
         if not self.lease.acquire(f"turn:{app.id}", holder, LEASE_SECONDS):
             raise Conflict("a turn is already running for this app; wait for it to finish")

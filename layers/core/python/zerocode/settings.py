@@ -54,6 +54,7 @@ class Settings(BaseSettings):
 
     max_message_chars: int = Field(1000, ge=1)
     max_tool_calls: int = Field(20, ge=1, le=100)
+    max_turns_per_app: int = Field(1000, ge=1)
     # A turn is cut off after this long (API Gateway streams end at 15 minutes).
     turn_timeout_seconds: float = Field(14 * 60, gt=0, le=15 * 60)
     max_file_bytes: int = Field(512 * 1024, ge=1024)

@@ -94,7 +94,8 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
     engine = Engine(memory=mem, display=display, workspace=workspace, builder=builder,
                     model=model, lease=SqliteLease(db), build_dir=workspace.path,
                     limits=EngineLimits(max_tool_calls=settings.max_tool_calls,
-                                        turn_timeout=settings.turn_timeout_seconds))
+                                        turn_timeout=settings.turn_timeout_seconds,
+                                        max_turns=settings.max_turns_per_app))
 
     def site_dir(app: App) -> Path | None:
         root = workspace.path(app.id)
