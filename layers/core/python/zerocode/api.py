@@ -8,7 +8,7 @@ import io
 import json
 import logging
 import zipfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -357,8 +357,10 @@ def _entry_out(e: DisplayEntry) -> HistoryEntryOut:
                            turn=e.turn, createdAt=e.created_at, element=e.element)
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def error_response(status: int, code: str, message: str,
+                   headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status,
+                        headers=headers)
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -377,7 +379,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
-        return error_response(exc.status_code, code, detail)
+        return error_response(exc.status_code, code, detail, exc.headers)  # keeps 405's Allow
 
     @app.exception_handler(Exception)
     async def crash(request: Request, exc: Exception) -> JSONResponse:
