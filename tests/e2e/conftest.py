@@ -31,6 +31,9 @@ class Server:
     sites_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    # The shared e2e server lets one user chat often; quotas have their own tests.
+    env: dict[str, str] = field(default_factory=lambda: {
+        "ZEROCODE_RATE_CHAT": "10000", "ZEROCODE_RATE_CREATE": "10000"})
 
     @property
     def api(self) -> str:
@@ -38,7 +41,7 @@ class Server:
 
     def start(self) -> None:
         self.log = self.data_dir / f"server-{self.port}.log"
-        env = {**os.environ, "ZEROCODE_DATA_DIR": str(self.data_dir)}
+        env = {**os.environ, "ZEROCODE_DATA_DIR": str(self.data_dir), **self.env}
         env.pop("ZEROCODE_MODEL_BASE_URL", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "zerocode.cli", "serve", "--port", str(self.port),

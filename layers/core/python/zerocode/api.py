@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import math
 import zipfile
 from collections.abc import AsyncIterator, Mapping
 from typing import Annotated, Any, Literal
@@ -26,6 +27,7 @@ from zerocode.errors import InvalidInput, NotFound, ZerocodeError
 from zerocode.events import sse
 from zerocode.guards import check_text
 from zerocode.platform import Platform
+from zerocode.ratelimit import RateLimited
 from zerocode.workspace import clean_path
 
 log = logging.getLogger(__name__)
@@ -161,7 +163,7 @@ class HealthOut(BaseModel):
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422)}
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429)}
 SESSION_COOKIE = "zc_session"
 # Cookie-authenticated requests that change state must carry this header: a page on
 # another site cannot add it without a CORS preflight, which this API never grants.
@@ -251,6 +253,7 @@ def create_app(platform: Platform) -> FastAPI:
     async def create(body: CreateAppIn, user: Caller) -> AppOut:
         prompt = check_text(body.initPrompt, field="initPrompt",
                             max_chars=p.settings.max_message_chars)
+        p.quota("create", user.id)
         created = await p.create_app(user.id, prompt, body.codeGenType)
         return app_out(created)
 
@@ -279,6 +282,7 @@ def create_app(platform: Platform) -> FastAPI:
                    element: dict[str, Any] | None) -> Response:
         target = owned(app_id, user)
         text = check_text(message, field="message", max_chars=p.settings.max_message_chars)
+        p.quota("chat", user.id)
         run = p.engine.start(target, text, element)
         return StreamingResponse(_frames(run.events()), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache",
@@ -366,7 +370,9 @@ def error_response(status: int, code: str, message: str,
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ZerocodeError)
     async def domain_error(_: Request, exc: ZerocodeError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message)
+        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} \
+            if isinstance(exc, RateLimited) else None
+        return error_response(exc.status, exc.code, exc.message, headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

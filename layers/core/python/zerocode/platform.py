@@ -16,6 +16,7 @@ from zerocode.errors import InvalidInput
 from zerocode.memory import Memory
 from zerocode.messages import Message, SystemMessage, UserMessage
 from zerocode.model import ChatModel, ModelReply, ModelRole, TextDelta
+from zerocode.ratelimit import RateLimiter, enforce
 from zerocode.settings import Settings
 from zerocode.workspace import Workspace
 
@@ -33,6 +34,12 @@ class Platform:
     engine: Engine
     site_dir: Callable[[App], Path | None]  # what the preview serves, if it exists yet
     accounts: Accounts
+    rates: RateLimiter
+
+    def quota(self, action: str, user_id: str) -> None:
+        """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""
+        limit = {"chat": self.settings.rate_chat, "create": self.settings.rate_create}[action]
+        enforce(self.rates, f"{action}:{user_id}", limit, self.settings.rate_window_seconds)
 
     def system_prompt(self, app: App) -> str:
         return prompts.load(PROMPT_OF[app.code_gen_type])

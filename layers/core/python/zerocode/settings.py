@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     # npm's download cache, shared by every local build (default ~/.cache/zerocode/npm).
     npm_cache_dir: Path | None = None
 
+    # Per-user quotas: requests allowed in any window of rate_window_seconds.
+    rate_chat: int = Field(5, ge=1)
+    rate_create: int = Field(10, ge=1)
+    rate_window_seconds: float = Field(60, gt=0)
+
     max_message_chars: int = Field(1000, ge=1)
     max_tool_calls: int = Field(20, ge=1, le=100)
     max_turns_per_app: int = Field(1000, ge=1)

@@ -13,6 +13,7 @@ from zerocode.engine import Engine, EngineLimits
 from zerocode.memory import Memory
 from zerocode.model import ChatModel, ModelRole
 from zerocode.platform import Platform
+from zerocode.ratelimit import RateLimiter
 from zerocode.settings import Settings
 from zerocode.transcript import TranscriptStore
 from zerocode.workspace import WorkspaceLimits
@@ -104,7 +105,18 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
         return root if (root / "index.html").is_file() else None
 
     return Platform(settings, SqliteAppStore(db), mem, display, workspace, model, engine,
-                    site_dir, Accounts(SqliteUserStore(db)))
+                    site_dir, Accounts(SqliteUserStore(db)), rate_limiter(settings))
+
+
+def rate_limiter(settings: Settings) -> RateLimiter:
+    """Shared through Redis when configured (several processes), else per process."""
+    if settings.redis_url:
+        from zerocode.adapters.redis_ratelimit import RedisRateLimiter
+
+        return RedisRateLimiter.from_url(settings.redis_url)
+    from zerocode.adapters.memory_ratelimit import InProcessRateLimiter
+
+    return InProcessRateLimiter()
 
 
 def _aws_client(service: str, settings: Settings) -> Any:

@@ -1,0 +1,50 @@
+"""Quotas per user: 429 with Retry-After past the limit, and recovery after waiting."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import Server, chat, create, signed_in
+
+
+@pytest.fixture(scope="module")
+def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("zerocode-quota"), env={
+        "ZEROCODE_RATE_CHAT": "2", "ZEROCODE_RATE_CREATE": "3",
+        "ZEROCODE_RATE_WINDOW_SECONDS": "3"})
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def test_chat_quota_answers_429_with_retry_after_and_recovers(strict_server: Server) -> None:
+    client = signed_in(strict_server)
+    app = create(client, "A page about wrens", "html")
+    for _ in range(2):
+        assert chat(client, app["id"], app["initPrompt"]).done is not None
+    refused = client.post(f"/api/apps/{app['id']}/chat", json={"message": "again"})
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "rate_limited"
+    wait = int(refused.headers["Retry-After"])
+    assert 1 <= wait <= 3
+    other = signed_in(strict_server)  # quotas are per user
+    theirs = create(other, "A page about larks", "html")
+    assert chat(other, theirs["id"], theirs["initPrompt"]).done is not None
+    time.sleep(wait + 0.2)
+    assert chat(client, app["id"], app["initPrompt"]).done is not None
+
+
+def test_create_quota(strict_server: Server) -> None:
+    client = signed_in(strict_server)
+    for i in range(3):
+        create(client, f"A page about stones {i}", "html")
+    refused = client.post("/api/apps", json={"initPrompt": "one more", "codeGenType": "html"})
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+    # Invalid requests are refused before they count.
+    bad = httpx.post(f"{strict_server.api}/api/apps", json={"initPrompt": ""},
+                     headers=dict(client.headers))
+    assert bad.status_code == 422
