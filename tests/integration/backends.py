@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,3 +82,22 @@ def dynamodb_backend() -> Backend:
                                            payload_bucket="zc-payloads", **kw),
         lambda **kw: DynamoDisplayHistoryStore(client, "zc-display", **kw),
         raw, corrupt)
+
+
+class OneRequestAtATime:
+    """moto checks a write's condition and then writes with no lock, so two racing threads
+    can both pass it; real DynamoDB applies each request to an item atomically. Serialising
+    requests restores that guarantee and nothing more: threads still interleave between a
+    read and the conditional write that follows it, which is the race under test."""
+
+    def __init__(self, client: Any) -> None:
+        self._client, self._lock = client, threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return method(*args, **kwargs)
+
+        return call

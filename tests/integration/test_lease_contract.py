@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.backends import OneRequestAtATime
 from zerocode.lease import Lease
 
 T0 = 1_700_000_000.0
@@ -52,7 +53,8 @@ def leases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LeaseFact
     create_leases_table(client, "zc-leases")  # idempotent: a second start must not fail
 
     def dynamo_lease(now: Callable[[], float] | None = None) -> Lease:
-        return DynamoLease(client, "zc-leases", now=now or Clock())
+        # moto does not apply a conditional write atomically; real DynamoDB does.
+        return DynamoLease(OneRequestAtATime(client), "zc-leases", now=now or Clock())
 
     yield dynamo_lease
 

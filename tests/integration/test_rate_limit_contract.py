@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import redis_client_or_skip
+from tests.integration.backends import OneRequestAtATime
 from zerocode.ratelimit import RateDecision, RateLimited, RateLimiter, enforce
 
 T0 = 1_700_000_000.0
@@ -33,25 +34,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.at
-
-
-class OneRequestAtATime:
-    """moto checks a write's condition and then writes with no lock, so two racing threads
-    can both pass it; real DynamoDB applies each request to an item atomically. Serialising
-    requests restores that guarantee and nothing more: threads still interleave between a
-    read and the conditional write that follows it, which is the race under test."""
-
-    def __init__(self, client: Any) -> None:
-        self._client, self._lock = client, threading.Lock()
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._client, name)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with self._lock:
-                return method(*args, **kwargs)
-
-        return call
 
 
 @pytest.fixture(params=["memory", "redis", "dynamodb"])
