@@ -26,6 +26,7 @@ from zerocode.display import DisplayEntry
 from zerocode.errors import InvalidInput, NotFound, ZerocodeError
 from zerocode.events import sse
 from zerocode.guards import check_text
+from zerocode.observability import USER_ID, RequestContext
 from zerocode.platform import Platform
 from zerocode.ratelimit import RateLimited
 from zerocode.workspace import clean_path
@@ -171,9 +172,9 @@ CSRF_HEADER = "X-Zerocode-Request"
 bearer = HTTPBearer(auto_error=False, description="token from POST /api/users/login")
 
 
-def caller(request: Request,
-           credentials: Annotated[HTTPAuthorizationCredentials | None,
-                                  Depends(bearer)] = None) -> User:
+async def caller(request: Request,
+                 credentials: Annotated[HTTPAuthorizationCredentials | None,
+                                        Depends(bearer)] = None) -> User:
     """The signed-in user, from a bearer token or the session cookie."""
     p: Platform = request.app.state.platform
     if credentials is not None:
@@ -186,6 +187,7 @@ def caller(request: Request,
     if user is None:
         raise Unauthenticated("sign in first: POST /api/users/login, then send "
                               "Authorization: Bearer <token>")
+    USER_ID.set(user.id)  # async on purpose: the context reaches the endpoint and its logs
     return user
 
 
@@ -196,6 +198,7 @@ def create_app(platform: Platform) -> FastAPI:
     app = FastAPI(title="zerocode", version=__version__, openapi_url="/api/openapi.json",
                   docs_url="/api/docs", redoc_url=None, responses=ERRORS)
     _install_error_handlers(app)
+    app.add_middleware(RequestContext)
     app.state.platform = platform
     p = platform
 

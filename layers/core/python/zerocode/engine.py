@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from zerocode.lease import Lease
 from zerocode.memory import Memory, Turn
 from zerocode.messages import ToolCall
 from zerocode.model import ChatModel, ModelError, ModelReply, ModelRole, TextDelta
+from zerocode.observability import APP_ID, TURN, record_turn
 from zerocode.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
 from zerocode.workspace import PathRefused, Workspace, clean_path
 
@@ -50,11 +52,17 @@ class TurnState:
 
     text: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
+    tool_calls: int = 0
+    tool_failures: int = 0
+    builds: int = 0
+    build_failures: int = 0
     failure_after_change: bool = False
     changed: bool = False
     error: str | None = None
 
     def record(self, outcome: ToolOutcome) -> None:
+        self.tool_calls += 1
+        self.tool_failures += not outcome.result.ok
         mark = "✓" if outcome.result.ok else "✗"
         self.steps.append(f"{mark} `{outcome.result.name}` {outcome.summary}")
         if outcome.changed and outcome.result.ok:
@@ -102,14 +110,18 @@ class TurnRun:
         self.state = TurnState()
         self.turn: Turn | None = None
         self.finished = False
+        self.started = time.monotonic()
         self.usage = [0, 0]  # model tokens in, out, over the turn's model calls
 
     async def events(self) -> AsyncIterator[TurnEvent]:
         e, app = self.engine, self.app
         status: Literal["succeeded", "failed", "interrupted"] = "failed"
+        self.started = time.monotonic()
+        APP_ID.set(app.id)
         try:
             self.turn = await _io(e.memory.begin_turn, app.id, self.message, self.element,
                                   self.system)
+            TURN.set(self.turn.number)
             await _io(e.display.append, app.id, DisplayRole.USER, self.message,
                       turn=self.turn.number, element=self.element)
             try:
@@ -131,14 +143,25 @@ class TurnRun:
                       status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
                       turn=self.turn.number)
             self.finished = True
-            log.info("turn finished app=%s turn=%s status=%s tokens_in=%s tokens_out=%s",
-                     app.id, self.turn.number, status, *self.usage,
-                     extra={"app_id": app.id, "turn": self.turn.number, "status": status,
-                            "tokens_in": self.usage[0], "tokens_out": self.usage[1]})
+            self._record(status)
             yield DoneEvent(status, self.turn.number)
         finally:
             self._close_abandoned()
             e.lease.release(f"turn:{app.id}", self.holder)
+
+    def _record(self, status: str) -> None:
+        """The turn's log line and metrics (tokens, tools, builds, duration)."""
+        st = self.state
+        log.info("turn %s status=%s tokens_in=%s tokens_out=%s", self.turn.number
+                 if self.turn else "-", status, *self.usage,
+                 extra={"status": status, "tokens_in": self.usage[0],
+                        "tokens_out": self.usage[1], "tool_calls": st.tool_calls,
+                        "tool_failures": st.tool_failures})
+        record_turn(status=status, seconds=time.monotonic() - self.started,
+                    tokens_in=self.usage[0], tokens_out=self.usage[1],
+                    tool_calls=st.tool_calls, tool_failures=st.tool_failures,
+                    builds=st.builds, build_failures=st.build_failures,
+                    errors=int(st.error is not None))
 
     def _close_abandoned(self) -> None:
         """The client went away (or the server is stopping): close the turn, synchronously,
@@ -152,6 +175,7 @@ class TurnRun:
             e.display.append(self.app.id, DisplayRole.ERROR, self.state.display() +
                              "\n\n**Interrupted:** the connection closed before the turn ended.",
                              status=DisplayStatus.INTERRUPTED, turn=self.turn.number)
+            self._record("interrupted")
         except (ZerocodeError, OSError) as exc:
             # The next turn closes it instead (begin_turn sees the open turn).
             log.error("could not close interrupted turn app=%s: %s", self.app.id, exc)
@@ -241,6 +265,7 @@ class TurnRun:
 
     async def _build(self) -> AsyncIterator[TurnEvent]:
         build_id = secrets.token_hex(6)
+        self.state.builds += 1
         yield BuildEvent("running", build_id)
         result = await self.engine.builder.build(self.engine.build_dir(self.app.id))
         tail = "\n".join(result.log_tail.splitlines()[-15:])
@@ -249,6 +274,7 @@ class TurnRun:
             yield BuildEvent("succeeded", build_id, tail)
         else:
             self.state.error = "the preview build failed"
+            self.state.build_failures += 1
             self.state.steps.append("✗ preview build failed")
             yield BuildEvent("failed", build_id, tail)
 

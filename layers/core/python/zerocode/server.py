@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 
 import uvicorn
 
 from zerocode import __version__, wiring
 from zerocode.api import create_app
+from zerocode.observability import configure_logging
 from zerocode.settings import Settings
 from zerocode.sites import create_sites_app
 from zerocode.tokens import o200k
@@ -27,16 +27,16 @@ def banner(settings: Settings, model: str) -> str:
 
 
 def serve(settings: Settings) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging()
     platform = wiring.platform(settings)
     o200k()  # load the tokenizer now, not on the event loop during the first turn
     print(banner(settings, platform.model.description), flush=True)
     servers = [
         uvicorn.Server(uvicorn.Config(create_app(platform), host=settings.host,
-                                      port=settings.port, log_level="info",
+                                      port=settings.port, log_config=None,
                                       timeout_graceful_shutdown=5)),
         uvicorn.Server(uvicorn.Config(create_sites_app(platform), host=settings.host,
-                                      port=settings.sites_port, log_level="warning")),
+                                      port=settings.sites_port, log_config=None)),
     ]
 
     async def run() -> None:
