@@ -118,7 +118,6 @@ class ContextOut(BaseModel):
     evictedUnits: int
     elidedPayloads: int
     summaryIncluded: bool
-    valid: bool
 
 
 class FileOut(BaseModel):
@@ -326,7 +325,7 @@ def create_app(platform: Platform) -> FastAPI:
         return ContextOut(messages=window.openai(), tokens=list(window.tokens),
                           totalTokens=window.total_tokens, evictedUnits=window.evicted_units,
                           elidedPayloads=window.elided_payloads,
-                          summaryIncluded=window.summary_included, valid=True)
+                          summaryIncluded=window.summary_included)
 
     @app.get("/api/apps/{app_id}/files", response_model=FilesOut, tags=["files"])
     def files(app_id: str, user: Caller) -> FilesOut:

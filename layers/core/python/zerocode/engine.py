@@ -9,7 +9,6 @@ and the turn is closed (M2, M7), and the app's lease is released.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 import time
@@ -291,11 +290,3 @@ def _call_path(call: ToolCall) -> str | None:
 async def _io(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Blocking store and file calls run in a worker thread, off the event loop."""
     return await asyncio.to_thread(fn, *args, **kwargs)
-
-
-def element_from_query(raw: str | None) -> dict[str, Any] | None:
-    """The ``element`` query parameter of the EventSource variant (JSON text)."""
-    if not raw:
-        return None
-    value = json.loads(raw)
-    return value if isinstance(value, dict) else None
