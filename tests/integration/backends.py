@@ -6,10 +6,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from zerocode.display import DisplayHistoryStore
 from zerocode.transcript import TranscriptStore
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -101,3 +103,27 @@ class OneRequestAtATime:
                 return method(*args, **kwargs)
 
         return call
+
+
+def run_together(n: int, work: Callable[[int], T], timeout: float = 60) -> dict[int, T]:
+    """Run ``work(0..n-1)`` on n threads released at the same instant; re-raise any error."""
+    start = threading.Barrier(n)
+    results: dict[int, T] = {}
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            start.wait(timeout=10)
+            results[i] = work(i)
+        except BaseException as exc:  # surfaced below, not lost in the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    if errors:
+        raise errors[0]
+    assert len(results) == n, f"{n - len(results)} thread(s) did not finish"
+    return results

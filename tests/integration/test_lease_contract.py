@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.integration.backends import OneRequestAtATime
+from tests.integration.backends import OneRequestAtATime, run_together
 from zerocode.lease import Lease
 
 T0 = 1_700_000_000.0
@@ -126,24 +124,8 @@ def test_keys_are_independent(leases: LeaseFactory) -> None:
 def test_racing_threads_have_exactly_one_winner(leases: LeaseFactory, round_: int) -> None:
     threads_n = 8
     contenders = [leases() for _ in range(threads_n)]
-    start = threading.Barrier(threads_n)
-    results: dict[int, bool] = {}
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            start.wait(timeout=10)
-            results[i] = contenders[i].acquire(f"app-{round_}", f"turn-{i}", TTL)
-        except BaseException as exc:  # surfaced below, not lost in the thread
-            errors.append(exc)
-
-    threads: list[Any] = [threading.Thread(target=run, args=(i,)) for i in range(threads_n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    assert not errors
-    assert len(results) == threads_n
+    results = run_together(threads_n, lambda i: contenders[i].acquire(
+        f"app-{round_}", f"turn-{i}", TTL), timeout=30)
     winners = [i for i, won in results.items() if won]
     assert len(winners) == 1
     loser = next(i for i in range(threads_n) if i != winners[0])

@@ -10,14 +10,13 @@ from __future__ import annotations
 import logging
 import random
 import secrets
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from tests.conftest import redis_client_or_skip
-from tests.integration.backends import OneRequestAtATime
+from tests.integration.backends import OneRequestAtATime, run_together
 from zerocode.ratelimit import RateDecision, RateLimited, RateLimiter, enforce
 
 T0 = 1_700_000_000.0
@@ -185,24 +184,8 @@ def test_random_traffic_matches_the_sliding_rule(limiters: LimiterFactory) -> No
 def test_racing_threads_get_exactly_the_limit(limiters: LimiterFactory, round_: int) -> None:
     threads_n, limit = 20, 5
     contenders = [limiters() for _ in range(threads_n)]
-    start = threading.Barrier(threads_n)
-    results: dict[int, RateDecision] = {}
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            start.wait(timeout=10)
-            results[i] = contenders[i].hit(f"race-{round_}", limit, WINDOW)
-        except BaseException as exc:  # surfaced below, not lost in the thread
-            errors.append(exc)
-
-    threads: list[Any] = [threading.Thread(target=run, args=(i,)) for i in range(threads_n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors
-    assert len(results) == threads_n
+    results = run_together(threads_n, lambda i: contenders[i].hit(f"race-{round_}", limit,
+                                                                   WINDOW))
     winners = [d for d in results.values() if d.allowed]
     assert len(winners) == limit
     assert sorted(d.remaining for d in winners) == list(range(limit))
