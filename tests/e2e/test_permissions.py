@@ -11,7 +11,7 @@ import pytest
 from tests.e2e.conftest import Server, chat, create, signed_in
 from tests.e2e.test_accounts import make_admin
 
-PUBLIC, SIGNED_IN, APP = "public", "signed-in", "app"
+PUBLIC, SIGNED_IN, APP, ADMIN = "public", "signed-in", "app", "admin"
 RULES: dict[tuple[str, str], str] = {
     ("GET", "/api/health"): PUBLIC,
     ("POST", "/api/users/register"): PUBLIC,
@@ -30,6 +30,11 @@ RULES: dict[tuple[str, str], str] = {
     ("GET", "/api/apps/{app_id}/files"): APP,
     ("GET", "/api/apps/{app_id}/files/{path}"): APP,
     ("GET", "/api/apps/{app_id}/download"): APP,
+    ("GET", "/api/admin/apps"): ADMIN,
+    ("PATCH", "/api/admin/apps/{app_id}"): ADMIN,
+    ("DELETE", "/api/admin/apps/{app_id}"): ADMIN,
+    ("DELETE", "/api/admin/apps/{app_id}/history"): ADMIN,
+    ("GET", "/api/admin/users"): ADMIN,
 }
 # What a well-formed request to each route carries (besides credentials).
 BODIES: dict[tuple[str, str], dict[str, Any]] = {
@@ -39,6 +44,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
                                             "password": "correct horse"}},
     ("POST", "/api/apps"): {"json": {"initPrompt": "A page", "codeGenType": "html"}},
     ("PATCH", "/api/apps/{app_id}"): {"json": {"name": "Renamed"}},
+    ("PATCH", "/api/admin/apps/{app_id}"): {"json": {"priority": 100}},
     ("POST", "/api/apps/{app_id}/chat"): {"json": {"message": "A page about bees"}},
     ("GET", "/api/apps/{app_id}/chat"): {"params": {"message": "A page about bees"}},
 }
@@ -95,6 +101,10 @@ def test_route_answers_each_kind_of_caller_rightly(server: Server, people: dict[
     elif rule == SIGNED_IN:
         assert statuses["anonymous"] == 401, statuses
         assert all(statuses[w] < 400 for w in ("other", "owner", "admin")), statuses
+    elif rule == ADMIN:
+        assert statuses["anonymous"] == 401, statuses
+        assert statuses["other"] == statuses["owner"] == 403, statuses
+        assert statuses["admin"] < 400, statuses
     else:
         assert statuses["anonymous"] == 401, statuses
         assert statuses["other"] == 404, statuses

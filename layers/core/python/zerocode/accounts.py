@@ -76,6 +76,11 @@ class UserStore(Protocol):
 
     def delete_token(self, token_hash: str) -> None: ...
 
+    def list_users(self, cursor: str | None = None, limit: int = 20,
+                   query: str | None = None) -> tuple[list[User], str | None]:
+        """Accounts in name order (for admins), filtered by a substring of the account."""
+        ...
+
 
 def check_account(account: object) -> str:
     if not isinstance(account, str) or not _ACCOUNT.match(account):

@@ -8,8 +8,10 @@ import io
 import json
 import logging
 import math
+import time
 import zipfile
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -21,7 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zerocode import __version__
 from zerocode.accounts import Forbidden, Unauthenticated, User
-from zerocode.apps import App, CodeGenType, check_name, is_app_id
+from zerocode.apps import MAX_PRIORITY, App, CodeGenType, check_name, is_app_id
 from zerocode.display import DisplayEntry
 from zerocode.errors import InvalidInput, NotFound, ZerocodeError
 from zerocode.events import sse
@@ -93,6 +95,36 @@ class AppOut(BaseModel):
 
 class AppListOut(BaseModel):
     apps: list[AppOut]
+    nextCursor: str | None
+
+
+class AdminAppOut(AppOut):
+    owner: str
+
+
+class AdminAppListOut(BaseModel):
+    apps: list[AdminAppOut]
+    nextCursor: str | None
+
+
+class AdminAppIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    cover: str | None = Field(None, max_length=2000)
+    priority: int | None = Field(None, ge=0, le=MAX_PRIORITY)
+
+
+class AdminUserOut(BaseModel):
+    id: str
+    account: str
+    name: str
+    role: str
+    createdAt: float
+    failedLogins: int
+
+
+class AdminUserListOut(BaseModel):
+    users: list[AdminUserOut]
     nextCursor: str | None
 
 
@@ -193,6 +225,25 @@ async def caller(request: Request,
 Caller = Annotated[User, Depends(caller)]
 
 
+async def maybe_caller(request: Request,
+                       credentials: Annotated[HTTPAuthorizationCredentials | None,
+                                              Depends(bearer)] = None) -> User | None:
+    """The signed-in user, or None for anonymous callers of public pages."""
+    try:
+        return await caller(request, credentials)
+    except Unauthenticated:
+        return None
+
+
+async def admin(user: Caller) -> User:
+    if not user.is_admin:
+        raise Forbidden("this needs an admin account")
+    return user
+
+
+Admin = Annotated[User, Depends(admin)]
+
+
 def create_app(platform: Platform) -> FastAPI:
     app = FastAPI(title="zerocode", version=__version__, openapi_url="/api/openapi.json",
                   docs_url="/api/docs", redoc_url=None, responses=ERRORS)
@@ -259,11 +310,78 @@ def create_app(platform: Platform) -> FastAPI:
         created = await p.create_app(user.id, prompt, body.codeGenType)
         return app_out(created)
 
+    featured_cache: dict[tuple[Any, ...], tuple[float, AppListOut]] = {}
+
     @app.get("/api/apps", response_model=AppListOut, tags=["apps"])
-    def list_apps(user: Caller, scope: Literal["mine"] = "mine", cursor: str | None = None,
-                  limit: Annotated[int, Query(ge=1, le=50)] = 20) -> AppListOut:
-        page = p.apps.list_by_owner(user.id, cursor, limit)
+    def list_apps(user: Annotated[User | None, Depends(maybe_caller)],
+                  scope: Literal["mine", "featured"] = "mine", cursor: str | None = None,
+                  limit: Annotated[int, Query(ge=1, le=50)] = 20,
+                  q: Annotated[str | None, Query(max_length=60)] = None) -> AppListOut:
+        """My apps (signed in), or the featured apps (anyone; cached for a few minutes)."""
+        if scope == "featured":
+            key, now = (cursor, limit, q), time.monotonic()
+            hit = featured_cache.get(key)
+            if hit is not None and hit[0] > now:
+                return hit[1]
+            page = p.apps.list_featured(cursor, limit, q)
+            out = AppListOut(apps=[app_out(a) for a in page.apps], nextCursor=page.next_cursor)
+            if len(featured_cache) > 1000:
+                featured_cache.clear()
+            featured_cache[key] = (now + p.settings.featured_cache_seconds, out)
+            return out
+        if user is None:
+            raise Unauthenticated("sign in to list your apps (scope=featured is public)")
+        page = p.apps.list_by_owner(user.id, cursor, limit, q)
         return AppListOut(apps=[app_out(a) for a in page.apps], nextCursor=page.next_cursor)
+
+    def admin_app_out(a: App) -> AdminAppOut:
+        return AdminAppOut(**app_out(a).model_dump(), owner=a.owner)
+
+    @app.get("/api/admin/apps", response_model=AdminAppListOut, tags=["admin"])
+    def admin_apps(_: Admin, cursor: str | None = None,
+                   limit: Annotated[int, Query(ge=1, le=50)] = 20,
+                   q: Annotated[str | None, Query(max_length=60)] = None) -> AdminAppListOut:
+        page = p.apps.list_all(cursor, limit, q)
+        return AdminAppListOut(apps=[admin_app_out(a) for a in page.apps],
+                               nextCursor=page.next_cursor)
+
+    @app.patch("/api/admin/apps/{app_id}", response_model=AdminAppOut, tags=["admin"])
+    def admin_update(app_id: str, body: AdminAppIn, user: Admin) -> AdminAppOut:
+        target = owned(app_id, user)
+        changes: dict[str, Any] = {"updated_at": time.time()}
+        if body.name is not None:
+            changes["name"] = check_name(body.name)
+        if body.cover is not None:
+            changes["cover"] = body.cover or None
+        if body.priority is not None:
+            changes["priority"] = body.priority
+        updated = replace(target, **changes)
+        p.apps.put(updated)
+        featured_cache.clear()  # this process shows the change at once; others within minutes
+        return admin_app_out(updated)
+
+    @app.delete("/api/admin/apps/{app_id}", status_code=204, tags=["admin"])
+    def admin_delete(app_id: str, user: Admin) -> Response:
+        p.delete_app(owned(app_id, user))
+        featured_cache.clear()
+        return Response(status_code=204)
+
+    @app.delete("/api/admin/apps/{app_id}/history", status_code=204, tags=["admin"])
+    def admin_clear_history(app_id: str, user: Admin) -> Response:
+        """Forget an app's conversation (both histories); its files stay."""
+        target = owned(app_id, user)
+        p.memory.delete(target.id)
+        p.display.delete_app(target.id)
+        return Response(status_code=204)
+
+    @app.get("/api/admin/users", response_model=AdminUserListOut, tags=["admin"])
+    def admin_users(_: Admin, cursor: str | None = None,
+                    limit: Annotated[int, Query(ge=1, le=50)] = 20,
+                    q: Annotated[str | None, Query(max_length=64)] = None) -> AdminUserListOut:
+        users, next_cursor = p.accounts.users.list_users(cursor, limit, q)
+        return AdminUserListOut(users=[AdminUserOut(
+            id=u.id, account=u.account, name=u.name, role=u.role.value, createdAt=u.created_at,
+            failedLogins=u.failed_logins) for u in users], nextCursor=next_cursor)
 
     @app.get("/api/apps/{app_id}", response_model=AppOut, tags=["apps"])
     def get_app(app_id: str, user: Caller) -> AppOut:

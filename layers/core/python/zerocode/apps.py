@@ -13,6 +13,8 @@ from zerocode.errors import InvalidInput
 
 MAX_NAME = 60
 MAX_PAGE = 50
+FEATURED_PRIORITY = 99  # an app with at least this priority is featured
+MAX_PRIORITY = 99_999
 _APP_ID = re.compile(r"^[a-z0-9]{20}$")
 
 
@@ -64,6 +66,11 @@ def check_name(name: Any) -> str:
     return clean
 
 
+def name_matches(name: str, query: str | None) -> bool:
+    """Name search: a case-insensitive substring; no query matches everything."""
+    return not query or query.casefold() in name.casefold()
+
+
 def check_limit(limit: object) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
@@ -81,8 +88,20 @@ class AppStore(Protocol):
 
     def get(self, app_id: str) -> App | None: ...
 
-    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20) -> AppPage:
-        """Newest first; ``cursor`` is the ``next_cursor`` of the previous page."""
+    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20,
+                      query: str | None = None) -> AppPage:
+        """Newest first; ``cursor`` is the ``next_cursor`` of the previous page;
+        ``query`` keeps the apps whose name contains it."""
+        ...
+
+    def list_featured(self, cursor: str | None = None, limit: int = 20,
+                      query: str | None = None) -> AppPage:
+        """Apps with priority >= FEATURED_PRIORITY: highest priority first, then newest."""
+        ...
+
+    def list_all(self, cursor: str | None = None, limit: int = 20,
+                 query: str | None = None) -> AppPage:
+        """Every app, newest first (for admins)."""
         ...
 
     def delete(self, app_id: str) -> bool: ...

@@ -148,6 +148,21 @@ class TurnRun:
             self._close_abandoned()
             e.lease.release(f"turn:{app.id}", self.holder)
 
+    def _interrupt_latest(self, reason: str) -> None:
+        """Close the turn even if a write of ours was still in flight when the stream was
+        cancelled (a worker thread finishes it): catch up with the store's head, then close
+        the turn only if it is still ours and still open."""
+        assert self.turn is not None
+        e = self.engine
+        try:
+            e.memory.mark_interrupted(self.turn, reason)
+        except Conflict:
+            head = e.memory.head(self.app.id)
+            if head.turn != self.turn.number or not head.turn_open:
+                return  # closed by that last write, or a newer turn began: nothing to close
+            self.turn.head, self.turn.head_uid = head.seq, head.uid
+            e.memory.mark_interrupted(self.turn, reason)
+
     def _record(self, status: str) -> None:
         """The turn's log line and metrics (tokens, tools, builds, duration)."""
         st = self.state
@@ -170,7 +185,7 @@ class TurnRun:
         e = self.engine
         try:
             if not self.turn.closed:
-                e.memory.mark_interrupted(self.turn, "the client disconnected")
+                self._interrupt_latest("the client disconnected")
             e.display.append(self.app.id, DisplayRole.ERROR, self.state.display() +
                              "\n\n**Interrupted:** the connection closed before the turn ended.",
                              status=DisplayStatus.INTERRUPTED, turn=self.turn.number)

@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     rate_chat: int = Field(5, ge=1)
     rate_create: int = Field(10, ge=1)
     rate_window_seconds: float = Field(60, gt=0)
+    # The public featured-apps page is cached per process for this long.
+    featured_cache_seconds: float = Field(120, ge=0)
 
     max_message_chars: int = Field(1000, ge=1)
     max_tool_calls: int = Field(20, ge=1, le=100)

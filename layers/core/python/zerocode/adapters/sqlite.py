@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zerocode.accounts import Role, User
-from zerocode.apps import App, AppPage, CodeGenType, check_limit
+from zerocode.apps import FEATURED_PRIORITY, App, AppPage, CodeGenType, check_limit
 from zerocode.display import (
     DisplayEntry,
     DisplayPage,
@@ -73,6 +73,8 @@ class SqliteDatabase:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.executescript(_SCHEMA)
+        # Name search folds case the way Python does (SQLite's lower() is ASCII-only).
+        self.conn.create_function("casefold", 1, str.casefold, deterministic=True)
         self.lock = threading.RLock()
 
     @contextmanager
@@ -215,18 +217,46 @@ class SqliteAppStore:
                              "WHERE preview_key = ?", (preview_key,))
         return _app(rows[0]) if rows else None
 
-    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20) -> AppPage:
+    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20,
+                      query: str | None = None) -> AppPage:
+        return self._page("owner = ?", [owner], False, cursor, limit, query)
+
+    def list_featured(self, cursor: str | None = None, limit: int = 20,
+                      query: str | None = None) -> AppPage:
+        return self._page("priority >= ?", [FEATURED_PRIORITY], True, cursor, limit, query)
+
+    def list_all(self, cursor: str | None = None, limit: int = 20,
+                 query: str | None = None) -> AppPage:
+        return self._page("1 = 1", [], False, cursor, limit, query)
+
+    def _page(self, where: str, params: list[Any], by_priority: bool, cursor: str | None,
+              limit: int, query: str | None) -> AppPage:
+        """Keyset paging: newest first (highest priority first for featured), id breaks ties."""
         check_limit(limit)
-        after = _decode_cursor(cursor)
-        sql = f"SELECT {', '.join(_APP_COLUMNS)} FROM apps WHERE owner = ?"
-        params: list[Any] = [owner]
+        keys = ["priority", "created_at"] if by_priority else ["created_at"]
+        after = _decode_cursor(cursor, len(keys))
+        sql = f"SELECT {', '.join(_APP_COLUMNS)} FROM apps WHERE {where}"
+        args = list(params)
+        if query:
+            sql += " AND instr(casefold(name), ?) > 0"
+            args.append(query.casefold())
         if after is not None:
-            sql += " AND (created_at < ? OR (created_at = ? AND id > ?))"
-            params += [after[0], after[0], after[1]]
-        rows = self.db.query(sql + " ORDER BY created_at DESC, id LIMIT ?", (*params, limit + 1))
+            # (k1, k2, ..., id) strictly after the cursor in (DESC, DESC, ..., ASC) order.
+            terms, values = [], list(after)
+            for depth in range(len(keys) + 1):
+                equal = [f"{k} = ?" for k in keys[:depth]]
+                last = f"{keys[depth]} < ?" if depth < len(keys) else "id > ?"
+                terms.append("(" + " AND ".join([*equal, last]) + ")")
+                args += values[:depth + 1]
+            sql += " AND (" + " OR ".join(terms) + ")"
+        order = ", ".join(f"{k} DESC" for k in keys) + ", id"
+        rows = self.db.query(f"{sql} ORDER BY {order} LIMIT ?", (*args, limit + 1))
         apps = [_app(r) for r in rows[:limit]]
         more = len(rows) > limit
-        return AppPage(apps, _encode_cursor(apps[-1]) if more else None)
+        last_app = apps[-1] if more else None
+        next_cursor = _encode_cursor([*(getattr(last_app, k) for k in keys), last_app.id]) \
+            if last_app else None
+        return AppPage(apps, next_cursor)
 
     def delete(self, app_id: str) -> bool:
         with self.db.transaction() as conn:
@@ -239,17 +269,23 @@ def _app(row: Sequence[Any]) -> App:
     return App(**data)
 
 
-def _encode_cursor(app: App) -> str:
-    raw = json.dumps([app.created_at, app.id]).encode()
+def _encode_cursor(values: list[Any]) -> str:
+    raw = json.dumps(values).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str | None) -> tuple[float, str] | None:
+def _decode_cursor(cursor: str | None, sort_keys: int) -> list[Any] | None:
+    """The sort values and id a cursor carries; InvalidInput for anything else."""
     if cursor is None:
         return None
     try:
-        created, app_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return float(created), str(app_id)
+        values = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not isinstance(values, list) or len(values) != sort_keys + 1 or \
+                not isinstance(values[-1], str) or \
+                not all(isinstance(v, int | float) and not isinstance(v, bool)
+                        for v in values[:-1]):
+            raise ValueError("wrong shape")
+        return values
     except (ValueError, TypeError) as exc:
         raise InvalidInput("cursor is not one returned by this API") from exc
 
@@ -340,6 +376,22 @@ class SqliteUserStore:
     def delete_token(self, token_hash: str) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM tokens WHERE token_hash = ?", (token_hash,))
+
+    def list_users(self, cursor: str | None = None, limit: int = 20,
+                   query: str | None = None) -> tuple[list[User], str | None]:
+        check_limit(limit)
+        after = _decode_cursor(cursor, 0)
+        sql = f"SELECT {', '.join(_USER_COLUMNS)} FROM users WHERE 1 = 1"
+        args: list[Any] = []
+        if query:
+            sql += " AND instr(account, ?) > 0"
+            args.append(query.casefold())
+        if after is not None:
+            sql += " AND account > ?"
+            args.append(after[0])
+        rows = self.db.query(sql + " ORDER BY account LIMIT ?", (*args, limit + 1))
+        users = [_user(r) for r in rows[:limit]]
+        return users, _encode_cursor([users[-1].account]) if len(rows) > limit else None
 
 
 def _user(row: Sequence[Any]) -> User:
