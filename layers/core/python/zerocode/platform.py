@@ -10,6 +10,7 @@ from pathlib import Path
 from zerocode import prompts
 from zerocode.accounts import Accounts
 from zerocode.apps import App, AppStore, CodeGenType, check_name, new_app_id
+from zerocode.deletion import PendingDeletions, purge
 from zerocode.display import DisplayHistoryStore
 from zerocode.engine import PROMPT_OF, Engine
 from zerocode.errors import InvalidInput
@@ -35,6 +36,7 @@ class Platform:
     site_dir: Callable[[App], Path | None]  # what the preview serves, if it exists yet
     accounts: Accounts
     rates: RateLimiter
+    deletions: PendingDeletions
 
     def quota(self, action: str, user_id: str) -> None:
         """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""
@@ -58,12 +60,20 @@ class Platform:
         self.apps.put(app)
         return app
 
-    def delete_app(self, app: App) -> None:
-        """The app disappears for users first, then its data (M8)."""
+    def delete_app(self, app: App) -> bool:
+        """The app disappears for users first, then its data (M8). False when some data could
+        not be deleted yet: it is unreachable and :meth:`retry_deletions` finishes the job."""
+        self.deletions.add(app.id)  # remembered before anything is gone, so a crash resumes
         self.apps.delete(app.id)
-        self.memory.delete(app.id)
-        self.display.delete_app(app.id)
-        self.workspace.delete_app(app.id)
+        return purge(app.id, self._purge_steps(), self.deletions)
+
+    def retry_deletions(self) -> int:
+        """Finish deletions that failed midway; returns how many completed."""
+        return sum(purge(app_id, self._purge_steps(), self.deletions)
+                   for app_id in self.deletions.pending())
+
+    def _purge_steps(self) -> list[Callable[[str], object]]:
+        return [self.memory.delete, self.display.delete_app, self.workspace.delete_app]
 
     async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
         messages: list[Message] = [SystemMessage(prompts.load(prompt_name)), UserMessage(text)]

@@ -30,7 +30,10 @@ def serve(settings: Settings) -> None:
     configure_logging()
     platform = wiring.platform(settings)
     o200k()  # load the tokenizer now, not on the event loop during the first turn
+    finished = platform.retry_deletions()  # deletions a previous run could not finish
     print(banner(settings, platform.model.description), flush=True)
+    if finished:
+        print(f"  finished deleting {finished} app(s) left over from an earlier run", flush=True)
     servers = [
         uvicorn.Server(uvicorn.Config(create_app(platform), host=settings.host,
                                       port=settings.port, log_config=None,
@@ -39,12 +42,19 @@ def serve(settings: Settings) -> None:
                                       port=settings.sites_port, log_config=None)),
     ]
 
+    async def sweep() -> None:
+        while True:
+            await asyncio.sleep(300)
+            await asyncio.to_thread(platform.retry_deletions)
+
     async def run() -> None:
+        sweeper = asyncio.create_task(sweep())
         tasks = [asyncio.create_task(s.serve()) for s in servers]
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         for s in servers:  # one stopped (Ctrl-C, or a port in use): stop the other too
             s.should_exit = True
         await asyncio.gather(*tasks, return_exceptions=True)
+        sweeper.cancel()
 
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         runner.run(run())

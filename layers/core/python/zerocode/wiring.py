@@ -79,6 +79,7 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
         SqliteDatabase,
         SqliteDisplayHistoryStore,
         SqliteLease,
+        SqlitePendingDeletions,
         SqliteTranscriptStore,
         SqliteUserStore,
     )
@@ -105,7 +106,8 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
         return root if (root / "index.html").is_file() else None
 
     return Platform(settings, SqliteAppStore(db), mem, display, workspace, model, engine,
-                    site_dir, Accounts(SqliteUserStore(db)), rate_limiter(settings))
+                    site_dir, Accounts(SqliteUserStore(db)), rate_limiter(settings),
+                    SqlitePendingDeletions(db))
 
 
 def rate_limiter(settings: Settings) -> RateLimiter:
