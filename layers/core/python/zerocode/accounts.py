@@ -7,6 +7,7 @@ table cannot be replayed. Every check that fails says as little as possible.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -116,9 +117,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-# A hash to verify against when the account does not exist, so "no such account"
-# takes as long as "wrong password" and cannot be told apart by timing.
-_DUMMY_HASH = hash_password(secrets.token_urlsafe(12))
+@functools.cache
+def _dummy_hash() -> str:
+    """A hash to verify against when the account does not exist, so "no such account"
+    takes as long as "wrong password". Made on first use, not at import (scrypt is slow)."""
+    return hash_password(secrets.token_urlsafe(12))
 
 
 class Accounts:
@@ -137,7 +140,7 @@ class Accounts:
         """A new token; the same slow failure whether the account or the password is wrong."""
         user = self.users.by_account(account.lower()) if isinstance(account, str) else None
         ok = verify_password(password if isinstance(password, str) else "",
-                             user.password_hash if user else _DUMMY_HASH)
+                             user.password_hash if user else _dummy_hash())
         if user is None or not ok:
             if user is not None:
                 self.users.count_failed_login(user.id)
