@@ -45,9 +45,13 @@ def aws() -> Iterator[None]:
            "AWS_DEFAULT_REGION": "us-east-1", "AWS_SESSION_TOKEN": "testing"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    from zerocode import wiring
+
+    wiring._client.cache_clear()  # clients made under another mock must not be reused
     try:
         with mock_aws():
             yield
+        wiring._client.cache_clear()
     finally:
         for k, v in saved.items():
             if v is None:

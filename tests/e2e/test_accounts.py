@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -100,3 +101,15 @@ def test_admin_sees_other_peoples_apps_users_do_not(server: Server) -> None:
         admin = {"Authorization": f"Bearer {login['token']}"}
         seen = httpx.get(f"{server.api}/api/apps/{app['id']}", headers=admin)
         assert seen.status_code == 200 and seen.json()["id"] == app["id"]
+
+
+def test_a_forged_gateway_context_is_ignored_by_the_local_server(server: Server) -> None:
+    """Locally no API Gateway vouches for claims, so a client cannot name itself by sending
+    the header Lambda Web Adapter uses behind one."""
+    victim = signed_in(server)
+    me = victim.get("/api/users/me").json()
+    forged = json.dumps({"authorizer": {"claims": {
+        "sub": me["id"], "cognito:username": me["account"], "cognito:groups": "admin"}}})
+    headers = {"x-amzn-request-context": forged}
+    assert httpx.get(f"{server.api}/api/users/me", headers=headers).status_code == 401
+    assert httpx.get(f"{server.api}/api/admin/users", headers=headers).status_code == 401

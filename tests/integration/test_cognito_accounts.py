@@ -185,3 +185,18 @@ def test_parse_groups() -> None:
     assert parse_groups("[a, b  c]") == ["a", "b", "c"]
     assert parse_groups(("a",)) == ["a"]
     assert parse_groups(42) == []
+
+
+def test_list_users_pages_searches_by_prefix_and_shows_admins(
+        accounts: CognitoAccounts) -> None:
+    for account in ("anna", "andrew", "bert"):
+        accounts.register(account, "password1")
+    accounts.make_admin("bert")
+    first, cursor = accounts.list_users(limit=2)
+    assert len(first) == 2 and cursor
+    rest, end = accounts.list_users(cursor=cursor, limit=2)
+    assert end is None
+    everyone = {u.account: u.role for u in first + rest}
+    assert everyone == {"anna": Role.USER, "andrew": Role.USER, "bert": Role.ADMIN}
+    assert sorted(u.account for u in accounts.list_users(query="AN")[0]) == ["andrew", "anna"]
+    assert accounts.list_users(query='a" or "') == ([], None)  # cannot break the filter

@@ -83,6 +83,25 @@ class UserStore(Protocol):
         ...
 
 
+class AccountService(Protocol):
+    """What the API needs from accounts; local ``Accounts`` and ``CognitoAccounts`` both are one."""
+
+    token_seconds: float
+
+    def register(self, account: object, password: object, name: object = None) -> User: ...
+
+    def login(self, account: object, password: object) -> tuple[str, User]: ...
+
+    def authenticate(self, token: str | None) -> User | None: ...
+
+    def logout(self, token: str) -> None: ...
+
+    def make_admin(self, account: str) -> User: ...
+
+    def list_users(self, cursor: str | None = None, limit: int = 20,
+                   query: str | None = None) -> tuple[list[User], str | None]: ...
+
+
 def check_account(account: object) -> str:
     if not isinstance(account, str) or not _ACCOUNT.match(account):
         raise InvalidInput("account must be 4 to 64 letters, digits or . _ @ -")
@@ -156,6 +175,10 @@ class Accounts:
 
     def logout(self, token: str) -> None:
         self.users.delete_token(token_hash(token))
+
+    def list_users(self, cursor: str | None = None, limit: int = 20,
+                   query: str | None = None) -> tuple[list[User], str | None]:
+        return self.users.list_users(cursor, limit, query)
 
     def make_admin(self, account: str) -> User:
         user = self.users.by_account(account.lower())

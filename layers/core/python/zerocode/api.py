@@ -203,12 +203,34 @@ CSRF_HEADER = "X-Zerocode-Request"
 bearer = HTTPBearer(auto_error=False, description="token from POST /api/users/login")
 
 
+REQUEST_CONTEXT = "x-amzn-request-context"
+
+
+def gateway_claims(headers: Mapping[str, str]) -> Mapping[str, Any] | None:
+    """The API Gateway authorizer's claims from the request context Lambda Web Adapter
+    forwards (it sets this header on every invocation, replacing any a client sent)."""
+    raw = headers.get(REQUEST_CONTEXT)
+    if not raw:
+        return None
+    try:
+        context = json.loads(raw)
+    except ValueError:
+        return None
+    authorizer = context.get("authorizer") if isinstance(context, dict) else None
+    claims = authorizer.get("claims") if isinstance(authorizer, dict) else None
+    return claims if isinstance(claims, dict) and claims else None
+
+
 async def caller(request: Request,
                  credentials: Annotated[HTTPAuthorizationCredentials | None,
                                         Depends(bearer)] = None) -> User:
-    """The signed-in user, from a bearer token or the session cookie."""
+    """The signed-in user: from the gateway's verified claims where a gateway vouches for
+    them, else from a bearer token or the session cookie."""
     p: Platform = request.app.state.platform
-    if credentials is not None:
+    claims = gateway_claims(request.headers) if p.gateway_claims is not None else None
+    if claims is not None and p.gateway_claims is not None:
+        user: User | None = p.gateway_claims(claims)
+    elif credentials is not None:
         user = p.accounts.authenticate(credentials.credentials)
     else:
         user = p.accounts.authenticate(request.cookies.get(SESSION_COOKIE))
@@ -378,7 +400,7 @@ def create_app(platform: Platform) -> FastAPI:
     def admin_users(_: Admin, cursor: str | None = None,
                     limit: Annotated[int, Query(ge=1, le=50)] = 20,
                     q: Annotated[str | None, Query(max_length=64)] = None) -> AdminUserListOut:
-        users, next_cursor = p.accounts.users.list_users(cursor, limit, q)
+        users, next_cursor = p.accounts.list_users(cursor, limit, q)
         return AdminUserListOut(users=[AdminUserOut(
             id=u.id, account=u.account, name=u.name, role=u.role.value, createdAt=u.created_at,
             failedLogins=u.failed_logins) for u in users], nextCursor=next_cursor)

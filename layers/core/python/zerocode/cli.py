@@ -72,17 +72,18 @@ def _admin_create(settings: Any, account: str, password_stdin: bool) -> int:
     """Promote an account, or register it first (asking for its password)."""
     import getpass
 
-    from zerocode.accounts import Accounts
-    from zerocode.adapters.sqlite import SqliteDatabase, SqliteUserStore
-    from zerocode.errors import ZerocodeError
+    from zerocode import wiring
+    from zerocode.errors import InvalidInput, ZerocodeError
 
-    accounts = Accounts(SqliteUserStore(SqliteDatabase(settings.sqlite_path)))
+    accounts = wiring.accounts(settings)  # local table or, with ZEROCODE_MODE=aws, Cognito
     try:
-        if accounts.users.by_account(account.lower()) is None:
+        try:
+            user = accounts.make_admin(account)
+        except InvalidInput:  # no such account yet: register it, then promote it
             password = sys.stdin.readline().rstrip("\n") if password_stdin else \
                 getpass.getpass(f"password for {account}: ")
             accounts.register(account, password)
-        user = accounts.make_admin(account)
+            user = accounts.make_admin(account)
     except ZerocodeError as exc:
         print(f"zerocode admin create: {exc.message}", file=sys.stderr)
         return 1

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from zerocode import prompts
-from zerocode.accounts import Accounts
+from zerocode.accounts import AccountService, User
 from zerocode.apps import App, AppStore, CodeGenType, check_name, new_app_id
 from zerocode.deletion import PendingDeletions, purge
 from zerocode.display import DisplayHistoryStore
@@ -34,9 +35,12 @@ class Platform:
     model: ChatModel
     engine: Engine
     site_dir: Callable[[App], Path | None]  # what the preview serves, if it exists yet
-    accounts: Accounts
+    accounts: AccountService
     rates: RateLimiter
     deletions: PendingDeletions
+    # Behind API Gateway: the caller from the authorizer's verified claims, which Lambda Web
+    # Adapter forwards in x-amzn-request-context. None where no gateway vouches for them.
+    gateway_claims: Callable[[Mapping[str, Any]], User] | None = None
 
     def quota(self, action: str, user_id: str) -> None:
         """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""

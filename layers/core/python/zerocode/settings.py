@@ -27,7 +27,14 @@ class Settings(BaseSettings):
     apps_table: str = "zerocode-apps"
     users_table: str = "zerocode-users"
     builds_table: str = "zerocode-builds"
+    # Leases (turn:{appId}) and, without Redis, rate-limit logs ({action}:{userId}) share it.
     leases_table: str = "zerocode-leases"
+    deletions_table: str = "zerocode-deletions"
+    # S3 bucket for workspaces (workspaces/{appId}/...).
+    workspace_bucket: str | None = None
+    # Cognito user pool and its app client (USER_PASSWORD_AUTH, no secret).
+    cognito_user_pool_id: str | None = None
+    cognito_client_id: str | None = None
     # S3 bucket for transcript items too large for DynamoDB even compressed.
     payload_bucket: str | None = None
     # Days after an item is written until storage may expire it; 0 keeps forever.

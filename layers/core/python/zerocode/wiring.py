@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zerocode.accounts import Accounts
+from zerocode.accounts import Accounts, AccountService
 from zerocode.apps import App, CodeGenType
+from zerocode.builder import Builder
 from zerocode.cache import WindowCache
 from zerocode.display import DisplayHistoryStore
 from zerocode.engine import Engine, EngineLimits
@@ -17,6 +19,9 @@ from zerocode.ratelimit import RateLimiter
 from zerocode.settings import Settings
 from zerocode.transcript import TranscriptStore
 from zerocode.workspace import WorkspaceLimits
+
+if TYPE_CHECKING:
+    from zerocode.adapters.cognito_accounts import CognitoAccounts
 
 
 def window_cache(settings: Settings) -> WindowCache:
@@ -66,12 +71,11 @@ def chat_model(settings: Settings) -> ChatModel:
                             max_retries=settings.model_max_retries)
 
 
-def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
-    """Everything the API needs. Local mode only until the AWS adapters for apps, leases,
-    workspaces and builds exist (issues #5, #6)."""
-    if settings.mode != "local":
-        raise RuntimeError("ZEROCODE_MODE=aws needs the AWS app, lease, workspace and build "
-                           "adapters, which are not built yet; use ZEROCODE_MODE=local")
+def platform(settings: Settings, model: ChatModel | None = None,
+             builder: Builder | None = None) -> Platform:
+    """Everything the API needs, for the configured mode."""
+    if settings.mode == "aws":
+        return _aws_platform(settings, model, builder)
     from zerocode.adapters.local_workspace import LocalWorkspace
     from zerocode.adapters.npm_builder import NpmBuilder
     from zerocode.adapters.sqlite import (
@@ -89,15 +93,12 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
     transcript.purge_expired()
     display = SqliteDisplayHistoryStore(db, settings.retention_days)
     mem = memory(settings, transcript)
-    workspace = LocalWorkspace(settings.data_dir / "workspaces",
-                               WorkspaceLimits(settings.max_file_bytes, settings.max_files))
-    builder = NpmBuilder(settings.npm_cache)
+    workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
     model = model or chat_model(settings)
-    engine = Engine(memory=mem, display=display, workspace=workspace, builder=builder,
-                    model=model, lease=SqliteLease(db), build_dir=workspace.path,
-                    limits=EngineLimits(max_tool_calls=settings.max_tool_calls,
-                                        turn_timeout=settings.turn_timeout_seconds,
-                                        max_turns=settings.max_turns_per_app))
+    engine = Engine(memory=mem, display=display, workspace=workspace,
+                    builder=builder or NpmBuilder(settings.npm_cache), model=model,
+                    lease=SqliteLease(db), build_dir=workspace.path,
+                    limits=_engine_limits(settings))
 
     def site_dir(app: App) -> Path | None:
         root = workspace.path(app.id)
@@ -110,18 +111,101 @@ def platform(settings: Settings, model: ChatModel | None = None) -> Platform:
                     SqlitePendingDeletions(db))
 
 
+def _aws_platform(settings: Settings, model: ChatModel | None,
+                  builder: Builder | None) -> Platform:
+    """DynamoDB, S3, Cognito (and ElastiCache when ZEROCODE_REDIS_URL is set)."""
+    from zerocode.adapters.dynamodb_apps import (
+        DynamoAppStore,
+        DynamoLease,
+        DynamoPendingDeletions,
+    )
+    from zerocode.adapters.s3_workspace import S3Workspace
+
+    _require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
+    if builder is None:
+        raise RuntimeError("ZEROCODE_MODE=aws builds Vue projects on CodeBuild, whose adapter "
+                           "is not built yet (issue #5); pass a builder explicitly")
+    assert settings.workspace_bucket is not None  # checked by _require
+    client = _aws_client("dynamodb", settings)
+    transcript, display = stores(settings)
+    mem = memory(settings, transcript)
+    workspace = S3Workspace(_aws_client("s3", settings), settings.workspace_bucket,
+                            limits=_workspace_limits(settings))
+    model = model or chat_model(settings)
+    engine = Engine(memory=mem, display=display, workspace=workspace, builder=builder,
+                    model=model, lease=DynamoLease(client, settings.leases_table),
+                    build_dir=_no_local_checkout, limits=_engine_limits(settings))
+    cognito = _cognito(settings)
+    return Platform(settings, DynamoAppStore(client, settings.apps_table), mem, display,
+                    workspace, model, engine, lambda app: None, cognito,
+                    rate_limiter(settings),
+                    DynamoPendingDeletions(client, settings.deletions_table),
+                    gateway_claims=cognito.user_from_claims)
+
+
+def accounts(settings: Settings) -> AccountService:
+    """The account service alone (for ``zerocode admin create``)."""
+    if settings.mode == "aws":
+        return _cognito(settings)
+    from zerocode.adapters.sqlite import SqliteDatabase, SqliteUserStore
+
+    return Accounts(SqliteUserStore(SqliteDatabase(settings.sqlite_path)))
+
+
+def _cognito(settings: Settings) -> CognitoAccounts:
+    from zerocode.adapters.cognito_accounts import CognitoAccounts
+
+    _require(settings, "cognito_user_pool_id", "cognito_client_id")
+    assert settings.cognito_user_pool_id and settings.cognito_client_id
+    return CognitoAccounts(_aws_client("cognito-idp", settings), settings.cognito_user_pool_id,
+                           settings.cognito_client_id)
+
+
+def _require(settings: Settings, *names: str) -> None:
+    missing = [f"ZEROCODE_{n.upper()}" for n in names if not getattr(settings, n)]
+    if missing:
+        raise RuntimeError(f"ZEROCODE_MODE=aws needs {', '.join(missing)}")
+
+
+def _no_local_checkout(app_id: str) -> Path:
+    raise RuntimeError(f"app {app_id}: AWS-mode sources live in S3; Vue builds run on "
+                       "CodeBuild (issue #5), not in the API function")
+
+
+def _workspace_limits(settings: Settings) -> WorkspaceLimits:
+    return WorkspaceLimits(settings.max_file_bytes, settings.max_files)
+
+
+def _engine_limits(settings: Settings) -> EngineLimits:
+    return EngineLimits(max_tool_calls=settings.max_tool_calls,
+                        turn_timeout=settings.turn_timeout_seconds,
+                        max_turns=settings.max_turns_per_app)
+
+
 def rate_limiter(settings: Settings) -> RateLimiter:
-    """Shared through Redis when configured (several processes), else per process."""
+    """Shared through Redis when configured, else DynamoDB on AWS (several containers), else
+    per process."""
     if settings.redis_url:
         from zerocode.adapters.redis_ratelimit import RedisRateLimiter
 
         return RedisRateLimiter.from_url(settings.redis_url)
+    if settings.mode == "aws":
+        from zerocode.adapters.dynamodb_ratelimit import DynamoRateLimiter
+
+        return DynamoRateLimiter(_aws_client("dynamodb", settings), settings.leases_table)
     from zerocode.adapters.memory_ratelimit import InProcessRateLimiter
 
     return InProcessRateLimiter()
 
 
 def _aws_client(service: str, settings: Settings) -> Any:
+    return _client(service, settings.aws_region)
+
+
+@functools.cache
+def _client(service: str, region: str) -> Any:
+    """One client per service and region per process (clients are thread-safe and costly
+    to make: a Lambda container reuses them across invocations)."""
     import boto3
 
-    return boto3.client(service, region_name=settings.aws_region)
+    return boto3.client(service, region_name=region)

@@ -51,9 +51,17 @@ def _role(groups: list[str]) -> Role:
     return Role.ADMIN if ADMIN_GROUP in groups else Role.USER
 
 
+# Cognito's default access-token lifetime; the session cookie lives as long as the token.
+ACCESS_TOKEN_SECONDS = 3600.0
+_SEARCHABLE = re.compile(r"^[a-z0-9_.@-]+$")
+COGNITO_PAGE_MAX = 60
+
+
 class CognitoAccounts:
-    def __init__(self, client: Any, user_pool_id: str, client_id: str) -> None:
+    def __init__(self, client: Any, user_pool_id: str, client_id: str,
+                 token_seconds: float = ACCESS_TOKEN_SECONDS) -> None:
         self.client, self.user_pool_id, self.client_id = client, user_pool_id, client_id
+        self.token_seconds = token_seconds
 
     def register(self, account: object, password: object, name: object = None) -> User:
         clean = check_account(account)
@@ -134,6 +142,32 @@ class CognitoAccounts:
                 self._create_admin_group()
         return self._admin_get_user(clean)
 
+    def list_users(self, cursor: str | None = None, limit: int = 20,
+                   query: str | None = None) -> tuple[list[User], str | None]:
+        """One page of accounts. Cognito filters by prefix only, so ``query`` matches the
+        start of the account (locally it is a substring), and pages come in Cognito's order.
+        Roles come from one listing of the ``admin`` group, not a request per user; failed
+        logins are Cognito's business and show as 0."""
+        kwargs: dict[str, Any] = {"UserPoolId": self.user_pool_id,
+                                  "Limit": max(1, min(limit, COGNITO_PAGE_MAX))}
+        if query:
+            needle = query.strip().lower()
+            if not _SEARCHABLE.match(needle):
+                return [], None  # no account can contain it (and it cannot break the filter)
+            kwargs["Filter"] = f'username ^= "{needle}"'
+        if cursor:
+            kwargs["PaginationToken"] = cursor
+        try:
+            page = self.client.list_users(**kwargs)
+        except ClientError as exc:
+            if _code(exc) in {"InvalidParameterException", "NotAuthorizedException"} and cursor:
+                raise InvalidInput("cursor is not one returned by this API") from exc
+            raise
+        admins = self._admins()
+        users = [self._user(u, admins) for u in page.get("Users", [])]
+        next_token = page.get("PaginationToken")
+        return users, (str(next_token) if next_token else None)
+
     def user_from_claims(self, claims: Mapping[str, Any]) -> User:
         """The caller from API Gateway Cognito authorizer claims (ID or access token)."""
         sub = claims.get("sub")
@@ -142,6 +176,31 @@ class CognitoAccounts:
             raise Unauthenticated("token has no user")
         return User(sub, account, _display_name(claims.get("name"), account),
                     _role(parse_groups(claims.get("cognito:groups"))), "")
+
+    def _admins(self) -> set[str]:
+        names: set[str] = set()
+        kwargs: dict[str, Any] = {"UserPoolId": self.user_pool_id, "GroupName": ADMIN_GROUP}
+        while True:
+            try:
+                page = self.client.list_users_in_group(**kwargs)
+            except ClientError as exc:
+                if _code(exc) == "ResourceNotFoundException":  # no admin group yet
+                    return names
+                raise
+            names |= {str(u["Username"]) for u in page.get("Users", [])}
+            if not page.get("NextToken"):
+                return names
+            kwargs["NextToken"] = page["NextToken"]
+
+    @staticmethod
+    def _user(raw: Mapping[str, Any], admins: set[str]) -> User:
+        attributes = {a["Name"]: a["Value"] for a in raw.get("Attributes", [])}
+        name = str(raw["Username"])
+        created: Any = raw.get("UserCreateDate")
+        return User(str(attributes.get("sub", name)), name,
+                    _display_name(attributes.get("name"), name),
+                    Role.ADMIN if name in admins else Role.USER, "",
+                    created_at=created.timestamp() if hasattr(created, "timestamp") else 0.0)
 
     def _groups(self, account: str) -> list[str]:
         groups: list[str] = []
@@ -163,14 +222,8 @@ class CognitoAccounts:
 
     def _admin_get_user(self, account: str) -> User:
         answer = self.client.admin_get_user(UserPoolId=self.user_pool_id, Username=account)
-        attributes = {a["Name"]: a["Value"] for a in answer.get("UserAttributes", [])}
-        created = answer.get("UserCreateDate")
-        name = str(answer["Username"])
-        user = User(str(attributes.get("sub", name)), name,
-                    _display_name(attributes.get("name"), name), _role(self._groups(name)), "")
-        if created is not None and hasattr(created, "timestamp"):
-            return replace(user, created_at=created.timestamp())
-        return user
+        user = self._user({**answer, "Attributes": answer.get("UserAttributes", [])}, set())
+        return replace(user, role=_role(self._groups(user.account)))
 
 
 def create_user_pool(client: Any, name: str) -> tuple[str, str]:

@@ -1,0 +1,213 @@
+"""The API in AWS mode on moto: Cognito accounts, the caller from API Gateway authorizer
+claims (as Lambda Web Adapter forwards them), DynamoDB apps, leases, rate limits and pending
+deletions, S3 workspaces. The ASGI app is the one the Lambda function serves."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from fastapi.testclient import TestClient
+
+from zerocode import cli, wiring
+from zerocode.adapters.cognito_accounts import create_user_pool
+from zerocode.adapters.dynamodb import create_display_table, create_transcript_table
+from zerocode.adapters.dynamodb_apps import (
+    create_apps_table,
+    create_deletions_table,
+    create_leases_table,
+)
+from zerocode.adapters.npm_builder import NpmBuilder
+from zerocode.api import REQUEST_CONTEXT, create_app
+from zerocode.platform import Platform
+from zerocode.settings import Settings
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def aws_settings(aws: None, tmp_path: Any) -> Settings:
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    cognito = boto3.client("cognito-idp", region_name="us-east-1")
+    create_transcript_table(ddb, "t-transcript")
+    create_display_table(ddb, "t-display")
+    create_apps_table(ddb, "t-apps")
+    create_leases_table(ddb, "t-leases")
+    create_deletions_table(ddb, "t-deletions")
+    s3.create_bucket(Bucket="t-workspaces")
+    s3.create_bucket(Bucket="t-payloads")
+    pool, app_client = create_user_pool(cognito, "zerocode-aws-mode")
+    return Settings(mode="aws", transcript_table="t-transcript", display_table="t-display",
+                    apps_table="t-apps", leases_table="t-leases", deletions_table="t-deletions",
+                    workspace_bucket="t-workspaces", payload_bucket="t-payloads",
+                    cognito_user_pool_id=pool, cognito_client_id=app_client, rate_chat=3,
+                    npm_cache_dir=tmp_path / "npm")
+
+
+@pytest.fixture
+def platform(aws_settings: Settings, tmp_path: Any) -> Platform:
+    return wiring.platform(aws_settings, builder=NpmBuilder(tmp_path / "npm"))
+
+
+@pytest.fixture
+def client(platform: Platform) -> Iterator[TestClient]:
+    with TestClient(create_app(platform), base_url="https://api.example") as c:
+        yield c
+
+
+def gateway(token: str) -> dict[str, str]:
+    """What API Gateway's Cognito authorizer puts in the request context for this token,
+    as Lambda Web Adapter forwards it: the verified claims, every value a string."""
+    payload = token.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    flat = {k: ",".join(v) if isinstance(v, list) else str(v) for k, v in claims.items()}
+    context = {"requestId": "r-1", "stage": "prod", "authorizer": {"claims": flat}}
+    return {REQUEST_CONTEXT: json.dumps(context)}
+
+
+def sign_up(client: TestClient, account: str) -> str:
+    assert client.post("/api/users/register",
+                       json={"account": account, "password": PASSWORD}).status_code == 201
+    answer = client.post("/api/users/login", json={"account": account, "password": PASSWORD})
+    assert answer.status_code == 200, answer.text
+    client.cookies.clear()  # each request below names its caller explicitly
+    return str(answer.json()["token"])
+
+
+def create_html_app(client: TestClient, token: str) -> dict[str, Any]:
+    made = client.post("/api/apps", headers=gateway(token),
+                       json={"initPrompt": "A page about otters", "codeGenType": "html"})
+    assert made.status_code == 201, made.text
+    return dict(made.json())
+
+
+def test_the_caller_comes_from_the_authorizer_claims(client: TestClient,
+                                                     platform: Platform) -> None:
+    token = sign_up(client, "alice")
+    me = client.get("/api/users/me", headers=gateway(token))
+    assert me.status_code == 200, me.text
+    claims_sub = json.loads(gateway(token)[REQUEST_CONTEXT])["authorizer"]["claims"]["sub"]
+    assert me.json()["account"] == "alice" and me.json()["id"] == claims_sub
+    # Routes the gateway leaves open (e.g. listing, public for featured) still know the
+    # caller from the bearer token, checked with Cognito.
+    mine = client.get("/api/apps", headers={"Authorization": f"Bearer {token}"})
+    assert mine.status_code == 200 and mine.json()["apps"] == []
+    assert client.get("/api/users/me").status_code == 401
+    assert client.get("/api/apps").status_code == 401
+    assert client.get("/api/apps?scope=featured").status_code == 200
+
+
+def test_a_turn_in_aws_mode_writes_dynamodb_and_s3(client: TestClient,
+                                                   platform: Platform) -> None:
+    token = sign_up(client, "alice")
+    app = create_html_app(client, token)
+    with client.stream("POST", f"/api/apps/{app['id']}/chat", headers=gateway(token),
+                       json={"message": "Make a page about otters"}) as streamed:
+        assert streamed.status_code == 200
+        body = "".join(streamed.iter_text())
+    done = [line for line in body.splitlines() if line.startswith("data:")][-1]
+    assert json.loads(done.removeprefix("data:"))["status"] == "succeeded", body
+    files = client.get(f"/api/apps/{app['id']}/files", headers=gateway(token)).json()["files"]
+    assert "index.html" in [f["path"] for f in files]
+    s3 = boto3.client("s3", region_name="us-east-1")
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket="t-workspaces")["Contents"]]
+    assert f"workspaces/{app['id']}/index.html" in keys
+    history = client.get(f"/api/apps/{app['id']}/history", headers=gateway(token)).json()
+    assert [e["role"] for e in history["entries"]] == ["ai", "user"]
+    context = client.get(f"/api/apps/{app['id']}/context", headers=gateway(token)).json()
+    assert context["messages"][-1]["role"] == "assistant"
+
+
+def test_other_users_and_anonymous_callers_cannot_reach_an_app(client: TestClient) -> None:
+    alice, bob = sign_up(client, "alice"), sign_up(client, "bobby")
+    app = create_html_app(client, alice)
+    for path in ("", "/history", "/context", "/files", "/download"):
+        assert client.get(f"/api/apps/{app['id']}{path}", headers=gateway(bob)).status_code \
+            == 404, path
+        assert client.get(f"/api/apps/{app['id']}{path}").status_code == 401, path
+    assert client.get(f"/api/apps/{app['id']}", headers=gateway(alice)).status_code == 200
+
+
+def test_admins_are_the_cognito_admin_group_and_the_cli_makes_them(
+        client: TestClient, aws_settings: Settings, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    alice = sign_up(client, "alice")
+    app = create_html_app(client, alice)
+    for key, value in aws_settings.model_dump(mode="json").items():
+        if value is not None and key in {"mode", "cognito_user_pool_id", "cognito_client_id"}:
+            monkeypatch.setenv(f"ZEROCODE_{key.upper()}", str(value))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(PASSWORD + "\n"))
+    assert cli.main(["admin", "create", "root.admin", "--password-stdin"]) == 0
+    assert "root.admin is an admin" in capsys.readouterr().out
+
+    admin = client.post("/api/users/login", json={"account": "root.admin",
+                                                  "password": PASSWORD}).json()["token"]
+    client.cookies.clear()
+    assert client.get("/api/admin/users", headers=gateway(alice)).status_code == 403
+    listed = client.get("/api/admin/users", headers=gateway(admin))
+    assert listed.status_code == 200, listed.text
+    roles = {u["account"]: u["role"] for u in listed.json()["users"]}
+    assert roles == {"alice": "user", "root.admin": "admin"}
+    found = client.get("/api/admin/users?q=ro", headers=gateway(admin)).json()["users"]
+    assert [u["account"] for u in found] == ["root.admin"]
+    apps = client.get("/api/admin/apps", headers=gateway(admin)).json()["apps"]
+    assert [(a["id"], a["owner"]) for a in apps] == [(app["id"], app_owner(client, alice))]
+    featured = client.patch(f"/api/admin/apps/{app['id']}", headers=gateway(admin),
+                            json={"priority": 99})
+    assert featured.status_code == 200
+    public = client.get("/api/apps?scope=featured").json()["apps"]
+    assert [a["id"] for a in public] == [app["id"]]
+
+
+def app_owner(client: TestClient, token: str) -> str:
+    return str(client.get("/api/users/me", headers=gateway(token)).json()["id"])
+
+
+def test_rate_limits_are_shared_through_dynamodb(client: TestClient) -> None:
+    token = sign_up(client, "alice")
+    app = create_html_app(client, token)
+    statuses = []
+    for _ in range(4):
+        answer = client.post(f"/api/apps/{app['id']}/chat", headers=gateway(token),
+                             json={"message": "Change the title"})
+        statuses.append(answer.status_code)
+    assert statuses == [200, 200, 200, 429]
+    assert int(answer.headers["Retry-After"]) >= 1
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    sub = app_owner(client, token)
+    item = ddb.get_item(TableName="t-leases", Key={"key": {"S": f"chat:{sub}"}})
+    assert "Item" in item  # the log lives in DynamoDB, so every container sees it
+
+
+def test_deleting_an_app_removes_it_everywhere(client: TestClient, platform: Platform) -> None:
+    token = sign_up(client, "alice")
+    app = create_html_app(client, token)
+    client.post(f"/api/apps/{app['id']}/chat", headers=gateway(token),
+                json={"message": "Make a page about otters"})
+    assert platform.memory.units(app["id"])
+    assert client.delete(f"/api/apps/{app['id']}", headers=gateway(token)).status_code == 204
+    assert client.get(f"/api/apps/{app['id']}", headers=gateway(token)).status_code == 404
+    assert platform.memory.units(app["id"]) == []
+    assert platform.display.page(app["id"]).entries == []
+    s3 = boto3.client("s3", region_name="us-east-1")
+    assert s3.list_objects_v2(Bucket="t-workspaces").get("KeyCount") == 0
+    assert platform.deletions.pending() == []
+
+
+def test_logout_revokes_the_token(client: TestClient) -> None:
+    token = sign_up(client, "alice")
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert client.post("/api/users/logout", headers=bearer).status_code == 204
+    assert client.get("/api/users/me", headers=bearer).status_code == 401
+
+
+def test_aws_mode_refuses_to_start_without_its_settings(aws: None) -> None:
+    with pytest.raises(RuntimeError, match="ZEROCODE_WORKSPACE_BUCKET"):
+        wiring.platform(Settings(mode="aws"))
