@@ -159,3 +159,16 @@ def create(client: httpx.Client, prompt: str, mode: str | None = None) -> dict[s
     response = client.post("/api/apps", json=body)
     assert response.status_code == 201, response.text
     return dict(response.json())
+
+
+def wait_for_build(client: httpx.Client, app_id: str, build_id: str,
+                   timeout: float = 300) -> dict[str, Any]:
+    """Poll a build until it finished (deploys run in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        build = client.get(f"/api/apps/{app_id}/builds/{build_id}")
+        assert build.status_code == 200, build.text
+        if build.json()["state"] in ("succeeded", "failed"):
+            return dict(build.json())
+        time.sleep(0.1)
+    raise AssertionError(f"build {build_id} did not finish in {timeout} s")

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create, signed_in
+from tests.e2e.conftest import Server, chat, create, signed_in, wait_for_build
 from tests.e2e.test_accounts import make_admin
 
 PUBLIC, SIGNED_IN, APP, ADMIN = "public", "signed-in", "app", "admin"
@@ -30,6 +30,10 @@ RULES: dict[tuple[str, str], str] = {
     ("GET", "/api/apps/{app_id}/files"): APP,
     ("GET", "/api/apps/{app_id}/files/{path}"): APP,
     ("GET", "/api/apps/{app_id}/download"): APP,
+    ("POST", "/api/apps/{app_id}/deploy"): APP,
+    ("GET", "/api/apps/{app_id}/builds"): APP,
+    ("GET", "/api/apps/{app_id}/builds/{build_id}"): APP,
+    ("POST", "/api/apps/{app_id}/rollback"): APP,
     ("GET", "/api/admin/apps"): ADMIN,
     ("PATCH", "/api/admin/apps/{app_id}"): ADMIN,
     ("DELETE", "/api/admin/apps/{app_id}"): ADMIN,
@@ -50,6 +54,13 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
+def deployed(owner: httpx.Client, app_id: str) -> str:
+    """A finished, successful deploy build of the app (rollback needs one)."""
+    build_id = str(owner.post(f"/api/apps/{app_id}/deploy").json()["buildId"])
+    assert wait_for_build(owner, app_id, build_id)["state"] == "succeeded"
+    return build_id
+
+
 def routes(server: Server) -> list[tuple[str, str]]:
     spec = httpx.get(f"{server.api}/api/openapi.json").json()
     return sorted((method.upper(), path) for path, ops in spec["paths"].items()
@@ -61,10 +72,14 @@ def test_every_route_has_a_rule(server: Server) -> None:
     assert not missing, f"routes without a permission rule: {missing}"
 
 
-def call(client: httpx.Client, method: str, path: str, app_id: str) -> int:
-    url = path.replace("{app_id}", app_id).replace("{path}", "index.html")
+def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: str) -> int:
+    url = path.replace("{app_id}", app_id).replace("{path}", "index.html") \
+        .replace("{build_id}", build_id)
     client.cookies.clear()  # a login answered earlier must not turn "anonymous" into a user
-    with client.stream(method, url, **BODIES.get((method, path), {})) as response:
+    request = BODIES.get((method, path), {})
+    if path.endswith("/rollback"):
+        request = {"json": {"buildId": build_id}}
+    with client.stream(method, url, **request) as response:
         response.read()
         return response.status_code
 
@@ -92,10 +107,12 @@ def test_route_answers_each_kind_of_caller_rightly(server: Server, people: dict[
     for who in ("anonymous", "other", "owner", "admin"):
         app = create(people["owner"], "A page about bees", "html")
         chat(people["owner"], app["id"], app["initPrompt"])
+        build_id = deployed(people["owner"], app["id"]) if "{build_id}" in path or \
+            path.endswith("/rollback") else "b0000000000000000000"
         caller = people[who]
         if route == ("POST", "/api/users/logout") and who != "anonymous":
             caller = signed_in(server)  # logging out must not end the sessions used above
-        statuses[who] = call(caller, method, path, app["id"])
+        statuses[who] = call(caller, method, path, app["id"], build_id)
     if rule == PUBLIC:
         assert statuses["anonymous"] < 400 or statuses["anonymous"] == 409, statuses
     elif rule == SIGNED_IN:

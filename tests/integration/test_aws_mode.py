@@ -23,7 +23,11 @@ from zerocode.adapters.dynamodb_apps import (
     create_deletions_table,
     create_leases_table,
 )
+from zerocode.adapters.dynamodb_builds import create_builds_table
+from zerocode.adapters.local_builder import LocalBuilder
 from zerocode.adapters.npm_builder import NpmBuilder
+from zerocode.adapters.sqlite import SqliteDatabase
+from zerocode.adapters.sqlite_builds import SqlitePublisher
 from zerocode.api import REQUEST_CONTEXT, create_app
 from zerocode.platform import Platform
 from zerocode.settings import Settings
@@ -41,11 +45,13 @@ def aws_settings(aws: None, tmp_path: Any) -> Settings:
     create_apps_table(ddb, "t-apps")
     create_leases_table(ddb, "t-leases")
     create_deletions_table(ddb, "t-deletions")
+    create_builds_table(ddb, "t-builds")
     s3.create_bucket(Bucket="t-workspaces")
     s3.create_bucket(Bucket="t-payloads")
     pool, app_client = create_user_pool(cognito, "zerocode-aws-mode")
     return Settings(mode="aws", transcript_table="t-transcript", display_table="t-display",
                     apps_table="t-apps", leases_table="t-leases", deletions_table="t-deletions",
+                    builds_table="t-builds",
                     workspace_bucket="t-workspaces", payload_bucket="t-payloads",
                     cognito_user_pool_id=pool, cognito_client_id=app_client, rate_chat=3,
                     npm_cache_dir=tmp_path / "npm")
@@ -53,7 +59,12 @@ def aws_settings(aws: None, tmp_path: Any) -> Settings:
 
 @pytest.fixture
 def platform(aws_settings: Settings, tmp_path: Any) -> Platform:
-    return wiring.platform(aws_settings, builder=NpmBuilder(tmp_path / "npm"))
+    """AWS mode as configured, except two parts moto cannot stand in for: the builder
+    (CodeBuild) builds locally, and site pointers (CloudFront KeyValueStore, which moto has
+    no data plane for; its adapter is tested with botocore Stubber) live in SQLite."""
+    builder = LocalBuilder(tmp_path, NpmBuilder(tmp_path / "npm"))
+    return wiring.platform(aws_settings, builder=builder,
+                           publisher=SqlitePublisher(SqliteDatabase(tmp_path / "pointers.db")))
 
 
 @pytest.fixture

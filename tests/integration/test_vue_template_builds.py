@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from zerocode import prompts
-from zerocode.adapters.npm_builder import NpmBuilder
+from zerocode.adapters.npm_builder import BuildResult, BuildStatus, NpmBuilder
 from zerocode.adapters.openai_model import build_chat_model
-from zerocode.builder import BuildResult, BuildStatus
 from zerocode.messages import SystemMessage, UserMessage
 from zerocode.model import ModelReply, ModelRole
 from zerocode.settings import Settings

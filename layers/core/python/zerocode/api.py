@@ -4,6 +4,7 @@ Lambda under Lambda Web Adapter. Handlers stay thin: validate, authorise, call t
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -24,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from zerocode import __version__
 from zerocode.accounts import Forbidden, Unauthenticated, User
 from zerocode.apps import MAX_PRIORITY, App, CodeGenType, check_name, is_app_id
+from zerocode.builds import Build, BuildPurpose, BuildState, is_build_id
 from zerocode.display import DisplayEntry
 from zerocode.errors import InvalidInput, NotFound, ZerocodeError
 from zerocode.events import sse
@@ -87,10 +89,42 @@ class AppOut(BaseModel):
     previewUrl: str
     deployKey: str | None
     deployUrl: str | None
+    deployBuildId: str | None
+    deployedAt: float | None
     cover: str | None
     priority: int
     createdAt: float
     updatedAt: float
+
+
+class BuildOut(BaseModel):
+    id: str
+    appId: str
+    purpose: BuildPurpose
+    state: BuildState
+    sourceDigest: str
+    createdAt: float
+    startedAt: float | None
+    finishedAt: float | None
+    seconds: float | None
+    logTail: str
+    error: str | None
+    published: bool  # the build the app's site serves now
+
+
+class BuildListOut(BaseModel):
+    builds: list[BuildOut]
+    nextCursor: str | None
+
+
+class DeployOut(BaseModel):
+    buildId: str
+    state: BuildState
+
+
+class RollbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    buildId: str
 
 
 class AppListOut(BaseModel):
@@ -195,7 +229,7 @@ class HealthOut(BaseModel):
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429)}
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429, 503)}
 SESSION_COOKIE = "zc_session"
 # Cookie-authenticated requests that change state must carry this header: a page on
 # another site cannot add it without a CORS preflight, which this API never grants.
@@ -277,7 +311,8 @@ def create_app(platform: Platform) -> FastAPI:
     def app_out(a: App) -> AppOut:
         return AppOut(id=a.id, name=a.name, codeGenType=a.code_gen_type, initPrompt=a.init_prompt,
                       previewUrl=f"{p.settings.public_sites_url}/preview/{a.preview_key}/",
-                      deployKey=a.deploy_key, deployUrl=a.deploy_url, cover=a.cover,
+                      deployKey=a.deploy_key, deployUrl=a.deploy_url,
+                      deployBuildId=a.deploy_build_id, deployedAt=a.deployed_at, cover=a.cover,
                       priority=a.priority, createdAt=a.created_at, updatedAt=a.updated_at)
 
 
@@ -450,6 +485,44 @@ def create_app(platform: Platform) -> FastAPI:
                 raise InvalidInput("element must be a JSON object with pagePath, tag, "
                                    "selector and text") from exc
         return await chat(app_id, user, message, picked or None)
+
+    def build_out(b: Build, a: App) -> BuildOut:
+        return BuildOut(id=b.id, appId=b.app_id, purpose=b.purpose, state=b.state,
+                        sourceDigest=b.source_digest, createdAt=b.created_at,
+                        startedAt=b.started_at, finishedAt=b.finished_at, seconds=b.seconds,
+                        logTail=b.log_tail, error=b.error, published=b.id == a.deploy_build_id)
+
+    @app.post("/api/apps/{app_id}/deploy", status_code=202, response_model=DeployOut,
+              tags=["deploy"])
+    async def deploy(app_id: str, user: Caller) -> DeployOut:
+        """Snapshot the source and build it; the site flips to it only if it succeeds."""
+        target = owned(app_id, user)
+        p.quota("deploy", user.id)
+        build, source = await asyncio.to_thread(p.publishing.request_deploy, target)
+        p.publishing.run_in_background(build, source)
+        return DeployOut(buildId=build.id, state=build.state)
+
+    @app.get("/api/apps/{app_id}/builds", response_model=BuildListOut, tags=["deploy"])
+    def builds(app_id: str, user: Caller, cursor: str | None = None,
+               limit: Annotated[int, Query(ge=1, le=50)] = 20,
+               purpose: BuildPurpose | None = None) -> BuildListOut:
+        target = owned(app_id, user)
+        page = p.builds.list(target.id, cursor, limit, purpose)
+        return BuildListOut(builds=[build_out(b, target) for b in page.builds],
+                            nextCursor=page.next_cursor)
+
+    @app.get("/api/apps/{app_id}/builds/{build_id}", response_model=BuildOut, tags=["deploy"])
+    def build(app_id: str, build_id: str, user: Caller) -> BuildOut:
+        target = owned(app_id, user)
+        found = p.builds.get(target.id, build_id) if is_build_id(build_id) else None
+        if found is None:
+            raise NotFound(f"build {build_id} not found")
+        return build_out(found, target)
+
+    @app.post("/api/apps/{app_id}/rollback", response_model=AppOut, tags=["deploy"])
+    async def rollback(app_id: str, body: RollbackIn, user: Caller) -> AppOut:
+        """Serve an earlier successful deploy build again."""
+        return app_out(await p.publishing.rollback(owned(app_id, user), body.buildId))
 
     @app.get("/api/apps/{app_id}/history", response_model=HistoryOut, tags=["chat"])
     def history(app_id: str, user: Caller, before: str | None = None,

@@ -33,12 +33,16 @@ class App:
     init_prompt: str
     # Unguessable path segment of the preview on the sites origin (not the app id).
     preview_key: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    # The deploy record: the public key (random, stable per app once made), the URL, and the
+    # build the site serves; written right after the pointer flips, so they name one build.
     deploy_key: str | None = None
     deploy_url: str | None = None
     cover: str | None = None
     priority: int = 0
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
+    deploy_build_id: str | None = None
+    deployed_at: float | None = None
 
     def renamed(self, name: str) -> App:
         return replace(self, name=check_name(name), updated_at=time.time())

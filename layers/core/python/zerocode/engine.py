@@ -12,14 +12,13 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from zerocode import codegen, prompts
 from zerocode.apps import App, CodeGenType
-from zerocode.builder import Builder, BuildStatus
+from zerocode.builds import Build, BuildState, new_build_id
 from zerocode.display import DisplayHistoryStore, DisplayRole, DisplayStatus
 from zerocode.errors import Conflict, PayloadTooLarge, ZerocodeError
 from zerocode.events import BuildEvent, DoneEvent, ErrorEvent, TextEvent, ToolEvent, TurnEvent
@@ -30,6 +29,9 @@ from zerocode.model import ChatModel, ModelError, ModelReply, ModelRole, TextDel
 from zerocode.observability import APP_ID, TURN, record_turn
 from zerocode.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
 from zerocode.workspace import PathRefused, Workspace, clean_path
+
+# Build the app's current files and, when that works, show them in its preview.
+Preview = Callable[[App, str], Awaitable[Build]]
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +85,11 @@ class TurnState:
 
 class Engine:
     def __init__(self, *, memory: Memory, display: DisplayHistoryStore, workspace: Workspace,
-                 builder: Builder, model: ChatModel, lease: Lease,
-                 build_dir: Callable[[str], Path], limits: EngineLimits = EngineLimits()) -> None:
+                 preview: Preview, model: ChatModel, lease: Lease,
+                 limits: EngineLimits = EngineLimits()) -> None:
         self.memory, self.display, self.workspace = memory, display, workspace
-        self.builder, self.model, self.lease = builder, model, lease
-        self.build_dir, self.limits = build_dir, limits
+        self.preview, self.model, self.lease = preview, model, lease
+        self.limits = limits
 
     def start(self, app: App, message: str, element: dict[str, Any] | None) -> TurnRun:
         """Take the app's lease or raise Conflict (409) before anything is streamed."""
@@ -195,14 +197,12 @@ class TurnRun:
             log.error("could not close interrupted turn app=%s: %s", self.app.id, exc)
 
     async def _work(self, turn: Turn) -> AsyncIterator[TurnEvent]:
-        if self.app.code_gen_type is CodeGenType.VUE_PROJECT:
-            async for event in self._agent(turn):
-                yield event
-            if self.state.changed and not self.state.error:
-                async for event in self._build():
-                    yield event
-        else:
-            async for event in self._generate(turn):
+        work = self._agent if self.app.code_gen_type is CodeGenType.VUE_PROJECT \
+            else self._generate
+        async for event in work(turn):
+            yield event
+        if self.state.changed and not self.state.error:
+            async for event in self._build():
                 yield event
 
     async def _stream(self, role: ModelRole, tools: list[dict[str, Any]]) \
@@ -278,16 +278,17 @@ class TurnRun:
             yield ToolEvent(f"save:{path}", "save_file", "result", True, path, f"saved {path}")
 
     async def _build(self) -> AsyncIterator[TurnEvent]:
-        build_id = secrets.token_hex(6)
+        """The preview build: the same Builder a deploy uses; the preview flips on success."""
+        build_id = new_build_id()
         self.state.builds += 1
         yield BuildEvent("running", build_id)
-        result = await self.engine.builder.build(self.engine.build_dir(self.app.id))
-        tail = "\n".join(result.log_tail.splitlines()[-15:])
-        if result.status is BuildStatus.SUCCEEDED:
-            self.state.steps.append(f"✓ preview built in {result.seconds:.1f} s")
+        build = await self.engine.preview(self.app, build_id)
+        tail = "\n".join(build.log_tail.splitlines()[-15:])
+        if build.state is BuildState.SUCCEEDED:
+            self.state.steps.append(f"✓ preview built in {build.seconds or 0:.1f} s")
             yield BuildEvent("succeeded", build_id, tail)
         else:
-            self.state.error = "the preview build failed"
+            self.state.error = f"the preview build failed: {build.error or 'see the log'}"
             self.state.build_failures += 1
             self.state.steps.append("✗ preview build failed")
             yield BuildEvent("failed", build_id, tail)

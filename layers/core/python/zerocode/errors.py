@@ -32,3 +32,10 @@ class Conflict(ZerocodeError):
 class PayloadTooLarge(ZerocodeError):
     status = 413
     code = "payload_too_large"
+
+
+class Unavailable(ZerocodeError):
+    """A service the platform depends on failed; nothing was lost, and trying again is safe."""
+
+    status = 503
+    code = "unavailable"

@@ -11,13 +11,16 @@ from typing import Any
 from zerocode import prompts
 from zerocode.accounts import AccountService, User
 from zerocode.apps import App, AppStore, CodeGenType, check_name, new_app_id
+from zerocode.builds import BuildStore
 from zerocode.deletion import PendingDeletions, purge
 from zerocode.display import DisplayHistoryStore
 from zerocode.engine import PROMPT_OF, Engine
-from zerocode.errors import InvalidInput
+from zerocode.errors import InvalidInput, Unavailable
 from zerocode.memory import Memory
 from zerocode.messages import Message, SystemMessage, UserMessage
 from zerocode.model import ChatModel, ModelReply, ModelRole, TextDelta
+from zerocode.publish import SiteTarget
+from zerocode.publishing import Publishing
 from zerocode.ratelimit import RateLimiter, enforce
 from zerocode.settings import Settings
 from zerocode.workspace import Workspace
@@ -34,17 +37,22 @@ class Platform:
     workspace: Workspace
     model: ChatModel
     engine: Engine
-    site_dir: Callable[[App], Path | None]  # what the preview serves, if it exists yet
     accounts: AccountService
     rates: RateLimiter
     deletions: PendingDeletions
+    builds: BuildStore
+    publishing: Publishing
+    # Where a pointer's build lies on this machine, for the local sites origin (None on AWS,
+    # where CloudFront serves the sites).
+    site_root: Callable[[SiteTarget], Path | None]
     # Behind API Gateway: the caller from the authorizer's verified claims, which Lambda Web
     # Adapter forwards in x-amzn-request-context. None where no gateway vouches for them.
     gateway_claims: Callable[[Mapping[str, Any]], User] | None = None
 
     def quota(self, action: str, user_id: str) -> None:
         """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""
-        limit = {"chat": self.settings.rate_chat, "create": self.settings.rate_create}[action]
+        limit = {"chat": self.settings.rate_chat, "create": self.settings.rate_create,
+                 "deploy": self.settings.rate_deploy}[action]
         enforce(self.rates, f"{action}:{user_id}", limit, self.settings.rate_window_seconds)
 
     def system_prompt(self, app: App) -> str:
@@ -66,7 +74,17 @@ class Platform:
 
     def delete_app(self, app: App) -> bool:
         """The app disappears for users first, then its data (M8). False when some data could
-        not be deleted yet: it is unreachable and :meth:`retry_deletions` finishes the job."""
+        not be deleted yet: it is unreachable and :meth:`retry_deletions` finishes the job.
+
+        Its site and preview stop being served before anything else: the pointers are known
+        only from the app record, so if that fails nothing else has happened yet and the
+        user can simply delete again."""
+        try:
+            self.publishing.unpublish(app)
+        except Exception as exc:
+            log.error("could not unpublish app %s: %s", app.id, exc, extra={"app_id": app.id})
+            raise Unavailable("could not take the app's site down; try deleting again") \
+                from exc
         self.deletions.add(app.id)  # remembered before anything is gone, so a crash resumes
         self.apps.delete(app.id)
         return purge(app.id, self._purge_steps(), self.deletions)
@@ -77,7 +95,8 @@ class Platform:
                    for app_id in self.deletions.pending())
 
     def _purge_steps(self) -> list[Callable[[str], object]]:
-        return [self.memory.delete, self.display.delete_app, self.workspace.delete_app]
+        return [self.memory.delete, self.display.delete_app, self.workspace.delete_app,
+                self.publishing.builder.delete_app, self.builds.delete_app]
 
     async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
         messages: list[Message] = [SystemMessage(prompts.load(prompt_name)), UserMessage(text)]

@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     # Leases (turn:{appId}) and, without Redis, rate-limit logs ({action}:{userId}) share it.
     leases_table: str = "zerocode-leases"
     deletions_table: str = "zerocode-deletions"
+    # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
+    sites_kvs_arn: str | None = None
     # S3 bucket for workspaces (workspaces/{appId}/...).
     workspace_bucket: str | None = None
     # Cognito user pool and its app client (USER_PASSWORD_AUTH, no secret).
@@ -62,6 +64,7 @@ class Settings(BaseSettings):
     # Per-user quotas: requests allowed in any window of rate_window_seconds.
     rate_chat: int = Field(5, ge=1)
     rate_create: int = Field(10, ge=1)
+    rate_deploy: int = Field(10, ge=1)
     rate_window_seconds: float = Field(60, gt=0)
     # The public featured-apps page is cached per process for this long.
     featured_cache_seconds: float = Field(120, ge=0)

@@ -1,9 +1,12 @@
-"""The sites origin: previews (and, later, published sites), never the API's origin,
-so a generated page can not read a user's API credentials."""
+"""The local sites origin: previews and published sites, never on the API's origin, so a
+generated page cannot read a user's API credentials. Each URL key resolves through its
+pointer to one immutable build output, as the CloudFront Function does on AWS."""
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -11,38 +14,61 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from zerocode.errors import InvalidInput
 from zerocode.platform import Platform
+from zerocode.publish import preview_pointer, site_pointer
+
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def create_sites_app(platform: Platform) -> Starlette:
-    lookup = getattr(platform.apps, "by_preview_key", None)
+    def root_of(pointer: str) -> Path | None:
+        target = platform.publishing.publisher.target(pointer)
+        return platform.site_root(target) if target is not None else None
 
-    async def preview(request: Request) -> Response:
-        key = request.path_params["key"]
-        app = lookup(key) if lookup is not None else None
-        root = platform.site_dir(app) if app is not None else None
-        if root is None:
-            return PlainTextResponse("no such preview (or nothing generated yet)", 404)
-        file = _resolve(root, request.path_params.get("path", ""))
-        if file is None:
-            return PlainTextResponse("not found", 404)
-        media = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
-        return FileResponse(file, media_type=media, headers={"Cache-Control": "no-store"})
+    def serve(kind: str, to_pointer: Callable[[str], str], cache: str) -> Endpoint:
+        async def endpoint(request: Request) -> Response:
+            try:
+                pointer = to_pointer(request.path_params["key"])
+            except InvalidInput:
+                return PlainTextResponse("not found", 404)
+            root = await asyncio.to_thread(root_of, pointer)
+            if root is None:
+                return PlainTextResponse(f"no such {kind} (or nothing built yet)", 404)
+            file = _resolve(root, request.path_params.get("path", ""))
+            if file is None:
+                return PlainTextResponse("not found", 404)
+            media = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+            return FileResponse(file, media_type=media, headers={"Cache-Control": cache})
 
-    async def bare(request: Request) -> Response:
-        return Response(status_code=307, headers={
-            "Location": f"/preview/{request.path_params['key']}/"})
+        return endpoint
 
-    return Starlette(routes=[Route("/preview/{key}", bare),
-                             Route("/preview/{key}/{path:path}", preview)])
+    def bare(prefix: str) -> Endpoint:
+        async def endpoint(request: Request) -> Response:
+            return Response(status_code=301, headers={
+                "Location": f"/{prefix}/{request.path_params['key']}/"})
+
+        return endpoint
+
+    preview = serve("preview", preview_pointer, "no-store")
+    # Build outputs never change, but the pointer does: revalidate the page, not the assets.
+    site = serve("site", site_pointer, "no-cache")
+    return Starlette(routes=[
+        Route("/preview/{key}", bare("preview")),
+        Route("/preview/{key}/{path:path}", preview),
+        Route("/sites/{key}", bare("sites")),
+        Route("/sites/{key}/{path:path}", site)])
 
 
 def _resolve(root: Path, path: str) -> Path | None:
-    """The file under ``root`` for a URL path; directories serve index.html; no escapes."""
+    """The file under ``root`` for a URL path: directories serve index.html, a path whose last
+    segment has no extension is a client-side route (index.html), and nothing escapes."""
     base = root.resolve()
     target = (base / path).resolve() if path else base
     if target != base and base not in target.parents:
         return None
     if target.is_dir():
         target = target / "index.html"
+    elif not target.exists() and "." not in path.rsplit("/", 1)[-1]:
+        target = base / "index.html"  # SPA fallback, as on CloudFront
     return target if target.is_file() else None

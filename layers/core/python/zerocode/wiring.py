@@ -7,14 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zerocode.accounts import Accounts, AccountService
-from zerocode.apps import App, CodeGenType
-from zerocode.builder import Builder
+from zerocode.builds import Builder
 from zerocode.cache import WindowCache
 from zerocode.display import DisplayHistoryStore
 from zerocode.engine import Engine, EngineLimits
 from zerocode.memory import Memory
 from zerocode.model import ChatModel, ModelRole
 from zerocode.platform import Platform
+from zerocode.publish import Publisher, SiteTarget
+from zerocode.publishing import Publishing
 from zerocode.ratelimit import RateLimiter
 from zerocode.settings import Settings
 from zerocode.transcript import TranscriptStore
@@ -72,10 +73,12 @@ def chat_model(settings: Settings) -> ChatModel:
 
 
 def platform(settings: Settings, model: ChatModel | None = None,
-             builder: Builder | None = None) -> Platform:
-    """Everything the API needs, for the configured mode."""
+             builder: Builder | None = None, publisher: Publisher | None = None) -> Platform:
+    """Everything the API needs, for the configured mode. ``model``, ``builder`` and
+    ``publisher`` replace the configured ones (tests, and AWS mode until CodeBuild lands)."""
     if settings.mode == "aws":
-        return _aws_platform(settings, model, builder)
+        return _aws_platform(settings, model, builder, publisher)
+    from zerocode.adapters.local_builder import LocalBuilder
     from zerocode.adapters.local_workspace import LocalWorkspace
     from zerocode.adapters.npm_builder import NpmBuilder
     from zerocode.adapters.sqlite import (
@@ -87,6 +90,7 @@ def platform(settings: Settings, model: ChatModel | None = None,
         SqliteTranscriptStore,
         SqliteUserStore,
     )
+    from zerocode.adapters.sqlite_builds import SqliteBuildStore, SqlitePublisher
 
     db = SqliteDatabase(settings.sqlite_path)
     transcript = SqliteTranscriptStore(db, settings.retention_days)
@@ -95,30 +99,34 @@ def platform(settings: Settings, model: ChatModel | None = None,
     mem = memory(settings, transcript)
     workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
     model = model or chat_model(settings)
+    apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
+    publishing = Publishing(
+        apps, builds, builder or LocalBuilder(settings.data_dir, NpmBuilder(settings.npm_cache)),
+        publisher or SqlitePublisher(db), workspace, lease, settings.public_sites_url)
     engine = Engine(memory=mem, display=display, workspace=workspace,
-                    builder=builder or NpmBuilder(settings.npm_cache), model=model,
-                    lease=SqliteLease(db), build_dir=workspace.path,
+                    preview=publishing.preview, model=model, lease=lease,
                     limits=_engine_limits(settings))
 
-    def site_dir(app: App) -> Path | None:
-        root = workspace.path(app.id)
-        if app.code_gen_type is CodeGenType.VUE_PROJECT:
-            root = root / "dist"
-        return root if (root / "index.html").is_file() else None
+    def site_root(target: SiteTarget) -> Path | None:
+        """A local build's output directory (the sites origin serves it)."""
+        build = builds.get(target.app_id, target.build_id)
+        return Path(build.output) if build is not None and build.output else None
 
-    return Platform(settings, SqliteAppStore(db), mem, display, workspace, model, engine,
-                    site_dir, Accounts(SqliteUserStore(db)), rate_limiter(settings),
-                    SqlitePendingDeletions(db))
+    return Platform(settings, apps, mem, display, workspace, model, engine,
+                    Accounts(SqliteUserStore(db)), rate_limiter(settings),
+                    SqlitePendingDeletions(db), builds, publishing, site_root)
 
 
-def _aws_platform(settings: Settings, model: ChatModel | None,
-                  builder: Builder | None) -> Platform:
-    """DynamoDB, S3, Cognito (and ElastiCache when ZEROCODE_REDIS_URL is set)."""
+def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder | None,
+                  publisher: Publisher | None) -> Platform:
+    """DynamoDB, S3, Cognito, CloudFront KeyValueStore (and ElastiCache when
+    ZEROCODE_REDIS_URL is set)."""
     from zerocode.adapters.dynamodb_apps import (
         DynamoAppStore,
         DynamoLease,
         DynamoPendingDeletions,
     )
+    from zerocode.adapters.dynamodb_builds import DynamoBuildStore
     from zerocode.adapters.s3_workspace import S3Workspace
 
     _require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
@@ -132,15 +140,28 @@ def _aws_platform(settings: Settings, model: ChatModel | None,
     workspace = S3Workspace(_aws_client("s3", settings), settings.workspace_bucket,
                             limits=_workspace_limits(settings))
     model = model or chat_model(settings)
-    engine = Engine(memory=mem, display=display, workspace=workspace, builder=builder,
-                    model=model, lease=DynamoLease(client, settings.leases_table),
-                    build_dir=_no_local_checkout, limits=_engine_limits(settings))
+    apps, lease = DynamoAppStore(client, settings.apps_table), \
+        DynamoLease(client, settings.leases_table)
+    builds = DynamoBuildStore(client, settings.builds_table)
+    publishing = Publishing(apps, builds, builder, publisher or _kvs_publisher(settings),
+                            workspace, lease, settings.public_sites_url)
+    engine = Engine(memory=mem, display=display, workspace=workspace,
+                    preview=publishing.preview, model=model, lease=lease,
+                    limits=_engine_limits(settings))
     cognito = _cognito(settings)
-    return Platform(settings, DynamoAppStore(client, settings.apps_table), mem, display,
-                    workspace, model, engine, lambda app: None, cognito,
+    return Platform(settings, apps, mem, display, workspace, model, engine, cognito,
                     rate_limiter(settings),
-                    DynamoPendingDeletions(client, settings.deletions_table),
+                    DynamoPendingDeletions(client, settings.deletions_table), builds,
+                    publishing, lambda target: None,  # CloudFront serves sites, not the API
                     gateway_claims=cognito.user_from_claims)
+
+
+def _kvs_publisher(settings: Settings) -> Publisher:
+    from zerocode.adapters.cloudfront_publisher import KvsPublisher
+
+    _require(settings, "sites_kvs_arn")
+    assert settings.sites_kvs_arn is not None
+    return KvsPublisher(_aws_client("cloudfront-keyvaluestore", settings), settings.sites_kvs_arn)
 
 
 def accounts(settings: Settings) -> AccountService:
@@ -165,11 +186,6 @@ def _require(settings: Settings, *names: str) -> None:
     missing = [f"ZEROCODE_{n.upper()}" for n in names if not getattr(settings, n)]
     if missing:
         raise RuntimeError(f"ZEROCODE_MODE=aws needs {', '.join(missing)}")
-
-
-def _no_local_checkout(app_id: str) -> Path:
-    raise RuntimeError(f"app {app_id}: AWS-mode sources live in S3; Vue builds run on "
-                       "CodeBuild (issue #5), not in the API function")
 
 
 def _workspace_limits(settings: Settings) -> WorkspaceLimits:

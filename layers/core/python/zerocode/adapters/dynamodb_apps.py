@@ -48,7 +48,7 @@ FEATURED_PK = "featured"  # the one partition of the sparse ``featured`` index
 ALL_PK = "app"  # the one partition of ``all_apps``
 
 _STRINGS = ("id", "owner", "name", "init_prompt", "preview_key")
-_OPTIONAL_STRINGS = ("deploy_key", "deploy_url", "cover")
+_OPTIONAL_STRINGS = ("deploy_key", "deploy_url", "cover", "deploy_build_id")
 # Zero-padded epoch seconds sort as text the way they sort as numbers (until year 2286).
 _CREATED_KEY = re.compile(r"^\d{10}\.\d{6}#\S+$")
 # Priority is padded to this many digits so it, too, sorts as text the way it does as a number.
@@ -90,7 +90,7 @@ def create_leases_table(client: Any, name: str) -> None:
 
 
 def _ensure_table(client: Any, name: str, hash_key: str, attributes: dict[str, str], *,
-                  gsis: list[dict[str, Any]] | None = None,
+                  gsis: list[dict[str, Any]] | None = None, range_key: str | None = None,
                   ttl_attribute: str | None = None) -> None:
     """Create the table unless it exists (deploys and local starts may race), then wait."""
     params: dict[str, Any] = {
@@ -98,6 +98,8 @@ def _ensure_table(client: Any, name: str, hash_key: str, attributes: dict[str, s
         "AttributeDefinitions": [{"AttributeName": k, "AttributeType": t}
                                  for k, t in attributes.items()],
         "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}]}
+    if range_key is not None:
+        params["KeySchema"].append({"AttributeName": range_key, "KeyType": "RANGE"})
     if gsis:
         params["GlobalSecondaryIndexes"] = gsis
     try:
@@ -225,6 +227,8 @@ def _item(app: App) -> Item:
     # repr() round-trips a float exactly; DynamoDB keeps up to 38 significant digits.
     item["created_at"] = {"N": repr(float(app.created_at))}
     item["updated_at"] = {"N": repr(float(app.updated_at))}
+    if app.deployed_at is not None:
+        item["deployed_at"] = {"N": repr(float(app.deployed_at))}
     item["created_key"] = {"S": created_key(app)}
     item["name_lower"] = {"S": app.name.casefold()}  # casefold, as name_matches compares
     item["all_pk"] = {"S": ALL_PK}
@@ -244,7 +248,9 @@ def _app(item: Item) -> App:
         init_prompt=item["init_prompt"]["S"], preview_key=item["preview_key"]["S"],
         deploy_key=optional("deploy_key"), deploy_url=optional("deploy_url"),
         cover=optional("cover"), priority=int(item["priority"]["N"]),
-        created_at=float(item["created_at"]["N"]), updated_at=float(item["updated_at"]["N"]))
+        created_at=float(item["created_at"]["N"]), updated_at=float(item["updated_at"]["N"]),
+        deploy_build_id=optional("deploy_build_id"),
+        deployed_at=float(item["deployed_at"]["N"]) if "deployed_at" in item else None)
 
 
 def _encode_cursor(key: str) -> str:

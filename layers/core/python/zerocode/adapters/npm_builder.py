@@ -12,11 +12,26 @@ import os
 import shutil
 import time
 from collections import deque
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
-from zerocode.builder import BuildResult, BuildStatus
-
 LOG_LINES = 40
+
+
+class BuildStatus(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """One npm install + build run in a directory (``LocalBuilder`` makes a build of it)."""
+
+    status: BuildStatus
+    log_tail: str
+    output: Path | None  # the built site (dist/) when succeeded
+    seconds: float
 
 
 class NpmBuilder:

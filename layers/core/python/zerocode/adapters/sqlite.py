@@ -183,7 +183,10 @@ class SqliteDisplayHistoryStore:
 
 
 _APP_COLUMNS = ("id", "owner", "name", "code_gen_type", "init_prompt", "preview_key",
-                "deploy_key", "deploy_url", "cover", "priority", "created_at", "updated_at")
+                "deploy_key", "deploy_url", "cover", "priority", "created_at", "updated_at",
+                "deploy_build_id", "deployed_at")
+# Columns added after the first release: (name, SQL type), added to older files at start.
+_APP_ADDED = (("deploy_build_id", "TEXT"), ("deployed_at", "REAL"))
 
 
 class SqliteAppStore:
@@ -199,6 +202,10 @@ class SqliteAppStore:
                     created_at REAL NOT NULL, updated_at REAL NOT NULL);
                 CREATE INDEX IF NOT EXISTS apps_by_owner ON apps (owner, created_at DESC, id);
             """)
+            have = {row[1] for row in db.conn.execute("PRAGMA table_info(apps)")}
+            for column, kind in _APP_ADDED:
+                if column not in have:
+                    db.conn.execute(f"ALTER TABLE apps ADD COLUMN {column} {kind}")
 
     def put(self, app: App) -> None:
         values = [getattr(app, c) for c in _APP_COLUMNS]

@@ -1,0 +1,74 @@
+import cf from 'cloudfront';
+
+// Viewer-request router (cloudfront-js-2.0). A public key is a pointer in the associated
+// KeyValueStore: "site:{deployKey}" or "preview:{previewKey}" -> "{appId}/{buildId}".
+// The request is rewritten to the immutable build output, builds/{appId}/{buildId}/...,
+// so publishing or rolling back is one KVS write and never touches the bucket.
+const kvs = cf.kvs();
+
+const ROUTE = /^\/(sites|preview)\/([^\/]+)(\/.*)?$/;
+const PUBLIC_KEY = /^[A-Za-z0-9_-]{8,64}$/;
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+const NAMESPACE = { sites: 'site:', preview: 'preview:' };
+
+function notFound() {
+    // A plain-string body is the documented shortcut for {encoding: 'text', data: ...}.
+    return {
+        statusCode: 404,
+        statusDescription: 'Not Found',
+        headers: { 'content-type': { value: 'text/plain' } },
+        body: 'not found',
+    };
+}
+
+// True when rest could climb out of the build or smuggle a separator past this check:
+// judged on the percent-decoded path, so %2e%2e, %2f and %5c count like their characters.
+function unsafe(rest) {
+    let decoded;
+    try {
+        decoded = decodeURIComponent(rest);
+    } catch (e) {
+        return true; // malformed percent-encoding
+    }
+    if (decoded.indexOf('\\') !== -1) return true;
+    const segments = decoded.split('/');
+    for (let i = 0; i < segments.length; i++) {
+        const s = segments[i];
+        if (s === '.' || s === '..') return true;
+        if (s === '' && i < segments.length - 1) return true; // "//" (a trailing "/" is fine)
+    }
+    return false;
+}
+
+async function handler(event) {
+    const request = event.request;
+    const m = ROUTE.exec(request.uri);
+    if (!m || !PUBLIC_KEY.test(m[2])) return notFound();
+    if (m[3] === undefined) {
+        // "/sites/key" -> "/sites/key/" so relative asset URLs resolve inside the site.
+        // The query string is dropped: rebuilding it from request.querystring is not worth it.
+        return {
+            statusCode: 301,
+            statusDescription: 'Moved Permanently',
+            headers: { location: { value: `${request.uri}/` } },
+        };
+    }
+    const rest = m[3].slice(1);
+    if (unsafe(rest)) return notFound();
+
+    let value;
+    try {
+        value = await kvs.get(NAMESPACE[m[1]] + m[2]);
+    } catch (e) {
+        return notFound(); // no such key
+    }
+    const parts = String(value).split('/');
+    if (parts.length !== 2 || !ID.test(parts[0]) || !ID.test(parts[1])) return notFound();
+
+    const root = `/builds/${parts[0]}/${parts[1]}/`;
+    const last = rest.slice(rest.lastIndexOf('/') + 1);
+    if (last === '') request.uri = `${root}${rest}index.html`; // a directory
+    else if (last.indexOf('.') === -1) request.uri = `${root}index.html`; // an SPA route
+    else request.uri = root + rest; // a file
+    return request;
+}

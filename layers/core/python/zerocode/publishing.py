@@ -1,0 +1,175 @@
+"""Previews, deploys and rollbacks: builds made by one Builder, served through pointers.
+
+A preview build follows a chat turn that changed files; when it succeeds the app's preview
+pointer flips to it. A deploy snapshots the source when it is asked for, builds it in the
+background, and only when that build succeeded and its output was verified flips the site
+pointer and then writes the app's deploy record naming the same build. A failed build
+changes nothing a visitor sees. Deploys of one app run one at a time, in the order they were
+asked for, so the last one asked for is the one left published. Rollback flips the pointer
+back to an earlier successful deploy build.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from zerocode.apps import App, AppStore
+from zerocode.builds import (
+    Build,
+    Builder,
+    BuildJob,
+    BuildPurpose,
+    BuildState,
+    BuildStore,
+    Snapshot,
+    check_build_id,
+    new_build_id,
+    snapshot,
+)
+from zerocode.errors import InvalidInput, NotFound
+from zerocode.lease import Lease
+from zerocode.publish import Publisher, SiteTarget, preview_pointer, site_pointer
+from zerocode.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+DEPLOY_LEASE_SECONDS = 20 * 60  # longer than any build; renewed by nothing, freed at the end
+DEPLOY_KEY_BYTES = 9  # 12 URL-safe characters
+
+Covers = Callable[[App], Awaitable[str | None]]  # a cover image URL for a published app
+
+
+@dataclass
+class Publishing:
+    apps: AppStore
+    builds: BuildStore
+    builder: Builder
+    publisher: Publisher
+    workspace: Workspace
+    lease: Lease
+    sites_url: str
+    covers: Covers | None = None
+
+    def __post_init__(self) -> None:
+        # In this process deploys of one app queue on a lock (FIFO, so in request order);
+        # the lease keeps other processes out while one runs.
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._tasks: set[asyncio.Task[Build]] = set()
+
+    def site_url(self, deploy_key: str) -> str:
+        return f"{self.sites_url}/sites/{deploy_key}/"
+
+    async def preview(self, app: App, build_id: str | None = None) -> Build:
+        """Build what the workspace holds now and, if it built, show it in the preview."""
+        source = await asyncio.to_thread(snapshot, self.workspace, app.id)
+        build = Build(build_id or new_build_id(), app.id, BuildPurpose.PREVIEW, app.code_gen_type,
+                      source.digest)
+        done = await self._run(build, source)
+        if done.state is BuildState.SUCCEEDED:
+            await asyncio.to_thread(self.publisher.point, preview_pointer(app.preview_key),
+                                    SiteTarget(app.id, done.id))
+        return done
+
+    def request_deploy(self, app: App) -> tuple[Build, Snapshot]:
+        """Snapshot the source now and record a queued deploy build (answered with 202)."""
+        source = snapshot(self.workspace, app.id)
+        if not source.files:
+            raise InvalidInput("there is nothing to deploy yet: generate the app first")
+        build = Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type,
+                      source.digest)
+        self.builds.put(build)
+        return build, source
+
+    def run_in_background(self, build: Build, source: Snapshot) -> None:
+        """Run a requested deploy in this process's event loop (local mode)."""
+        task = asyncio.get_running_loop().create_task(self.deploy(build, source))
+        self._tasks.add(task)  # keep a reference until it is done
+        task.add_done_callback(self._tasks.discard)
+
+    async def deploy(self, build: Build, source: Snapshot) -> Build:
+        async with self._locks[build.app_id]:
+            holder = secrets.token_hex(8)
+            while not await asyncio.to_thread(self.lease.acquire, f"deploy:{build.app_id}",
+                                              holder, DEPLOY_LEASE_SECONDS):
+                await asyncio.sleep(1)  # another process is deploying this app
+            try:
+                done = await self._run(build, source)
+                if done.state is BuildState.SUCCEEDED:
+                    app = await asyncio.to_thread(self.publish, done)
+                    if app is not None and self.covers is not None:
+                        await self._cover(app)
+                return done
+            finally:
+                await asyncio.to_thread(self.lease.release, f"deploy:{build.app_id}", holder)
+
+    async def drain(self) -> None:
+        """Wait for background deploys (tests and shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def publish(self, build: Build) -> App | None:
+        """Flip the site pointer to a verified build, then write the deploy record."""
+        app = self.apps.get(build.app_id)
+        if app is None:
+            return None  # deleted while building: publish nothing
+        key = app.deploy_key or secrets.token_urlsafe(DEPLOY_KEY_BYTES)
+        self.publisher.point(site_pointer(key), SiteTarget(app.id, build.id))
+        now = time.time()
+        published = replace(app, deploy_key=key, deploy_url=self.site_url(key),
+                            deploy_build_id=build.id, deployed_at=now, updated_at=now)
+        self.apps.put(published)
+        log.info("published app %s build %s", app.id, build.id,
+                 extra={"app_id": app.id, "build_id": build.id})
+        return published
+
+    async def rollback(self, app: App, build_id: str) -> App:
+        build = self.builds.get(app.id, check_build_id(build_id))
+        if build is None:
+            raise NotFound(f"build {build_id} not found")
+        if build.purpose is not BuildPurpose.DEPLOY or build.state is not BuildState.SUCCEEDED:
+            raise InvalidInput("only a successful deploy build can be published again")
+        async with self._locks[app.id]:
+            published = await asyncio.to_thread(self.publish, build)
+        if published is None:
+            raise NotFound(f"app {app.id} not found")
+        return published
+
+    def unpublish(self, app: App) -> None:
+        """Stop serving the app's site and preview (it is being deleted)."""
+        if app.deploy_key:
+            self.publisher.remove(site_pointer(app.deploy_key))
+        self.publisher.remove(preview_pointer(app.preview_key))
+
+    async def _run(self, build: Build, source: Snapshot) -> Build:
+        build = build.running()
+        await asyncio.to_thread(self.builds.put, build)
+        try:
+            outcome = await self.builder.build(
+                BuildJob(build.app_id, build.id, build.kind, source))
+        except Exception as exc:  # the builder's own failure is a failed build, not a crash
+            log.exception("build %s of app %s crashed", build.id, build.app_id)
+            outcome_build = build.failed(f"the builder failed: {exc}")
+        else:
+            outcome_build = build.succeeded(outcome.output, outcome.log_tail) \
+                if outcome.ok and outcome.output else \
+                build.failed(outcome.error or "the build failed", outcome.log_tail)
+        await asyncio.to_thread(self.builds.put, outcome_build)
+        return outcome_build
+
+    async def _cover(self, app: App) -> None:
+        """Best effort: a failed screenshot never fails the deploy."""
+        assert self.covers is not None
+        try:
+            url = await self.covers(app)
+        except Exception as exc:
+            log.warning("cover screenshot of app %s failed: %s", app.id, exc)
+            return
+        current = await asyncio.to_thread(self.apps.get, app.id)
+        if url and current is not None:
+            await asyncio.to_thread(self.apps.put, replace(current, cover=url))

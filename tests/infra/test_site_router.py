@@ -1,0 +1,175 @@
+"""The CloudFront site router (infra/functions/site_router.js), run locally under Node.
+
+``cf_function_harness.mjs`` evaluates the function in a bare ``vm`` context with a fake
+KeyValueStore, so routing, namespacing and traversal rules are checked without AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FUNCTION = ROOT / "infra" / "functions" / "site_router.js"
+HARNESS = Path(__file__).with_name("cf_function_harness.mjs")
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+KVS = {
+    "site:deploykey1": "app1/b1",
+    "preview:previewkey1": "app1/p7",
+    "site:Key_with-dash": "app2/b2",
+    "site:novalue01": "app1",
+    "site:extrapart1": "app1/b1/x",
+    "site:dotdotval1": "../b1",
+    "site:emptyapp1": "/b1",
+    "site:badchars1": "app 1/b1",
+}
+
+NOT_FOUND = {
+    "statusCode": 404,
+    "statusDescription": "Not Found",
+    "headers": {"content-type": {"value": "text/plain"}},
+    "body": "not found",
+}
+
+
+def run(uris: list[str], kvs: dict[str, str] = KVS) -> list[dict[str, Any]]:
+    """What the function returns for each URI, in order (one Node process for all)."""
+    assert NODE is not None
+    events = [{"request": {"uri": uri, "method": "GET", "headers": {}, "querystring": {}}}
+              for uri in uris]
+    proc = subprocess.run([NODE, str(HARNESS), str(FUNCTION)],
+                          input=json.dumps({"kvs": kvs, "events": events}),
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stderr
+    results: list[dict[str, Any]] = json.loads(proc.stdout)
+    for uri, result in zip(uris, results, strict=True):
+        assert "error" not in result, f"{uri}: {result['error']}"
+    return results
+
+
+def route(uri: str) -> dict[str, Any]:
+    return run([uri])[0]
+
+
+@pytest.mark.parametrize(("uri", "origin_uri"), [
+    # the site root and directories serve their index.html
+    ("/sites/deploykey1/", "/builds/app1/b1/index.html"),
+    ("/sites/deploykey1/docs/", "/builds/app1/b1/docs/index.html"),
+    # files are served as they are
+    ("/sites/deploykey1/index.html", "/builds/app1/b1/index.html"),
+    ("/sites/deploykey1/assets/index-abc.js", "/builds/app1/b1/assets/index-abc.js"),
+    ("/sites/deploykey1/favicon.ico", "/builds/app1/b1/favicon.ico"),
+    # a path with no extension is a client-side route: the SPA's index.html
+    ("/sites/deploykey1/about", "/builds/app1/b1/index.html"),
+    ("/sites/deploykey1/users/42/edit", "/builds/app1/b1/index.html"),
+    # keys may use - and _
+    ("/sites/Key_with-dash/app.css", "/builds/app2/b2/app.css"),
+    # previews read their own namespace
+    ("/preview/previewkey1/", "/builds/app1/p7/index.html"),
+    ("/preview/previewkey1/assets/index-abc.js", "/builds/app1/p7/assets/index-abc.js"),
+    ("/preview/previewkey1/about", "/builds/app1/p7/index.html"),
+])
+def test_rewrites_to_the_pointed_build(uri: str, origin_uri: str) -> None:
+    result = route(uri)
+    assert result == {"uri": origin_uri, "method": "GET", "headers": {}, "querystring": {}}
+
+
+@pytest.mark.parametrize("uri", ["/sites/deploykey1", "/preview/previewkey1"])
+def test_site_root_without_slash_redirects(uri: str) -> None:
+    result = route(uri)
+    assert result["statusCode"] == 301
+    assert result["headers"] == {"location": {"value": uri + "/"}}
+
+
+@pytest.mark.parametrize("uri", [
+    "/sites/unknownkey1/",
+    "/sites/unknownkey1/about",
+    "/preview/unknownkey1/",
+], ids=["site", "site-route", "preview"])
+def test_unknown_key_is_not_found(uri: str) -> None:
+    assert route(uri) == NOT_FOUND
+
+
+@pytest.mark.parametrize("uri", [
+    "/sites/short/",  # under 8 characters
+    "/sites/short",  # ... not even redirected
+    "/sites/" + "k" * 65 + "/",  # over 64
+    "/sites/deploy.key1/",
+    "/sites/deploy%20key/",
+    "/sites/deploykey!/",
+], ids=["short", "short-no-slash", "long", "dot", "encoded-space", "punctuation"])
+def test_badly_shaped_key_is_not_found(uri: str) -> None:
+    assert route(uri) == NOT_FOUND
+
+
+@pytest.mark.parametrize("uri", ["/sites/previewkey1/", "/preview/deploykey1/"],
+                         ids=["preview-key-as-site", "site-key-as-preview"])
+def test_keys_do_not_cross_namespaces(uri: str) -> None:
+    assert route(uri) == NOT_FOUND
+
+
+@pytest.mark.parametrize("uri", [
+    "/sites/deploykey1/..",
+    "/sites/deploykey1/../b2/index.html",
+    "/sites/deploykey1/assets/../../b2/index.html",
+    "/sites/deploykey1/./index.html",
+    "/sites/deploykey1/%2e%2e/b2/index.html",
+    "/sites/deploykey1/%2E%2E/b2/index.html",
+    "/sites/deploykey1/.%2e/b2/index.html",
+    "/sites/deploykey1/assets%2f..%2f..%2fb2/index.html",
+    "/sites/deploykey1//etc/passwd",
+    "/sites/deploykey1/assets//index.js",
+    "/sites/deploykey1/assets\\index.js",
+    "/sites/deploykey1/assets%5cindex.js",
+    "/sites/deploykey1/bad%E0%A4%A.js",
+], ids=["dotdot-end", "dotdot", "dotdot-deep", "dot", "encoded", "encoded-upper",
+        "half-encoded", "encoded-slash", "double-slash-start", "double-slash",
+        "backslash", "encoded-backslash", "malformed-encoding"])
+def test_traversal_is_not_found(uri: str) -> None:
+    assert route(uri) == NOT_FOUND
+
+
+@pytest.mark.parametrize("key", ["novalue01", "extrapart1", "dotdotval1", "emptyapp1",
+                                 "badchars1"])
+def test_malformed_pointer_value_is_not_found(key: str) -> None:
+    assert route(f"/sites/{key}/") == NOT_FOUND
+
+
+@pytest.mark.parametrize("uri", [
+    "/",
+    "/index.html",
+    "/builds/app1/b1/index.html",  # build outputs are reachable only through a pointer
+    "/sites/",
+    "/sites",
+    "/site/deploykey1/",
+    "/Sites/deploykey1/",
+    "/sitesx/deploykey1/",
+    "/previews/previewkey1/",
+])
+def test_other_paths_are_not_found(uri: str) -> None:
+    assert route(uri) == NOT_FOUND
+
+
+def test_many_requests_share_one_function_instance() -> None:
+    """The KVS handle is created once at load; requests must not leak state into each other."""
+    uris = ["/sites/deploykey1/about", "/sites/unknownkey1/", "/preview/previewkey1/a.js"]
+    results = run(uris)
+    assert [r.get("uri", r.get("statusCode")) for r in results] == [
+        "/builds/app1/b1/index.html", 404, "/builds/app1/p7/a.js"]
+
+
+def test_function_fits_cloudfront_limits() -> None:
+    """CloudFront Functions cap code at 10 KB and load it as a script with no exports."""
+    source = FUNCTION.read_text()
+    assert len(source.encode()) <= 10 * 1024
+    assert source.startswith("import cf from 'cloudfront';\n")
+    assert "export " not in source
+    assert "async function handler(event)" in source
