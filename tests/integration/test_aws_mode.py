@@ -15,7 +15,8 @@ import boto3
 import pytest
 from fastapi.testclient import TestClient
 
-from zerocode import cli, wiring
+from tests.integration.test_vue_template_builds import created_files
+from zerocode import build_events, cli, wiring
 from zerocode.adapters.cognito_accounts import create_user_pool
 from zerocode.adapters.dynamodb import create_display_table, create_transcript_table
 from zerocode.adapters.dynamodb_apps import (
@@ -222,3 +223,130 @@ def test_logout_revokes_the_token(client: TestClient) -> None:
 def test_aws_mode_refuses_to_start_without_its_settings(aws: None) -> None:
     with pytest.raises(RuntimeError, match="ZEROCODE_WORKSPACE_BUCKET"):
         wiring.platform(Settings(mode="aws"))
+
+
+@pytest.fixture
+def remote(aws_settings: Settings, tmp_path: Any) -> Platform:
+    """AWS mode with its CodeBuild builder (moto; moto does not run the build, so tests put
+    the artifact CodeBuild would upload). Site pointers live in SQLite (see ``platform``)."""
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="t-builds")
+    boto3.client("codebuild", region_name="us-east-1").create_project(
+        name="t-project", source={"type": "S3", "location": "t-builds/sources/none.zip"},
+        artifacts={"type": "S3", "location": "t-builds"},
+        environment={"type": "ARM_CONTAINER", "image": "aws/codebuild/amazonlinux2-aarch64-"
+                     "standard:3.0", "computeType": "BUILD_GENERAL1_SMALL"},
+        serviceRole="arn:aws:iam::123456789012:role/t-codebuild")
+    settings = aws_settings.model_copy(update={"codebuild_project": "t-project",
+                                               "builds_bucket": "t-builds"})
+    return wiring.platform(settings, publisher=SqlitePublisher(
+        SqliteDatabase(tmp_path / "pointers.db")))
+
+
+def build_event(build: dict[str, Any], app_id: str, status: str = "SUCCEEDED") -> dict[str, Any]:
+    """The EventBridge event CodeBuild sends when a build finishes (trimmed to what counts)."""
+    return {"version": "0", "source": "aws.codebuild",
+            "detail-type": "CodeBuild Build State Change",
+            "detail": {"build-status": status, "project-name": "t-project",
+                       "build-id": f"arn:aws:codebuild:us-east-1:123456789012:build/{build['id']}",
+                       "additional-information": {"environment": {"environment-variables": [
+                           {"name": "ZEROCODE_APP_ID", "value": app_id, "type": "PLAINTEXT"},
+                           {"name": "ZEROCODE_BUILD_ID", "value": build["id"],
+                            "type": "PLAINTEXT"}]}}}}
+
+
+def vue_app(client: TestClient, remote: Platform, token: str) -> dict[str, Any]:
+    made = client.post("/api/apps", headers=gateway(token),
+                       json={"initPrompt": "A Vue todo list", "codeGenType": "vue_project"})
+    assert made.status_code == 201, made.text
+    for path, content in created_files("A Vue todo list").items():
+        remote.workspace.write(made.json()["id"], path, content.encode())
+    return dict(made.json())
+
+
+def upload_artifact(app_id: str, build_id: str, html: str) -> None:
+    """What CodeBuild's artifact upload leaves behind for a successful build."""
+    boto3.client("s3", region_name="us-east-1").put_object(
+        Bucket="t-builds", Key=f"builds/{app_id}/{build_id}/index.html", Body=html.encode())
+
+
+def test_deploys_on_codebuild_finish_through_build_events(remote: Platform) -> None:
+    with TestClient(create_app(remote), base_url="https://api.example") as client:
+        token = sign_up(client, "alice")
+        app = vue_app(client, remote, token)
+        asked = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token))
+        assert asked.status_code == 202 and asked.json()["state"] == "running"
+        first = client.get(f"/api/apps/{app['id']}/builds/{asked.json()['buildId']}",
+                           headers=gateway(token)).json()
+        # moto reports the build SUCCEEDED at once, but nothing was uploaded: polling (GET
+        # on the build) must not publish a build whose output is missing.
+        assert first["state"] == "failed" and "index.html" in first["error"]
+        assert client.get(f"/api/apps/{app['id']}", headers=gateway(token)).json()[
+            "deployBuildId"] is None
+
+        older = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token)).json()
+        newer = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token)).json()
+        assert older["buildId"] < newer["buildId"]
+        upload_artifact(app["id"], older["buildId"], "<p>older</p>")
+        upload_artifact(app["id"], newer["buildId"], "<p>newer</p>")
+        # The newer build's event arrives first, the older one's after it.
+        ids = {"id": newer["buildId"]}
+        assert build_events.handle(remote.publishing, build_event(ids, app["id"])) == {
+            "result": "succeeded", "buildId": newer["buildId"]}
+        ids = {"id": older["buildId"]}
+        assert build_events.handle(remote.publishing, build_event(ids, app["id"]))[
+            "result"] == "succeeded"
+        record = client.get(f"/api/apps/{app['id']}", headers=gateway(token)).json()
+        assert record["deployBuildId"] == newer["buildId"]  # the newest success stays
+        pointer = remote.publishing.publisher.target(f"site:{record['deployKey']}")
+        assert pointer is not None and pointer.build_id == newer["buildId"]
+        # A repeated event changes nothing; events of other projects are ignored.
+        assert build_events.handle(remote.publishing, build_event(ids, app["id"]))[
+            "result"] == "succeeded"
+        assert build_events.handle(remote.publishing, {"detail-type": "x"})["result"] == \
+            "ignored"
+        assert build_events.handle(remote.publishing, build_event(
+            ids, app["id"], status="IN_PROGRESS"))["result"] == "ignored"
+
+
+def test_html_previews_and_deploys_on_aws_are_copied_to_the_builds_bucket(
+        remote: Platform) -> None:
+    with TestClient(create_app(remote), base_url="https://api.example") as client:
+        token = sign_up(client, "alice")
+        app = create_html_app(client, token)
+        turn = client.post(f"/api/apps/{app['id']}/chat", headers=gateway(token),
+                           json={"message": "Make a page about otters"})
+        assert 'event: done\ndata: {"status":"succeeded"' in turn.text, turn.text
+        asked = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token)).json()
+        assert asked["state"] == "succeeded"  # nothing to compile: done at once
+        record = client.get(f"/api/apps/{app['id']}", headers=gateway(token)).json()
+        assert record["deployBuildId"] == asked["buildId"]
+        s3 = boto3.client("s3", region_name="us-east-1")
+        page = s3.get_object(Bucket="t-builds",
+                             Key=f"builds/{app['id']}/{asked['buildId']}/index.html")
+        assert b"otter" in page["Body"].read().lower()
+        preview_key = record["previewUrl"].split("/")[-2]
+        preview = remote.publishing.publisher.target(f"preview:{preview_key}")
+        assert preview is not None and preview.app_id == app["id"]
+        assert client.delete(f"/api/apps/{app['id']}", headers=gateway(token)).status_code == 204
+        assert s3.list_objects_v2(Bucket="t-builds").get("KeyCount") == 0
+
+
+def test_the_build_events_lambda_entry_point_wires_aws_mode(
+        remote: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    settings = remote.settings.model_dump(mode="json")
+    for key, value in settings.items():
+        if value is not None and key.endswith(("_table", "_bucket", "_id", "_project", "mode")):
+            monkeypatch.setenv(f"ZEROCODE_{key.upper()}", str(value))
+    monkeypatch.setenv("ZEROCODE_SITES_KVS_ARN", "arn:aws:cloudfront::123456789012:"
+                       "key-value-store/9a0c4f9e-3b5f-4c9e-9d7e-0a1b2c3d4e5f")
+    path = Path(__file__).parents[2] / "functions" / "build_events" / "handler.py"
+    spec = importlib.util.spec_from_file_location("build_events_handler", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    answer = module.handler(build_event({"id": "b0000000000000000000"}, "nosuchapp"), None)
+    assert answer == {"result": "ignored", "reason": "no such build (its app was deleted?)"}
+    assert type(module._platform().publishing.publisher).__name__ == "KvsPublisher"

@@ -4,7 +4,6 @@ Lambda under Lambda Web Adapter. Handlers stay thin: validate, authorise, call t
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import logging
@@ -498,8 +497,7 @@ def create_app(platform: Platform) -> FastAPI:
         """Snapshot the source and build it; the site flips to it only if it succeeds."""
         target = owned(app_id, user)
         p.quota("deploy", user.id)
-        build, source = await asyncio.to_thread(p.publishing.request_deploy, target)
-        p.publishing.run_in_background(build, source)
+        build = await p.publishing.start_deploy(target)
         return DeployOut(buildId=build.id, state=build.state)
 
     @app.get("/api/apps/{app_id}/builds", response_model=BuildListOut, tags=["deploy"])
@@ -515,6 +513,8 @@ def create_app(platform: Platform) -> FastAPI:
     def build(app_id: str, build_id: str, user: Caller) -> BuildOut:
         target = owned(app_id, user)
         found = p.builds.get(target.id, build_id) if is_build_id(build_id) else None
+        if found is not None and found.runner_id and not found.state.finished:
+            found = p.publishing.finish(target.id, found.id)  # polling, should events be late
         if found is None:
             raise NotFound(f"build {build_id} not found")
         return build_out(found, target)

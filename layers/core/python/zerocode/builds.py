@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from zerocode.apps import CodeGenType
 from zerocode.errors import InvalidInput
@@ -88,6 +88,7 @@ class Build:
     log_tail: str = ""
     output: str | None = None  # where the site lies once succeeded
     error: str | None = None  # why it failed, for people
+    runner_id: str | None = None  # the remote build (CodeBuild id) while it runs elsewhere
 
     @property
     def seconds(self) -> float | None:
@@ -159,4 +160,18 @@ class Builder(Protocol):
 
     def delete_app(self, app_id: str) -> int:
         """Remove every output and working file of the app (it is being deleted)."""
+        ...
+
+
+@runtime_checkable
+class RemoteBuilder(Builder, Protocol):
+    """A builder that runs elsewhere (CodeBuild): started by one request, finished by an
+    event or by polling, so no process has to wait for it."""
+
+    def start(self, job: BuildJob) -> str | BuildOutcome:
+        """Start the build: its runner id, or the outcome when there was nothing to run."""
+        ...
+
+    def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
+        """The verified outcome of a started build, or None while it is still running."""
         ...

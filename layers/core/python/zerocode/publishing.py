@@ -24,15 +24,17 @@ from zerocode.builds import (
     Build,
     Builder,
     BuildJob,
+    BuildOutcome,
     BuildPurpose,
     BuildState,
     BuildStore,
+    RemoteBuilder,
     Snapshot,
     check_build_id,
     new_build_id,
     snapshot,
 )
-from zerocode.errors import InvalidInput, NotFound
+from zerocode.errors import Conflict, InvalidInput, NotFound
 from zerocode.lease import Lease
 from zerocode.publish import Publisher, SiteTarget, preview_pointer, site_pointer
 from zerocode.workspace import Workspace
@@ -55,6 +57,9 @@ class Publishing:
     lease: Lease
     sites_url: str
     covers: Covers | None = None
+    # Local: deploys run as tasks of this process. AWS: a deploy starts CodeBuild and the
+    # build_events function (or a poll) finishes it, because Lambda freezes after answering.
+    in_process: bool = True
 
     def __post_init__(self) -> None:
         # In this process deploys of one app queue on a lock (FIFO, so in request order);
@@ -86,11 +91,73 @@ class Publishing:
         self.builds.put(build)
         return build, source
 
-    def run_in_background(self, build: Build, source: Snapshot) -> None:
-        """Run a requested deploy in this process's event loop (local mode)."""
+    async def start_deploy(self, app: App) -> Build:
+        """Queue a deploy: a task of this process, or a remote build finished by an event."""
+        build, source = await asyncio.to_thread(self.request_deploy, app)
+        if not self.in_process:
+            return await asyncio.to_thread(self.start_remote, build, source)
         task = asyncio.get_running_loop().create_task(self.deploy(build, source))
         self._tasks.add(task)  # keep a reference until it is done
         task.add_done_callback(self._tasks.discard)
+        return build
+
+    def start_remote(self, build: Build, source: Snapshot) -> Build:
+        builder = self._remote()
+        running = build.running()
+        self.builds.put(running)
+        try:
+            started = builder.start(BuildJob(build.app_id, build.id, build.kind, source))
+        except Exception as exc:
+            log.exception("starting build %s of app %s failed", build.id, build.app_id)
+            failed = running.failed(f"the build could not be started: {exc}")
+            self.builds.put(failed)
+            return failed
+        if isinstance(started, BuildOutcome):
+            return self._complete(running, started)
+        running = replace(running, runner_id=started)
+        self.builds.put(running)
+        return running
+
+    def finish(self, app_id: str, build_id: str) -> Build | None:
+        """Record a remote build's outcome (from its completion event, or a poll) and publish
+        it unless a newer deploy build has already been published. Idempotent."""
+        build = self.builds.get(app_id, build_id)
+        if build is None or build.state.finished or build.runner_id is None:
+            return build
+        outcome = self._remote().outcome(app_id, build_id, build.runner_id)
+        return build if outcome is None else self._complete(build, outcome)
+
+    def _complete(self, build: Build, outcome: BuildOutcome) -> Build:
+        done = build.succeeded(outcome.output, outcome.log_tail) \
+            if outcome.ok and outcome.output else \
+            build.failed(outcome.error or "the build failed", outcome.log_tail)
+        self.builds.put(done)
+        if done.state is BuildState.SUCCEEDED and done.purpose is BuildPurpose.DEPLOY:
+            self._publish_if_newest(done)
+        return done
+
+    def _publish_if_newest(self, build: Build) -> None:
+        """Remote builds of one app may finish out of order; the newest success wins, and
+        the lease makes the check and the flip one step across processes."""
+        holder, key = secrets.token_hex(8), f"deploy:{build.app_id}"
+        deadline = time.monotonic() + 60
+        while not self.lease.acquire(key, holder, 60):
+            if time.monotonic() > deadline:
+                raise Conflict("another deploy of this app is publishing; try again")
+            time.sleep(0.5)
+        try:
+            newer = self.builds.list(build.app_id, limit=50, purpose=BuildPurpose.DEPLOY)
+            if any(b.id > build.id and b.state is BuildState.SUCCEEDED for b in newer.builds):
+                log.info("build %s finished after a newer deploy; not published", build.id)
+                return
+            self.publish(build)
+        finally:
+            self.lease.release(key, holder)
+
+    def _remote(self) -> RemoteBuilder:
+        if not isinstance(self.builder, RemoteBuilder):
+            raise TypeError("this builder runs in process; remote deploys need a RemoteBuilder")
+        return self.builder
 
     async def deploy(self, build: Build, source: Snapshot) -> Build:
         async with self._locks[build.app_id]:

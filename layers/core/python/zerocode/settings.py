@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     # Leases (turn:{appId}) and, without Redis, rate-limit logs ({action}:{userId}) share it.
     leases_table: str = "zerocode-leases"
     deletions_table: str = "zerocode-deletions"
+    # CodeBuild project for Vue builds, and the bucket holding sources/ and builds/ (AWS).
+    codebuild_project: str | None = None
+    builds_bucket: str | None = None
     # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
     sites_kvs_arn: str | None = None
     # S3 bucket for workspaces (workspaces/{appId}/...).

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zerocode.accounts import Accounts, AccountService
-from zerocode.builds import Builder
+from zerocode.builds import Builder, RemoteBuilder
 from zerocode.cache import WindowCache
 from zerocode.display import DisplayHistoryStore
 from zerocode.engine import Engine, EngineLimits
@@ -130,10 +130,8 @@ def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder 
     from zerocode.adapters.s3_workspace import S3Workspace
 
     _require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
-    if builder is None:
-        raise RuntimeError("ZEROCODE_MODE=aws builds Vue projects on CodeBuild, whose adapter "
-                           "is not built yet (issue #5); pass a builder explicitly")
     assert settings.workspace_bucket is not None  # checked by _require
+    builder = builder or _codebuild(settings)
     client = _aws_client("dynamodb", settings)
     transcript, display = stores(settings)
     mem = memory(settings, transcript)
@@ -144,7 +142,8 @@ def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder 
         DynamoLease(client, settings.leases_table)
     builds = DynamoBuildStore(client, settings.builds_table)
     publishing = Publishing(apps, builds, builder, publisher or _kvs_publisher(settings),
-                            workspace, lease, settings.public_sites_url)
+                            workspace, lease, settings.public_sites_url,
+                            in_process=not isinstance(builder, RemoteBuilder))
     engine = Engine(memory=mem, display=display, workspace=workspace,
                     preview=publishing.preview, model=model, lease=lease,
                     limits=_engine_limits(settings))
@@ -154,6 +153,15 @@ def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder 
                     DynamoPendingDeletions(client, settings.deletions_table), builds,
                     publishing, lambda target: None,  # CloudFront serves sites, not the API
                     gateway_claims=cognito.user_from_claims)
+
+
+def _codebuild(settings: Settings) -> Builder:
+    from zerocode.adapters.codebuild_builder import CodeBuildBuilder
+
+    _require(settings, "codebuild_project", "builds_bucket")
+    assert settings.codebuild_project and settings.builds_bucket
+    return CodeBuildBuilder(_aws_client("codebuild", settings), _aws_client("s3", settings),
+                            settings.codebuild_project, settings.builds_bucket)
 
 
 def _kvs_publisher(settings: Settings) -> Publisher:

@@ -10,7 +10,7 @@ from zerocode.apps import CodeGenType, check_limit
 from zerocode.builds import Build, BuildPage, BuildPurpose, BuildState, check_build_id
 
 _STRINGS = ("id", "app_id", "source_digest", "log_tail")
-_OPTIONAL_STRINGS = ("output", "error")
+_OPTIONAL_STRINGS = ("output", "error", "runner_id")
 _OPTIONAL_NUMBERS = ("started_at", "finished_at")
 
 
@@ -96,4 +96,4 @@ def _build(item: Item) -> Build:
                  source_digest=item["source_digest"]["S"], state=BuildState(item["state"]["S"]),
                  created_at=float(item["created_at"]["N"]), started_at=opt_n("started_at"),
                  finished_at=opt_n("finished_at"), log_tail=item["log_tail"]["S"],
-                 output=opt_s("output"), error=opt_s("error"))
+                 output=opt_s("output"), error=opt_s("error"), runner_id=opt_s("runner_id"))

@@ -12,7 +12,7 @@ from zerocode.builds import Build, BuildPage, BuildPurpose, BuildState, check_bu
 from zerocode.publish import SiteTarget
 
 _COLUMNS = ("id", "app_id", "purpose", "kind", "source_digest", "state", "created_at",
-            "started_at", "finished_at", "log_tail", "output", "error")
+            "started_at", "finished_at", "log_tail", "output", "error", "runner_id")
 
 
 class SqliteBuildStore:
@@ -24,7 +24,7 @@ class SqliteBuildStore:
                 "purpose TEXT NOT NULL, kind TEXT NOT NULL, source_digest TEXT NOT NULL, "
                 "state TEXT NOT NULL, created_at REAL NOT NULL, started_at REAL, "
                 "finished_at REAL, log_tail TEXT NOT NULL, output TEXT, error TEXT, "
-                "PRIMARY KEY (app_id, id)) WITHOUT ROWID")
+                "runner_id TEXT, PRIMARY KEY (app_id, id)) WITHOUT ROWID")
 
     def put(self, build: Build) -> None:
         values = [getattr(build, c) for c in _COLUMNS]
@@ -64,7 +64,8 @@ def _build(row: Any) -> Build:
                  kind=CodeGenType(v["kind"]), source_digest=v["source_digest"],
                  state=BuildState(v["state"]), created_at=v["created_at"],
                  started_at=v["started_at"], finished_at=v["finished_at"],
-                 log_tail=v["log_tail"], output=v["output"], error=v["error"])
+                 log_tail=v["log_tail"], output=v["output"], error=v["error"],
+                 runner_id=v["runner_id"])
 
 
 class SqlitePublisher:
