@@ -34,6 +34,7 @@ integration: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/memory.py
 	$(BIN)/python bench/turn.py
+	$(BIN)/python bench/build.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

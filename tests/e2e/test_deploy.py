@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import threading
+import time
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.e2e.conftest import Server, chat, create, wait_for_build
 
@@ -127,3 +131,26 @@ def test_deploying_nothing_and_deleting_a_published_app(server: Server,
     assert httpx.get(preview).status_code == 404
     assert not (server.data_dir / "builds" / app["id"]).exists()
     assert not (server.data_dir / "build-work" / app["id"]).exists()
+
+
+def chromium_or_skip() -> None:
+    if shutil.which("chromium") is None:
+        if os.environ.get("ZEROCODE_REQUIRE_CHROMIUM"):
+            raise RuntimeError("ZEROCODE_REQUIRE_CHROMIUM is set but chromium is not installed")
+        pytest.skip("chromium is not installed")
+
+
+def test_a_published_app_gets_a_cover_screenshot(client: httpx.Client) -> None:
+    chromium_or_skip()
+    app = create(client, "A page about puffins", "html")
+    chat(client, app["id"], app["initPrompt"])
+    build = deploy(client, app["id"])
+    deadline = time.monotonic() + 60
+    record = client.get(f"/api/apps/{app['id']}").json()
+    while record["cover"] is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        record = client.get(f"/api/apps/{app['id']}").json()
+    assert record["cover"] and record["cover"].endswith(f"/{build['id']}.png")
+    image = httpx.get(record["cover"])
+    assert image.status_code == 200 and image.headers["content-type"] == "image/png"
+    assert image.content.startswith(b"\x89PNG\r\n\x1a\n") and len(image.content) > 2000

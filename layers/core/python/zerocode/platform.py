@@ -95,8 +95,12 @@ class Platform:
                    for app_id in self.deletions.pending())
 
     def _purge_steps(self) -> list[Callable[[str], object]]:
-        return [self.memory.delete, self.display.delete_app, self.workspace.delete_app,
-                self.publishing.builder.delete_app, self.builds.delete_app]
+        steps: list[Callable[[str], object]] = [
+            self.memory.delete, self.display.delete_app, self.workspace.delete_app,
+            self.publishing.builder.delete_app, self.builds.delete_app]
+        if self.publishing.covers is not None:
+            steps.append(self.publishing.covers.delete_app)
+        return steps
 
     async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
         messages: list[Message] = [SystemMessage(prompts.load(prompt_name)), UserMessage(text)]

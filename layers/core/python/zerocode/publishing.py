@@ -16,8 +16,9 @@ import logging
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
 
 from zerocode.apps import App, AppStore
 from zerocode.builds import (
@@ -44,7 +45,16 @@ log = logging.getLogger(__name__)
 DEPLOY_LEASE_SECONDS = 20 * 60  # longer than any build; renewed by nothing, freed at the end
 DEPLOY_KEY_BYTES = 9  # 12 URL-safe characters
 
-Covers = Callable[[App], Awaitable[str | None]]  # a cover image URL for a published app
+class Covers(Protocol):
+    """Cover images of published apps (a screenshot), kept per build."""
+
+    async def __call__(self, app: App) -> str | None:
+        """Take the cover of the app's published site; its URL, or None."""
+        ...
+
+    def path(self, app_id: str, file: str) -> Path | None: ...
+
+    def delete_app(self, app_id: str) -> int: ...
 
 
 @dataclass

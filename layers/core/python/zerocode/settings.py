@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     model_timeout_seconds: float = Field(120, gt=0)
     model_max_retries: int = Field(2, ge=0, le=10)
 
+    # Cover screenshots of published sites (needs Playwright's package and a Chromium).
+    covers: bool = True
+    chromium_path: str | None = None  # default: chromium on PATH
+
     # npm's download cache, shared by every local build (default ~/.cache/zerocode/npm).
     npm_cache_dir: Path | None = None
 

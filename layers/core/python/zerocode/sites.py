@@ -50,6 +50,15 @@ def create_sites_app(platform: Platform) -> Starlette:
 
         return endpoint
 
+    async def cover(request: Request) -> Response:
+        covers = platform.publishing.covers
+        file = covers.path(request.path_params["app"], request.path_params["file"]) \
+            if covers is not None else None
+        if file is None:
+            return PlainTextResponse("not found", 404)
+        return FileResponse(file, media_type="image/png",
+                            headers={"Cache-Control": "public, max-age=86400, immutable"})
+
     preview = serve("preview", preview_pointer, "no-store")
     # Build outputs never change, but the pointer does: revalidate the page, not the assets.
     site = serve("site", site_pointer, "no-cache")
@@ -57,7 +66,8 @@ def create_sites_app(platform: Platform) -> Starlette:
         Route("/preview/{key}", bare("preview")),
         Route("/preview/{key}/{path:path}", preview),
         Route("/sites/{key}", bare("sites")),
-        Route("/sites/{key}/{path:path}", site)])
+        Route("/sites/{key}/{path:path}", site),
+        Route("/covers/{app}/{file}", cover)])
 
 
 def _resolve(root: Path, path: str) -> Path | None:

@@ -78,6 +78,7 @@ def platform(settings: Settings, model: ChatModel | None = None,
     ``publisher`` replace the configured ones (tests, and AWS mode until CodeBuild lands)."""
     if settings.mode == "aws":
         return _aws_platform(settings, model, builder, publisher)
+    from zerocode.adapters.chromium_covers import chromium_covers
     from zerocode.adapters.local_builder import LocalBuilder
     from zerocode.adapters.local_workspace import LocalWorkspace
     from zerocode.adapters.npm_builder import NpmBuilder
@@ -102,7 +103,9 @@ def platform(settings: Settings, model: ChatModel | None = None,
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
     publishing = Publishing(
         apps, builds, builder or LocalBuilder(settings.data_dir, NpmBuilder(settings.npm_cache)),
-        publisher or SqlitePublisher(db), workspace, lease, settings.public_sites_url)
+        publisher or SqlitePublisher(db), workspace, lease, settings.public_sites_url,
+        covers=chromium_covers(settings.data_dir / "covers", settings.public_sites_url,
+                               settings.chromium_path) if settings.covers else None)
     engine = Engine(memory=mem, display=display, workspace=workspace,
                     preview=publishing.preview, model=model, lease=lease,
                     limits=_engine_limits(settings))

@@ -2,7 +2,12 @@
 
 Vue projects are built in a working directory per app that is kept between builds, so
 ``node_modules`` survives and the next build of the same dependencies skips the install
-download (the npm cache is shared by every app as well). The snapshot is synced into it
+(the npm cache is shared by every app as well). A new app whose dependencies were installed
+before (generated projects pin the same versions) gets them from a store of installed
+trees, ``deps/{digest of package.json and lock}``, hard-linked in instead of installed:
+only ``vite build`` is left to run. Store trees are never written after they are made; a
+build that wrote into a linked file would change the store, which Vite and npm do not do
+(they replace files), and the store is only ever read. The snapshot is synced into it
 (changed files written, removed files deleted), the old ``dist/`` cleared, and npm run.
 HTML and multi-file apps are not compiled: their files are checked (``index.html`` must
 exist) and copied. Either way the result is copied to a temporary directory and renamed
@@ -13,6 +18,7 @@ writes to it afterwards.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import secrets
 import shutil
@@ -25,12 +31,15 @@ from zerocode.apps import CodeGenType
 from zerocode.builds import BuildJob, BuildOutcome
 from zerocode.workspace import NON_SOURCE_DIRS, check_app_id, clean_path
 
+DEPS_MARKER = ".zerocode-deps"  # in node_modules: which dependency set it holds
+
 
 class LocalBuilder:
     def __init__(self, root: Path, npm: NpmBuilder) -> None:
         self.outputs, self.work, self.npm = root / "builds", root / "build-work", npm
-        self.outputs.mkdir(parents=True, exist_ok=True)
-        self.work.mkdir(parents=True, exist_ok=True)
+        self.deps = root / "deps"
+        for directory in (self.outputs, self.work, self.deps):
+            directory.mkdir(parents=True, exist_ok=True)
         # One build at a time per app: they share the app's working directory.
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
@@ -44,15 +53,52 @@ class LocalBuilder:
             if job.kind is CodeGenType.VUE_PROJECT:
                 work = self.work / check_app_id(job.app_id)
                 await asyncio.to_thread(_sync, work, job.source.files)
-                run = await self.npm.build(work)
+                digest = _deps_digest(job.source.files)
+                installed = await asyncio.to_thread(self._link_deps, work, digest)
+                run = await self.npm.build(work, install=not installed)
                 if run.status is not BuildStatus.SUCCEEDED or run.output is None:
                     return BuildOutcome(False, run.log_tail, None, "the project did not build")
-                log_tail = run.log_tail
+                if not installed:
+                    await asyncio.to_thread(self._keep_deps, work, digest)
+                log_tail = run.log_tail if not installed else \
+                    f"dependencies {digest[:12]} reused, npm install skipped\n{run.log_tail}"
                 place = await asyncio.to_thread(self._place_tree, job, run.output)
             else:
                 log_tail = f"checked {len(job.source.files)} file(s); index.html present"
                 place = await asyncio.to_thread(self._place_files, job)
             return BuildOutcome(True, log_tail, str(place))
+
+    def _link_deps(self, work: Path, digest: str) -> bool:
+        """True when ``work/node_modules`` holds exactly these dependencies (already, or
+        linked in from the store now)."""
+        modules = work / "node_modules"
+        marker = modules / DEPS_MARKER
+        if marker.is_file() and marker.read_text() == digest:
+            return True
+        stored = self.deps / digest
+        if not (stored / DEPS_MARKER).is_file():
+            return False
+        shutil.rmtree(modules, ignore_errors=True)
+        shutil.copytree(stored, modules, symlinks=True, copy_function=os.link)
+        return True
+
+    def _keep_deps(self, work: Path, digest: str) -> None:
+        """Remember a fresh install for the next app with the same dependencies."""
+        modules = work / "node_modules"
+        marker = modules / DEPS_MARKER
+        marker.unlink(missing_ok=True)  # it may be a link into the store: never write through
+        marker.write_text(digest)
+        stored = self.deps / digest
+        if stored.exists() or not modules.is_dir():
+            return
+        tmp = self.deps / f".tmp-{digest}-{secrets.token_hex(4)}"
+        try:
+            shutil.copytree(modules, tmp, symlinks=True, copy_function=os.link)
+            os.rename(tmp, stored)
+        except OSError:
+            pass  # another build stored it first, or links are not possible here: no reuse
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def delete_app(self, app_id: str) -> int:
         removed = 0
@@ -92,6 +138,13 @@ class LocalBuilder:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return final
+
+
+def _deps_digest(files: Mapping[str, bytes]) -> str:
+    h = hashlib.sha256()
+    for name in ("package.json", "package-lock.json"):
+        h.update(name.encode() + b"\0" + files.get(name, b"") + b"\0")
+    return h.hexdigest()
 
 
 def _sync(work: Path, files: Mapping[str, bytes]) -> None:

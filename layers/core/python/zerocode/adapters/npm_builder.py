@@ -40,15 +40,16 @@ class NpmBuilder:
         self.cache_dir, self.npm = cache_dir, npm or shutil.which("npm") or "npm"
         self.install_timeout, self.build_timeout = install_timeout, build_timeout
 
-    async def build(self, source: Path) -> BuildResult:
+    async def build(self, source: Path, install: bool = True) -> BuildResult:
+        """Install (unless ``node_modules`` is known to match already) and build."""
         start = time.monotonic()
         log: deque[str] = deque(maxlen=LOG_LINES)
-        install = ["ci"] if (source / "package-lock.json").exists() else ["install"]
+        command = ["ci"] if (source / "package-lock.json").exists() else ["install"]
         steps = [
-            ([*install, "--no-audit", "--no-fund", "--prefer-offline",
+            ([*command, "--no-audit", "--no-fund", "--prefer-offline",
               "--cache", str(self.cache_dir)], self.install_timeout),
             (["run", "build"], self.build_timeout),
-        ]
+        ][0 if install else 1:]
         for args, limit in steps:
             ok = await self._run(source, args, limit, log)
             if not ok:
