@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import statistics
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.docs import replace_section  # noqa: E402
 from tests.integration.test_vue_template_builds import created_files  # noqa: E402
 from zerocode.adapters.local_builder import LocalBuilder  # noqa: E402
 from zerocode.adapters.npm_builder import NpmBuilder  # noqa: E402
@@ -96,7 +96,7 @@ def main() -> None:
 
 
 def write_docs(r: dict[str, Any]) -> None:
-    lines = ["<!-- build:start -->", "## Builds (`bench/build.py`)", "",
+    lines = ["## Builds (`bench/build.py`)", "",
              f"The Vue project the offline model generates for \"{r['project']}\" "
              f"({r['files']} files), built by `LocalBuilder` (install, `npm run build` with "
              "Vite, the `dist/index.html` check, the copy to the build's own directory); "
@@ -116,18 +116,8 @@ def write_docs(r: dict[str, Any]) -> None:
              "Target: warm ≤ 30% of cold. The npm cache alone does not reach it here (npm "
              "still unpacks every package, and the registry is close to this machine, so "
              "cold is fast); the dependency store, which links an installed tree into a new "
-             "app's working directory, does. Cold time depends on the registry's latency.",
-             "<!-- build:end -->"]
-    section = "\n".join(lines)
-    path = ROOT / "docs" / "benchmarks.md"
-    text = path.read_text()
-    if "<!-- build:start -->" in text:
-        text = re.sub(r"<!-- build:start -->.*<!-- build:end -->", lambda _: section, text,
-                      flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
-
+             "app's working directory, does. Cold time depends on the registry's latency."]
+    replace_section("build", lines)
 
 if __name__ == "__main__":
     main()

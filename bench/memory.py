@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sqlite3
 import statistics
 import sys
@@ -29,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.docs import replace_section  # noqa: E402
 from tests.factories import turn_entries  # noqa: E402
 from tests.integration.test_restore_cost import CountingConnection, seed_dynamo  # noqa: E402
 from zerocode.adapters.memory_cache import LruWindowCache  # noqa: E402
@@ -193,7 +193,7 @@ def main() -> None:
 
 
 def write_docs(result: dict[str, Any]) -> None:
-    lines = ["<!-- memory:start -->", "## Memory (`bench/memory.py`)", "",
+    lines = ["## Memory (`bench/memory.py`)", "",
              "Restore = a cold window on a new container: requests to the store and items it "
              "returned. DynamoDB runs on moto, whose query time grows with the table size (an "
              "artefact of the emulator); the request and item counts are what AWS would see.",
@@ -220,18 +220,8 @@ def write_docs(result: dict[str, Any]) -> None:
     lines += ["", f"Ours ÷ no-elision at turn 40: **{tok['ours_vs_full_at_last_turn']}** "
               f"(target ≤ 0.40); invalid windows: **{tok['invalid_windows']}**.",
               "The display-only window is small because it has lost every tool call — the "
-              "failure zerocode exists to prevent.", "<!-- memory:end -->"]
-    section = "\n".join(lines)
-    path = ROOT / "docs" / "benchmarks.md"
-    text = path.read_text() if path.exists() else "# Benchmarks\n\n" \
-        "Measured on the development machine (2 cores); re-run the scripts to refresh.\n\n"
-    if "<!-- memory:start -->" in text:
-        text = re.sub(r"<!-- memory:start -->.*<!-- memory:end -->", lambda _: section, text,
-                      flags=re.S)
-    else:
-        text += section + "\n"
-    path.write_text(text)
-
+              "failure zerocode exists to prevent."]
+    replace_section("memory", lines)
 
 if __name__ == "__main__":
     main()

@@ -34,6 +34,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.docs import replace_section  # noqa: E402
 from tests.e2e.conftest import Server  # noqa: E402
 from zerocode.adapters.openai_model import build_chat_model  # noqa: E402
 from zerocode.model import ModelRole  # noqa: E402
@@ -196,7 +197,7 @@ def main() -> None:
 
 def write_docs(result: dict[str, Any]) -> None:
     o = result["overhead"]
-    lines = ["<!-- turn:start -->", "## Turns (`bench/turn.py`)", "",
+    lines = ["## Turns (`bench/turn.py`)", "",
              f"{o['turns']} sequential html change turns over HTTP against `zerocode serve` "
              "(SQLite, offline scripted model without pacing; window at the end: "
              f"{o['window_tokens_at_end']} tokens). The model's own time is measured "
@@ -221,17 +222,8 @@ def write_docs(result: dict[str, Any]) -> None:
                      f"{c['ttfb_ms']['p99']} | {c['server_rss_mb']['after']} / "
                      f"{c['server_rss_mb']['peak']} |")
     lines += ["", "Targets at 200 streams: added p99 inter-chunk latency under 50 ms, "
-              "RSS under 400 MB.", "", NOTES, "<!-- turn:end -->"]
-    section = "\n".join(lines)
-    path = ROOT / "docs" / "benchmarks.md"
-    text = path.read_text()
-    if "<!-- turn:start -->" in text:
-        text = re.sub(r"<!-- turn:start -->.*<!-- turn:end -->", lambda _: section, text,
-                      flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
-
+              "RSS under 400 MB.", "", NOTES]
+    replace_section("turn", lines)
 
 if __name__ == "__main__":
     main()
