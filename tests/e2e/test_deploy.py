@@ -154,3 +154,34 @@ def test_a_published_app_gets_a_cover_screenshot(client: httpx.Client) -> None:
     image = httpx.get(record["cover"])
     assert image.status_code == 200 and image.headers["content-type"] == "image/png"
     assert image.content.startswith(b"\x89PNG\r\n\x1a\n") and len(image.content) > 2000
+
+
+def test_hash_router_deep_links_open_the_right_view_on_the_published_site(
+        client: httpx.Client) -> None:
+    """In a real browser: a deep link straight to #/about renders the about view, its lazy
+    chunk loaded from the published build."""
+    chromium_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    app = create(client, "A Vue notebook for birdwatchers", "vue_project")
+    assert chat(client, app["id"], app["initPrompt"]).done == {"status": "succeeded",
+                                                               "turn": 1}
+    assert deploy(client, app["id"])["state"] == "succeeded"
+    url = client.get(f"/api/apps/{app['id']}").json()["deployUrl"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            page = browser.new_page()
+            failed: list[str] = []
+            page.on("requestfailed", lambda r: failed.append(r.url))
+            page.goto(url + "#/about", wait_until="networkidle")
+            assert page.locator("h1").first.inner_text() == "About"
+            page.goto(url, wait_until="networkidle")
+            assert page.locator("h1").first.inner_text() != "About"
+            page.click("text=About")
+            page.wait_for_url("**#/about")
+            assert page.locator("h1").first.inner_text() == "About"
+            assert failed == []
+        finally:
+            browser.close()
