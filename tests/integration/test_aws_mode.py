@@ -350,3 +350,19 @@ def test_the_build_events_lambda_entry_point_wires_aws_mode(
     answer = module.handler(build_event({"id": "b0000000000000000000"}, "nosuchapp"), None)
     assert answer == {"result": "ignored", "reason": "no such build (its app was deleted?)"}
     assert type(module._platform().publishing.publisher).__name__ == "KvsPublisher"
+
+
+def test_the_model_key_is_read_from_secrets_manager_once_per_container(aws: None) -> None:
+    secrets = boto3.client("secretsmanager", region_name="us-east-1")
+    arn = secrets.create_secret(Name="zc-model-key", SecretString="sk-test-123\n")["ARN"]
+    settings = Settings(model_base_url="http://127.0.0.1:9/v1", model_api_key_secret_arn=arn)
+    wiring.model_api_key.cache_clear()
+    assert wiring.chat_model(settings).client.api_key == "sk-test-123"
+    secrets.put_secret_value(SecretId=arn, SecretString="sk-rotated")
+    assert wiring.chat_model(settings).client.api_key == "sk-test-123"  # cached
+    wiring.model_api_key.cache_clear()  # what a new container sees
+    assert wiring.chat_model(settings).client.api_key == "sk-rotated"
+    empty = secrets.create_secret(Name="zc-empty", SecretBinary=b"\x00")["ARN"]
+    with pytest.raises(RuntimeError, match="no string value"):
+        wiring.model_api_key(empty, "us-east-1")
+    wiring.model_api_key.cache_clear()

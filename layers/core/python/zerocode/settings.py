@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     # Model endpoint; unset = the offline scripted model.
     model_base_url: str | None = None
     model_api_key: str | None = None
+    # AWS: the key lives in Secrets Manager; read once per container (cold start), cached.
+    model_api_key_secret_arn: str | None = None
     model_routing: str = "gpt-4o-mini"
     model_code: str = "gpt-4o"
     model_vue: str = "gpt-4o"

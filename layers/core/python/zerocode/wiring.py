@@ -67,9 +67,23 @@ def chat_model(settings: Settings) -> ChatModel:
 
     models = {ModelRole.ROUTING: settings.model_routing, ModelRole.CODE: settings.model_code,
               ModelRole.VUE: settings.model_vue}
-    return build_chat_model(settings.model_base_url, settings.model_api_key, models,
+    key = settings.model_api_key
+    if key is None and settings.model_api_key_secret_arn:
+        key = model_api_key(settings.model_api_key_secret_arn, settings.aws_region)
+    return build_chat_model(settings.model_base_url, key, models,
                             timeout=settings.model_timeout_seconds,
                             max_retries=settings.model_max_retries)
+
+
+@functools.cache
+def model_api_key(secret_arn: str, region: str) -> str:
+    """The model key from Secrets Manager, once per process: a rotated key reaches new
+    containers (publish a new function version or update its configuration to force it)."""
+    value = _client("secretsmanager", region).get_secret_value(SecretId=secret_arn)
+    secret = value.get("SecretString")
+    if not secret:
+        raise RuntimeError(f"secret {secret_arn} has no string value; store the model API key")
+    return str(secret).strip()
 
 
 def platform(settings: Settings, model: ChatModel | None = None,
