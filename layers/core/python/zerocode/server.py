@@ -21,6 +21,7 @@ def banner(settings: Settings, model: str) -> str:
         f"zerocode {__version__} — local platform",
         f"  API       {api}/api   (docs: {api}/api/docs)",
         f"  previews  {settings.public_sites_url}/preview/…",
+        f"  sites     {settings.public_sites_url}/sites/…   (published apps)",
         f"  model     {model}",
         f"  data      {settings.data_dir.resolve()}",
     ])
