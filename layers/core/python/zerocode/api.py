@@ -4,6 +4,7 @@ Lambda under Lambda Web Adapter. Handlers stay thin: validate, authorise, call t
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -16,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -231,7 +233,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429, 503)}
 SESSION_COOKIE = "zc_session"
 # Cookie-authenticated requests that change state must carry this header: a page on
-# another site cannot add it without a CORS preflight, which this API never grants.
+# another site cannot add it without a CORS preflight, which this API grants only to the
+# configured console origins (ZEROCODE_CORS_ORIGINS; none locally).
 CSRF_HEADER = "X-Zerocode-Request"
 bearer = HTTPBearer(auto_error=False, description="token from POST /api/users/login")
 
@@ -304,6 +307,12 @@ def create_app(platform: Platform) -> FastAPI:
                   docs_url="/api/docs", redoc_url=None, responses=ERRORS)
     _install_error_handlers(app)
     app.add_middleware(RequestContext)
+    if platform.settings.allowed_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=platform.settings.allowed_origins,
+            allow_credentials=True, allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", CSRF_HEADER, "Last-Event-ID"],
+            expose_headers=["Retry-After", "X-Request-Id"], max_age=3600)
     app.state.platform = platform
     p = platform
 
@@ -566,9 +575,44 @@ def create_app(platform: Platform) -> FastAPI:
     return app
 
 
-async def _frames(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
-    async for event in events:
-        yield sse(event)
+KEEPALIVE_SECONDS = 15.0
+_END = object()
+
+
+async def _frames(events: AsyncIterator[Any],
+                  keepalive: float = KEEPALIVE_SECONDS) -> AsyncIterator[bytes]:
+    """The turn's events as SSE frames, and a comment line whenever nothing was sent for
+    ``keepalive`` seconds: API Gateway closes a stream idle for 5 minutes, and a preview
+    build on CodeBuild can take longer than that.
+
+    One task drives the turn (so its context variables hold for the whole turn) and hands
+    events over a small queue; when the client goes away that task is cancelled, which the
+    engine treats as a disconnect and closes the turn."""
+    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=64)
+
+    async def pump() -> None:
+        try:
+            async for event in events:
+                await queue.put(event)
+        except Exception as exc:  # surfaced to the consumer, which re-raises it
+            await queue.put(exc)
+        await queue.put(_END)
+
+    task = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), timeout=keepalive)
+            except TimeoutError:
+                yield b": keep-alive\n\n"
+                continue
+            if item is _END:
+                return
+            if isinstance(item, Exception):
+                raise item
+            yield sse(item)
+    finally:
+        task.cancel()
 
 
 def _entry_out(e: DisplayEntry) -> HistoryEntryOut:

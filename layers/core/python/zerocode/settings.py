@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     sites_port: int = Field(8001, ge=1, le=65535)
     # Public base URL of the sites origin; default http://{host}:{sites_port}.
     sites_url: str | None = None
+    # Origins (comma-separated) of consoles served elsewhere that may call the API with
+    # credentials (AWS: the console's CloudFront domain). Empty: same origin only.
+    cors_origins: str = ""
 
     # Model endpoint; unset = the offline scripted model.
     model_base_url: str | None = None
@@ -99,6 +102,10 @@ class Settings(BaseSettings):
     @property
     def public_sites_url(self) -> str:
         return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
+
+    @property
+    def allowed_origins(self) -> list[str]:
+        return [o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip()]
 
     @property
     def sqlite_path(self) -> Path:

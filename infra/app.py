@@ -1,0 +1,43 @@
+"""CDK entry point: ``cdk synth``/``cdk deploy`` run it (``cdk.json``), so does ``make synth``.
+
+Run by the CDK CLI, the context (``cdk.json`` plus ``-c`` values) arrives in
+``CDK_CONTEXT_JSON``; run directly (``make synth``), ``cdk.json``'s context is read here.
+The synth fails when cdk-nag reports an unsuppressed error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import cx_api
+from zerocode_infra.stack import build_app
+
+CDK_JSON = Path(__file__).resolve().parents[1] / "cdk.json"
+
+
+def cdk_json_context() -> dict[str, Any]:
+    context: dict[str, Any] = json.loads(CDK_JSON.read_text())["context"]
+    return context
+
+
+def main() -> int:
+    app, stack = build_app(None if "CDK_CONTEXT_JSON" in os.environ else cdk_json_context())
+    assembly = app.synth()
+    errors = [m for m in assembly.get_stack_artifact(stack.artifact_id).messages
+              if m.level == cx_api.SynthesisMessageLevel.ERROR]
+    for message in errors:
+        print(f"[error at {message.id}] {message.entry.data}", file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} unsuppressed error(s): fix them or suppress them with a reason "
+              f"(infra/zerocode_infra/nag.py)", file=sys.stderr)
+        return 1
+    print(f"synthesized {stack.stack_name} ({stack.region}) to {assembly.directory}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

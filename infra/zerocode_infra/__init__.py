@@ -1,0 +1,1 @@
+"""zerocode's AWS infrastructure (CDK, Python): ``stack.build_app`` builds the app."""

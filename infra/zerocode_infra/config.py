@@ -1,0 +1,124 @@
+"""Deployment choices, read from CDK context (``cdk.json`` defaults, ``-c key=value`` overrides).
+
+Every value has a default here and the same default in ``cdk.json`` (a test keeps them
+equal), so the stack synthesizes without a ``cdk.json`` (tests) and operators see every
+knob in one place. Values from ``-c`` arrive as strings; they are parsed here, and a bad
+value stops the synth with a message that names the context key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from aws_cdk import RemovalPolicy
+
+LWA_ACCOUNT = "753240598075"  # publishes the Lambda Web Adapter layers in every region
+LWA_VERSION = 25
+_LWA_REGIONS = ("us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1",
+                "ap-northeast-1", "ap-southeast-1", "ap-southeast-2")
+_LWA_LAYER = {"arm64": "LambdaAdapterLayerArm64", "x86_64": "LambdaAdapterLayerX86"}
+
+
+def _lwa_table() -> dict[str, dict[str, str]]:
+    return {arch: {region: f"arn:aws:lambda:{region}:{LWA_ACCOUNT}:layer:{name}:{LWA_VERSION}"
+                   for region in _LWA_REGIONS}
+            for arch, name in _LWA_LAYER.items()}
+
+
+DEFAULTS: dict[str, Any] = {
+    "removalPolicy": "retain",
+    "natGateways": 1,
+    "architecture": "arm64",
+    "lwaLayerArns": _lwa_table(),
+    "lwaLayerArn": "",
+    "modelBaseUrl": "https://api.openai.com/v1",
+    "modelRouting": "gpt-4o-mini",
+    "modelCode": "gpt-4o",
+    "modelVue": "gpt-4o",
+    "consoleOrigin": "",
+    "throttleRateLimit": 50,
+    "throttleBurstLimit": 100,
+}
+
+Architecture = Literal["arm64", "x86_64"]
+
+
+class ContextReader(Protocol):
+    def try_get_context(self, key: str) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Config:
+    region: str
+    removal_policy: RemovalPolicy
+    nat_gateways: int
+    architecture: Architecture
+    lwa_layer_arn: str
+    model_base_url: str
+    model_routing: str
+    model_code: str
+    model_vue: str
+    console_origin: str  # "" = the console distribution's own https:// domain
+    throttle_rate_limit: int
+    throttle_burst_limit: int
+
+    @property
+    def retain(self) -> bool:
+        return self.removal_policy == RemovalPolicy.RETAIN
+
+
+def read_config(node: ContextReader, region: str) -> Config:
+    def get(key: str) -> Any:
+        value = node.try_get_context(key)
+        return DEFAULTS[key] if value is None else value
+
+    policy = str(get("removalPolicy")).lower()
+    if policy not in ("retain", "destroy"):
+        raise ValueError(f"context removalPolicy must be 'retain' or 'destroy', not {policy!r}")
+    arch = str(get("architecture"))
+    if arch not in _LWA_LAYER:
+        raise ValueError(f"context architecture must be 'arm64' or 'x86_64', not {arch!r}")
+    return Config(
+        region=region,
+        removal_policy=RemovalPolicy.RETAIN if policy == "retain" else RemovalPolicy.DESTROY,
+        nat_gateways=_int(get, "natGateways", minimum=0),
+        architecture="arm64" if arch == "arm64" else "x86_64",
+        lwa_layer_arn=_lwa_arn(get, arch, region),
+        model_base_url=str(get("modelBaseUrl")),
+        model_routing=str(get("modelRouting")),
+        model_code=str(get("modelCode")),
+        model_vue=str(get("modelVue")),
+        console_origin=str(get("consoleOrigin")).rstrip("/"),
+        throttle_rate_limit=_int(get, "throttleRateLimit", minimum=1),
+        throttle_burst_limit=_int(get, "throttleBurstLimit", minimum=1))
+
+
+def _int(get: Any, key: str, *, minimum: int) -> int:
+    try:
+        value = int(get(key))
+    except (TypeError, ValueError):
+        raise ValueError(f"context {key} must be an integer, not {get(key)!r}") from None
+    if value < minimum:
+        raise ValueError(f"context {key} must be at least {minimum}, not {value}")
+    return value
+
+
+def _lwa_arn(get: Any, arch: str, region: str) -> str:
+    """The Lambda Web Adapter layer for this region: ``lwaLayerArn`` if set, else the
+    ``lwaLayerArns`` table (a dict, or its JSON when given with ``-c``)."""
+    override = str(get("lwaLayerArn") or "")
+    if override:
+        return override
+    table = get("lwaLayerArns")
+    if isinstance(table, str):
+        table = json.loads(table)
+    arn = table.get(arch, {}).get(region) if isinstance(table, dict) else None
+    if not arn:
+        raise ValueError(
+            f"no Lambda Web Adapter layer ARN for region {region} ({arch}): add it to the "
+            f"context lwaLayerArns.{arch} in cdk.json, or pass -c lwaLayerArn=arn:aws:lambda:"
+            f"{region}:{LWA_ACCOUNT}:layer:{_LWA_LAYER[arch]}:{LWA_VERSION} "
+            f"(see https://github.com/awslabs/aws-lambda-web-adapter)")
+    return str(arn)

@@ -1,0 +1,182 @@
+"""The two Lambda functions, their settings (``ZEROCODE_*``) and exactly the access they use.
+
+``functions/api`` runs the ASGI app under Lambda Web Adapter in ``response_stream`` mode
+(``run.sh`` starts uvicorn on 8080; the adapter waits for ``/api/health``).
+``functions/build_events`` records CodeBuild outcomes and publishes. Both import the core
+layer, run in the VPC (the cache is only reachable there) and are traced with X-Ray.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from zerocode_infra.auth import Auth
+from zerocode_infra.builds import Builds
+from zerocode_infra.config import Config
+from zerocode_infra.data import Tables
+from zerocode_infra.nag import (
+    KMS_GRANT_ACTIONS,
+    S3_GRANT_ACTIONS,
+    indexes,
+    managed_policy,
+    objects,
+    suppress,
+)
+from zerocode_infra.network import Network
+from zerocode_infra.packaging import ASSET_EXCLUDE, ROOT, RUNTIME, lambda_architecture
+from zerocode_infra.storage import BUILDS, PAYLOADS, SOURCES, WORKSPACES, Storage
+
+FUNCTIONS = ROOT / "functions"
+LWA_ENVIRONMENT = {
+    "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
+    "AWS_LWA_INVOKE_MODE": "response_stream",
+    "AWS_LWA_PORT": "8080",
+    "AWS_LWA_READINESS_CHECK_PATH": "/api/health",
+}
+KVS_ACTIONS = ["cloudfront-keyvaluestore:DescribeKeyValueStore",
+               "cloudfront-keyvaluestore:GetKey", "cloudfront-keyvaluestore:PutKey",
+               "cloudfront-keyvaluestore:DeleteKey"]
+# What zerocode.adapters.cognito_accounts calls with IAM credentials (SignUp, InitiateAuth,
+# GetUser and GlobalSignOut are authorized by the client id or the user's own token).
+COGNITO_ACTIONS = ["cognito-idp:AdminConfirmSignUp", "cognito-idp:AdminAddUserToGroup",
+                   "cognito-idp:AdminGetUser", "cognito-idp:AdminListGroupsForUser",
+                   "cognito-idp:ListUsers", "cognito-idp:ListUsersInGroup",
+                   "cognito-idp:CreateGroup"]
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """What the functions are wired to (built before them by the stack)."""
+    config: Config
+    tables: Tables
+    storage: Storage
+    network: Network
+    auth: Auth
+    builds: Builds
+    store: cloudfront.IKeyValueStore
+    sites_url: str
+    console_origin: str  # the console's origin, allowed by CORS
+    model_key: secretsmanager.ISecret
+    layer: lambda_.ILayerVersion
+
+
+def environment(d: Dependencies) -> dict[str, str]:
+    """The settings of ``zerocode.settings.Settings`` for AWS mode (a test checks every
+    name is a real setting)."""
+    env = {
+        "ZEROCODE_MODE": "aws",
+        "ZEROCODE_AWS_REGION": Stack.of(d.tables).region,
+        **{f"ZEROCODE_{name.upper()}_TABLE": table.table_name
+           for name, table in d.tables.all.items()},
+        "ZEROCODE_WORKSPACE_BUCKET": d.storage.workspaces.bucket_name,
+        "ZEROCODE_PAYLOAD_BUCKET": d.storage.payloads.bucket_name,
+        "ZEROCODE_BUILDS_BUCKET": d.storage.builds.bucket_name,
+        "ZEROCODE_CODEBUILD_PROJECT": d.builds.project.project_name,
+        "ZEROCODE_SITES_KVS_ARN": d.store.key_value_store_arn,
+        "ZEROCODE_SITES_URL": d.sites_url,
+        "ZEROCODE_CORS_ORIGINS": d.console_origin,
+        "ZEROCODE_COGNITO_USER_POOL_ID": d.auth.pool.user_pool_id,
+        "ZEROCODE_COGNITO_CLIENT_ID": d.auth.client.user_pool_client_id,
+        "ZEROCODE_REDIS_URL": d.network.redis_url,
+        "ZEROCODE_MODEL_ROUTING": d.config.model_routing,
+        "ZEROCODE_MODEL_CODE": d.config.model_code,
+        "ZEROCODE_MODEL_VUE": d.config.model_vue,
+        "ZEROCODE_MODEL_API_KEY_SECRET_ARN": d.model_key.secret_arn,
+        "ZEROCODE_COVERS": "false",  # no Chromium on Lambda
+    }
+    if d.config.model_base_url:  # unset: the offline scripted model
+        env["ZEROCODE_MODEL_BASE_URL"] = d.config.model_base_url
+    return env
+
+
+class Functions(Construct):
+    def __init__(self, scope: Construct, id: str, deps: Dependencies) -> None:
+        super().__init__(scope, id)
+        self.deps = deps
+        arch = lambda_architecture(deps.config.architecture)
+        lwa = lambda_.LayerVersion.from_layer_version_arn(self, "WebAdapter",
+                                                          deps.config.lwa_layer_arn)
+        self.api = self._function(
+            "Api", FUNCTIONS / "api", "run.sh", arch, [lwa, deps.layer],
+            timeout=Duration.minutes(15), memory=1024, extra_env=LWA_ENVIRONMENT)
+        self.build_events = self._function(
+            "BuildEvents", FUNCTIONS / "build_events", "handler.handler", arch, [deps.layer],
+            timeout=Duration.minutes(2), memory=512)
+        self._grant_api()
+        self._grant_build_events()
+
+    def _function(self, id: str, code: Path, handler: str, arch: lambda_.Architecture,
+                  layers: list[lambda_.ILayerVersion], *, timeout: Duration, memory: int,
+                  extra_env: dict[str, str] | None = None) -> lambda_.Function:
+        d = self.deps
+        log_group = logs.LogGroup(self, f"{id}Logs", retention=logs.RetentionDays.ONE_MONTH,
+                                  removal_policy=d.config.removal_policy)
+        function = lambda_.Function(
+            self, id, runtime=RUNTIME, architecture=arch, handler=handler,
+            code=lambda_.Code.from_asset(str(code), exclude=ASSET_EXCLUDE), layers=layers,
+            timeout=timeout, memory_size=memory, tracing=lambda_.Tracing.ACTIVE,
+            description=f"zerocode {id}",
+            environment={**environment(d), **(extra_env or {})}, log_group=log_group,
+            vpc=d.network.vpc, vpc_subnets=d.network.subnets,
+            security_groups=[d.network.functions_sg])
+        suppress(function, "IAM4", "AWS managed Lambda execution policies grant only log "
+                                   "writing and the VPC network interfaces Lambda needs to "
+                                   "run the function inside the VPC.", children=True,
+                 applies_to=[managed_policy(f"service-role/{name}") for name in (
+                     "AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole")])
+        suppress(function, "L1", "The functions run Python 3.13, not the newest runtime: the "
+                                 "package index offered no tiktoken wheel for CPython 3.14 on "
+                                 "Linux aarch64, and the layer installs binary wheels only.")
+        return function
+
+    def _grant_api(self) -> None:
+        d, fn = self.deps, self.api
+        for table in d.tables.all.values():
+            table.grant_read_write_data(fn)
+        d.storage.workspaces.grant_read_write(fn, f"{WORKSPACES}*")
+        d.storage.payloads.grant_read_write(fn, f"{PAYLOADS}*")
+        for prefix in (SOURCES, BUILDS):  # Vue sources to build; static apps copied directly
+            d.storage.builds.grant_read_write(fn, f"{prefix}*")
+        d.builds.grant(fn, "StartBuild", "BatchGetBuilds")
+        d.auth.pool.grant(fn, *COGNITO_ACTIONS)
+        self._grant_common(fn)
+        self._excuse_wildcards(
+            fn, "reads and writes app workspaces, transcript payloads, build sources and "
+                "outputs under their prefixes, and queries the apps table's indexes",
+            [objects(d.storage.workspaces, WORKSPACES), objects(d.storage.payloads, PAYLOADS),
+             objects(d.storage.builds, SOURCES), objects(d.storage.builds, BUILDS),
+             indexes(d.tables.apps), *KMS_GRANT_ACTIONS])
+
+    def _grant_build_events(self) -> None:
+        d, fn = self.deps, self.build_events
+        for table in (d.tables.apps, d.tables.builds, d.tables.leases):
+            table.grant_read_write_data(fn)
+        d.storage.builds.grant_read(fn, f"{BUILDS}*")  # checks index.html before publishing
+        d.builds.grant(fn, "BatchGetBuilds")  # the outcome of the finished build
+        self._grant_common(fn)
+        self._excuse_wildcards(
+            fn, "checks build outputs under the builds prefix before publishing them, and "
+                "its grant on the apps table includes the table's indexes",
+            [objects(d.storage.builds, BUILDS), indexes(d.tables.apps)])
+
+    def _grant_common(self, fn: lambda_.Function) -> None:
+        d = self.deps
+        d.model_key.grant_read(fn)
+        iam.Grant.add_to_principal(grantee=fn, actions=KVS_ACTIONS,
+                                   resource_arns=[d.store.key_value_store_arn])
+
+    def _excuse_wildcards(self, fn: lambda_.Function, what: str, findings: list[str]) -> None:
+        suppress(fn, "IAM5", f"The function {what}: object keys are per app and build, so "
+                             "the grants name a bucket prefix or a table's indexes, never a "
+                             "whole service; X-Ray trace uploads take no resource by AWS "
+                             "design.", children=True,
+                 applies_to=[*S3_GRANT_ACTIONS, *findings, "Resource::*"])

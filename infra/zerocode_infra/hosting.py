@@ -1,0 +1,88 @@
+"""CloudFront: published sites and previews on one domain, the console on another.
+
+Neither is the API's domain (that is API Gateway's), so a generated app can never read a
+user's token. Sites and previews come from the builds bucket through Origin Access
+Control: the CloudFront Function ``infra/functions/site_router.js`` looks the public key
+up in the KeyValueStore (``site:{deployKey}`` / ``preview:{previewKey}`` → ``appId/buildId``)
+and rewrites the request to the immutable ``builds/{appId}/{buildId}/`` output. Because the
+rewrite happens before the cache lookup, cached objects belong to one immutable build and
+publishing or rolling back never needs an invalidation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Annotations
+from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_cloudfront_origins as origins
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from zerocode_infra.nag import suppress
+
+ROUTER = Path(__file__).resolve().parents[1] / "functions" / "site_router.js"
+_DEFAULT_CERT = ("The distribution uses its default cloudfront.net domain and certificate, "
+                 "which pins the minimum TLS policy; operators add a custom domain with an "
+                 "ACM certificate and TLSv1.2_2021 later.")
+_NO_WAF = ("A web ACL costs a fixed monthly fee per distribution; the content is static and "
+           "public, and an operator can attach AWS WAF when traffic warrants it.")
+
+
+class Hosting(Construct):
+    def __init__(self, scope: Construct, id: str, *, builds: s3.IBucket, console: s3.IBucket,
+                 logs: s3.IBucket) -> None:
+        super().__init__(scope, id)
+        self.store = cloudfront.KeyValueStore(
+            self, "SitePointers", comment="zerocode site and preview pointers")
+        self.router = cloudfront.Function(
+            self, "SiteRouter", code=cloudfront.FunctionCode.from_file(file_path=str(ROUTER)),
+            runtime=cloudfront.FunctionRuntime.JS_2_0, key_value_store=self.store,
+            comment="deployKey/previewKey -> builds/{appId}/{buildId}/")
+        routed = [cloudfront.FunctionAssociation(
+            function=self.router, event_type=cloudfront.FunctionEventType.VIEWER_REQUEST)]
+        builds_origin = origins.S3BucketOrigin.with_origin_access_control(builds)
+        # The key policy names any distribution of the account (naming this one would be a
+        # dependency cycle), but the bucket policy lets only this distribution read objects,
+        # so no other distribution gets anything to decrypt.
+        scope_of_bucket = builds.node.scope
+        assert scope_of_bucket is not None
+        Annotations.of(scope_of_bucket).acknowledge_warning(
+            "@aws-cdk/aws-cloudfront-origins:wildcardKeyPolicyForOac",
+            "the builds bucket policy admits only the sites distribution")
+        self.sites = cloudfront.Distribution(
+            self, "Sites", comment="zerocode published sites and previews",
+            price_class=cloudfront.PriceClass.PRICE_CLASS_100,
+            enable_logging=True, log_bucket=logs, log_file_prefix="cloudfront/sites/",
+            default_behavior=cloudfront.BehaviorOptions(  # /sites/{deployKey}/...
+                origin=builds_origin, function_associations=routed,
+                viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+                cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED),
+            additional_behaviors={"/preview/*": cloudfront.BehaviorOptions(
+                origin=builds_origin, function_associations=routed,
+                viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+                cache_policy=cloudfront.CachePolicy.CACHING_DISABLED)})
+        self.console = cloudfront.Distribution(
+            self, "Console", comment="zerocode console", default_root_object="index.html",
+            price_class=cloudfront.PriceClass.PRICE_CLASS_100,
+            enable_logging=True, log_bucket=logs, log_file_prefix="cloudfront/console/",
+            default_behavior=cloudfront.BehaviorOptions(
+                origin=origins.S3BucketOrigin.with_origin_access_control(console),
+                viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+                cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,
+                response_headers_policy=cloudfront.ResponseHeadersPolicy.SECURITY_HEADERS))
+        for distribution in (self.sites, self.console):
+            suppress(distribution, "CFR4", _DEFAULT_CERT)
+            suppress(distribution, "CFR2", _NO_WAF)
+        suppress(self.sites, "CFR1", "Published apps are meant to be shareable with anyone; "
+                                     "restricting countries is an operator's policy decision.")
+        suppress(self.console, "CFR1", "The console serves every signed-up user wherever they "
+                                       "are; restricting countries is an operator's decision.")
+
+    @property
+    def sites_url(self) -> str:
+        return f"https://{self.sites.distribution_domain_name}"
+
+    @property
+    def console_url(self) -> str:
+        return f"https://{self.console.distribution_domain_name}"

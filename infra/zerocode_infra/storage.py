@@ -1,0 +1,61 @@
+"""Private S3 buckets: workspaces, transcript payloads, builds, the console, access logs.
+
+All block public access, refuse plain HTTP and are encrypted. The builds bucket uses a
+customer-managed KMS key: CodeBuild writes its artifacts with the project's key, and
+CloudFront (Origin Access Control) can only read SSE-KMS objects whose key policy lets it,
+which an AWS-managed key never does. The other buckets use S3-managed keys; the same
+customer key also encrypts the model API key secret.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from zerocode_infra.nag import suppress
+
+# Key prefixes the platform uses (zerocode.adapters.*): the IAM grants are scoped to them.
+WORKSPACES = "workspaces/"
+PAYLOADS = "transcript/"
+SOURCES = "sources/"
+BUILDS = "builds/"
+CACHE = "cache"
+
+
+class Storage(Construct):
+    def __init__(self, scope: Construct, id: str, *, removal_policy: RemovalPolicy) -> None:
+        super().__init__(scope, id)
+        self.removal_policy = removal_policy
+        self.key = kms.Key(self, "Key", enable_key_rotation=True, removal_policy=removal_policy,
+                           description="zerocode builds, build cache and the model API key")
+        # Server access logs and CloudFront standard logs. CloudFront still delivers its
+        # logs with an ACL grant, so this bucket keeps ACLs (owner preferred).
+        self.logs = s3.Bucket(
+            self, "Logs", encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL, enforce_ssl=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+            removal_policy=removal_policy,
+            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(90))])
+        suppress(self.logs, "S1", "This is the access log bucket itself; logging its own "
+                                  "accesses into itself would create a log loop.")
+        self.workspaces = self._bucket("Workspaces")
+        self.payloads = self._bucket("Payloads")
+        self.console = self._bucket("Console")
+        self.builds = self._bucket("Builds", key=self.key, lifecycle_rules=[
+            # A source zip is only read by its own build; the npm cache is refilled on a miss.
+            s3.LifecycleRule(prefix=SOURCES, expiration=Duration.days(7)),
+            s3.LifecycleRule(prefix=f"{CACHE}/", expiration=Duration.days(30))])
+
+    def _bucket(self, id: str, *, key: kms.IKey | None = None,
+                lifecycle_rules: list[s3.LifecycleRule] | None = None) -> s3.Bucket:
+        encryption = s3.BucketEncryption.KMS if key else s3.BucketEncryption.S3_MANAGED
+        return s3.Bucket(
+            self, id, encryption=encryption, encryption_key=key, bucket_key_enabled=bool(key),
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL, enforce_ssl=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            server_access_logs_bucket=self.logs, server_access_logs_prefix=f"s3/{id.lower()}/",
+            removal_policy=self.removal_policy,
+            lifecycle_rules=[s3.LifecycleRule(abort_incomplete_multipart_upload_after=
+                                              Duration.days(1)), *(lifecycle_rules or [])])

@@ -1,0 +1,709 @@
+"""The synthesized ZerocodeStack: what the platform relies on, checked on the template.
+
+The app is synthesized once for the module, with bundling skipped (the layer asset points
+at the source; ``make synth`` does the real pip bundling) and cdk-nag's AwsSolutions
+checks applied, so the same synthesis answers the template and the cdk-nag questions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import Stack
+from aws_cdk.assertions import Annotations, Match, Template
+from zerocode_infra.api import PUBLIC_ROUTES
+from zerocode_infra.auth import ACCESS_TOKEN_SCOPE
+from zerocode_infra.builds import FINAL_STATES
+from zerocode_infra.config import DEFAULTS
+from zerocode_infra.hosting import ROUTER
+from zerocode_infra.network import Network
+from zerocode_infra.stack import build_app
+
+REGION = "us-east-1"
+CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # AWS managed cache policy id
+# CodeBuild managed images whose runtime list includes Node.js 20 or later.
+NODE20_IMAGES = {"aws/codebuild/amazonlinux-aarch64-standard:3.0",
+                 "aws/codebuild/amazonlinux2-aarch64-standard:3.0",
+                 "aws/codebuild/amazonlinux-x86_64-standard:5.0",
+                 "aws/codebuild/standard:7.0"}
+
+
+@dataclass
+class Synth:
+    stack: Stack
+    template: Template
+    resources: dict[str, dict[str, Any]]
+    raw: dict[str, Any]
+
+    def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.resources.items() if v["Type"] == kind}
+
+    def props(self, logical_id: str) -> dict[str, Any]:
+        return dict(self.resources[logical_id].get("Properties", {}))
+
+    def one(self, kind: str, **match: Any) -> tuple[str, dict[str, Any]]:
+        found = [(k, v.get("Properties", {})) for k, v in self.of_type(kind).items()
+                 if all(v.get("Properties", {}).get(p) == want for p, want in match.items())]
+        assert len(found) == 1, f"{kind} {match}: {len(found)} found"
+        return found[0]
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
+    context = {**DEFAULTS, "region": REGION, "aws:cdk:bundling-stacks": []}
+    _, stack = build_app(context, outdir=str(tmp_path_factory.mktemp("cdk.out")))
+    template = Template.from_stack(stack)
+    raw = dict(template.to_json())
+    yield Synth(stack, template, raw["Resources"], raw)
+
+
+def refs(value: Any) -> set[str]:
+    """Logical ids a CloudFormation value refers to (Ref / Fn::GetAtt, at any depth)."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        if "Ref" in value and isinstance(value["Ref"], str):
+            found.add(value["Ref"])
+        if "Fn::GetAtt" in value:
+            found.add(value["Fn::GetAtt"][0])
+        for inner in value.values():
+            found |= refs(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            found |= refs(inner)
+    return found
+
+
+def function_id(synth: Synth, handler: str) -> str:
+    return synth.one("AWS::Lambda::Function", Handler=handler)[0]
+
+
+def env(synth: Synth, handler: str) -> dict[str, Any]:
+    _, props = synth.one("AWS::Lambda::Function", Handler=handler)
+    return dict(props["Environment"]["Variables"])
+
+
+# -- data ------------------------------------------------------------------------------------
+
+class CapturingDynamo:
+    """Stands in for a DynamoDB client: records create_table, says every table exists."""
+
+    def __init__(self) -> None:
+        self.created: dict[str, dict[str, Any]] = {}
+
+    def create_table(self, **params: Any) -> None:
+        self.created[params["TableName"]] = params
+
+    def get_waiter(self, name: str) -> Any:
+        return type("Waiter", (), {"wait": lambda self, **kw: None})()
+
+    def describe_time_to_live(self, **kw: Any) -> dict[str, Any]:
+        return {"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED"}}
+
+
+def adapter_tables() -> dict[str, dict[str, Any]]:
+    from zerocode.adapters import dynamodb, dynamodb_apps, dynamodb_builds
+
+    client = CapturingDynamo()
+    dynamodb.create_transcript_table(client, "transcript")
+    dynamodb.create_display_table(client, "display")
+    dynamodb_apps.create_apps_table(client, "apps")
+    dynamodb_builds.create_builds_table(client, "builds")
+    dynamodb_apps.create_leases_table(client, "leases")
+    dynamodb_apps.create_deletions_table(client, "deletions")
+    return client.created
+
+
+def _schema(props: dict[str, Any]) -> dict[str, Any]:
+    gsis = {g["IndexName"]: (g["KeySchema"], g["Projection"]["ProjectionType"])
+            for g in props.get("GlobalSecondaryIndexes", [])}
+    return {"keys": props["KeySchema"], "gsis": gsis,
+            "attributes": sorted((a["AttributeName"], a["AttributeType"])
+                                 for a in props["AttributeDefinitions"])}
+
+
+def test_tables_have_exactly_the_adapters_key_schemas(synth: Synth) -> None:
+    expected = {name: _schema(params) for name, params in adapter_tables().items()}
+    tables = synth.of_type("AWS::DynamoDB::Table")
+    function_env = env(synth, "run.sh")
+    deployed = {}
+    for name in expected:
+        (table_id,) = refs(function_env[f"ZEROCODE_{name.upper()}_TABLE"])
+        deployed[name] = _schema(tables[table_id]["Properties"])
+    assert deployed == expected
+    assert len(tables) == len(expected)  # and nothing else: users live in Cognito
+
+
+def test_every_table_is_on_demand_with_ttl_pitr_and_encryption(synth: Synth) -> None:
+    tables = synth.of_type("AWS::DynamoDB::Table")
+    assert len(tables) == 6
+    for table_id, table in tables.items():
+        props = table["Properties"]
+        assert props["BillingMode"] == "PAY_PER_REQUEST", table_id
+        assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at",
+                                                    "Enabled": True}, table_id
+        assert props["PointInTimeRecoverySpecification"] == {
+            "PointInTimeRecoveryEnabled": True}, table_id
+        assert props["SSESpecification"]["SSEEnabled"] is True, table_id
+        assert table["DeletionPolicy"] == "Retain", table_id  # the default removal policy
+
+
+# -- buckets, keys, secret ---------------------------------------------------------------
+
+def test_no_bucket_is_public_and_all_are_encrypted_and_https_only(synth: Synth) -> None:
+    buckets = synth.of_type("AWS::S3::Bucket")
+    assert len(buckets) == 5  # logs, workspaces, payloads, console, builds
+    policies = {next(iter(refs(p["Properties"]["Bucket"]))): p["Properties"]
+                for p in synth.of_type("AWS::S3::BucketPolicy").values()}
+    for bucket_id, bucket in buckets.items():
+        props = bucket["Properties"]
+        assert props["PublicAccessBlockConfiguration"] == {
+            "BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True,
+            "RestrictPublicBuckets": True}, bucket_id
+        rule = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+        assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in ("AES256", "aws:kms")
+        denies = [s for s in policies[bucket_id]["PolicyDocument"]["Statement"]
+                  if s["Effect"] == "Deny"]
+        assert any(s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+                   for s in denies), bucket_id
+        for statement in policies[bucket_id]["PolicyDocument"]["Statement"]:
+            assert statement["Principal"] != "*" or statement["Effect"] == "Deny", bucket_id
+            assert statement["Principal"] != {"AWS": "*"} or statement["Effect"] == "Deny"
+    logged = [b for b in buckets.values() if "LoggingConfiguration" in b["Properties"]]
+    assert len(logged) == 4  # every bucket but the log bucket itself
+
+
+def test_builds_bucket_key_rotates_and_lets_only_cloudfront_decrypt(synth: Synth) -> None:
+    key_id, key = synth.one("AWS::KMS::Key")
+    assert key["EnableKeyRotation"] is True
+    sites_env = env(synth, "run.sh")
+    (builds_id,) = refs(sites_env["ZEROCODE_BUILDS_BUCKET"])
+    rule = synth.props(builds_id)["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+    assert refs(rule["ServerSideEncryptionByDefault"]["KMSMasterKeyID"]) == {key_id}
+    cloudfront = [s for s in key["KeyPolicy"]["Statement"]
+                  if s.get("Principal") == {"Service": "cloudfront.amazonaws.com"}]
+    assert len(cloudfront) == 1 and "kms:Decrypt" in cloudfront[0]["Action"]
+
+
+def test_model_key_secret_is_encrypted_with_the_customer_key(synth: Synth) -> None:
+    key_id, _ = synth.one("AWS::KMS::Key")
+    secret_id, secret = synth.one("AWS::SecretsManager::Secret")
+    assert refs(secret["KmsKeyId"]) == {key_id}
+    assert "GenerateSecretString" in secret  # a placeholder until the operator stores one
+    for handler in ("run.sh", "handler.handler"):
+        assert refs(env(synth, handler)["ZEROCODE_MODEL_API_KEY_SECRET_ARN"]) == {secret_id}
+
+
+# -- network and cache -------------------------------------------------------------------
+
+def test_cache_is_valkey_reachable_only_from_the_functions(synth: Synth) -> None:
+    _, cache = synth.one("AWS::ElastiCache::ServerlessCache")
+    assert cache["Engine"] == "valkey"
+    (cache_sg,) = refs(cache["SecurityGroupIds"])
+    function_sgs = {sg for f in synth.of_type("AWS::Lambda::Function").values()
+                    for sg in refs(f["Properties"]["VpcConfig"]["SecurityGroupIds"])}
+    assert len(function_sgs) == 1 and cache_sg not in function_sgs
+    assert "SecurityGroupIngress" not in synth.props(cache_sg)  # no inline (CIDR) rules
+    ingress = [r["Properties"] for r in synth.of_type("AWS::EC2::SecurityGroupIngress").values()
+               if refs(r["Properties"]["GroupId"]) == {cache_sg}]
+    assert len(ingress) == 1
+    assert ingress[0]["IpProtocol"] == "tcp"
+    assert ingress[0]["FromPort"] == ingress[0]["ToPort"] == 6379
+    assert refs(ingress[0]["SourceSecurityGroupId"]) == function_sgs
+    assert not {"CidrIp", "CidrIpv6"} & set(ingress[0])
+    # TLS is always on for a serverless cache; the functions must speak it.
+    url = env(synth, "run.sh")["ZEROCODE_REDIS_URL"]["Fn::Join"][1]
+    assert url[0] == "rediss://" and refs(url) == {synth.one(
+        "AWS::ElastiCache::ServerlessCache")[0]}
+
+
+def test_vpc_has_gateway_endpoints_flow_logs_and_the_default_nat_count(synth: Synth) -> None:
+    endpoints = synth.of_type("AWS::EC2::VPCEndpoint").values()
+    services = {json.dumps(e["Properties"]["ServiceName"]) for e in endpoints}
+    assert all(e["Properties"]["VpcEndpointType"] == "Gateway" for e in endpoints)
+    assert any(".s3" in s for s in services) and any(".dynamodb" in s for s in services)
+    assert len(synth.of_type("AWS::EC2::NatGateway")) == DEFAULTS["natGateways"]
+    assert len(synth.of_type("AWS::EC2::FlowLog")) == 1
+    for function in synth.of_type("AWS::Lambda::Function").values():
+        assert len(function["Properties"]["VpcConfig"]["SubnetIds"]) == 2
+
+
+def test_nat_gateway_count_comes_from_context() -> None:
+    from aws_cdk import App, RemovalPolicy
+
+    stack = Stack(App(), "Net", env={"region": REGION})
+    Network(stack, "Network", nat_gateways=2, removal_policy=RemovalPolicy.DESTROY,
+            cache_name="net-cache")
+    Template.from_stack(stack).resource_count_is("AWS::EC2::NatGateway", 2)
+
+
+# -- functions ---------------------------------------------------------------------------
+
+def test_api_function_runs_under_lambda_web_adapter_in_stream_mode(synth: Synth) -> None:
+    _, api = synth.one("AWS::Lambda::Function", Handler="run.sh")
+    variables = api["Environment"]["Variables"]
+    assert variables["AWS_LWA_INVOKE_MODE"] == "response_stream"
+    assert variables["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
+    assert variables["AWS_LWA_PORT"] == "8080"
+    assert variables["AWS_LWA_READINESS_CHECK_PATH"] == "/api/health"
+    (layer_id,) = synth.of_type("AWS::Lambda::LayerVersion")
+    lwa = DEFAULTS["lwaLayerArns"]["arm64"][REGION]
+    assert api["Layers"] == [lwa, {"Ref": layer_id}]
+    assert api["Runtime"] == "python3.13" and api["Architectures"] == ["arm64"]
+    assert api["Timeout"] == 900
+    assert api["TracingConfig"] == {"Mode": "Active"}
+
+
+def test_build_events_function_uses_the_core_layer_in_the_vpc(synth: Synth) -> None:
+    _, fn = synth.one("AWS::Lambda::Function", Handler="handler.handler")
+    (layer_id,) = synth.of_type("AWS::Lambda::LayerVersion")
+    assert fn["Layers"] == [{"Ref": layer_id}]
+    assert fn["Architectures"] == ["arm64"] and fn["TracingConfig"] == {"Mode": "Active"}
+    assert "AWS_LWA_INVOKE_MODE" not in fn["Environment"]["Variables"]
+    assert fn["VpcConfig"]["SecurityGroupIds"]
+
+
+def test_core_layer_matches_the_functions_runtime(synth: Synth) -> None:
+    _, layer = synth.one("AWS::Lambda::LayerVersion")
+    assert layer["CompatibleRuntimes"] == ["python3.13"]
+    assert layer["CompatibleArchitectures"] == ["arm64"]
+
+
+def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
+    from zerocode.settings import Settings
+
+    for handler in ("run.sh", "handler.handler"):
+        names = [n for n in env(synth, handler) if n.startswith("ZEROCODE_")]
+        unknown = [n for n in names if n.removeprefix("ZEROCODE_").lower()
+                   not in Settings.model_fields]
+        assert not unknown, f"{handler}: not settings: {unknown}"
+    variables = env(synth, "run.sh")
+    assert variables["ZEROCODE_MODE"] == "aws" and variables["ZEROCODE_COVERS"] == "false"
+    assert variables["ZEROCODE_AWS_REGION"] == REGION
+    assert variables["ZEROCODE_MODEL_BASE_URL"] == DEFAULTS["modelBaseUrl"]
+    assert env(synth, "handler.handler") == {
+        k: v for k, v in variables.items() if not k.startswith("AWS_")}
+
+
+# -- API ---------------------------------------------------------------------------------
+
+def gateway(synth: Synth) -> dict[str, dict[str, dict[str, Any]]]:
+    """Resource path -> {verb: method properties}, from the template's resource tree."""
+    resources = synth.of_type("AWS::ApiGateway::Resource")
+
+    def path(resource_id: str | None) -> str:
+        if resource_id is None:
+            return ""
+        props = resources[resource_id]["Properties"]
+        parent = props["ParentId"]
+        return f"{path(parent.get('Ref'))}/{props['PathPart']}"
+
+    tree: dict[str, dict[str, dict[str, Any]]] = {}
+    for method in synth.of_type("AWS::ApiGateway::Method").values():
+        props = method["Properties"]
+        where = path(props["ResourceId"].get("Ref")) or "/"
+        tree.setdefault(where, {})[props["HttpMethod"]] = props
+    return tree
+
+
+def test_chat_routes_stream_for_fifteen_minutes(synth: Synth) -> None:
+    chat = gateway(synth)["/api/apps/{appId}/chat"]
+    for verb in ("GET", "POST"):
+        integration = chat[verb]["Integration"]
+        assert integration["Type"] == "AWS_PROXY"
+        assert integration["ResponseTransferMode"] == "STREAM"
+        assert integration["TimeoutInMillis"] == 900_000
+        assert json.dumps(integration["Uri"]).endswith('"/response-streaming-invocations"]]}')
+
+
+def test_every_route_streams_because_the_adapter_does(synth: Synth) -> None:
+    for where, methods in gateway(synth).items():
+        for verb, props in methods.items():
+            if verb == "OPTIONS":
+                assert props["Integration"]["Type"] == "MOCK"
+                continue
+            assert props["Integration"]["Type"] == "AWS_PROXY", (verb, where)
+            assert props["Integration"]["ResponseTransferMode"] == "STREAM", (verb, where)
+
+
+def test_cognito_authorizer_on_every_route_except_the_public_ones(synth: Synth) -> None:
+    (authorizer_id, authorizer), = synth.of_type("AWS::ApiGateway::Authorizer").items()
+    assert authorizer["Properties"]["Type"] == "COGNITO_USER_POOLS"
+    public = set()
+    for where, methods in gateway(synth).items():
+        for verb, props in methods.items():
+            if verb == "OPTIONS":
+                assert props["AuthorizationType"] == "NONE"  # CORS preflight
+            elif props["AuthorizationType"] == "NONE":
+                public.add((verb, where))
+            else:
+                assert props["AuthorizationType"] == "COGNITO_USER_POOLS", (verb, where)
+                assert refs(props["AuthorizerId"]) == {authorizer_id}
+                assert props["AuthorizationScopes"] == [ACCESS_TOKEN_SCOPE]
+    assert public == PUBLIC_ROUTES == {
+        ("POST", "/api/users/register"), ("POST", "/api/users/login"), ("GET", "/api/health"),
+        ("GET", "/api/openapi.json"), ("GET", "/api/docs"), ("GET", "/api/apps"),
+        ("GET", "/api/apps/{appId}/chat")}
+
+
+def route(tree: dict[str, dict[str, dict[str, Any]]], path: str) -> str | None:
+    """The resource API Gateway picks for ``path``, assuming it never backtracks: a static
+    child first, then a path variable, then a greedy ``{proxy+}``."""
+    current = ""
+    for part in path.strip("/").split("/"):
+        children = {p.rsplit("/", 1)[1]: p for p in tree_paths(tree)
+                    if p.rsplit("/", 1)[0] == current}
+        variables = [c for c in children if c.startswith("{") and not c.endswith("+}")]
+        greedy = [c for c in children if c.endswith("+}")]
+        if part in children:
+            current = children[part]
+        elif variables:
+            current = children[variables[0]]
+        elif greedy:
+            return children[greedy[0]]  # takes the rest of the path
+        else:
+            return None
+    return current
+
+
+def tree_paths(tree: dict[str, dict[str, dict[str, Any]]]) -> set[str]:
+    """Every resource path, intermediate ones included."""
+    paths = set()
+    for where in tree:
+        parts = where.strip("/").split("/")
+        paths |= {"/" + "/".join(parts[:n]) for n in range(1, len(parts) + 1)}
+    return paths
+
+
+def test_every_app_route_reaches_the_function_with_the_right_guard(tmp_path: Path,
+                                                                   synth: Synth) -> None:
+    """Each route of the FastAPI app resolves to a method (a resource without one would
+    answer 403 itself) that is public exactly when the route is meant to be."""
+    from zerocode import wiring
+    from zerocode.api import create_app
+    from zerocode.settings import Settings
+
+    app = create_app(wiring.platform(Settings(data_dir=tmp_path, covers=False)))
+    tree = gateway(synth)
+    checked = 0
+    for r in app.routes:
+        path = getattr(r, "path", "")
+        if not path.startswith("/api/"):
+            continue
+        sample = re.sub(r"\{\w+:path\}", "src/main.js", re.sub(r"\{\w+\}", "x1", path))
+        resource = route(tree, sample)
+        assert resource is not None, f"{path}: no resource"
+        for verb in sorted(getattr(r, "methods", set()) - {"HEAD"}):
+            method = tree[resource].get(verb) or tree[resource].get("ANY")
+            assert method is not None, f"{verb} {path} -> {resource}: no method"
+            gateway_path = re.sub(r"\{app_id\}", "{appId}", path)
+            expected = "NONE" if (verb, gateway_path) in PUBLIC_ROUTES else "COGNITO_USER_POOLS"
+            assert method["AuthorizationType"] == expected, f"{verb} {path} -> {resource}"
+            checked += 1
+    assert checked >= 25
+
+
+def test_cors_throttling_tracing_and_access_logs(synth: Synth) -> None:
+    _, stage = synth.one("AWS::ApiGateway::Stage")
+    assert stage["TracingEnabled"] is True
+    assert "DestinationArn" in stage["AccessLogSetting"]
+    settings = stage["MethodSettings"][0]
+    assert settings["ThrottlingRateLimit"] == DEFAULTS["throttleRateLimit"]
+    assert settings["ThrottlingBurstLimit"] == DEFAULTS["throttleBurstLimit"]
+    assert settings["LoggingLevel"] == "ERROR" and settings["DataTraceEnabled"] is False
+    console_id = next(k for k, v in synth.of_type("AWS::CloudFront::Distribution").items()
+                      if v["Properties"]["DistributionConfig"]["Comment"] == "zerocode console")
+    for methods in gateway(synth).values():
+        if "OPTIONS" in methods:
+            headers = methods["OPTIONS"]["Integration"]["IntegrationResponses"][0][
+                "ResponseParameters"]
+            origin = headers["method.response.header.Access-Control-Allow-Origin"]
+            assert refs(origin) == {console_id}
+    assert len(synth.of_type("AWS::ApiGateway::GatewayResponse")) == 2
+
+
+def test_cognito_pool_and_client_match_the_platform(synth: Synth) -> None:
+    from zerocode.adapters.cognito_accounts import ACCESS_TOKEN_SECONDS, create_user_pool
+
+    class Capture:
+        pool: dict[str, Any]
+        client: dict[str, Any]
+
+        def create_user_pool(self, **kw: Any) -> dict[str, Any]:
+            self.pool = kw
+            return {"UserPool": {"Id": "p"}}
+
+        def create_user_pool_client(self, **kw: Any) -> dict[str, Any]:
+            self.client = kw
+            return {"UserPoolClient": {"ClientId": "c"}}
+
+    capture = Capture()
+    create_user_pool(capture, "zc")
+    _, pool = synth.one("AWS::Cognito::UserPool")
+    policy = pool["Policies"]["PasswordPolicy"]
+    platform = capture.pool["Policies"]["PasswordPolicy"]
+    assert {k: policy[k] for k in platform} == platform  # 8 characters, no composition rules
+    assert pool["UsernameConfiguration"] == capture.pool["UsernameConfiguration"]
+    _, client = synth.one("AWS::Cognito::UserPoolClient")
+    assert client["GenerateSecret"] is False
+    assert set(client["ExplicitAuthFlows"]) == set(capture.client["ExplicitAuthFlows"])
+    assert client["AccessTokenValidity"] * 60 == ACCESS_TOKEN_SECONDS  # minutes
+    synth.one("AWS::Cognito::UserPoolGroup", GroupName="admin")
+
+
+# -- hosting -----------------------------------------------------------------------------
+
+def distribution(synth: Synth, comment: str) -> dict[str, Any]:
+    (config,) = [d["Properties"]["DistributionConfig"]
+                 for d in synth.of_type("AWS::CloudFront::Distribution").values()
+                 if d["Properties"]["DistributionConfig"]["Comment"] == comment]
+    return dict(config)
+
+
+def test_sites_come_from_the_builds_bucket_through_oac(synth: Synth) -> None:
+    oacs = synth.of_type("AWS::CloudFront::OriginAccessControl")
+    assert len(oacs) == 2
+    builds_id, = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    sites = distribution(synth, "zerocode published sites and previews")
+    (origin,) = sites["Origins"]
+    assert refs(origin["DomainName"]) == {builds_id}
+    assert refs(origin["OriginAccessControlId"]) <= set(oacs)
+    assert origin["S3OriginConfig"]["OriginAccessIdentity"] == ""
+    for oac in oacs.values():
+        config = oac["Properties"]["OriginAccessControlConfig"]
+        assert config["SigningBehavior"] == "always" and config["SigningProtocol"] == "sigv4"
+    sites_id = next(k for k, v in synth.of_type("AWS::CloudFront::Distribution").items()
+                    if v["Properties"]["DistributionConfig"]["Comment"].startswith("zerocode pub"))
+    (policy,) = [p["Properties"]["PolicyDocument"]["Statement"]
+                 for p in synth.of_type("AWS::S3::BucketPolicy").values()
+                 if refs(p["Properties"]["Bucket"]) == {builds_id}]
+    readers = [s for s in policy if s["Effect"] == "Allow"]
+    assert len(readers) == 1 and readers[0]["Action"] == "s3:GetObject"
+    assert readers[0]["Principal"] == {"Service": "cloudfront.amazonaws.com"}
+    assert refs(readers[0]["Condition"]) - {"AWS::AccountId", "AWS::Partition"} == {sites_id}
+    console = distribution(synth, "zerocode console")
+    (console_origin,) = console["Origins"]
+    assert refs(console_origin["DomainName"]) != {builds_id}  # another bucket, another domain
+    assert refs(console_origin["OriginAccessControlId"]) <= set(oacs)
+
+
+def test_key_value_store_is_associated_with_the_router_on_viewer_request(synth: Synth) -> None:
+    kvs_id, _ = synth.one("AWS::CloudFront::KeyValueStore")
+    function_id_, fn = synth.one("AWS::CloudFront::Function")
+    assert fn["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
+    assert fn["FunctionConfig"]["KeyValueStoreAssociations"] == [
+        {"KeyValueStoreARN": {"Fn::GetAtt": [kvs_id, "Arn"]}}]
+    assert fn["FunctionCode"] == ROUTER.read_text()
+    assert fn["AutoPublish"] is True
+    sites = distribution(synth, "zerocode published sites and previews")
+    behaviors = [sites["DefaultCacheBehavior"], *sites["CacheBehaviors"]]
+    assert [b.get("PathPattern") for b in behaviors] == [None, "/preview/*"]
+    for behavior in behaviors:
+        assert behavior["FunctionAssociations"] == [{
+            "EventType": "viewer-request",
+            "FunctionARN": {"Fn::GetAtt": [function_id_, "FunctionARN"]}}]
+        assert behavior["ViewerProtocolPolicy"] == "redirect-to-https"
+    assert behaviors[1]["CachePolicyId"] == CACHING_DISABLED  # previews change per turn
+    assert behaviors[0]["CachePolicyId"] != CACHING_DISABLED
+    for handler in ("run.sh", "handler.handler"):
+        assert env(synth, handler)["ZEROCODE_SITES_KVS_ARN"] == {"Fn::GetAtt": [kvs_id, "Arn"]}
+    sites_url = env(synth, "run.sh")["ZEROCODE_SITES_URL"]["Fn::Join"][1]
+    assert sites_url[0] == "https://"
+
+
+def test_functions_may_write_the_key_value_store(synth: Synth) -> None:
+    kvs_id, _ = synth.one("AWS::CloudFront::KeyValueStore")
+    for handler in ("run.sh", "handler.handler"):
+        statements = policy_statements(synth, role_of(synth, handler))
+        kvs = [s for s in statements if refs(s["Resource"]) == {kvs_id}]
+        assert len(kvs) == 1
+        assert set(kvs[0]["Action"]) == {
+            "cloudfront-keyvaluestore:DescribeKeyValueStore",
+            "cloudfront-keyvaluestore:GetKey", "cloudfront-keyvaluestore:PutKey",
+            "cloudfront-keyvaluestore:DeleteKey"}
+
+
+# -- IAM ---------------------------------------------------------------------------------
+
+def role_of(synth: Synth, handler: str) -> str:
+    _, fn = synth.one("AWS::Lambda::Function", Handler=handler)
+    (role,) = refs(fn["Role"])
+    return role
+
+
+def policy_statements(synth: Synth, role: str) -> list[dict[str, Any]]:
+    return [s for p in synth.of_type("AWS::IAM::Policy").values()
+            if role in refs(p["Properties"]["Roles"])
+            for s in p["Properties"]["PolicyDocument"]["Statement"]]
+
+
+def all_statements(synth: Synth) -> Iterator[tuple[str, dict[str, Any]]]:
+    for policy_id, policy in synth.of_type("AWS::IAM::Policy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            yield policy_id, statement
+    for role_id, role in synth.of_type("AWS::IAM::Role").items():
+        for inline in role["Properties"].get("Policies", []):
+            for statement in inline["PolicyDocument"]["Statement"]:
+                yield role_id, statement
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def test_no_wildcard_actions_and_no_wildcard_resources_on_data(synth: Synth) -> None:
+    data = set(synth.of_type("AWS::DynamoDB::Table")) | set(synth.of_type("AWS::S3::Bucket"))
+    checked = 0
+    for owner, statement in all_statements(synth):
+        actions = [str(a) for a in _list(statement["Action"])]
+        for action in actions:
+            assert action != "*" and not action.endswith(":*"), (owner, action)
+        if not any(a.startswith(("dynamodb:", "s3:")) for a in actions):
+            continue
+        for resource in _list(statement["Resource"]):
+            assert resource != "*", (owner, actions)
+            named = refs(resource) & data
+            assert len(named) == 1, (owner, resource)  # one specific table or bucket
+            text = json.dumps(resource)
+            assert '"/*"' not in text, (owner, text)  # objects only under a named prefix
+            checked += 1
+    assert checked > 20
+
+
+def test_codebuild_role_is_limited_to_its_prefixes(synth: Synth) -> None:
+    _, project = synth.one("AWS::CodeBuild::Project")
+    (role,) = refs(project["ServiceRole"])
+    builds_id, = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    scopes = set()
+    for statement in policy_statements(synth, role):
+        if any(str(a).startswith("s3:") for a in _list(statement["Action"])):
+            for resource in _list(statement["Resource"]):
+                if resource == {"Fn::GetAtt": [builds_id, "Arn"]}:
+                    scopes.add("bucket")
+                else:
+                    scopes.add(resource["Fn::Join"][1][1])
+    assert scopes == {"bucket", "/sources/*", "/builds/*", "/cache/*"}
+
+
+def test_api_function_reads_and_writes_only_its_data(synth: Synth) -> None:
+    statements = policy_statements(synth, role_of(synth, "run.sh"))
+    tables = {r for s in statements if any(str(a).startswith("dynamodb:")
+                                           for a in _list(s["Action"]))
+              for res in _list(s["Resource"]) for r in refs(res)}
+    assert tables == set(synth.of_type("AWS::DynamoDB::Table"))
+    events = policy_statements(synth, role_of(synth, "handler.handler"))
+    assert not any("s3:PutObject" in _list(s["Action"]) for s in events)  # reads outputs only
+    assert not any("codebuild:StartBuild" in _list(s["Action"]) for s in events)
+
+
+# -- builds ------------------------------------------------------------------------------
+
+def test_codebuild_project_has_node_20_and_an_s3_cache(synth: Synth) -> None:
+    import yaml  # type: ignore[import-untyped]
+
+    from zerocode.adapters.codebuild_builder import BUILDSPEC
+
+    key_id, _ = synth.one("AWS::KMS::Key")
+    _, project = synth.one("AWS::CodeBuild::Project")
+    assert project["Environment"]["Image"] in NODE20_IMAGES
+    assert project["Environment"]["PrivilegedMode"] is False
+    builds_id, = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    assert project["Cache"] == {"Type": "S3", "Location": {
+        "Fn::Join": ["", [{"Ref": builds_id}, "/cache"]]}}
+    assert refs(project["EncryptionKey"]) == {key_id}
+    node = yaml.safe_load(BUILDSPEC)["phases"]["install"]["runtime-versions"]["nodejs"]
+    assert int(node) >= 20
+    assert env(synth, "run.sh")["ZEROCODE_CODEBUILD_PROJECT"] == {
+        "Ref": synth.one("AWS::CodeBuild::Project")[0]}
+
+
+def test_build_state_changes_invoke_build_events(synth: Synth) -> None:
+    _, rule = synth.one("AWS::Events::Rule")
+    project_id, _ = synth.one("AWS::CodeBuild::Project")
+    assert rule["EventPattern"] == {
+        "source": ["aws.codebuild"], "detail-type": ["CodeBuild Build State Change"],
+        "detail": {"project-name": [{"Ref": project_id}], "build-status": FINAL_STATES}}
+    (target,) = rule["Targets"]
+    assert refs(target["Arn"]) == {function_id(synth, "handler.handler")}
+
+
+# -- observability -----------------------------------------------------------------------
+
+def test_alarms_cover_errors_throttles_turns_and_builds(synth: Synth) -> None:
+    alarms = [a["Properties"] for a in synth.of_type("AWS::CloudWatch::Alarm").values()]
+    by_metric = {(a.get("Namespace"), a.get("MetricName")): a for a in alarms}
+    assert by_metric[("AWS/ApiGateway", "5XXError")]
+    assert by_metric[("AWS/CodeBuild", "FailedBuilds")]
+    turn = by_metric[("zerocode", "TurnDuration")]
+    assert turn["ExtendedStatistic"] == "p90" and turn["Threshold"] == 600_000
+    assert turn["Dimensions"] == [{"Name": "service", "Value": "zerocode"}]
+    for handler in ("run.sh", "handler.handler"):
+        fn = function_id(synth, handler)
+        for metric in ("Errors", "Throttles"):
+            assert any(a.get("MetricName") == metric and a["Namespace"] == "AWS/Lambda"
+                       and refs(a["Dimensions"]) == {fn} for a in alarms), (handler, metric)
+    assert len(alarms) == 7
+    synth.template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+
+
+def test_xray_tracing_on_functions_and_the_api_stage(synth: Synth) -> None:
+    for fn in synth.of_type("AWS::Lambda::Function").values():
+        assert fn["Properties"]["TracingConfig"] == {"Mode": "Active"}
+    synth.template.has_resource_properties("AWS::ApiGateway::Stage", {"TracingEnabled": True})
+
+
+def test_outputs_name_what_an_operator_needs(synth: Synth) -> None:
+    assert {"ApiUrl", "ConsoleUrl", "ConsoleBucket", "SitesUrl", "UserPoolId",
+            "UserPoolClientId", "ModelKeySecretArn", "DashboardName", "ApiFunctionName",
+            "BuildEventsFunctionName"} <= set(synth.raw["Outputs"])
+
+
+# -- cdk-nag -----------------------------------------------------------------------------
+
+def test_cdk_nag_reports_no_unsuppressed_errors(synth: Synth) -> None:
+    errors = Annotations.from_stack(synth.stack).find_error(
+        "*", Match.string_like_regexp("AwsSolutions-.*"))
+    assert [f"{e.id}: {e.entry.data}" for e in errors] == []
+
+
+def test_synth_is_free_of_warnings(synth: Synth) -> None:
+    warnings = Annotations.from_stack(synth.stack).find_warning("*", Match.any_value())
+    assert [f"{w.id}: {w.entry.data}" for w in warnings] == []
+
+
+def suppressions(synth: Synth) -> list[tuple[str, dict[str, Any]]]:
+    found = [("stack", rule) for rule in
+             synth.raw.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", [])]
+    for resource_id, resource in synth.resources.items():
+        for rule in resource.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", []):
+            found.append((resource_id, rule))
+    return found
+
+
+def test_every_suppression_gives_a_reason_of_ten_words_or_more(synth: Synth) -> None:
+    found = suppressions(synth)
+    assert len(found) > 10
+    for where, rule in found:
+        assert rule["id"].startswith("AwsSolutions-"), (where, rule)
+        assert len(rule["reason"].split()) >= 10, (where, rule)
+
+
+def test_no_suppression_hides_a_whole_iam_rule(synth: Synth) -> None:
+    """IAM4/IAM5 suppressions list the exact findings they accept."""
+    for where, rule in suppressions(synth):
+        if rule["id"] in ("AwsSolutions-IAM4", "AwsSolutions-IAM5"):
+            assert rule.get("applies_to"), where
+
+
+def test_a_short_reason_is_refused() -> None:
+    from aws_cdk import App
+    from zerocode_infra.nag import suppress
+
+    with pytest.raises(ValueError, match="at least 10 words"):
+        suppress(Stack(App(), "S"), "S1", "not needed")
