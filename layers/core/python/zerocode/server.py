@@ -6,6 +6,9 @@ import asyncio
 from collections.abc import Callable
 
 import uvicorn
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
 
 from zerocode import __version__, wiring
 from zerocode.api import create_app
@@ -19,12 +22,27 @@ def banner(settings: Settings, model: str) -> str:
     api = f"http://{settings.host}:{settings.port}"
     return "\n".join([
         f"zerocode {__version__} — local platform",
+        f"  console   {api}/console/" if settings.console_path else "  console   (no web/ here)",
         f"  API       {api}/api   (docs: {api}/api/docs)",
         f"  previews  {settings.public_sites_url}/preview/…",
         f"  sites     {settings.public_sites_url}/sites/…   (published apps)",
         f"  model     {model}",
         f"  data      {settings.data_dir.resolve()}",
     ])
+
+
+def with_console(app: FastAPI, settings: Settings) -> FastAPI:
+    """The console on the API's origin (so no CORS, and its cookie is first-party)."""
+    console = settings.console_path
+    if console is None:
+        return app
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return RedirectResponse("/console/")
+
+    app.mount("/console", StaticFiles(directory=console, html=True), name="console")
+    return app
 
 
 def serve(settings: Settings) -> None:
@@ -36,7 +54,8 @@ def serve(settings: Settings) -> None:
     if finished:
         print(f"  finished deleting {finished} app(s) left over from an earlier run", flush=True)
     servers = [
-        uvicorn.Server(uvicorn.Config(create_app(platform), host=settings.host,
+        uvicorn.Server(uvicorn.Config(with_console(create_app(platform), settings),
+                                      host=settings.host,
                                       port=settings.port, log_config=None,
                                       timeout_graceful_shutdown=5)),
         uvicorn.Server(uvicorn.Config(create_sites_app(platform), host=settings.host,

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     sites_port: int = Field(8001, ge=1, le=65535)
     # Public base URL of the sites origin; default http://{host}:{sites_port}.
     sites_url: str | None = None
+    # The console's static files, served at /console/ by `zerocode serve` (default: web/ of
+    # this checkout). On AWS the console is in its own bucket behind CloudFront.
+    console_dir: Path | None = None
     # Origins (comma-separated) of consoles served elsewhere that may call the API with
     # credentials (AWS: the console's CloudFront domain). Empty: same origin only.
     cors_origins: str = ""
@@ -102,6 +105,11 @@ class Settings(BaseSettings):
     @property
     def public_sites_url(self) -> str:
         return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
+
+    @property
+    def console_path(self) -> Path | None:
+        found = self.console_dir or Path(__file__).resolve().parents[4] / "web"
+        return found if (found / "index.html").is_file() else None
 
     @property
     def allowed_origins(self) -> list[str]:

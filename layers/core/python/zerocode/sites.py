@@ -19,6 +19,8 @@ from zerocode.platform import Platform
 from zerocode.publish import preview_pointer, site_pointer
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+PICKER = Path(__file__).parent / "static" / "picker.js"
+PICKER_PATH = "/__zerocode/picker.js"
 
 
 def create_sites_app(platform: Platform) -> Starlette:
@@ -26,7 +28,8 @@ def create_sites_app(platform: Platform) -> Starlette:
         target = platform.publishing.publisher.target(pointer)
         return platform.site_root(target) if target is not None else None
 
-    def serve(kind: str, to_pointer: Callable[[str], str], cache: str) -> Endpoint:
+    def serve(kind: str, to_pointer: Callable[[str], str], cache: str,
+              picker: bool = False) -> Endpoint:
         async def endpoint(request: Request) -> Response:
             try:
                 pointer = to_pointer(request.path_params["key"])
@@ -39,6 +42,10 @@ def create_sites_app(platform: Platform) -> Starlette:
             if file is None:
                 return PlainTextResponse("not found", 404)
             media = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+            if picker and media == "text/html":
+                page = await asyncio.to_thread(file.read_bytes)
+                return Response(with_picker(page), media_type="text/html; charset=utf-8",
+                                headers={"Cache-Control": cache})
             return FileResponse(file, media_type=media, headers={"Cache-Control": cache})
 
         return endpoint
@@ -59,7 +66,11 @@ def create_sites_app(platform: Platform) -> Starlette:
         return FileResponse(file, media_type="image/png",
                             headers={"Cache-Control": "public, max-age=86400, immutable"})
 
-    preview = serve("preview", preview_pointer, "no-store")
+    async def picker_script(request: Request) -> Response:
+        return Response(PICKER.read_bytes(), media_type="text/javascript",
+                        headers={"Cache-Control": "no-cache"})
+
+    preview = serve("preview", preview_pointer, "no-store", picker=True)
     # Build outputs never change, but the pointer does: revalidate the page, not the assets.
     site = serve("site", site_pointer, "no-cache")
     return Starlette(routes=[
@@ -67,7 +78,15 @@ def create_sites_app(platform: Platform) -> Starlette:
         Route("/preview/{key}/{path:path}", preview),
         Route("/sites/{key}", bare("sites")),
         Route("/sites/{key}/{path:path}", site),
-        Route("/covers/{app}/{file}", cover)])
+        Route("/covers/{app}/{file}", cover),
+        Route(PICKER_PATH, picker_script)])
+
+
+def with_picker(page: bytes) -> bytes:
+    """A preview page with the console's element picker (previews only, never sites)."""
+    tag = f'<script src="{PICKER_PATH}" defer></script>'.encode()
+    at = page.lower().rfind(b"</body>")
+    return page[:at] + tag + page[at:] if at >= 0 else page + tag
 
 
 def _resolve(root: Path, path: str) -> Path | None:
