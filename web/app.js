@@ -1,7 +1,7 @@
 // The zerocode console: a static single-page app that talks only to the public HTTP API.
 // Hash routes: #/login #/register #/ (home) #/apps/{id} #/admin. No build step, no CDN.
 
-const API = (window.ZEROCODE_CONFIG && window.ZEROCODE_CONFIG.api) || "";
+const API = ((window.ZEROCODE_CONFIG && window.ZEROCODE_CONFIG.api) || "").replace(/\/+$/, "");
 const view = document.getElementById("view");
 const nav = document.getElementById("nav");
 const toast = document.getElementById("toast");
