@@ -124,8 +124,10 @@ def test_deploying_nothing_and_deleting_a_published_app(server: Server,
     assert deploy(client, app["id"])["state"] == "succeeded"
     record = client.get(f"/api/apps/{app['id']}").json()
     preview = record["previewUrl"]
-    assert httpx.get(record["deployUrl"]).status_code == 200
-    assert httpx.get(preview).status_code == 200
+    site, shown = httpx.get(record["deployUrl"]), httpx.get(preview)
+    assert site.status_code == 200 and shown.status_code == 200
+    # The console's element picker is in the preview, never in the published site.
+    assert "__zerocode/picker.js" in shown.text and "__zerocode" not in site.text
     assert client.delete(f"/api/apps/{app['id']}").status_code == 204
     assert httpx.get(record["deployUrl"]).status_code == 404
     assert httpx.get(preview).status_code == 404

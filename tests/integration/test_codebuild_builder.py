@@ -36,8 +36,8 @@ def codebuild_client() -> Any:
     return boto3.client("codebuild", region_name="us-east-1")
 
 
-def job(kind: CodeGenType, files: dict[str, bytes]) -> BuildJob:
-    return BuildJob("app1", new_build_id(), kind, Snapshot.of(files))
+def job(kind: CodeGenType, files: dict[str, bytes], preview: bool = False) -> BuildJob:
+    return BuildJob("app1", new_build_id(), kind, Snapshot.of(files), preview=preview)
 
 
 def keys(s3: Any, prefix: str) -> list[str]:
@@ -57,6 +57,47 @@ def test_static_apps_are_checked_and_copied_without_codebuild(s3: Any) -> None:
     assert head["ContentType"] == "text/css"
     empty = builder.start(job(CodeGenType.HTML, {"about.html": b"x"}))
     assert not isinstance(empty, str) and not empty.ok and "index.html" in (empty.error or "")
+
+
+def test_static_previews_carry_the_picker_and_deploys_do_not(s3: Any) -> None:
+    builder = CodeBuildBuilder(codebuild_client(), s3, "zc", BUCKET)
+    files = {"index.html": b"<html><body><h1>Hi</h1></body></html>", "about.html": b"<p>x"}
+    preview = job(CodeGenType.MULTI_FILE, files, preview=True)
+    assert not isinstance(builder.start(preview), str)
+    prefix = f"builds/app1/{preview.build_id}/"
+    page = s3.get_object(Bucket=BUCKET, Key=prefix + "index.html")["Body"].read()
+    assert page == b'<html><body><h1>Hi</h1><script src="__zerocode/picker.js" defer>' \
+        b"</script></body></html>"
+    about = s3.get_object(Bucket=BUCKET, Key=prefix + "about.html")["Body"].read()
+    assert about.endswith(b'<script src="__zerocode/picker.js" defer></script>')
+    script = s3.get_object(Bucket=BUCKET, Key=prefix + "__zerocode/picker.js")
+    assert script["ContentType"] == "text/javascript" and b"zerocode" in script["Body"].read()
+    deploy = job(CodeGenType.MULTI_FILE, files)
+    builder.start(deploy)
+    published = f"builds/app1/{deploy.build_id}/"
+    assert sorted(keys(s3, published)) == [published + "about.html", published + "index.html"]
+    assert s3.get_object(Bucket=BUCKET, Key=published + "index.html")["Body"].read() == \
+        files["index.html"]
+
+
+def test_a_vue_preview_sends_the_picker_with_its_source(s3: Any) -> None:
+    client = codebuild_client()
+    builder = CodeBuildBuilder(client, s3, "zc-project", BUCKET)
+    vue = job(CodeGenType.VUE_PROJECT, {"package.json": b"{}"}, preview=True)
+    with Stubber(client) as stub:
+        stub.add_response("start_build", {"build": {"id": "zc-project:1"}}, {
+            "projectName": "zc-project", "idempotencyToken": vue.build_id,
+            "sourceTypeOverride": "S3", "sourceLocationOverride": ANY,
+            "buildspecOverride": BUILDSPEC, "artifactsOverride": ANY,
+            "environmentVariablesOverride": [
+                {"name": "ZEROCODE_APP_ID", "value": "app1", "type": "PLAINTEXT"},
+                {"name": "ZEROCODE_BUILD_ID", "value": vue.build_id, "type": "PLAINTEXT"},
+                {"name": "ZEROCODE_PREVIEW", "value": "1", "type": "PLAINTEXT"}]})
+        builder.start(vue)
+        stub.assert_no_pending_responses()
+    body = s3.get_object(Bucket=BUCKET, Key=f"sources/app1/{vue.build_id}.zip")["Body"].read()
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        assert sorted(archive.namelist()) == [".zerocode/picker.js", "package.json"]
 
 
 def test_a_vue_build_is_started_with_its_own_source_and_output_prefix(s3: Any) -> None:
@@ -146,10 +187,14 @@ def test_the_buildspec_builds_a_generated_vue_project(tmp_path: Path) -> None:
     for path, content in created_files("A Vue todo list").items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(content, encoding="utf-8")
-    env_cache = f"npm_config_cache={Settings().npm_cache}"
-    for phase in ("install", "build"):
+    (tmp_path / ".zerocode").mkdir()
+    (tmp_path / ".zerocode" / "picker.js").write_text("// picker")
+    env = f"export npm_config_cache={Settings().npm_cache} ZEROCODE_PREVIEW=1"
+    for phase in ("install", "build", "post_build"):
         for command in spec["phases"][phase]["commands"]:
-            done = subprocess.run(["bash", "-c", f"export {env_cache}; {command}"],
+            done = subprocess.run(["bash", "-c", f"{env}; {command}"],
                                   cwd=tmp_path, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
-    assert (tmp_path / "dist" / "index.html").is_file()
+    page = (tmp_path / "dist" / "index.html").read_text()
+    assert page.count('<script src="__zerocode/picker.js" defer></script></body>') == 1
+    assert (tmp_path / "dist" / "__zerocode" / "picker.js").read_text() == "// picker"

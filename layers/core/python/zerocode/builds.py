@@ -129,6 +129,11 @@ class BuildStore(Protocol):
     def delete_app(self, app_id: str) -> int: ...
 
 
+def job_of(build: Build, source: Snapshot) -> BuildJob:
+    return BuildJob(build.app_id, build.id, build.kind, source,
+                    preview=build.purpose is BuildPurpose.PREVIEW)
+
+
 def check_build_id(value: object) -> str:
     if not isinstance(value, str) or not is_build_id(value):
         raise InvalidInput("buildId is not one returned by this API")
@@ -143,6 +148,9 @@ class BuildJob:
     build_id: str
     kind: CodeGenType
     source: Snapshot
+    # A preview's page carries the console's element picker (where the builder, not the
+    # server, has to put it there: CloudFront serves previews straight from S3).
+    preview: bool = False
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from zerocode.apps import App, AppStore
 from zerocode.builds import (
     Build,
     Builder,
-    BuildJob,
     BuildOutcome,
     BuildPurpose,
     BuildState,
@@ -32,6 +31,7 @@ from zerocode.builds import (
     RemoteBuilder,
     Snapshot,
     check_build_id,
+    job_of,
     new_build_id,
     snapshot,
 )
@@ -116,7 +116,7 @@ class Publishing:
         running = build.running()
         self.builds.put(running)
         try:
-            started = builder.start(BuildJob(build.app_id, build.id, build.kind, source))
+            started = builder.start(job_of(build, source))
         except Exception as exc:
             log.exception("starting build %s of app %s failed", build.id, build.app_id)
             failed = running.failed(f"the build could not be started: {exc}")
@@ -228,7 +228,7 @@ class Publishing:
         await asyncio.to_thread(self.builds.put, build)
         try:
             outcome = await self.builder.build(
-                BuildJob(build.app_id, build.id, build.kind, source))
+                job_of(build, source))
         except Exception as exc:  # the builder's own failure is a failed build, not a crash
             log.exception("build %s of app %s crashed", build.id, build.app_id)
             outcome_build = build.failed(f"the builder failed: {exc}")

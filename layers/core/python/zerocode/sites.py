@@ -15,12 +15,12 @@ from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from zerocode.errors import InvalidInput
+from zerocode.picker import PICKER, PICKER_PATH, with_picker
 from zerocode.platform import Platform
 from zerocode.publish import preview_pointer, site_pointer
 
 Endpoint = Callable[[Request], Awaitable[Response]]
-PICKER = Path(__file__).parent / "static" / "picker.js"
-PICKER_PATH = "/__zerocode/picker.js"
+
 
 
 def create_sites_app(platform: Platform) -> Starlette:
@@ -80,13 +80,6 @@ def create_sites_app(platform: Platform) -> Starlette:
         Route("/sites/{key}/{path:path}", site),
         Route("/covers/{app}/{file}", cover),
         Route(PICKER_PATH, picker_script)])
-
-
-def with_picker(page: bytes) -> bytes:
-    """A preview page with the console's element picker (previews only, never sites)."""
-    tag = f'<script src="{PICKER_PATH}" defer></script>'.encode()
-    at = page.lower().rfind(b"</body>")
-    return page[:at] + tag + page[at:] if at >= 0 else page + tag
 
 
 def _resolve(root: Path, path: str) -> Path | None:

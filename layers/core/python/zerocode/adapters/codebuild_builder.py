@@ -10,6 +10,10 @@ succeeded build counts only once its ``index.html`` is seen in the bucket.
 
 HTML and multi-file apps have nothing to compile: their files are checked and copied to
 the output prefix directly, and the outcome is known at once.
+
+A preview build's pages get the console's element picker (``__zerocode/picker.js``, linked
+relatively), because CloudFront serves previews from S3 as they are; deploy builds never
+carry it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from botocore.exceptions import ClientError
 
 from zerocode.apps import CodeGenType
 from zerocode.builds import BuildJob, BuildOutcome
+from zerocode.picker import PICKER, PICKER_FILE, with_picker
 from zerocode.workspace import check_app_id, clean_path
 
 BUILDSPEC = """\
@@ -43,6 +48,12 @@ phases:
     commands:
       - npm run build
       - test -f dist/index.html || { echo "build finished but dist/index.html is missing"; exit 1; }
+  post_build:
+    commands:
+      - if [ "$ZEROCODE_PREVIEW" = 1 ] && [ -f dist/index.html ]; then
+        mkdir -p dist/__zerocode && cp .zerocode/picker.js dist/__zerocode/picker.js &&
+        sed -i 's#</body>#<script src="__zerocode/picker.js" defer></script></body>#'
+        dist/index.html; fi
 artifacts:
   base-directory: dist
   files:
@@ -83,7 +94,8 @@ class CodeBuildBuilder:
         if job.kind is not CodeGenType.VUE_PROJECT:
             return self._copy_static(job)
         source_key = f"sources/{check_app_id(job.app_id)}/{check_app_id(job.build_id)}.zip"
-        self.s3.put_object(Bucket=self.bucket, Key=source_key, Body=_zip(job),
+        extra = {".zerocode/picker.js": PICKER.read_bytes()} if job.preview else {}
+        self.s3.put_object(Bucket=self.bucket, Key=source_key, Body=_zip(job, extra),
                            ContentType="application/zip")
         answer = self.codebuild.start_build(
             projectName=self.project, idempotencyToken=job.build_id,
@@ -95,7 +107,9 @@ class CodeBuildBuilder:
                 "encryptionDisabled": False, "overrideArtifactName": False},
             environmentVariablesOverride=[
                 {"name": "ZEROCODE_APP_ID", "value": job.app_id, "type": "PLAINTEXT"},
-                {"name": "ZEROCODE_BUILD_ID", "value": job.build_id, "type": "PLAINTEXT"}])
+                {"name": "ZEROCODE_BUILD_ID", "value": job.build_id, "type": "PLAINTEXT"},
+                {"name": "ZEROCODE_PREVIEW", "value": "1" if job.preview else "0",
+                 "type": "PLAINTEXT"}])
         return str(answer["build"]["id"])
 
     def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
@@ -131,11 +145,16 @@ class CodeBuildBuilder:
         if "index.html" not in job.source.files:
             return BuildOutcome(False, "", None, "the app has no index.html yet")
         prefix = self.output_prefix(job.app_id, job.build_id)
+        files = dict(job.source.files)
+        if job.preview:
+            files = {p: with_picker(d, relative=True) if p.endswith(".html") else d
+                     for p, d in files.items()}
+            files[PICKER_FILE] = PICKER.read_bytes()
         # index.html last: the output counts as complete once it is there.
-        for path in sorted(job.source.files, key=lambda p: p == "index.html"):
+        for path in sorted(files, key=lambda p: p == "index.html"):
             media = mimetypes.guess_type(path)[0] or "application/octet-stream"
             self.s3.put_object(Bucket=self.bucket, Key=prefix + clean_path(path),
-                               Body=job.source.files[path], ContentType=media)
+                               Body=files[path], ContentType=media)
         return BuildOutcome(True, f"checked and copied {len(job.source.files)} file(s)",
                             f"s3://{self.bucket}/{prefix}")
 
@@ -149,11 +168,13 @@ class CodeBuildBuilder:
         return True
 
 
-def _zip(job: BuildJob) -> bytes:
+def _zip(job: BuildJob, extra: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(job.source.files):
             archive.writestr(clean_path(path), job.source.files[path])
+        for path, data in extra.items():
+            archive.writestr(path, data)
     return buffer.getvalue()
 
 
