@@ -9,13 +9,17 @@ import os
 import re
 import secrets
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, chat, create
+from tests.e2e.test_accounts import make_admin
 
 ARTIFACTS = Path(os.environ.get("ZEROCODE_TEST_ARTIFACTS", "test-artifacts")) / "console"
 TURN_MS = 240_000
@@ -151,10 +155,15 @@ def test_errors_are_explained_and_a_narrow_screen_stacks_the_page(browser: Any,
     page.select_option("select[aria-label=mode]", "html")
     page.click("text=Create app")
     assert finished_turns(page, 1) == ["succeeded"]
-    chat = page.locator(".chat").bounding_box()
+    column = page.locator(".chat").bounding_box()
     frame = page.locator("#preview").bounding_box()
-    assert chat is not None and frame is not None and frame["y"] > chat["y"]  # stacked
+    assert column is not None and frame is not None and frame["y"] > column["y"]  # stacked
     shot(page, "10-narrow")
+    page.fill("#message", "[[stream-error]] Change the title")
+    page.click("#send")
+    assert finished_turns(page, 2)[-1] == "failed"
+    badge = page.locator("[data-turn=failed] .status").last
+    assert badge.inner_text() == "failed" and "failed" in str(badge.get_attribute("class"))
 
 
 def test_nothing_overflows_a_phone_screen(browser: Any, server: Server) -> None:
@@ -167,3 +176,67 @@ def test_nothing_overflows_a_phone_screen(browser: Any, server: Server) -> None:
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, width
     assert "null" not in page.inner_text("#nav")
+
+
+def signed_in_api(page: Any, server: Server) -> httpx.Client:
+    """An API client with the console's own token (to set up state quickly)."""
+    token = page.evaluate("localStorage.getItem('zc_token')")
+    return httpx.Client(base_url=server.api, timeout=300,
+                        headers={"Authorization": f"Bearer {token}"})
+
+
+def test_older_history_loads_on_scroll_and_errors_name_the_conflict(
+        browser: Any, server: Server) -> None:
+    page = register(browser, server)
+    api = signed_in_api(page, server)
+    app = create(api, "A page about moths", "html")
+    for i in range(12):  # 24 history entries: more than one page of 20
+        assert chat(api, app["id"], f'Change the title to "Moths {i}"').done is not None
+    page.goto(f"{server.api}/console/#/apps/{app['id']}")
+    page.wait_for_selector("#messages .msg")
+    assert page.locator("#messages .msg").count() == 20
+    page.eval_on_selector("#messages",
+                          "m => { m.scrollTop = 0; m.dispatchEvent(new Event('scroll')); }")
+    page.wait_for_function("document.querySelectorAll('#messages .msg').length === 24")
+    assert "Moths 0" in page.locator("#messages .msg").nth(1).inner_text()
+
+    slow = threading.Thread(target=chat, args=(api, app["id"], "[[slow]] Change the title"))
+    slow.start()
+    time.sleep(1.0)  # the slow turn holds the app's lease now
+    page.fill("#message", "Make it green")
+    page.click("#send")
+    toast = page.wait_for_selector("#toast.error")
+    assert toast.inner_text().startswith("Busy:") and "already running" in toast.inner_text()
+    slow.join()
+    shot(page, "11-conflict")
+
+    with page.expect_download() as download:
+        page.click("text=Download")
+    assert download.value.suggested_filename.endswith(".zip")
+    page.click("#logout")
+    page.wait_for_selector("text=Log in")
+    assert page.evaluate("localStorage.getItem('zc_token')") is None
+
+
+def test_admins_feature_rename_and_see_history_in_the_console(browser: Any,
+                                                              server: Server) -> None:
+    owner = register(browser, server)
+    app = create(signed_in_api(owner, server), "A page about herons", "html")
+    chat(signed_in_api(owner, server), app["id"], app["initPrompt"])
+    make_admin(server, "console-admin")
+    page = browser.new_page()
+    page.goto(f"{server.api}/console/#/login")
+    page.fill("input[name=account]", "console-admin")
+    page.fill("input[name=password]", "correct horse")
+    page.click("button[type=submit]")
+    page.click("text=Admin")
+    row = page.wait_for_selector(f"tr[data-app='{app['id']}']")
+    row.wait_for_selector("text=Feature").click()
+    page.wait_for_selector(f"tr[data-app='{app['id']}'] >> text=featured")
+    page.wait_for_selector(f"tr[data-app='{app['id']}'] >> text=History").click()
+    page.wait_for_selector("text=History of")
+    shot(page, "12-admin")
+    page.click("text=Users")
+    page.wait_for_selector("text=console-admin")
+    page.click("text=My apps")
+    page.wait_for_selector(f"#featured-apps [data-app='{app['id']}']")
