@@ -104,6 +104,12 @@ class Build:
                        log_tail=log_tail[-LOG_TAIL_CHARS:], finished_at=time.time(),
                        started_at=self.started_at or time.time())
 
+    def ended(self, outcome: BuildOutcome) -> Build:
+        """Succeeded only with an output to show; otherwise failed, with the reason."""
+        if outcome.ok and outcome.output:
+            return self.succeeded(outcome.output, outcome.log_tail)
+        return self.failed(outcome.error or "the build failed", outcome.log_tail)
+
     def failed(self, error: str, log_tail: str = "") -> Build:
         return replace(self, state=BuildState.FAILED, error=error[:500],
                        log_tail=log_tail[-LOG_TAIL_CHARS:], finished_at=time.time(),

@@ -138,9 +138,7 @@ class Publishing:
         return build if outcome is None else self._complete(build, outcome)
 
     def _complete(self, build: Build, outcome: BuildOutcome) -> Build:
-        done = build.succeeded(outcome.output, outcome.log_tail) \
-            if outcome.ok and outcome.output else \
-            build.failed(outcome.error or "the build failed", outcome.log_tail)
+        done = build.ended(outcome)
         self.builds.put(done)
         if done.state is BuildState.SUCCEEDED and done.purpose is BuildPurpose.DEPLOY:
             self._publish_if_newest(done)
@@ -227,15 +225,12 @@ class Publishing:
         build = build.running()
         await asyncio.to_thread(self.builds.put, build)
         try:
-            outcome = await self.builder.build(
-                job_of(build, source))
+            outcome = await self.builder.build(job_of(build, source))
         except Exception as exc:  # the builder's own failure is a failed build, not a crash
             log.exception("build %s of app %s crashed", build.id, build.app_id)
             outcome_build = build.failed(f"the builder failed: {exc}")
         else:
-            outcome_build = build.succeeded(outcome.output, outcome.log_tail) \
-                if outcome.ok and outcome.output else \
-                build.failed(outcome.error or "the build failed", outcome.log_tail)
+            outcome_build = build.ended(outcome)
         await asyncio.to_thread(self.builds.put, outcome_build)
         return outcome_build
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from zerocode.adapters.aws_errors import error_code, error_message
 from zerocode.errors import Conflict
 from zerocode.publish import SiteTarget
 
@@ -28,17 +29,13 @@ _MISSING = {"ResourceNotFoundException"}
 _STALE = {"ConflictException", "PreconditionFailed", "412", "409"}
 
 
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
 def _stale_etag(exc: ClientError) -> bool:
     """Whether ``exc`` means another write changed the store's ETag under us."""
-    code = _code(exc)
+    code = error_code(exc)
     if code in _STALE:
         return True
     # Any other ValidationException (a key too long, say) is a real error, not a race.
-    message = str(exc.response.get("Error", {}).get("Message", "")).lower()
+    message = error_message(exc).lower()
     return code == "ValidationException" and ("etag" in message or "if-match" in message)
 
 
@@ -59,7 +56,7 @@ class KvsPublisher:
         try:
             response = self.client.get_key(KvsARN=self.kvs_arn, Key=pointer)
         except ClientError as exc:
-            if _code(exc) in _MISSING:
+            if error_code(exc) in _MISSING:
                 return None
             raise
         return SiteTarget.decode(str(response["Value"]))
@@ -70,7 +67,7 @@ class KvsPublisher:
                 self.client.delete_key(KvsARN=self.kvs_arn, Key=pointer, IfMatch=etag)
             except ClientError as exc:
                 # Only a missing key is "already removed"; a missing store stays an error.
-                if _code(exc) not in _MISSING:
+                if error_code(exc) not in _MISSING:
                     raise
 
         self._conditional(delete)

@@ -28,6 +28,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from zerocode.adapters.aws_errors import error_code
 from zerocode.apps import CodeGenType
 from zerocode.builds import BuildJob, BuildOutcome
 from zerocode.picker import PICKER, PICKER_FILE, with_picker
@@ -162,7 +163,7 @@ class CodeBuildBuilder:
         try:
             self.s3.head_object(Bucket=self.bucket, Key=key)
         except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code", "")) in _MISSING:
+            if error_code(exc) in _MISSING:
                 return False
             raise
         return True

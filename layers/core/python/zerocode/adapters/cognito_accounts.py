@@ -17,6 +17,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from zerocode.accounts import Role, Unauthenticated, User, check_account, check_password
+from zerocode.adapters.aws_errors import error_code, error_message
 from zerocode.errors import Conflict, InvalidInput
 
 ADMIN_GROUP = "admin"
@@ -26,12 +27,8 @@ _SIGN_IN_FAILED = {"NotAuthorizedException", "UserNotFoundException",
 _BAD_TOKEN = {"NotAuthorizedException", "UserNotFoundException"}
 
 
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
 def _message(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Message", "")) or _code(exc)
+    return error_message(exc) or error_code(exc)
 
 
 def _display_name(name: object, account: str) -> str:
@@ -72,9 +69,9 @@ class CognitoAccounts:
                 ClientId=self.client_id, Username=clean, Password=secret,
                 UserAttributes=[{"Name": "name", "Value": display}])
         except ClientError as exc:
-            if _code(exc) == "UsernameExistsException":
+            if error_code(exc) == "UsernameExistsException":
                 raise Conflict(f"account {clean!r} is taken") from exc
-            if _code(exc) in {"InvalidPasswordException", "InvalidParameterException"}:
+            if error_code(exc) in {"InvalidPasswordException", "InvalidParameterException"}:
                 raise InvalidInput(_message(exc)) from exc
             raise
         self.client.admin_confirm_sign_up(UserPoolId=self.user_pool_id, Username=clean)
@@ -89,7 +86,7 @@ class CognitoAccounts:
                 ClientId=self.client_id, AuthFlow="USER_PASSWORD_AUTH",
                 AuthParameters={"USERNAME": account.lower(), "PASSWORD": password})
         except ClientError as exc:
-            if _code(exc) in _SIGN_IN_FAILED:
+            if error_code(exc) in _SIGN_IN_FAILED:
                 raise Unauthenticated(_WRONG) from exc
             raise
         result = answer.get("AuthenticationResult")
@@ -108,14 +105,11 @@ class CognitoAccounts:
         try:
             answer = self.client.get_user(AccessToken=token)
         except ClientError as exc:
-            if _code(exc) in _BAD_TOKEN:
+            if error_code(exc) in _BAD_TOKEN:
                 return None
             raise
-        attributes = {a["Name"]: a["Value"] for a in answer.get("UserAttributes", [])}
-        account = str(answer["Username"])
-        return User(str(attributes.get("sub", account)), account,
-                    _display_name(attributes.get("name"), account),
-                    _role(self._groups(account)), "")
+        user = self._user({**answer, "Attributes": answer.get("UserAttributes", [])}, set())
+        return replace(user, role=_role(self._groups(user.account)))
 
     def logout(self, token: str) -> None:
         """Revokes every token of the user (Cognito signs out all sessions at once)."""
@@ -124,7 +118,7 @@ class CognitoAccounts:
         try:
             self.client.global_sign_out(AccessToken=token)
         except ClientError as exc:
-            if _code(exc) not in _BAD_TOKEN:
+            if error_code(exc) not in _BAD_TOKEN:
                 raise
 
     def make_admin(self, account: str) -> User:
@@ -135,9 +129,9 @@ class CognitoAccounts:
                     UserPoolId=self.user_pool_id, Username=clean, GroupName=ADMIN_GROUP)
                 break
             except ClientError as exc:
-                if _code(exc) == "UserNotFoundException":
+                if error_code(exc) == "UserNotFoundException":
                     raise InvalidInput(f"no account {account!r}; register it first") from exc
-                if _code(exc) != "ResourceNotFoundException" or attempt:
+                if error_code(exc) != "ResourceNotFoundException" or attempt:
                     raise
                 self._create_admin_group()
         return self._admin_get_user(clean)
@@ -160,7 +154,8 @@ class CognitoAccounts:
         try:
             page = self.client.list_users(**kwargs)
         except ClientError as exc:
-            if _code(exc) in {"InvalidParameterException", "NotAuthorizedException"} and cursor:
+            if cursor and error_code(exc) in {"InvalidParameterException",
+                                              "NotAuthorizedException"}:
                 raise InvalidInput("cursor is not one returned by this API") from exc
             raise
         admins = self._admins()
@@ -184,7 +179,7 @@ class CognitoAccounts:
             try:
                 page = self.client.list_users_in_group(**kwargs)
             except ClientError as exc:
-                if _code(exc) == "ResourceNotFoundException":  # no admin group yet
+                if error_code(exc) == "ResourceNotFoundException":  # no admin group yet
                     return names
                 raise
             names |= {str(u["Username"]) for u in page.get("Users", [])}
@@ -217,7 +212,7 @@ class CognitoAccounts:
             self.client.create_group(UserPoolId=self.user_pool_id, GroupName=ADMIN_GROUP,
                                      Description="zerocode administrators")
         except ClientError as exc:
-            if _code(exc) != "GroupExistsException":  # another caller created it first
+            if error_code(exc) != "GroupExistsException":  # another caller created it first
                 raise
 
     def _admin_get_user(self, account: str) -> User:

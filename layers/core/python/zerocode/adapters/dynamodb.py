@@ -20,6 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from zerocode.adapters.aws_errors import error_code, error_message
 from zerocode.display import (
     DisplayEntry,
     DisplayPage,
@@ -72,21 +73,35 @@ def create_display_table(client: Any, name: str) -> None:
 
 
 def _create_table(client: Any, name: str, sort_key: str, sort_type: str) -> None:
+    ensure_table(client, name, "app_id", {"app_id": "S", sort_key: sort_type},
+                 range_key=sort_key, ttl_attribute="expires_at")
+
+
+def ensure_table(client: Any, name: str, hash_key: str, attributes: dict[str, str], *,
+                  gsis: list[dict[str, Any]] | None = None, range_key: str | None = None,
+                  ttl_attribute: str | None = None) -> None:
+    """Create the table unless it exists (deploys and local starts may race), then wait."""
+    params: dict[str, Any] = {
+        "TableName": name, "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": k, "AttributeType": t}
+                                 for k, t in attributes.items()],
+        "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}]}
+    if range_key is not None:
+        params["KeySchema"].append({"AttributeName": range_key, "KeyType": "RANGE"})
+    if gsis:
+        params["GlobalSecondaryIndexes"] = gsis
     try:
-        client.create_table(
-            TableName=name, BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[{"AttributeName": "app_id", "AttributeType": "S"},
-                                  {"AttributeName": sort_key, "AttributeType": sort_type}],
-            KeySchema=[{"AttributeName": "app_id", "KeyType": "HASH"},
-                       {"AttributeName": sort_key, "KeyType": "RANGE"}])
+        client.create_table(**params)
     except ClientError as exc:
-        if _code(exc) != "ResourceInUseException":
+        if error_code(exc) != "ResourceInUseException":
             raise
     client.get_waiter("table_exists").wait(TableName=name)
+    if ttl_attribute is None:
+        return
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
     if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
         client.update_time_to_live(TableName=name, TimeToLiveSpecification={
-            "Enabled": True, "AttributeName": "expires_at"})
+            "Enabled": True, "AttributeName": ttl_attribute})
 
 
 class DynamoTranscriptStore:
@@ -137,7 +152,7 @@ class DynamoTranscriptStore:
             # AWS answered no, so nothing was written. (After a timeout the step may have
             # landed: its payloads stay, and delete_app sweeps any that are orphans.)
             self._forget(uploads)
-            if _code(exc) == "TransactionCanceledException" and _lost_race(exc):
+            if error_code(exc) == "TransactionCanceledException" and _lost_race(exc):
                 raise Conflict(f"transcript of app {app_id} is not at seq {expected_head} as "
                                f"this writer expected; another turn is writing") from exc
             raise
@@ -351,14 +366,10 @@ def _batch_delete(client: Any, table: str, keys: list[Item], attempts: int = 8) 
     raise ZerocodeError(f"DynamoDB kept {len(requests)} deletes from {table} unprocessed")
 
 
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
 def _lost_race(exc: ClientError) -> bool:
     """True when a condition failed or a concurrent transaction held one of our items."""
     codes = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
     if not codes:  # older SDKs only have the reasons in the message text
-        message = str(exc.response.get("Error", {}).get("Message", ""))
+        message = error_message(exc)
         return "ConditionalCheckFailed" in message or "TransactionConflict" in message
     return "ConditionalCheckFailed" in codes or "TransactionConflict" in codes

@@ -36,7 +36,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from zerocode.adapters.dynamodb import Item, _code
+from zerocode.adapters.aws_errors import error_code
+from zerocode.adapters.dynamodb import Item, ensure_table
 from zerocode.apps import FEATURED_PRIORITY, App, AppPage, CodeGenType, check_limit
 from zerocode.errors import InvalidInput
 
@@ -62,7 +63,7 @@ FILTERED_READ = 100
 def create_apps_table(client: Any, name: str) -> None:
     """The apps table with its four GSIs. An existing table is left as it is: one made
     before ``featured`` and ``all_apps`` existed needs them added (UpdateTable) by hand."""
-    _ensure_table(client, name, "id", {"id": "S", "owner": "S", "created_key": "S",
+    ensure_table(client, name, "id", {"id": "S", "owner": "S", "created_key": "S",
                                        "preview_key": "S", "featured_pk": "S",
                                        "featured_key": "S", "all_pk": "S"}, gsis=[
         {"IndexName": BY_OWNER,
@@ -86,34 +87,7 @@ def create_apps_table(client: Any, name: str) -> None:
 
 def create_leases_table(client: Any, name: str) -> None:
     """TTL only sweeps dead leases; correctness comes from the condition on ``expires_at``."""
-    _ensure_table(client, name, "key", {"key": "S"}, ttl_attribute="expires_at")
-
-
-def _ensure_table(client: Any, name: str, hash_key: str, attributes: dict[str, str], *,
-                  gsis: list[dict[str, Any]] | None = None, range_key: str | None = None,
-                  ttl_attribute: str | None = None) -> None:
-    """Create the table unless it exists (deploys and local starts may race), then wait."""
-    params: dict[str, Any] = {
-        "TableName": name, "BillingMode": "PAY_PER_REQUEST",
-        "AttributeDefinitions": [{"AttributeName": k, "AttributeType": t}
-                                 for k, t in attributes.items()],
-        "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}]}
-    if range_key is not None:
-        params["KeySchema"].append({"AttributeName": range_key, "KeyType": "RANGE"})
-    if gsis:
-        params["GlobalSecondaryIndexes"] = gsis
-    try:
-        client.create_table(**params)
-    except ClientError as exc:
-        if _code(exc) != "ResourceInUseException":
-            raise
-    client.get_waiter("table_exists").wait(TableName=name)
-    if ttl_attribute is None:
-        return
-    ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-    if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
-        client.update_time_to_live(TableName=name, TimeToLiveSpecification={
-            "Enabled": True, "AttributeName": ttl_attribute})
+    ensure_table(client, name, "key", {"key": "S"}, ttl_attribute="expires_at")
 
 
 class DynamoAppStore:
@@ -285,7 +259,7 @@ class DynamoLease:
                 ExpressionAttributeValues={":h": {"S": holder},
                                            ":now": {"N": repr(float(now))}})
         except ClientError as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
+            if error_code(exc) == "ConditionalCheckFailedException":
                 return False
             raise
         return True
@@ -298,12 +272,12 @@ class DynamoLease:
                 ExpressionAttributeNames={"#h": "holder"},
                 ExpressionAttributeValues={":h": {"S": holder}})
         except ClientError as exc:
-            if _code(exc) != "ConditionalCheckFailedException":
+            if error_code(exc) != "ConditionalCheckFailedException":
                 raise  # a failed condition means someone took it over: not ours to free
 
 
 def create_deletions_table(client: Any, name: str) -> None:
-    _ensure_table(client, name, "app_id", {"app_id": "S"})
+    ensure_table(client, name, "app_id", {"app_id": "S"})
 
 
 class DynamoPendingDeletions:
@@ -325,7 +299,7 @@ class DynamoPendingDeletions:
                       "attempts": {"N": "0"}},
                 ConditionExpression="attribute_not_exists(app_id)")
         except ClientError as exc:
-            if _code(exc) != "ConditionalCheckFailedException":
+            if error_code(exc) != "ConditionalCheckFailedException":
                 raise  # already pending: keep its age and attempts
 
     def done(self, app_id: str) -> None:
@@ -339,7 +313,7 @@ class DynamoPendingDeletions:
                 ConditionExpression="attribute_exists(app_id)",
                 ExpressionAttributeValues={":one": {"N": "1"}, ":e": {"S": error[:500]}})
         except ClientError as exc:
-            if _code(exc) != "ConditionalCheckFailedException":
+            if error_code(exc) != "ConditionalCheckFailedException":
                 raise  # finished by another process meanwhile: nothing to count
 
     def pending(self, limit: int = 50) -> list[str]:

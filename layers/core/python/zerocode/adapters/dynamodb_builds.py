@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerocode.adapters.dynamodb import Item, _batch_delete
-from zerocode.adapters.dynamodb_apps import _ensure_table
+from zerocode.adapters.dynamodb import Item, _batch_delete, ensure_table
 from zerocode.apps import CodeGenType, check_limit
 from zerocode.builds import Build, BuildPage, BuildPurpose, BuildState, check_build_id
 
@@ -15,7 +14,7 @@ _OPTIONAL_NUMBERS = ("started_at", "finished_at")
 
 
 def create_builds_table(client: Any, name: str) -> None:
-    _ensure_table(client, name, "app_id", {"app_id": "S", "id": "S"}, range_key="id")
+    ensure_table(client, name, "app_id", {"app_id": "S", "id": "S"}, range_key="id")
 
 
 class DynamoBuildStore:

@@ -25,8 +25,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from zerocode.adapters.dynamodb import Item, _code
-from zerocode.adapters.dynamodb_apps import _ensure_table
+from zerocode.adapters.aws_errors import error_code
+from zerocode.adapters.dynamodb import Item, ensure_table
 from zerocode.ratelimit import RateDecision, allowed, check_rule, refused
 
 # After this many lost races in a row the hit is refused: heavy contention on one key means
@@ -36,7 +36,7 @@ CONTENDED_RETRY_AFTER = 1.0
 
 
 def create_rate_table(client: Any, name: str) -> None:
-    _ensure_table(client, name, "key", {"key": "S"}, ttl_attribute="expires_at")
+    ensure_table(client, name, "key", {"key": "S"}, ttl_attribute="expires_at")
 
 
 class DynamoRateLimiter:
@@ -77,7 +77,7 @@ class DynamoRateLimiter:
                 ExpressionAttributeNames={"#v": "version"},
                 ExpressionAttributeValues={":v": {"N": str(version)}})
         except ClientError as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
+            if error_code(exc) == "ConditionalCheckFailedException":
                 return False
             raise
         return True

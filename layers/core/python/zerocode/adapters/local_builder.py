@@ -114,6 +114,7 @@ class LocalBuilder:
 
     def _place_files(self, job: BuildJob) -> Path:
         def write(tmp: Path) -> None:
+            tmp.mkdir()
             for path, data in job.source.files.items():
                 target = tmp / clean_path(path)
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -128,9 +129,7 @@ class LocalBuilder:
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.parent / f".tmp-{job.build_id}-{secrets.token_hex(4)}"
         try:
-            if job.kind is not CodeGenType.VUE_PROJECT:
-                tmp.mkdir()
-            fill(tmp)
+            fill(tmp)  # makes tmp
             if not (tmp / "index.html").is_file():
                 raise FileNotFoundError("the build output has no index.html")
             os.rename(tmp, final)  # atomic: the output appears whole

@@ -19,6 +19,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from zerocode.adapters.aws_errors import error_code
 from zerocode.errors import Conflict
 from zerocode.workspace import (
     DEFAULT_LIMITS,
@@ -36,10 +37,6 @@ _CONFLICT = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
 _BATCH = 1000  # DeleteObjects accepts at most 1000 keys
 
 
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
 class S3Workspace:
     def __init__(self, client: Any, bucket: str, prefix: str = "workspaces/",
                  limits: WorkspaceLimits = DEFAULT_LIMITS) -> None:
@@ -53,7 +50,7 @@ class S3Workspace:
         try:
             response = self.client.get_object(Bucket=self.bucket, Key=key)
         except ClientError as exc:
-            if _code(exc) in _MISSING:
+            if error_code(exc) in _MISSING:
                 raise FileMissing(f"file {clean_path(path)} does not exist") from None
             raise
         body: bytes = response["Body"].read()
@@ -76,7 +73,7 @@ class S3Workspace:
         try:
             self.client.put_object(Bucket=self.bucket, Key=key, Body=data, **condition)
         except ClientError as exc:
-            if _code(exc) in _CONFLICT | _MISSING:
+            if error_code(exc) in _CONFLICT | _MISSING:
                 raise Conflict(f"file {rel} was changed by another writer; "
                                "read it again and retry") from None
             raise
@@ -125,7 +122,7 @@ class S3Workspace:
         try:
             response = self.client.head_object(Bucket=self.bucket, Key=key)
         except ClientError as exc:
-            if _code(exc) in _MISSING:
+            if error_code(exc) in _MISSING:
                 return None
             raise
         etag: str = response["ETag"]
