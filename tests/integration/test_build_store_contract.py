@@ -96,3 +96,8 @@ def test_build_ids_sort_in_request_order() -> None:
     ids = [new_build_id(1_000.0 + i / 1000) for i in range(50)]
     assert sorted(ids) == ids and len(set(ids)) == 50
 
+
+
+def test_build_ids_asked_for_in_one_millisecond_stay_in_order() -> None:
+    ids = [new_build_id() for _ in range(200)]  # far more than one per millisecond
+    assert sorted(ids) == ids and len(set(ids)) == 200

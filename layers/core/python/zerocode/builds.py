@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -44,9 +45,18 @@ class BuildPurpose(StrEnum):
 
 def new_build_id(now: float | None = None) -> str:
     """``b`` + epoch milliseconds + 6 hex: unique, and in the order builds were asked for,
-    as text, so "newer" is a string comparison in every store."""
+    as text, so "newer" is a string comparison in every store. Within a process the
+    milliseconds strictly increase (two builds asked for in one millisecond stay ordered)."""
+    global _last_millis
     millis = int((time.time() if now is None else now) * 1000)
+    if now is None:
+        with _ids:
+            millis = _last_millis = max(millis, _last_millis + 1)
     return f"b{millis:013d}{secrets.token_hex(3)}"
+
+
+_ids = threading.Lock()
+_last_millis = 0
 
 
 def is_build_id(value: str) -> bool:

@@ -93,23 +93,32 @@ class Publishing:
 
     def request_deploy(self, app: App) -> tuple[Build, Snapshot]:
         """Snapshot the source now and record a queued deploy build (answered with 202)."""
-        source = snapshot(self.workspace, app.id)
-        if not source.files:
-            raise InvalidInput("there is nothing to deploy yet: generate the app first")
-        build = Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type,
-                      source.digest)
-        self.builds.put(build)
-        return build, source
+        return self._queue(app, self._source_to_deploy(app))
 
     async def start_deploy(self, app: App) -> Build:
         """Queue a deploy: a task of this process, or a remote build finished by an event."""
-        build, source = await asyncio.to_thread(self.request_deploy, app)
+        source = await asyncio.to_thread(self._source_to_deploy, app)
+        # The id is taken and the task created with no await between them: builds of one
+        # app then reach its FIFO lock in id order, so the last one asked for runs last.
+        build, source = self._queue(app, source)
         if not self.in_process:
             return await asyncio.to_thread(self.start_remote, build, source)
         task = asyncio.get_running_loop().create_task(self.deploy(build, source))
         self._tasks.add(task)  # keep a reference until it is done
         task.add_done_callback(self._tasks.discard)
         return build
+
+    def _source_to_deploy(self, app: App) -> Snapshot:
+        source = snapshot(self.workspace, app.id)
+        if not source.files:
+            raise InvalidInput("there is nothing to deploy yet: generate the app first")
+        return source
+
+    def _queue(self, app: App, source: Snapshot) -> tuple[Build, Snapshot]:
+        build = Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type,
+                      source.digest)
+        self.builds.put(build)
+        return build, source
 
     def start_remote(self, build: Build, source: Snapshot) -> Build:
         builder = self._remote()
