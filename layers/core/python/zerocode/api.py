@@ -602,7 +602,8 @@ async def _frames(events: AsyncIterator[Any],
     try:
         while True:
             try:
-                item = await asyncio.wait_for(queue.get(), timeout=keepalive)
+                async with asyncio.timeout(keepalive):  # a timer, not a task per event
+                    item = await queue.get()
             except TimeoutError:
                 yield b": keep-alive\n\n"
                 continue
