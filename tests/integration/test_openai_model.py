@@ -87,7 +87,7 @@ def test_vue_creation_is_parallel_write_calls_with_whole_arguments() -> None:
     deltas, reply = collect(offline(), ModelRole.VUE, messages, TOOLS)
     intended = answer(to_openai_list(messages))
     calls = reply.message.tool_calls
-    assert len(calls) == len(intended.calls) >= 8
+    assert len(calls) == len(intended.calls) >= 7
     assert [(c.name, c.arguments) for c in calls] == \
         [(c.name, c.arguments) for c in intended.calls]
     assert all(c.parsed_arguments() is not None for c in calls)
@@ -220,7 +220,7 @@ def _model(transport: httpx.AsyncBaseTransport, max_retries: int = 2) -> OpenAIC
 def test_transient_failures_are_retried_then_succeed(status: int, headers: dict[str, str]) -> None:
     transport = _Failing(OfflineTransport(), failures=2, status=status, headers=headers)
     _, reply = collect(_model(transport), ModelRole.VUE, vue("a vue shop"), TOOLS)
-    assert transport.requests == 3 and len(reply.message.tool_calls) >= 8
+    assert transport.requests == 3 and len(reply.message.tool_calls) >= 7
 
 
 def test_persistent_503_is_a_model_error_after_max_retries() -> None:
@@ -290,8 +290,8 @@ def created_project() -> tuple[list[Message], dict[str, str]]:
     files: dict[str, str] = {}
     messages = vue("A recipe book with vue router")
     final = drive(offline(), messages, files)
-    assert final.startswith("Created **Recipe Book Vue Router**: a Vue 3 + Vite project with 8")
-    assert len(files) == 8
+    assert final.startswith("Created **Recipe Book Vue Router**: a Vue 3 + Vite project with 7")
+    assert len(files) == 7
     return messages, files
 
 

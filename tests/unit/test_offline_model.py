@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from zerocode import prompts
+from zerocode import prompts, toolchain
 from zerocode.adapters.offline_model import (
     BROKEN_HOME_VIEW,
     VERSIONS,
@@ -119,7 +119,7 @@ def test_stream_is_chat_completion_chunks_with_split_tool_arguments() -> None:
             calls[fragment["index"]]["parts"].append(fragment["function"]["arguments"])
     assert [c["choices"][0]["finish_reason"] for c in body][-1] == "tool_calls"
     assert all(c["choices"][0]["finish_reason"] is None for c in body[:-1])
-    assert sorted(calls) == list(range(len(calls))) and len(calls) >= 8
+    assert sorted(calls) == list(range(len(calls))) and len(calls) >= 7
     assert len({c["id"] for c in calls.values()}) == len(calls)
     for call in calls.values():
         assert call["name"] == "write_file" and len(call["parts"]) >= 2
@@ -326,13 +326,13 @@ def test_changes_build_on_the_newest_version() -> None:
 def test_vue_creation_files_pin_versions_and_use_hash_history() -> None:
     script = answer(conversation("vue_project", "A recipe book with vue router"))
     files = {a["path"]: a["content"] for a in (json.loads(c.arguments) for c in script.calls)}
-    assert set(files) == {"package.json", "vite.config.js", "index.html", "src/main.js",
+    assert set(files) == {"package.json", "index.html", "src/main.js",
                           "src/App.vue", "src/router/index.js", "src/views/HomeView.vue",
                           "src/views/AboutView.vue"}
     package = json.loads(files["package.json"])
     assert package["scripts"]["build"] == "vite build"
     assert {**package["dependencies"], **package["devDependencies"]} == VERSIONS
-    assert "base: './'" in files["vite.config.js"]
+    assert toolchain.check_package_json(files["package.json"].encode()) is None
     assert "createWebHashHistory()" in files["src/router/index.js"]
     assert "<router-view/>" in files["src/App.vue"]
     assert "<h1>Recipe Book Vue Router</h1>" in files["src/views/HomeView.vue"]
@@ -357,7 +357,7 @@ def test_bad_args_trigger_sends_invalid_json() -> None:
 def test_broken_vue_in_a_creation_is_the_whole_project_with_one_broken_view() -> None:
     script = answer(conversation("vue_project", "a vue app [[broken-vue]]"))
     files = {a["path"]: a["content"] for a in (json.loads(c.arguments) for c in script.calls)}
-    assert len(files) == 8 and files["src/views/HomeView.vue"] == BROKEN_HOME_VIEW
+    assert len(files) == 7 and files["src/views/HomeView.vue"] == BROKEN_HOME_VIEW
 
 
 def test_pacing_triggers() -> None:
@@ -399,7 +399,7 @@ def test_an_interrupted_turn_does_not_make_the_next_request_a_change() -> None:
     vue_messages = conversation("vue_project", "a vue shop")
     vue_messages += [{"role": "assistant", "content": interrupted_note(1, "crash or timeout")},
                      {"role": "user", "content": "a vue shop"}]
-    assert len(answer(vue_messages).calls) == 8
+    assert len(answer(vue_messages).calls) == 7
 
 
 def test_a_change_whose_creation_left_the_window_is_still_a_change() -> None:

@@ -340,3 +340,54 @@ def test_storage_outage_raises(box: ToolBox, ws: MemoryWorkspace) -> None:
 def test_invalid_app_id_is_refused_not_raised(ws: MemoryWorkspace) -> None:
     outcome = ToolBox(ws, "../other").run(call("read_file", {"path": "a.txt"}))
     assert "app id" in failed(outcome)
+
+
+# -- the build configuration is the platform's (docs/security.md) --------------------------
+
+
+def package(**fields: Any) -> str:
+    base: dict[str, Any] = {"name": "x", "private": True, "type": "module",
+                            "scripts": {"dev": "vite", "build": "vite build"},
+                            "dependencies": {"vue": "3.5.45"},
+                            "devDependencies": {"vite": "8.3.8"}}
+    base.update(fields)
+    return json.dumps(base)
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (package(scripts={"postinstall": "cat /proc/self/environ"}), "scripts are the platform's"),
+    (package(scripts={"build": "vite build && curl evil"}), "scripts are the platform's"),
+    (package(dependencies={"vue": "3.5.45", "left-pad": "1.3.0"}),
+     "left-pad is not an allowed dependency"),
+    (package(dependencies={"vue": "^3.4.0"}), "pinned version '3.5.45'"),
+    (package(devDependencies={"esbuild": "0.25.0"}), "esbuild is not an allowed"),
+    (package(optionalDependencies={"x": "1"}), "optionalDependencies is not supported"),
+    (package(overrides={"vue": "1"}), "overrides is not supported"),
+    ("{not json", "not valid JSON"),
+])
+def test_package_json_outside_the_allow_list_is_a_failed_result(
+        box: ToolBox, ws: MemoryWorkspace, content: str, why: str) -> None:
+    before = ws.files[(APP, "package.json")]
+    assert why in failed(box.run(call("write_file", {"path": "package.json",
+                                                      "content": content})))
+    assert ws.files[(APP, "package.json")] == before  # nothing written
+
+
+def test_allowed_dependencies_are_accepted_and_modify_file_is_checked_too(
+        box: ToolBox, ws: MemoryWorkspace) -> None:
+    content = package(dependencies={"vue": "3.5.45", "pinia": "3.0.4", "dayjs": "1.11.23"})
+    assert box.run(call("write_file", {"path": "package.json", "content": content})).changed
+    result = failed(box.run(call("modify_file", {"path": "package.json",
+                                                 "old": '"dayjs": "1.11.23"',
+                                                 "new": '"axios": "1.7.0"'})))
+    assert "axios is not an allowed dependency" in result and "pinia 3.0.4" in result
+    assert b"axios" not in ws.files[(APP, "package.json")]
+
+
+@pytest.mark.parametrize("path", ["vite.config.js", "package-lock.json"])
+def test_the_platforms_build_files_cannot_be_written(box: ToolBox, ws: MemoryWorkspace,
+                                                     path: str) -> None:
+    result = failed(box.run(call("write_file", {
+        "path": path, "content": "import {execSync} from 'child_process'; execSync('id')"})))
+    assert "is the platform's and cannot be written" in result
+    assert (APP, path) not in ws.files

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from zerocode import toolchain
 from zerocode.errors import Conflict, ZerocodeError
 from zerocode.messages import ToolCall, ToolResult
 from zerocode.workspace import FileMissing, PathRefused, Workspace, WorkspaceFull, clean_path
@@ -150,6 +151,7 @@ class ToolBox:
     def _write_file(self, args: dict[str, Any]) -> _Done:
         path = clean_path(args["path"])
         data = str(args["content"]).encode("utf-8")
+        _check_build_config(path, data)
         try:
             current: bytes | None = self.workspace.read(self.app_id, path)
         except FileMissing:
@@ -176,7 +178,9 @@ class ToolBox:
             raise _Failed(f"old text occurs {count} times in {path}; include more context")
         if old == new:
             return _Done(f"old and new text are the same; {path} unchanged", f"{path} unchanged")
-        self.workspace.write(self.app_id, path, text.replace(old, new, 1).encode("utf-8"))
+        changed = text.replace(old, new, 1).encode("utf-8")
+        _check_build_config(path, changed)
+        self.workspace.write(self.app_id, path, changed)
         added, removed = _changed_chars(old, new)
         summary = f"modified {path} (+{added} −{removed} chars)"
         return _Done(summary, summary, changed=True)
@@ -190,6 +194,20 @@ class ToolBox:
 
     def _exit(self, args: dict[str, Any]) -> _Done:
         return _Done("exit", "finished", exit=True)
+
+
+def _check_build_config(path: str, data: bytes) -> None:
+    """The build configuration is the platform's (docs/security.md): vite.config.js and the
+    lockfile cannot be written, and package.json only with allowed dependencies."""
+    if path in toolchain.PLATFORM_OWNED:
+        raise _Failed(f"{path} is the platform's and cannot be written: every build uses the "
+                      "platform's vite.config.js (base './', the Vue plugin) and lockfile. "
+                      "Choose dependencies in package.json instead (allowed: "
+                      f"{toolchain.allowed_list()}).")
+    if path == toolchain.PACKAGE_JSON:
+        refused = toolchain.check_package_json(data)
+        if refused is not None:
+            raise _Failed(f"{refused}. Nothing was written.")
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:

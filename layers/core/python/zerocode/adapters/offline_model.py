@@ -533,7 +533,6 @@ def vue_project_files(title: str, description: str) -> dict[str, str]:
                "devDependencies": {k: VERSIONS[k] for k in ("vite", "@vitejs/plugin-vue")}}
     return {
         "package.json": json.dumps(package, indent=2) + "\n",
-        "vite.config.js": _VITE_CONFIG,
         "index.html": _VUE_INDEX.replace("TITLE", _page_text(title)),
         "src/main.js": _MAIN_JS,
         "src/App.vue": _APP_VUE.replace("TITLE", t),
@@ -543,15 +542,6 @@ def vue_project_files(title: str, description: str) -> dict[str, str]:
     }
 
 
-_VITE_CONFIG = """import { defineConfig } from 'vite'
-import vue from '@vitejs/plugin-vue'
-
-// base './' keeps asset URLs relative: the site is served from a sub-path.
-export default defineConfig({
-  base: './',
-  plugins: [vue()],
-})
-"""
 _VUE_INDEX = """<!DOCTYPE html>
 <html lang="en">
   <head>

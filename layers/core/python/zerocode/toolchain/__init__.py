@@ -1,0 +1,135 @@
+"""The platform's build configuration for Vue projects, and the allow-list of dependencies.
+
+A generated project is untrusted code, so its build configuration is not its own
+(docs/security.md): package.json's scripts, the lockfile and vite.config.js are the
+platform's. Every Vue build installs one tree, the *toolchain* — the packages below at
+pinned, mutually compatible versions, installed from the platform's lockfile
+(``package-lock.json`` beside this file, integrity-checked by ``npm ci``) with lifecycle
+scripts off — and runs ``vite build`` with the platform's ``vite.config.js``. An app chooses
+which of the allowed packages it uses by listing them in its package.json's dependencies;
+the tools refuse anything else, and the build config refuses imports of packages it did not
+declare and of files outside the project.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+
+# What a generated app may depend on: the pinned version of each (docs/security.md says why
+# these). Kept in step with package.json beside this file (a unit test checks).
+ALLOWED: dict[str, str] = {
+    "vue": "3.5.45",
+    "vue-router": "4.5.1",
+    "pinia": "3.0.4",
+    "@vueuse/core": "14.4.0",
+    "dayjs": "1.11.23",
+}
+# The build tools: the platform's, at the platform's versions (an app may list them).
+BUILD_TOOLS: dict[str, str] = {"vite": "8.3.8", "@vitejs/plugin-vue": "6.0.11"}
+REQUIRED = ("vue",)
+
+# The files of a project the platform writes itself before each build; the workspace's own
+# copies (if any) are never used.
+PACKAGE_JSON, LOCKFILE, VITE_CONFIG = "package.json", "package-lock.json", "vite.config.js"
+PLATFORM_OWNED = frozenset({LOCKFILE, VITE_CONFIG})
+# The one command a Vue build runs (no npm scripts, so no script of the app's can run).
+VITE_ARGS = ("node_modules/vite/bin/vite.js", "build", "--configLoader", "native")
+
+
+@functools.cache
+def _data(name: str) -> bytes:
+    return resources.files(__package__).joinpath(name).read_bytes()
+
+
+def manifest() -> dict[str, bytes]:
+    """The toolchain's own package.json and lockfile: what ``npm ci`` installs."""
+    return {PACKAGE_JSON: _data(PACKAGE_JSON), LOCKFILE: _data(LOCKFILE)}
+
+
+def digest() -> str:
+    """Names the installed toolchain: a new lockfile is a new store directory."""
+    h = hashlib.sha256()
+    for name, data in sorted(manifest().items()):
+        h.update(name.encode() + b"\0" + data + b"\0")
+    return h.hexdigest()[:16]
+
+
+def vite_config() -> bytes:
+    return _data(VITE_CONFIG)
+
+
+def allowed_list() -> str:
+    return ", ".join(f"{name} {version}" for name, version in ALLOWED.items())
+
+
+def check_package_json(data: bytes) -> str | None:
+    """Why the app's package.json is refused, or None when the platform can build it.
+
+    Scripts other than the platform's ``dev``/``build``/``preview`` and any dependency
+    outside the allow-list (or at another version) are refused, with what to write instead.
+    """
+    try:
+        package = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return f"package.json is not valid JSON ({exc})"
+    if not isinstance(package, dict):
+        return "package.json must be a JSON object"
+    scripts = package.get("scripts", {})
+    if not isinstance(scripts, dict):
+        return "package.json: scripts must be an object"
+    extra = sorted(k for k, v in scripts.items() if PLATFORM_SCRIPTS.get(k) != v)
+    if extra:
+        return ("package.json: scripts are the platform's and cannot be changed "
+                f"({', '.join(extra)}); the build always runs `vite build` with the "
+                "platform's vite.config.js. Keep only " + json.dumps(PLATFORM_SCRIPTS))
+    for field in ("dependencies", "devDependencies"):
+        deps = package.get(field, {})
+        if not isinstance(deps, dict):
+            return f"package.json: {field} must be an object"
+        allowed = ALLOWED if field == "dependencies" else {**ALLOWED, **BUILD_TOOLS}
+        for name, version in deps.items():
+            if name not in allowed:
+                return (f"package.json: {name} is not an allowed dependency. The allowed "
+                        f"packages (pinned versions) are: {allowed_list()}; "
+                        f"devDependencies may also list "
+                        + ", ".join(f"{n} {v}" for n, v in BUILD_TOOLS.items()))
+            if version != allowed[name]:
+                return (f"package.json: {name} must be at the platform's pinned version "
+                        f"{allowed[name]!r}, not {version!r} (write \"{name}\": "
+                        f"\"{allowed[name]}\")")
+    for field in ("optionalDependencies", "peerDependencies", "bundledDependencies",
+                  "bundleDependencies", "overrides", "workspaces"):
+        if package.get(field):
+            return f"package.json: {field} is not supported; use dependencies"
+    return None
+
+
+PLATFORM_SCRIPTS = {"dev": "vite", "build": "vite build", "preview": "vite preview"}
+
+
+def declared(files: Mapping[str, bytes]) -> dict[str, str]:
+    """The allowed packages the app's package.json declares (always including vue)."""
+    package: Any = {}
+    with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError):
+        package = json.loads(files.get(PACKAGE_JSON, b"{}").decode("utf-8"))
+    deps = package.get("dependencies") if isinstance(package, dict) else None
+    names = [n for n in (deps if isinstance(deps, dict) else {}) if n in ALLOWED]
+    return {n: ALLOWED[n] for n in dict.fromkeys([*REQUIRED, *names])}
+
+
+def build_tree(files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The files a build sees: the app's sources, with the platform's package.json (the
+    allowed dependencies it declares, no scripts) and vite.config.js in place of its own."""
+    tree = {p: d for p, d in files.items()
+            if p not in PLATFORM_OWNED and p != PACKAGE_JSON and not p.startswith(".zerocode/")}
+    package = {"name": "zerocode-app", "private": True, "version": "0.0.0", "type": "module",
+               "dependencies": declared(files), "devDependencies": dict(BUILD_TOOLS)}
+    tree[PACKAGE_JSON] = (json.dumps(package, indent=2) + "\n").encode()
+    tree[VITE_CONFIG] = vite_config()
+    return tree
