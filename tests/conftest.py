@@ -69,3 +69,64 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     else:
         request.getfixturevalue("aws")
         yield dynamodb_backend()
+
+
+def require_bwrap() -> bool:
+    """Whether sandboxed-build tests must run (CI installs bubblewrap and sets this)."""
+    return bool(os.environ.get("ZEROCODE_REQUIRE_BWRAP"))
+
+
+def build_sandbox_or_skip() -> Any:
+    """The real bubblewrap sandbox; skip when bwrap is absent unless ZEROCODE_REQUIRE_BWRAP."""
+    from zerocode.adapters.sandbox import Bubblewrap, sandbox
+
+    box = sandbox(override=False)
+    if not isinstance(box, Bubblewrap):
+        if require_bwrap():
+            raise RuntimeError(f"ZEROCODE_REQUIRE_BWRAP is set but: {box.refusal}")
+        pytest.skip(box.refusal or "no bubblewrap")
+    return box
+
+
+def any_build_sandbox() -> Any:
+    """bubblewrap when installed; otherwise (a developer's machine without it, never CI) the
+    loudly named development override, so tests of other things can still build."""
+    from zerocode.adapters.sandbox import sandbox
+
+    return sandbox(override=not require_bwrap())
+
+
+@pytest.fixture(scope="session")
+def toolchain_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One installed toolchain for the whole run (it is read-only to every build)."""
+    return tmp_path_factory.mktemp("toolchain")
+
+
+@pytest.fixture
+def local_builder(tmp_path: Path, toolchain_dir: Path) -> Any:
+    from zerocode.adapters.local_builder import LocalBuilder
+    from zerocode.adapters.toolchain_store import ToolchainStore
+    from zerocode.settings import Settings
+
+    return LocalBuilder(tmp_path, any_build_sandbox(),
+                        ToolchainStore(toolchain_dir, Settings().npm_cache))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _build_environment(toolchain_dir: Path) -> Iterator[None]:
+    """Every platform a test starts (in-process or a server subprocess) shares one installed
+    toolchain; without bubblewrap (a developer's machine, never CI) builds use the override."""
+    saved = {k: os.environ.get(k) for k in ("ZEROCODE_TOOLCHAIN_DIR",
+                                            "ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS")}
+    os.environ["ZEROCODE_TOOLCHAIN_DIR"] = str(toolchain_dir)
+    if not require_bwrap():
+        from zerocode.adapters.sandbox import Bubblewrap, sandbox
+
+        if not isinstance(sandbox(override=False), Bubblewrap):
+            os.environ["ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS"] = "1"
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

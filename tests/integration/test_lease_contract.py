@@ -50,9 +50,12 @@ def leases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LeaseFact
     create_leases_table(client, "zc-leases")
     create_leases_table(client, "zc-leases")  # idempotent: a second start must not fail
 
+    # moto does not apply a conditional write atomically; real DynamoDB does. One wrapper
+    # (one lock) for every lease: a lock per lease would serialise nothing.
+    serial = OneRequestAtATime(client)
+
     def dynamo_lease(now: Callable[[], float] | None = None) -> Lease:
-        # moto does not apply a conditional write atomically; real DynamoDB does.
-        return DynamoLease(OneRequestAtATime(client), "zc-leases", now=now or Clock())
+        return DynamoLease(serial, "zc-leases", now=now or Clock())
 
     yield dynamo_lease
 

@@ -1,31 +1,26 @@
-"""The offline model's Vue project builds with the platform's own Builder (real npm + Vite).
-
-npm's download cache is the platform's shared one, so only the first run on a
-machine downloads packages.
-"""
+"""The offline model's Vue project builds with the platform's own Builder (real Vite, in the
+sandbox when bubblewrap is installed) at the toolchain's pinned versions."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from zerocode import prompts
-from zerocode.adapters.npm_builder import BuildResult, BuildStatus, NpmBuilder
+from zerocode import prompts, toolchain
 from zerocode.adapters.openai_model import build_chat_model
+from zerocode.apps import CodeGenType
+from zerocode.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
 from zerocode.messages import SystemMessage, UserMessage
 from zerocode.model import ModelReply, ModelRole
-from zerocode.settings import Settings
 
 MODELS = dict.fromkeys(ModelRole, "zerocode-offline")
-pytestmark = pytest.mark.skipif(shutil.which("npm") is None
-                                and not os.environ.get("ZEROCODE_REQUIRE_NPM"),
-                                reason="npm is not installed")
+pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 
 
 def created_files(description: str) -> dict[str, str]:
@@ -45,42 +40,48 @@ def created_files(description: str) -> dict[str, str]:
     return files
 
 
-def build(root: Path, description: str, builder: NpmBuilder | None = None) -> BuildResult:
-    for path, content in created_files(description).items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-    return asyncio.run((builder or NpmBuilder(Settings().npm_cache)).build(root))
+def build(builder: Any, description: str) -> BuildOutcome:
+    files = {p: c.encode() for p, c in created_files(description).items()}
+    job = BuildJob("app1", new_build_id(), CodeGenType.VUE_PROJECT, Snapshot.of(files))
+    return asyncio.run(builder.build(job))
 
 
-def test_created_project_builds_at_the_pinned_versions(tmp_path: Path) -> None:
-    result = build(tmp_path, "A recipe book with vue router")
-    assert result.status is BuildStatus.SUCCEEDED, result.log_tail
-    assert result.output == tmp_path / "dist"
-    index = (tmp_path / "dist" / "index.html").read_text(encoding="utf-8")
+def test_created_project_builds_at_the_pinned_versions(local_builder: Any) -> None:
+    files = created_files("A recipe book with vue router")
+    assert toolchain.check_package_json(files["package.json"].encode()) is None
+    assert "vite.config.js" not in files  # the platform's, never the model's
+    outcome = build(local_builder, "A recipe book with vue router")
+    assert outcome.ok and outcome.output, outcome.log_tail
+    dist = Path(outcome.output)
+    index = (dist / "index.html").read_text(encoding="utf-8")
     scripts = re.findall(r'<script type="module" crossorigin src="(\./assets/[^"]+\.js)"', index)
     assert scripts, index  # relative asset URLs: base './' works from any sub-path
-    assert all((tmp_path / "dist" / s).is_file() for s in scripts)
-    bundle = "".join(p.read_text(encoding="utf-8")
-                     for p in (tmp_path / "dist" / "assets").glob("*.js"))
+    assert all((dist / s).is_file() for s in scripts)
+    bundle = "".join(p.read_text(encoding="utf-8") for p in (dist / "assets").glob("*.js"))
     assert "Recipe Book Vue Router" in bundle
-    wanted = json.loads((tmp_path / "package.json").read_text())
-    for name, version in {**wanted["dependencies"], **wanted["devDependencies"]}.items():
-        meta = json.loads((tmp_path / "node_modules" / name / "package.json").read_text())
+    modules = local_builder.store.modules
+    for name, version in {**toolchain.ALLOWED, **toolchain.BUILD_TOOLS}.items():
+        meta = json.loads((modules / name / "package.json").read_text())
         assert meta["version"] == version
 
 
-def test_broken_vue_fails_the_build_with_the_reason_in_the_log(tmp_path: Path) -> None:
-    result = build(tmp_path, "A recipe book with vue router [[broken-vue]]")
-    assert result.status is BuildStatus.FAILED and result.output is None
-    assert "HomeView.vue" in result.log_tail
-    assert not (tmp_path / "dist" / "index.html").exists()
+def test_broken_vue_fails_the_build_with_the_reason_in_the_log(local_builder: Any) -> None:
+    outcome = build(local_builder, "A recipe book with vue router [[broken-vue]]")
+    assert not outcome.ok and outcome.output is None
+    assert outcome.error == "the project did not build"
+    assert "HomeView.vue" in outcome.log_tail
 
 
-def test_missing_npm_and_time_limits_fail_cleanly(tmp_path: Path) -> None:
-    missing = build(tmp_path / "a", "A quiz", NpmBuilder(tmp_path / "cache",
-                                                        npm="/nonexistent/npm"))
-    assert missing.status is BuildStatus.FAILED and "cannot run npm" in missing.log_tail
-    slow = build(tmp_path / "b", "A quiz", NpmBuilder(Settings().npm_cache,
-                                                      install_timeout=0.01))
-    assert slow.status is BuildStatus.FAILED and "was stopped" in slow.log_tail
+def test_a_toolchain_that_cannot_be_installed_fails_cleanly(tmp_path: Path) -> None:
+    from zerocode.adapters.local_builder import LocalBuilder
+    from zerocode.adapters.sandbox import Unsandboxed
+    from zerocode.adapters.toolchain_store import ToolchainStore
+
+    builder = LocalBuilder(tmp_path, Unsandboxed("node"),
+                           ToolchainStore(tmp_path / "tc", tmp_path / "cache",
+                                          npm="/nonexistent/npm"))
+    outcome = build(builder, "A quiz")
+    assert not outcome.ok and outcome.error == ("the platform's build toolchain could not "
+                                                "be installed")
+    assert "installing the toolchain failed" in outcome.log_tail
+    assert not (tmp_path / "tc" / toolchain.digest()).exists()

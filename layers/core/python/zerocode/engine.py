@@ -291,7 +291,7 @@ class TurnRun:
             self.state.error = f"the preview build failed: {build.error or 'see the log'}"
             self.state.build_failures += 1
             self.state.steps.append("✗ preview build failed")
-            yield BuildEvent("failed", build_id, tail)
+            yield BuildEvent("failed", build_id, tail, build.error or "the build failed")
 
 
 def _call_path(call: ToolCall) -> str | None:

@@ -27,6 +27,7 @@ class BuildEvent:
     status: Literal["running", "succeeded", "failed"]
     buildId: str  # the wire name of DESIGN.md
     log_tail: str = ""
+    error: str | None = None  # why a failed build failed, for people (absent otherwise)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,10 @@ def sse(event: TurnEvent) -> bytes:
     if isinstance(event, TextEvent):
         payload = {"d": event.text}
         return b"data: " + _json(payload) + b"\n\n"
-    return b"event: " + _NAMES[type(event)].encode() + b"\ndata: " + _json(asdict(event)) + b"\n\n"
+    payload = asdict(event)
+    if isinstance(event, BuildEvent) and event.error is None:
+        del payload["error"]
+    return b"event: " + _NAMES[type(event)].encode() + b"\ndata: " + _json(payload) + b"\n\n"
 
 
 def _json(value: object) -> bytes:

@@ -1,104 +1,81 @@
 """Local builds: a snapshot of the source in, an immutable site directory out.
 
-Vue projects are built in a working directory per app that is kept between builds, so
-``node_modules`` survives and the next build of the same dependencies skips the install
-(the npm cache is shared by every app as well). A new app whose dependencies were installed
-before (generated projects pin the same versions) gets them from a store of installed
-trees, ``deps/{digest of package.json and lock}``, hard-linked in instead of installed:
-only ``vite build`` is left to run. Store trees are never written after they are made; a
-build that wrote into a linked file would change the store, which Vite and npm do not do
-(they replace files), and the store is only ever read. The snapshot is synced into it
-(changed files written, removed files deleted), the old ``dist/`` cleared, and npm run.
-HTML and multi-file apps are not compiled: their files are checked (``index.html`` must
-exist) and copied. Either way the result is copied to a temporary directory and renamed
-to ``builds/{appId}/{buildId}/``: the output appears whole or not at all, and nothing
-writes to it afterwards.
+A Vue project is untrusted code, built in a sandbox (:mod:`zerocode.adapters.sandbox`):
+each build gets a fresh directory of its own, ``build-work/{appId}/{buildId}/``, holding the
+app's sources with the platform's package.json and vite.config.js in place of its own
+(:func:`zerocode.toolchain.build_tree`); the platform's toolchain, installed once from its
+lockfile (:mod:`zerocode.adapters.toolchain_store`), is mounted read-only as its
+node_modules, and ``vite build`` is the only command that runs. No npm install, no script of
+the app's. HTML and multi-file apps are not compiled: their files are checked
+(``index.html`` must exist) and copied. Either way the result (regular files only: a link
+the build made is never followed) is copied to a temporary directory and renamed to
+``builds/{appId}/{buildId}/``: the output appears whole or not at all, and nothing writes to
+it afterwards.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import secrets
 import shutil
-from collections import defaultdict
-from collections.abc import Callable, Mapping
+import stat
+from collections.abc import Callable
 from pathlib import Path
 
-from zerocode.adapters.npm_builder import BuildStatus, NpmBuilder
+from zerocode import toolchain
+from zerocode.adapters.sandbox import Limits, Sandbox
+from zerocode.adapters.toolchain_store import ToolchainStore
 from zerocode.apps import CodeGenType
 from zerocode.builds import BuildJob, BuildOutcome
-from zerocode.workspace import NON_SOURCE_DIRS, check_app_id, clean_path
+from zerocode.workspace import check_app_id, clean_path
 
-DEPS_MARKER = ".zerocode-deps"  # in node_modules: which dependency set it holds
+MAX_OUTPUT_BYTES = 100 << 20  # a built site larger than this is refused
 
 
 class LocalBuilder:
-    def __init__(self, root: Path, npm: NpmBuilder) -> None:
-        self.outputs, self.work, self.npm = root / "builds", root / "build-work", npm
-        self.deps = root / "deps"
-        for directory in (self.outputs, self.work, self.deps):
+    def __init__(self, root: Path, sandbox: Sandbox, store: ToolchainStore,
+                 limits: Limits | None = None) -> None:
+        self.outputs, self.work = root / "builds", root / "build-work"
+        self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
+        for directory in (self.outputs, self.work):
             directory.mkdir(parents=True, exist_ok=True)
-        # One build at a time per app: they share the app's working directory.
-        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     def output_dir(self, app_id: str, build_id: str) -> Path:
         return self.outputs / check_app_id(app_id) / check_app_id(build_id)
 
     async def build(self, job: BuildJob) -> BuildOutcome:
-        async with self._locks[job.app_id]:
-            if "index.html" not in job.source.files and job.kind is not CodeGenType.VUE_PROJECT:
-                return BuildOutcome(False, "", None, "the app has no index.html yet")
-            if job.kind is CodeGenType.VUE_PROJECT:
-                work = self.work / check_app_id(job.app_id)
-                await asyncio.to_thread(_sync, work, job.source.files)
-                digest = _deps_digest(job.source.files)
-                installed = await asyncio.to_thread(self._link_deps, work, digest)
-                run = await self.npm.build(work, install=not installed)
-                if run.status is not BuildStatus.SUCCEEDED or run.output is None:
-                    return BuildOutcome(False, run.log_tail, None, "the project did not build")
-                if not installed:
-                    await asyncio.to_thread(self._keep_deps, work, digest)
-                log_tail = run.log_tail if not installed else \
-                    f"dependencies {digest[:12]} reused, npm install skipped\n{run.log_tail}"
-                place = await asyncio.to_thread(self._place_tree, job, run.output)
-            else:
-                log_tail = f"checked {len(job.source.files)} file(s); index.html present"
-                place = await asyncio.to_thread(self._place_files, job)
+        if "index.html" not in job.source.files and job.kind is not CodeGenType.VUE_PROJECT:
+            return BuildOutcome(False, "", None, "the app has no index.html yet")
+        if job.kind is not CodeGenType.VUE_PROJECT:
+            log_tail = f"checked {len(job.source.files)} file(s); index.html present"
+            place = await asyncio.to_thread(self._place_files, job)
             return BuildOutcome(True, log_tail, str(place))
-
-    def _link_deps(self, work: Path, digest: str) -> bool:
-        """True when ``work/node_modules`` holds exactly these dependencies (already, or
-        linked in from the store now)."""
-        modules = work / "node_modules"
-        marker = modules / DEPS_MARKER
-        if marker.is_file() and marker.read_text() == digest:
-            return True
-        stored = self.deps / digest
-        if not (stored / DEPS_MARKER).is_file():
-            return False
-        shutil.rmtree(modules, ignore_errors=True)
-        shutil.copytree(stored, modules, symlinks=True, copy_function=os.link)
-        return True
-
-    def _keep_deps(self, work: Path, digest: str) -> None:
-        """Remember a fresh install for the next app with the same dependencies."""
-        modules = work / "node_modules"
-        marker = modules / DEPS_MARKER
-        marker.unlink(missing_ok=True)  # it may be a link into the store: never write through
-        marker.write_text(digest)
-        stored = self.deps / digest
-        if stored.exists() or not modules.is_dir():
-            return
-        tmp = self.deps / f".tmp-{digest}-{secrets.token_hex(4)}"
+        if self.sandbox.refusal is not None:
+            return BuildOutcome(False, self.sandbox.refusal, None, self.sandbox.refusal)
+        modules, install_log = await self.store.ensure()
+        if modules is None:
+            return BuildOutcome(False, "\n".join(install_log), None,
+                                "the platform's build toolchain could not be installed")
+        work = self.work / check_app_id(job.app_id) / check_app_id(job.build_id)
         try:
-            shutil.copytree(modules, tmp, symlinks=True, copy_function=os.link)
-            os.rename(tmp, stored)
-        except OSError:
-            pass  # another build stored it first, or links are not possible here: no reuse
+            await asyncio.to_thread(_write_tree, work, toolchain.build_tree(job.source.files))
+            run = await self.sandbox.run(["node", *toolchain.VITE_ARGS], work, modules,
+                                         self.limits)
+            log = [*install_log, f"$ vite build ({self.sandbox.description})", *run.log]
+            if not run.ok:
+                return BuildOutcome(False, "\n".join(log), None,
+                                    _failure(run.reason, run.notices))
+            dist = work / "dist"
+            if not (dist / "index.html").is_file() or (dist / "index.html").is_symlink():
+                log.append("build finished but dist/index.html is missing")
+                return BuildOutcome(False, "\n".join(log), None, "the project did not build")
+            place = await asyncio.to_thread(self._place_tree, job, dist)
+            return BuildOutcome(True, "\n".join(log), str(place))
+        except _Refused as exc:
+            return BuildOutcome(False, str(exc), None, str(exc))
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            await asyncio.to_thread(shutil.rmtree, work, True)
 
     def delete_app(self, app_id: str) -> int:
         removed = 0
@@ -110,7 +87,7 @@ class LocalBuilder:
         return removed
 
     def _place_tree(self, job: BuildJob, site: Path) -> Path:
-        return self._place(job, lambda tmp: shutil.copytree(site, tmp, symlinks=False))
+        return self._place(job, lambda tmp: _copy_regular(site, tmp))
 
     def _place_files(self, job: BuildJob) -> Path:
         def write(tmp: Path) -> None:
@@ -139,29 +116,54 @@ class LocalBuilder:
         return final
 
 
-def _deps_digest(files: Mapping[str, bytes]) -> str:
-    h = hashlib.sha256()
-    for name in ("package.json", "package-lock.json"):
-        h.update(name.encode() + b"\0" + files.get(name, b"") + b"\0")
-    return h.hexdigest()
+class _Refused(Exception):
+    """The build's output broke a rule (too large); the build fails saying so."""
 
 
-def _sync(work: Path, files: Mapping[str, bytes]) -> None:
-    """Make ``work`` hold exactly the snapshot's source (build products are left alone)."""
-    work.mkdir(parents=True, exist_ok=True)
-    wanted = {clean_path(p): data for p, data in files.items()}
-    for dirpath, dirnames, filenames in os.walk(work):
-        rel_dir = Path(dirpath).relative_to(work)
-        if rel_dir == Path("."):
-            dirnames[:] = [d for d in dirnames if d not in NON_SOURCE_DIRS]
-        for name in filenames:
-            rel = (rel_dir / name).as_posix()
-            if rel not in wanted:
-                (Path(dirpath) / name).unlink()
-    for rel, data in wanted.items():
-        target = work / rel
-        if target.is_file() and target.read_bytes() == data:
-            continue
+def _failure(reason: str | None, notices: tuple[str, ...]) -> str:
+    """The build's error for people: the confinement message when that is what stopped it."""
+    if notices:
+        return notices[0][:480]
+    if reason is None or reason.startswith("the build exited"):
+        return "the project did not build"
+    return f"the project did not build: {reason}"
+
+
+def _write_tree(work: Path, files: dict[str, bytes]) -> None:
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    for path, data in files.items():
+        target = work / clean_path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    shutil.rmtree(work / "dist", ignore_errors=True)  # a stale dist must never pass as new
+
+
+def _copy_regular(site: Path, tmp: Path) -> None:
+    """Copy the built site, regular files and directories only: a symlink or device the
+    build left (pointing at a host file, say) is skipped, never followed."""
+    total = 0
+    tmp.mkdir()
+    for dirpath, dirnames, filenames in os.walk(site, followlinks=False):
+        rel = Path(dirpath).relative_to(site)
+        dirnames[:] = [d for d in dirnames
+                       if stat.S_ISDIR(os.lstat(os.path.join(dirpath, d)).st_mode)]
+        for d in dirnames:
+            (tmp / rel / d).mkdir()
+        for name in filenames:
+            source = os.path.join(dirpath, name)
+            try:
+                fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # a symlink (O_NOFOLLOW refuses it) or something unreadable
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                total += info.st_size
+                if total > MAX_OUTPUT_BYTES:
+                    raise _Refused(f"the built site is larger than {MAX_OUTPUT_BYTES >> 20} MiB")
+                with os.fdopen(os.dup(fd), "rb") as reader, open(tmp / rel / name, "wb") as out:
+                    shutil.copyfileobj(reader, out)
+            finally:
+                os.close(fd)

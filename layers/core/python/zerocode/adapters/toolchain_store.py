@@ -1,0 +1,108 @@
+"""The installed toolchain for local Vue builds: one read-only ``node_modules`` per lockfile.
+
+Installed once, from the platform's own package.json and lockfile (:mod:`zerocode.toolchain`)
+with ``npm ci --ignore-scripts``: npm checks every package against the lockfile's integrity
+hashes, and no package's install script runs. Nothing of an app's takes part in the install,
+so a build never installs anything: it mounts this tree read-only. The tree is made in a
+temporary directory and renamed into place (``toolchain/{digest}/``), so it appears whole
+or not at all, and it is never written again; a build cannot change what another will use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import shutil
+from collections import deque
+from pathlib import Path
+
+from zerocode import toolchain
+
+LOG_LINES = 30
+
+
+class ToolchainStore:
+    def __init__(self, root: Path, npm_cache: Path, npm: str | None = None,
+                 timeout: float = 600) -> None:
+        self.root, self.npm_cache = root, npm_cache
+        self.npm = npm or shutil.which("npm") or "npm"
+        self.timeout = timeout
+        self._lock = asyncio.Lock()
+
+    @property
+    def modules(self) -> Path:
+        return self.root / toolchain.digest() / "node_modules"
+
+    def installed(self) -> bool:
+        return (self.modules / "vite" / "bin" / "vite.js").is_file()
+
+    async def ensure(self) -> tuple[Path | None, list[str]]:
+        """The toolchain's node_modules (installing it the first time), or None and why."""
+        if self.installed():
+            return self.modules, []
+        async with self._lock:
+            if self.installed():
+                return self.modules, []
+            return await self._install()
+
+    async def _install(self) -> tuple[Path | None, list[str]]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / f".tmp-{toolchain.digest()}-{secrets.token_hex(4)}"
+        tmp.mkdir()
+        log: deque[str] = deque(maxlen=LOG_LINES)
+        log.append(f"installing the platform's toolchain {toolchain.digest()} "
+                   "(npm ci --ignore-scripts, once)")
+        try:
+            for name, data in toolchain.manifest().items():
+                (tmp / name).write_bytes(data)
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp),
+                   "CI": "1", "NO_COLOR": "1", "npm_config_update_notifier": "false"}
+            for key in ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
+                        "no_proxy", "npm_config_registry", "NPM_CONFIG_REGISTRY"):
+                if key in os.environ:  # how this host reaches the registry; no secrets
+                    env[key] = os.environ[key]
+            proc = await asyncio.create_subprocess_exec(
+                self.npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund",
+                "--prefer-offline", "--cache", str(self.npm_cache), cwd=tmp, env=env,
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT)
+            assert proc.stdout is not None
+            try:
+                async with asyncio.timeout(self.timeout):
+                    async for line in proc.stdout:
+                        log.append(line.decode(errors="replace").rstrip()[:400])
+                    await proc.wait()
+            except TimeoutError:
+                log.append(f"npm ci took longer than {self.timeout:.0f} s and was stopped")
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+                    await asyncio.shield(proc.wait())
+            if proc.returncode != 0 or not (tmp / "node_modules" / "vite").is_dir():
+                log.append(f"installing the toolchain failed (npm ci exited {proc.returncode})")
+                return None, list(log)
+            await asyncio.to_thread(_seal, tmp)
+            final = self.modules.parent
+            with contextlib.suppress(FileExistsError, OSError):
+                os.rename(tmp, final)  # another process may have made it first: same tree
+            return (self.modules, list(log)) if self.installed() else (None, list(log))
+        except OSError as exc:
+            log.append(f"installing the toolchain failed: {exc}")
+            return None, list(log)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _seal(tree: Path) -> None:
+    """Read-only for everyone, readable by the box's unprivileged user."""
+    for dirpath, _dirnames, filenames in os.walk(tree):
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                mode = os.stat(path).st_mode
+                os.chmod(path, 0o555 if mode & 0o111 else 0o444)
+        os.chmod(dirpath, 0o555)
+    os.chmod(tree, 0o755)  # the directory itself stays removable by the platform

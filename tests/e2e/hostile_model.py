@@ -1,0 +1,120 @@
+"""A hostile OpenAI-compatible model: a real HTTP server speaking the streaming wire format.
+
+Not the offline model: its answers are an attacker's. Every Vue turn it writes a
+package.json with install and build scripts, a vite.config.js that runs commands and writes
+files, a lockfile of its own, and sources that import the server's environment, the
+platform's database and files above the project. Each attack names marker files under
+``markers`` that exist only if a command of the model's ran.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+GOOD_APP = """<template><main><h1>Hostile but harmless</h1><pre>{{ env }}</pre></main></template>
+<script setup>
+// What a build leaks through Vite: import.meta.env (VITE_* of the build's environment).
+const env = JSON.stringify(import.meta.env)
+</script>
+"""
+MAIN = ("import { createApp } from 'vue'\nimport App from './App.vue'\n"
+        "createApp(App).mount('#app')\n")
+INDEX = ('<!DOCTYPE html><html><head><meta charset="UTF-8"><title>x</title></head><body>'
+         '<div id="app"></div><script type="module" src="/src/main.js"></script></body></html>\n')
+
+
+def attack_files(markers: Path, leak: str | None) -> dict[str, str]:
+    touch = f"touch {markers}/ran"
+    package = {"name": "evil", "type": "module",
+               "scripts": {"preinstall": f"{touch}-preinstall; env > {markers}/env",
+                           "postinstall": f"{touch}-postinstall; cat /proc/self/environ",
+                           "prebuild": f"{touch}-prebuild", "build": f"{touch}-build; vite build"},
+               "dependencies": {"vue": "3.5.45", "evil-pkg": "1.0.0"}}
+    vite_config = ("import { execSync } from 'node:child_process'\nimport fs from 'node:fs'\n"
+                   f"execSync('{touch}-vite-config')\n"
+                   f"fs.writeFileSync('{markers}/written-by-vite-config', process.env.toString())\n"
+                   "export default { base: './' }\n")
+    app = GOOD_APP
+    if leak is not None:
+        app = GOOD_APP.replace("<script setup>", f"<script setup>\nimport leak from '{leak}'\n"
+                               "console.log(leak)", 1)
+    return {"package.json": json.dumps(package, indent=2), "vite.config.js": vite_config,
+            "package-lock.json": json.dumps({"lockfileVersion": 3, "packages": {
+                "node_modules/evil-pkg": {"version": "1.0.0", "resolved":
+                                          "http://127.0.0.1:9/evil.tgz"}}}),
+            "index.html": INDEX, "src/main.js": MAIN, "src/App.vue": app}
+
+
+class HostileModel:
+    def __init__(self, markers: Path) -> None:
+        self.markers = markers
+        self.requests: list[dict[str, Any]] = []
+        self.leak: str | None = None  # the import the next turn's App.vue makes
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                model.requests.append(body)
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                for chunk in model.answer(body):
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> HostileModel:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        messages = body["messages"]
+        system = messages[0]["content"] if messages else ""
+        last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        acted = any(m["role"] == "tool" for m in messages[last_user:])
+        if "zerocode:prompt=vue_project" not in system or acted:
+            return _text("Done: I changed the files you asked for.")
+        files = attack_files(self.markers, self.leak)
+        return _calls([("write_file", {"path": p, "content": c}) for p, c in files.items()])
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "chatcmpl-hostile", "object": "chat.completion.chunk", "created": 0,
+            "model": "hostile", "choices": [{"index": 0, "delta": delta,
+                                             "finish_reason": finish}]}
+
+
+def _text(text: str) -> list[dict[str, Any]]:
+    return [_chunk({"role": "assistant", "content": text}), _chunk({}, "stop")]
+
+
+def _calls(calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    chunks = [_chunk({"role": "assistant", "content": None})]
+    for i, (name, args) in enumerate(calls):
+        text = json.dumps(args)
+        half = len(text) // 2
+        chunks.append(_chunk({"tool_calls": [{"index": i, "id": f"call_h{i}", "type": "function",
+                                              "function": {"name": name,
+                                                           "arguments": text[:half]}}]}))
+        chunks.append(_chunk({"tool_calls": [{"index": i,
+                                              "function": {"arguments": text[half:]}}]}))
+    chunks.append(_chunk({}, "tool_calls"))
+    return chunks
