@@ -4,10 +4,57 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from aws_cdk import Stack
+    from aws_cdk.assertions import Template
 
 INFRA = Path(__file__).resolve().parents[2] / "infra"
 if str(INFRA) not in sys.path:
     sys.path.append(str(INFRA))
 # jsii prints a banner for Node releases it no longer supports; the tests do not need it.
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "18,20")
+
+REGION = "us-east-1"
+
+
+@dataclass
+class Synth:
+    """A synthesized stack, and ways to look into its template."""
+
+    stack: Stack
+    template: Template
+    resources: dict[str, dict[str, Any]]
+    raw: dict[str, Any]
+
+    def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.resources.items() if v["Type"] == kind}
+
+    def props(self, logical_id: str) -> dict[str, Any]:
+        return dict(self.resources[logical_id].get("Properties", {}))
+
+    def one(self, kind: str, **match: Any) -> tuple[str, dict[str, Any]]:
+        found = [(k, v.get("Properties", {})) for k, v in self.of_type(kind).items()
+                 if all(v.get("Properties", {}).get(p) == want for p, want in match.items())]
+        assert len(found) == 1, f"{kind} {match}: {len(found)} found"
+        return found[0]
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
+    """The stack as `make synth` makes it, without bundling (no Docker, no pip), cdk-nag on."""
+    from aws_cdk.assertions import Template
+    from zerocode_infra.config import DEFAULTS
+    from zerocode_infra.stack import build_app
+
+    context = {**DEFAULTS, "region": REGION, "aws:cdk:bundling-stacks": []}
+    _, stack = build_app(context, outdir=str(tmp_path_factory.mktemp("cdk.out")))
+    template = Template.from_stack(stack)
+    raw = dict(template.to_json())
+    yield Synth(stack, template, raw["Resources"], raw)

@@ -26,7 +26,6 @@ from zerocode.adapters.dynamodb_apps import (
 )
 from zerocode.adapters.dynamodb_builds import create_builds_table
 from zerocode.adapters.local_builder import LocalBuilder
-from zerocode.adapters.npm_builder import NpmBuilder
 from zerocode.adapters.sqlite import SqliteDatabase
 from zerocode.adapters.sqlite_builds import SqlitePublisher
 from zerocode.api import REQUEST_CONTEXT, create_app
@@ -59,12 +58,11 @@ def aws_settings(aws: None, tmp_path: Any) -> Settings:
 
 
 @pytest.fixture
-def platform(aws_settings: Settings, tmp_path: Any) -> Platform:
+def platform(aws_settings: Settings, tmp_path: Any, local_builder: LocalBuilder) -> Platform:
     """AWS mode as configured, except two parts moto cannot stand in for: the builder
     (CodeBuild) builds locally, and site pointers (CloudFront KeyValueStore, which moto has
     no data plane for; its adapter is tested with botocore Stubber) live in SQLite."""
-    builder = LocalBuilder(tmp_path, NpmBuilder(tmp_path / "npm"))
-    return wiring.platform(aws_settings, builder=builder,
+    return wiring.platform(aws_settings, builder=local_builder,
                            publisher=SqlitePublisher(SqliteDatabase(tmp_path / "pointers.db")))
 
 
@@ -236,8 +234,9 @@ def remote(aws_settings: Settings, tmp_path: Any) -> Platform:
         environment={"type": "ARM_CONTAINER", "image": "aws/codebuild/amazonlinux2-aarch64-"
                      "standard:3.0", "computeType": "BUILD_GENERAL1_SMALL"},
         serviceRole="arn:aws:iam::123456789012:role/t-codebuild")
-    settings = aws_settings.model_copy(update={"codebuild_project": "t-project",
-                                               "builds_bucket": "t-builds"})
+    settings = aws_settings.model_copy(update={
+        "codebuild_project": "t-project", "builds_bucket": "t-builds",
+        "build_data_role_arn": "arn:aws:iam::123456789012:role/t-build-data"})
     return wiring.platform(settings, publisher=SqlitePublisher(
         SqliteDatabase(tmp_path / "pointers.db")))
 
