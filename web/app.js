@@ -207,6 +207,13 @@ function home() {
 
 // -- the app page -------------------------------------------------------------------------------
 
+function pickedElement(raw) {
+  const field = (value, max) => (typeof value === "string" ? value.slice(0, max) : "");
+  const el = raw && typeof raw === "object" ? raw : {};
+  return { tag: field(el.tag, 40), selector: field(el.selector, 500), text: field(el.text, 500),
+           pagePath: field(el.pagePath, 300) || "/" };
+}
+
 function parseFrames(buffer, onEvent) {
   // SSE: frames end with a blank line; comment lines (keep-alives) start with ":".
   let cut;
@@ -230,14 +237,17 @@ async function appPage(appId) {
     view.replaceChildren(h("p", {}, "This app does not exist or is not yours. ", h("a", { href: "#/" }, "Back")));
     return;
   }
-  const sitesOrigin = new URL(app.previewUrl, location.href).origin;
   const messages = h("div", { class: "messages", id: "messages" });
   const input = h("textarea", { id: "message", placeholder: "Ask for a change…", maxlength: "1000",
                                 "aria-label": "message" });
   const send = h("button", { id: "send" }, "Send");
   const chipSlot = h("div", { class: "row", id: "chips" });
+  // The preview is another origin, and sandboxed without allow-same-origin on top: its
+  // scripts run with an opaque origin, so it can reach neither its own origin's storage nor
+  // this page. The frame's name tells the picker which origin may command it (picker.js).
   const frame = h("iframe", { id: "preview", title: "preview", src: app.previewUrl,
-                              sandbox: "allow-scripts allow-same-origin allow-forms allow-popups" });
+                              name: `zerocode-console ${location.origin}`,
+                              sandbox: "allow-scripts allow-forms" });
   const editButton = h("button", { class: "secondary", id: "edit" }, "Edit mode");
   const deployButton = h("button", { id: "deploy" }, "Deploy");
   const panel = h("div", { class: "panel", id: "panel", hidden: true });
@@ -247,7 +257,9 @@ async function appPage(appId) {
     editing = on;
     editButton.classList.toggle("edit-on", on);
     editButton.textContent = on ? "Edit mode: on" : "Edit mode";
-    frame.contentWindow && frame.contentWindow.postMessage({ zerocode: "edit", on }, sitesOrigin);
+    // An opaque origin cannot be named as the target: "*" it is, and the message says only
+    // "edit on/off". The picker obeys it only because it comes from this origin.
+    frame.contentWindow && frame.contentWindow.postMessage({ zerocode: "edit", on }, "*");
   }
   function showChip() {
     chipSlot.replaceChildren(picked ? h("span", { class: "chip", id: "picked" },
@@ -255,10 +267,12 @@ async function appPage(appId) {
       h("button", { title: "remove", "aria-label": "remove selection",
                     onclick: () => { picked = null; showChip(); } }, "×")) : "");
   }
+  // Only the preview frame's window, whose sandboxed (opaque) origin reads "null", may talk
+  // to this page; what it says is untrusted input, kept to the fields and sizes the API takes.
   window.onmessage = (e) => {
-    if (e.origin !== sitesOrigin || e.source !== frame.contentWindow || !e.data) return;
+    if (e.source !== frame.contentWindow || e.origin !== "null" || !e.data) return;
     if (e.data.zerocode === "ready" && editing) setEditing(true);
-    if (e.data.zerocode === "picked") { picked = e.data.element; showChip(); input.focus(); }
+    if (e.data.zerocode === "picked" && editing) { picked = pickedElement(e.data.element); showChip(); input.focus(); }
   };
   editButton.addEventListener("click", () => setEditing(!editing));
 

@@ -4,12 +4,20 @@ import cf from 'cloudfront';
 // KeyValueStore: "site:{deployKey}" or "preview:{previewKey}" -> "{appId}/{buildId}".
 // The request is rewritten to the immutable build output, builds/{appId}/{buildId}/...,
 // so publishing or rolling back is one KVS write and never touches the bucket.
+//
+// With a sites domain (written in at synth from the context value sitesDomain), the key is
+// the Host's first label, so each preview and site is its own origin: "{deployKey}.{domain}"
+// a site, "p-{previewKey}.{domain}" a preview; any other Host (the distribution's own
+// domain included) gets nothing. Without one, every app shares the distribution's domain:
+// "/sites/{deployKey}/..." and "/preview/{previewKey}/...".
 const kvs = cf.kvs();
+const SITES_DOMAIN = '';
 
 const ROUTE = /^\/(sites|preview)\/([^\/]+)(\/.*)?$/;
 const PUBLIC_KEY = /^[A-Za-z0-9_-]{8,64}$/;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const NAMESPACE = { sites: 'site:', preview: 'preview:' };
+const LABEL = /^(p-)?([a-z0-9]{8,61})$/;
 
 function notFound() {
     // A plain-string body is the documented shortcut for {encoding: 'text', data: ...}.
@@ -40,25 +48,45 @@ function unsafe(rest) {
     return false;
 }
 
+// The pointer a Host names under SITES_DOMAIN (host names ignore case; a port is ignored).
+function hostPointer(request) {
+    const header = request.headers.host;
+    const host = header && header.value ? String(header.value).toLowerCase().split(':')[0] : '';
+    const suffix = `.${SITES_DOMAIN}`;
+    if (host.length <= suffix.length || host.slice(-suffix.length) !== suffix) return null;
+    const m = LABEL.exec(host.slice(0, -suffix.length));
+    if (!m) return null;
+    return (m[1] ? 'preview:' : 'site:') + m[2];
+}
+
 async function handler(event) {
     const request = event.request;
-    const m = ROUTE.exec(request.uri);
-    if (!m || !PUBLIC_KEY.test(m[2])) return notFound();
-    if (m[3] === undefined) {
-        // "/sites/key" -> "/sites/key/" so relative asset URLs resolve inside the site.
-        // The query string is dropped: rebuilding it from request.querystring is not worth it.
-        return {
-            statusCode: 301,
-            statusDescription: 'Moved Permanently',
-            headers: { location: { value: `${request.uri}/` } },
-        };
+    let pointer, rest;
+    if (SITES_DOMAIN) {
+        pointer = hostPointer(request);
+        if (!pointer || request.uri.charAt(0) !== '/') return notFound();
+        rest = request.uri.slice(1);
+    } else {
+        const m = ROUTE.exec(request.uri);
+        if (!m || !PUBLIC_KEY.test(m[2])) return notFound();
+        if (m[3] === undefined) {
+            // "/sites/key" -> "/sites/key/" so relative asset URLs resolve inside the site.
+            // The query string is dropped: rebuilding it from request.querystring is not
+            // worth it.
+            return {
+                statusCode: 301,
+                statusDescription: 'Moved Permanently',
+                headers: { location: { value: `${request.uri}/` } },
+            };
+        }
+        pointer = NAMESPACE[m[1]] + m[2];
+        rest = m[3].slice(1);
     }
-    const rest = m[3].slice(1);
     if (unsafe(rest)) return notFound();
 
     let value;
     try {
-        value = await kvs.get(NAMESPACE[m[1]] + m[2]);
+        value = await kvs.get(pointer);
     } catch (e) {
         return notFound(); // no such key
     }

@@ -5,11 +5,11 @@ Every integration streams (``ResponseTransferMode.STREAM``): Lambda Web Adapter 
 turns may stream for up to 15 minutes, everything else is cut at 29 seconds.
 
 The authorizer (Cognito access tokens) guards every route but those in ``PUBLIC_ROUTES``.
-``GET /api/apps`` is public because ``scope=featured`` is, and the ``GET`` chat route is
-an EventSource authenticated by a cookie, which an authorizer cannot read; on both the
-function checks the caller itself. Greedy ``{proxy+}`` resources send every other path
-to the function behind the authorizer, and each resource the explicit routes need gets
-one too, so no request ever ends on a resource without a method.
+``GET /api/apps`` is public because ``scope=featured`` is; the function checks the caller
+itself for ``scope=mine``. Chat is ``POST`` only (no GET starts a turn). Greedy
+``{proxy+}`` resources send every other path to the function behind the authorizer, and
+each resource the explicit routes need gets one too, so no request ever ends on a resource
+without a method.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from zerocode_infra.nag import managed_policy, suppress
 
 PUBLIC_ROUTES = frozenset({
     ("POST", "/api/users/register"), ("POST", "/api/users/login"), ("GET", "/api/health"),
-    ("GET", "/api/openapi.json"), ("GET", "/api/docs"), ("GET", "/api/apps"),
-    ("GET", "/api/apps/{appId}/chat")})
+    ("GET", "/api/openapi.json"), ("GET", "/api/docs"), ("GET", "/api/apps")})
 CHAT_TIMEOUT = Duration.minutes(15)
 STAGE = "prod"
 _ERROR_BODY = ('{"error": {"code": "$context.error.responseType", '
@@ -107,9 +106,7 @@ class Api(Construct):
         app = apps.add_resource("{appId}")
         self._guarded(app, "ANY", stream)
         self._any(app, stream)
-        chat_resource = app.add_resource("chat")
-        self._add(chat_resource, "GET", chat)
-        self._add(chat_resource, "POST", chat)
+        self._add(app.add_resource("chat"), "POST", chat)
 
     def _any(self, parent: apigw.IResource, integration: apigw.Integration) -> None:
         """``{parent}/{proxy+}``: any other path below ``parent``, behind the authorizer."""

@@ -9,6 +9,7 @@ value stops the synth with a message that names the context key.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -38,6 +39,8 @@ DEFAULTS: dict[str, Any] = {
     "modelCode": "gpt-4o",
     "modelVue": "gpt-4o",
     "consoleOrigin": "",
+    "sitesDomain": "",
+    "sitesCertificateArn": "",
     "throttleRateLimit": 50,
     "throttleBurstLimit": 100,
 }
@@ -61,6 +64,10 @@ class Config:
     model_code: str
     model_vue: str
     console_origin: str  # "" = the console distribution's own https:// domain
+    # Each app on its own origin, {label}.{sites_domain} ("" = the shared-origin path scheme
+    # on the distribution's own domain), with an ACM certificate for *.{sites_domain}.
+    sites_domain: str
+    sites_certificate_arn: str
     throttle_rate_limit: int
     throttle_burst_limit: int
 
@@ -91,8 +98,29 @@ def read_config(node: ContextReader, region: str) -> Config:
         model_code=str(get("modelCode")),
         model_vue=str(get("modelVue")),
         console_origin=str(get("consoleOrigin")).rstrip("/"),
+        **_sites_domain(get),
         throttle_rate_limit=_int(get, "throttleRateLimit", minimum=1),
         throttle_burst_limit=_int(get, "throttleBurstLimit", minimum=1))
+
+
+_DOMAIN = re.compile(r"^(?=.{4,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+_CERTIFICATE = re.compile(r"^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[\w-]+$")
+
+
+def _sites_domain(get: Any) -> dict[str, str]:
+    """``sitesDomain`` and its certificate: both or neither (CloudFront takes certificates
+    from ACM in us-east-1 only)."""
+    domain = str(get("sitesDomain") or "").strip().strip(".").lower()
+    arn = str(get("sitesCertificateArn") or "").strip()
+    if domain and not _DOMAIN.match(domain):
+        raise ValueError(f"context sitesDomain must be a domain name like apps.example.com, "
+                         f"not {domain!r}")
+    if domain and not _CERTIFICATE.match(arn):
+        raise ValueError("context sitesDomain needs sitesCertificateArn: an ACM certificate "
+                         f"in us-east-1 for *.{domain} (docs/operations.md), not {arn!r}")
+    if arn and not domain:
+        raise ValueError("context sitesCertificateArn is set but sitesDomain is not")
+    return {"sites_domain": domain, "sites_certificate_arn": arn}
 
 
 def _int(get: Any, key: str, *, minimum: int) -> int:

@@ -93,6 +93,8 @@ def environment(d: Dependencies) -> dict[str, str]:
         "ZEROCODE_MODEL_API_KEY_SECRET_ARN": d.model_key.secret_arn,
         "ZEROCODE_COVERS": "false",  # no Chromium on Lambda
     }
+    if d.config.sites_domain:  # each app its own origin (else the shared path scheme)
+        env["ZEROCODE_SITES_DOMAIN"] = d.config.sites_domain
     if d.config.model_base_url:  # unset: the offline scripted model
         env["ZEROCODE_MODEL_BASE_URL"] = d.config.model_base_url
     return env
@@ -147,6 +149,10 @@ class Functions(Construct):
         for prefix in (SOURCES, BUILDS):  # Vue sources to build; static apps copied directly
             d.storage.builds.grant_read_write(fn, f"{prefix}*")
         d.builds.grant(fn, "StartBuild", "BatchGetBuilds")
+        # Only the function that starts builds may get a build's scoped data credentials.
+        assert fn.role is not None
+        data_role = d.builds.allow_start(fn.role)
+        fn.add_environment("ZEROCODE_BUILD_DATA_ROLE_ARN", data_role.role_arn)
         d.auth.pool.grant(fn, *COGNITO_ACTIONS)
         self._grant_common(fn)
         self._excuse_wildcards(

@@ -1,12 +1,19 @@
-"""CloudFront: published sites and previews on one domain, the console on another.
+"""CloudFront: published sites and previews on one distribution, the console on another.
 
-Neither is the API's domain (that is API Gateway's), so a generated app can never read a
-user's token. Sites and previews come from the builds bucket through Origin Access
-Control: the CloudFront Function ``infra/functions/site_router.js`` looks the public key
-up in the KeyValueStore (``site:{deployKey}`` / ``preview:{previewKey}`` → ``appId/buildId``)
-and rewrites the request to the immutable ``builds/{appId}/{buildId}/`` output. Because the
+Neither is the API's site (that is API Gateway's), so a generated app can never act as a
+user. Sites and previews come from the builds bucket through Origin Access Control: the
+CloudFront Function ``infra/functions/site_router.js`` looks the public key up in the
+KeyValueStore (``site:{deployKey}`` / ``preview:{previewKey}`` → ``appId/buildId``) and
+rewrites the request to the immutable ``builds/{appId}/{buildId}/`` output. Because the
 rewrite happens before the cache lookup, cached objects belong to one immutable build and
 publishing or rolling back never needs an invalidation.
+
+Where the key comes from depends on the context value ``sitesDomain``:
+- set (with ``sitesCertificateArn``, a wildcard certificate): every preview and site is its
+  own origin, ``https://{deployKey}.{sitesDomain}/`` and ``https://p-{previewKey}.{...}/``;
+  the function reads the key from the Host, and the distribution's own domain serves nothing;
+- empty: every app shares the distribution's domain, ``/sites/{deployKey}/`` and
+  ``/preview/{previewKey}/`` (one origin for all apps: docs/security.md says what it costs).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aws_cdk import Annotations
+from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_s3 as s3
@@ -22,6 +30,7 @@ from constructs import Construct
 from zerocode_infra.nag import suppress
 
 ROUTER = Path(__file__).resolve().parents[1] / "functions" / "site_router.js"
+_DOMAIN_LINE = "const SITES_DOMAIN = '';"
 _DEFAULT_CERT = ("The distribution uses its default cloudfront.net domain and certificate, "
                  "which pins the minimum TLS policy; operators add a custom domain with an "
                  "ACM certificate and TLSv1.2_2021 later.")
@@ -29,14 +38,25 @@ _NO_WAF = ("A web ACL costs a fixed monthly fee per distribution; the content is
            "public, and an operator can attach AWS WAF when traffic warrants it.")
 
 
+def router_code(sites_domain: str = "") -> str:
+    """The router's source, routing by Host under ``sites_domain`` when one is given."""
+    source = ROUTER.read_text()
+    if not sites_domain:
+        return source
+    assert _DOMAIN_LINE in source and "'" not in sites_domain and "\\" not in sites_domain
+    return source.replace(_DOMAIN_LINE, f"const SITES_DOMAIN = '{sites_domain}';")
+
+
 class Hosting(Construct):
     def __init__(self, scope: Construct, id: str, *, builds: s3.IBucket, console: s3.IBucket,
-                 logs: s3.IBucket) -> None:
+                 logs: s3.IBucket, sites_domain: str = "", certificate_arn: str = "") -> None:
         super().__init__(scope, id)
+        self.sites_domain = sites_domain
         self.store = cloudfront.KeyValueStore(
             self, "SitePointers", comment="zerocode site and preview pointers")
         self.router = cloudfront.Function(
-            self, "SiteRouter", code=cloudfront.FunctionCode.from_file(file_path=str(ROUTER)),
+            self, "SiteRouter", code=cloudfront.FunctionCode.from_inline(
+                router_code(sites_domain)),
             runtime=cloudfront.FunctionRuntime.JS_2_0, key_value_store=self.store,
             comment="deployKey/previewKey -> builds/{appId}/{buildId}/")
         routed = [cloudfront.FunctionAssociation(
@@ -50,18 +70,29 @@ class Hosting(Construct):
         Annotations.of(scope_of_bucket).acknowledge_warning(
             "@aws-cdk/aws-cloudfront-origins:wildcardKeyPolicyForOac",
             "the builds bucket policy admits only the sites distribution")
+        # The console frames previews sandboxed (an opaque origin), so even their own module
+        # scripts are fetched with CORS: every response may be read by any origin (the files
+        # are public, or unlisted by key, and never sent with credentials).
+        cors = cloudfront.ResponseHeadersPolicy.CORS_ALLOW_ALL_ORIGINS
+        certificate = acm.Certificate.from_certificate_arn(
+            self, "SitesCertificate", certificate_arn) if sites_domain else None
         self.sites = cloudfront.Distribution(
             self, "Sites", comment="zerocode published sites and previews",
             price_class=cloudfront.PriceClass.PRICE_CLASS_100,
             enable_logging=True, log_bucket=logs, log_file_prefix="cloudfront/sites/",
-            default_behavior=cloudfront.BehaviorOptions(  # /sites/{deployKey}/...
+            default_behavior=cloudfront.BehaviorOptions(  # a site (a preview by its Host)
                 origin=builds_origin, function_associations=routed,
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-                cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED),
+                cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,
+                response_headers_policy=cors),
             additional_behaviors={"/preview/*": cloudfront.BehaviorOptions(
                 origin=builds_origin, function_associations=routed,
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-                cache_policy=cloudfront.CachePolicy.CACHING_DISABLED)})
+                cache_policy=cloudfront.CachePolicy.CACHING_DISABLED,
+                response_headers_policy=cors)},
+            domain_names=[f"*.{sites_domain}"] if sites_domain else None, certificate=certificate,
+            minimum_protocol_version=cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
+            if sites_domain else None)
         self.console = cloudfront.Distribution(
             self, "Console", comment="zerocode console", default_root_object="index.html",
             price_class=cloudfront.PriceClass.PRICE_CLASS_100,
@@ -71,7 +102,7 @@ class Hosting(Construct):
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
                 cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,
                 response_headers_policy=cloudfront.ResponseHeadersPolicy.SECURITY_HEADERS))
-        for distribution in (self.sites, self.console):
+        for distribution in (self.console, *(() if sites_domain else (self.sites,))):
             suppress(distribution, "CFR4", _DEFAULT_CERT)
             suppress(distribution, "CFR2", _NO_WAF)
         suppress(self.sites, "CFR1", "Published apps are meant to be shareable with anyone; "
@@ -82,6 +113,15 @@ class Hosting(Construct):
     @property
     def sites_url(self) -> str:
         return f"https://{self.sites.distribution_domain_name}"
+
+    @property
+    def sites_hosts(self) -> str:
+        """Where a preview and a site are, for people."""
+        if self.sites_domain:
+            return f"https://{{deployKey}}.{self.sites_domain}/, https://p-{{previewKey}}." \
+                   f"{self.sites_domain}/"
+        return f"{self.sites_url}/sites/{{deployKey}}/, {self.sites_url}/preview/{{previewKey}}/" \
+               " (one shared origin)"
 
     @property
     def console_url(self) -> str:

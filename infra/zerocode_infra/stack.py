@@ -41,7 +41,8 @@ class ZerocodeStack(Stack):
                           removal_policy=policy, cache_name=f"{id.lower()}-window-cache")
         auth = Auth(self, "Auth", removal_policy=policy)
         hosting = Hosting(self, "Hosting", builds=storage.builds, console=storage.console,
-                          logs=storage.logs)
+                          logs=storage.logs, sites_domain=config.sites_domain,
+                          certificate_arn=config.sites_certificate_arn)
         builds = Builds(self, "Builds", bucket=storage.builds, key=storage.key,
                         removal_policy=policy)
         console_origin = config.console_origin or hosting.console_url
@@ -65,6 +66,7 @@ class ZerocodeStack(Stack):
                 ("ConsoleUrl", hosting.console_url, "the console (upload web/ to its bucket)"),
                 ("ConsoleBucket", storage.console.bucket_name, "bucket behind the console"),
                 ("SitesUrl", hosting.sites_url, "published sites and previews"),
+                ("SitesHosts", hosting.sites_hosts, "each preview and site: one origin"),
                 ("UserPoolId", auth.pool.user_pool_id, "ZEROCODE_COGNITO_USER_POOL_ID"),
                 ("UserPoolClientId", auth.client.user_pool_client_id,
                  "ZEROCODE_COGNITO_CLIENT_ID"),

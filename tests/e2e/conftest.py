@@ -41,8 +41,8 @@ class Server:
 
     def start(self) -> None:
         self.log = self.data_dir / f"server-{self.port}.log"
-        env = {**os.environ, "ZEROCODE_DATA_DIR": str(self.data_dir), **self.env}
-        env.pop("ZEROCODE_MODEL_BASE_URL", None)
+        env = {k: v for k, v in os.environ.items() if k != "ZEROCODE_MODEL_BASE_URL"}
+        env.update({"ZEROCODE_DATA_DIR": str(self.data_dir), **self.env})
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "zerocode.cli", "serve", "--port", str(self.port),
              "--sites-port", str(self.sites_port)],
@@ -71,6 +71,26 @@ class Server:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+_getaddrinfo = socket.getaddrinfo
+
+
+def _localhost_is_loopback(host: Any, *args: Any, **kwargs: Any) -> Any:
+    """``*.localhost`` is loopback (RFC 6761), as browsers resolve it; this machine's
+    resolver does not, so the tests' own clients connect to 127.0.0.1 and send the app's
+    name as the Host header, as the docs tell other clients to do."""
+    name = host.decode() if isinstance(host, bytes) else host
+    if isinstance(name, str) and name.lower().rstrip(".").endswith(".localhost"):
+        host = "127.0.0.1"
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _app_origins_resolve() -> Iterator[None]:
+    socket.getaddrinfo = _localhost_is_loopback
+    yield
+    socket.getaddrinfo = _getaddrinfo
 
 
 @pytest.fixture(scope="module")

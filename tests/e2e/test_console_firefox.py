@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -254,7 +255,7 @@ def test_create_pick_change_and_deploy_in_firefox(firefox: Any, server: Server) 
     css(ff, "#deploy").click()
     url = str(wait(ff, lambda m: css(m, "#deploy-url"), TURN_S, "no deploy URL")
               .get_attribute("href"))
-    assert url.startswith(f"http://127.0.0.1:{server.sites_port}/"), url
+    assert re.fullmatch(rf"http://[a-z0-9]{{12}}\.localhost:{server.sites_port}/", url), url
     shot(ff, "5-deployed")
     console = ff.current_window_handle
     ff.switch_to_window(ff.open(type="tab", focus=True)["handle"])

@@ -24,7 +24,6 @@ RULES: dict[tuple[str, str], str] = {
     ("PATCH", "/api/apps/{app_id}"): APP,
     ("DELETE", "/api/apps/{app_id}"): APP,
     ("POST", "/api/apps/{app_id}/chat"): APP,
-    ("GET", "/api/apps/{app_id}/chat"): APP,
     ("GET", "/api/apps/{app_id}/history"): APP,
     ("GET", "/api/apps/{app_id}/context"): APP,
     ("GET", "/api/apps/{app_id}/files"): APP,
@@ -50,7 +49,6 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PATCH", "/api/apps/{app_id}"): {"json": {"name": "Renamed"}},
     ("PATCH", "/api/admin/apps/{app_id}"): {"json": {"priority": 100}},
     ("POST", "/api/apps/{app_id}/chat"): {"json": {"message": "A page about bees"}},
-    ("GET", "/api/apps/{app_id}/chat"): {"params": {"message": "A page about bees"}},
 }
 
 

@@ -173,3 +173,86 @@ def test_function_fits_cloudfront_limits() -> None:
     assert source.startswith("import cf from 'cloudfront';\n")
     assert "export " not in source
     assert "async function handler(event)" in source
+
+
+# -- each app its own origin: the key in the Host (context value sitesDomain) -------------
+
+DOMAIN = "apps.example.net"
+HOST_KVS = {"site:deploykey1": "app1/b1", "preview:previewkey1": "app1/p7",
+            "site:previewkey1x": "app2/b2"}
+
+
+def route_hosts(tmp_path: Path, requests: list[tuple[str, str]],
+                kvs: dict[str, str] = HOST_KVS) -> list[dict[str, Any]]:
+    """What the router built for ``DOMAIN`` returns for each (Host, URI)."""
+    from zerocode_infra.hosting import router_code
+
+    assert NODE is not None
+    function = tmp_path / "site_router.js"
+    function.write_text(router_code(DOMAIN))
+    events = [{"request": {"uri": uri, "method": "GET", "querystring": {},
+                           "headers": {"host": {"value": host}} if host else {}}}
+              for host, uri in requests]
+    proc = subprocess.run([NODE, str(HARNESS), str(function)],
+                          input=json.dumps({"kvs": kvs, "events": events}),
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stderr
+    results: list[dict[str, Any]] = json.loads(proc.stdout)
+    assert all("error" not in r for r in results), results
+    return results
+
+
+@pytest.mark.parametrize(("host", "uri", "origin_uri"), [
+    (f"deploykey1.{DOMAIN}", "/", "/builds/app1/b1/index.html"),
+    (f"deploykey1.{DOMAIN}", "/assets/index-abc.js", "/builds/app1/b1/assets/index-abc.js"),
+    (f"deploykey1.{DOMAIN}", "/about", "/builds/app1/b1/index.html"),
+    (f"deploykey1.{DOMAIN}", "/docs/", "/builds/app1/b1/docs/index.html"),
+    ("DeployKey1.Apps.Example.NET", "/", "/builds/app1/b1/index.html"),  # any case
+    (f"deploykey1.{DOMAIN}:443", "/", "/builds/app1/b1/index.html"),
+    (f"p-previewkey1.{DOMAIN}", "/", "/builds/app1/p7/index.html"),
+    (f"p-previewkey1.{DOMAIN}", "/assets/a.js", "/builds/app1/p7/assets/a.js"),
+])
+def test_a_host_of_the_sites_domain_names_its_build(tmp_path: Path, host: str, uri: str,
+                                                    origin_uri: str) -> None:
+    (result,) = route_hosts(tmp_path, [(host, uri)])
+    assert result["uri"] == origin_uri
+
+
+@pytest.mark.parametrize("host", [
+    "d111111abcdef8.cloudfront.net",  # the shared domain serves nothing once apps have hosts
+    DOMAIN,
+    f"x.deploykey1.{DOMAIN}",
+    f"deploykey1.{DOMAIN}.evil.example",
+    f"deploykey1.other{DOMAIN}",
+    f"previewkey1.{DOMAIN}",  # a preview key without its p- names no site
+    f"p-deploykey1.{DOMAIN}",  # ... and a deploy key with one no preview
+    f"p-previewkey1x.{DOMAIN}",
+    f"unknownkey1.{DOMAIN}",
+    f"key_with-dash.{DOMAIN}",  # keys made before: no host can carry them
+    f"short.{DOMAIN}",
+    "",
+])
+def test_any_other_host_is_not_found(tmp_path: Path, host: str) -> None:
+    assert route_hosts(tmp_path, [(host, "/")]) == [NOT_FOUND]
+
+
+def test_the_path_scheme_is_gone_with_a_sites_domain(tmp_path: Path) -> None:
+    results = route_hosts(tmp_path, [("d111111abcdef8.cloudfront.net", "/sites/deploykey1/"),
+                                     ("d111111abcdef8.cloudfront.net", "/preview/previewkey1/")])
+    assert results == [NOT_FOUND, NOT_FOUND]
+
+
+@pytest.mark.parametrize("uri", ["/..", "/../b2/index.html", "/%2e%2e/b2/index.html",
+                                 "//etc/passwd", "/assets\\index.js", "/bad%E0%A4%A.js"])
+def test_traversal_is_not_found_on_hosts_too(tmp_path: Path, uri: str) -> None:
+    assert route_hosts(tmp_path, [(f"deploykey1.{DOMAIN}", uri)]) == [NOT_FOUND]
+
+
+def test_the_file_on_disk_is_the_path_scheme_and_fits_with_any_domain() -> None:
+    from zerocode_infra.hosting import router_code
+
+    assert router_code("") == FUNCTION.read_text()
+    assert "const SITES_DOMAIN = '';" in FUNCTION.read_text()
+    built = router_code("a-very-long-subdomain.of-a-very-long-domain.example.com")
+    assert "const SITES_DOMAIN = 'a-very-long-subdomain." in built
+    assert len(built.encode()) <= 10 * 1024

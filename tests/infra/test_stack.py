@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,44 +22,15 @@ from zerocode_infra.builds import FINAL_STATES
 from zerocode_infra.config import DEFAULTS
 from zerocode_infra.hosting import ROUTER
 from zerocode_infra.network import Network
-from zerocode_infra.stack import build_app
 
-REGION = "us-east-1"
+from tests.infra.conftest import REGION, Synth
+
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # AWS managed cache policy id
 # CodeBuild managed images whose runtime list includes Node.js 20 or later.
 NODE20_IMAGES = {"aws/codebuild/amazonlinux-aarch64-standard:3.0",
                  "aws/codebuild/amazonlinux2-aarch64-standard:3.0",
                  "aws/codebuild/amazonlinux-x86_64-standard:5.0",
                  "aws/codebuild/standard:7.0"}
-
-
-@dataclass
-class Synth:
-    stack: Stack
-    template: Template
-    resources: dict[str, dict[str, Any]]
-    raw: dict[str, Any]
-
-    def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
-        return {k: v for k, v in self.resources.items() if v["Type"] == kind}
-
-    def props(self, logical_id: str) -> dict[str, Any]:
-        return dict(self.resources[logical_id].get("Properties", {}))
-
-    def one(self, kind: str, **match: Any) -> tuple[str, dict[str, Any]]:
-        found = [(k, v.get("Properties", {})) for k, v in self.of_type(kind).items()
-                 if all(v.get("Properties", {}).get(p) == want for p, want in match.items())]
-        assert len(found) == 1, f"{kind} {match}: {len(found)} found"
-        return found[0]
-
-
-@pytest.fixture(scope="module")
-def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
-    context = {**DEFAULTS, "region": REGION, "aws:cdk:bundling-stacks": []}
-    _, stack = build_app(context, outdir=str(tmp_path_factory.mktemp("cdk.out")))
-    template = Template.from_stack(stack)
-    raw = dict(template.to_json())
-    yield Synth(stack, template, raw["Resources"], raw)
 
 
 def refs(value: Any) -> set[str]:
@@ -287,8 +257,10 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
     assert variables["ZEROCODE_MODE"] == "aws" and variables["ZEROCODE_COVERS"] == "false"
     assert variables["ZEROCODE_AWS_REGION"] == REGION
     assert variables["ZEROCODE_MODEL_BASE_URL"] == DEFAULTS["modelBaseUrl"]
+    # build_events starts no build, so it has no build data role (test_build_isolation.py).
     assert env(synth, "handler.handler") == {
-        k: v for k, v in variables.items() if not k.startswith("AWS_")}
+        k: v for k, v in variables.items()
+        if not k.startswith("AWS_") and k != "ZEROCODE_BUILD_DATA_ROLE_ARN"}
 
 
 # -- API ---------------------------------------------------------------------------------
@@ -314,7 +286,8 @@ def gateway(synth: Synth) -> dict[str, dict[str, dict[str, Any]]]:
 
 def test_chat_routes_stream_for_fifteen_minutes(synth: Synth) -> None:
     chat = gateway(synth)["/api/apps/{appId}/chat"]
-    for verb in ("GET", "POST"):
+    assert set(chat) - {"OPTIONS"} == {"POST"}  # no GET starts a turn
+    for verb in ("POST",):
         integration = chat[verb]["Integration"]
         assert integration["Type"] == "AWS_PROXY"
         assert integration["ResponseTransferMode"] == "STREAM"
@@ -348,8 +321,7 @@ def test_cognito_authorizer_on_every_route_except_the_public_ones(synth: Synth) 
                 assert props["AuthorizationScopes"] == [ACCESS_TOKEN_SCOPE]
     assert public == PUBLIC_ROUTES == {
         ("POST", "/api/users/register"), ("POST", "/api/users/login"), ("GET", "/api/health"),
-        ("GET", "/api/openapi.json"), ("GET", "/api/docs"), ("GET", "/api/apps"),
-        ("GET", "/api/apps/{appId}/chat")}
+        ("GET", "/api/openapi.json"), ("GET", "/api/docs"), ("GET", "/api/apps")}
 
 
 def route(tree: dict[str, dict[str, dict[str, Any]]], path: str) -> str | None:
@@ -588,7 +560,7 @@ def test_codebuild_role_is_limited_to_its_prefixes(synth: Synth) -> None:
                     scopes.add("bucket")
                 else:
                     scopes.add(resource["Fn::Join"][1][1])
-    assert scopes == {"bucket", "/sources/*", "/builds/*", "/cache/*"}
+    assert scopes == {"bucket", "/cache/*"}  # no tenant data (test_build_isolation.py)
 
 
 def test_api_function_reads_and_writes_only_its_data(synth: Synth) -> None:

@@ -28,7 +28,7 @@ from zerocode.accounts import Forbidden, Unauthenticated, User
 from zerocode.apps import MAX_PRIORITY, App, CodeGenType, check_name, is_app_id
 from zerocode.builds import Build, BuildPurpose, BuildState, is_build_id
 from zerocode.display import DisplayEntry
-from zerocode.errors import InvalidInput, NotFound, ZerocodeError
+from zerocode.errors import NotFound, ZerocodeError
 from zerocode.events import sse
 from zerocode.guards import check_text
 from zerocode.observability import USER_ID, RequestContext
@@ -227,6 +227,7 @@ class HealthOut(BaseModel):
     version: str
     mode: str
     model: str
+    builds: str  # how untrusted builds are isolated ("UNSANDBOXED ..." under the override)
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -257,6 +258,15 @@ def gateway_claims(headers: Mapping[str, str]) -> Mapping[str, Any] | None:
     return claims if isinstance(claims, dict) and claims else None
 
 
+def cookie_may_authenticate(headers: Mapping[str, str]) -> bool:
+    """The session cookie counts only for requests a browser made from the API's own origin
+    (or typed in: ``none``); clients that send no Sec-Fetch-Site are not browsers. Locally
+    previews and sites run on ``*.localhost``, which is one site with ``localhost``: should
+    a browser ever hold a cookie for a ``localhost`` console, a page of an app still cannot
+    use it (docs/security.md, "Origins and the console")."""
+    return headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+
+
 async def caller(request: Request,
                  credentials: Annotated[HTTPAuthorizationCredentials | None,
                                         Depends(bearer)] = None) -> User:
@@ -269,7 +279,8 @@ async def caller(request: Request,
     elif credentials is not None:
         user = p.accounts.authenticate(credentials.credentials)
     else:
-        user = p.accounts.authenticate(request.cookies.get(SESSION_COOKIE))
+        user = p.accounts.authenticate(request.cookies.get(SESSION_COOKIE)) \
+            if cookie_may_authenticate(request.headers) else None
         if user is not None and request.method not in ("GET", "HEAD") and \
                 CSRF_HEADER.lower() not in request.headers:
             raise Forbidden(f"cookie-authenticated changes need the {CSRF_HEADER} header")
@@ -318,8 +329,9 @@ def create_app(platform: Platform) -> FastAPI:
 
     def app_out(a: App) -> AppOut:
         return AppOut(id=a.id, name=a.name, codeGenType=a.code_gen_type, initPrompt=a.init_prompt,
-                      previewUrl=f"{p.settings.public_sites_url}/preview/{a.preview_key}/",
-                      deployKey=a.deploy_key, deployUrl=a.deploy_url,
+                      previewUrl=p.publishing.urls.preview(a.preview_key),
+                      deployKey=a.deploy_key,
+                      deployUrl=p.publishing.urls.site(a.deploy_key) if a.deploy_key else None,
                       deployBuildId=a.deploy_build_id, deployedAt=a.deployed_at, cover=a.cover,
                       priority=a.priority, createdAt=a.created_at, updatedAt=a.updated_at)
 
@@ -365,7 +377,7 @@ def create_app(platform: Platform) -> FastAPI:
     @app.get("/api/health", response_model=HealthOut, tags=["platform"])
     def health() -> HealthOut:
         return HealthOut(status="ok", version=__version__, mode=p.settings.mode,
-                         model=p.model.description)
+                         model=p.model.description, builds=p.build_isolation)
 
     @app.post("/api/apps", status_code=201, response_model=AppOut, tags=["apps"])
     async def create(body: CreateAppIn, user: Caller) -> AppOut:
@@ -477,22 +489,10 @@ def create_app(platform: Platform) -> FastAPI:
               responses={200: {"content": {"text/event-stream": {}},
                                "description": "SSE stream of the turn"}})
     async def chat_post(app_id: str, body: ChatIn, user: Caller) -> Response:
+        """Start a turn and stream it. POST only: no GET starts a turn or changes state, so
+        a link, an image or a hidden frame on another page can never start one."""
         element = body.element.model_dump(exclude_none=True) if body.element else None
         return await chat(app_id, user, body.message, element or None)
-
-    @app.get("/api/apps/{app_id}/chat", tags=["chat"],
-             responses={200: {"content": {"text/event-stream": {}},
-                              "description": "SSE stream of the turn (EventSource clients)"}})
-    async def chat_get(app_id: str, message: str, user: Caller,
-                       element: str | None = None) -> Response:
-        picked = None
-        if element:
-            try:
-                picked = ElementIn.model_validate_json(element).model_dump(exclude_none=True)
-            except ValueError as exc:
-                raise InvalidInput("element must be a JSON object with pagePath, tag, "
-                                   "selector and text") from exc
-        return await chat(app_id, user, message, picked or None)
 
     def build_out(b: Build, a: App) -> BuildOut:
         return BuildOut(id=b.id, appId=b.app_id, purpose=b.purpose, state=b.state,

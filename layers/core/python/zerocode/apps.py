@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from zerocode.errors import InvalidInput
+from zerocode.publish import new_preview_key
 
 MAX_NAME = 60
 MAX_PAGE = 50
@@ -31,8 +32,8 @@ class App:
     name: str
     code_gen_type: CodeGenType
     init_prompt: str
-    # Unguessable path segment of the preview on the sites origin (not the app id).
-    preview_key: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    # Unguessable key of the preview, its own origin on the sites server (not the app id).
+    preview_key: str = field(default_factory=new_preview_key)
     # The deploy record: the public key (random, stable per app once made), the URL, and the
     # build the site serves; written right after the pointer flips, so they name one build.
     deploy_key: str | None = None

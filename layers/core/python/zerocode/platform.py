@@ -48,6 +48,8 @@ class Platform:
     # Behind API Gateway: the caller from the authorizer's verified claims, which Lambda Web
     # Adapter forwards in x-amzn-request-context. None where no gateway vouches for them.
     gateway_claims: Callable[[Mapping[str, Any]], User] | None = None
+    # How untrusted builds are isolated, for the banner and /api/health.
+    build_isolation: str = "CodeBuild, per-build scoped credentials"
 
     def quota(self, action: str, user_id: str) -> None:
         """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""

@@ -37,13 +37,20 @@ from zerocode.builds import (
 )
 from zerocode.errors import Conflict, InvalidInput, NotFound
 from zerocode.lease import Lease
-from zerocode.publish import Publisher, SiteTarget, preview_pointer, site_pointer
+from zerocode.publish import (
+    Publisher,
+    SiteTarget,
+    SiteUrls,
+    new_deploy_key,
+    new_preview_key,
+    preview_pointer,
+    site_pointer,
+)
 from zerocode.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 DEPLOY_LEASE_SECONDS = 20 * 60  # longer than any build; renewed by nothing, freed at the end
-DEPLOY_KEY_BYTES = 9  # 12 URL-safe characters
 
 class Covers(Protocol):
     """Cover images of published apps (a screenshot), kept per build."""
@@ -65,7 +72,7 @@ class Publishing:
     publisher: Publisher
     workspace: Workspace
     lease: Lease
-    sites_url: str
+    urls: SiteUrls  # where visitors find previews and sites (publish.py)
     covers: Covers | None = None
     # Local: deploys run as tasks of this process. AWS: a deploy starts CodeBuild and the
     # build_events function (or a poll) finishes it, because Lambda freezes after answering.
@@ -78,7 +85,7 @@ class Publishing:
         self._tasks: set[asyncio.Task[Build]] = set()
 
     def site_url(self, deploy_key: str) -> str:
-        return f"{self.sites_url}/sites/{deploy_key}/"
+        return self.urls.site(deploy_key)
 
     async def preview(self, app: App, build_id: str | None = None) -> Build:
         """Build what the workspace holds now and, if it built, show it in the preview."""
@@ -87,9 +94,23 @@ class Publishing:
                       source.digest)
         done = await self._run(build, source)
         if done.state is BuildState.SUCCEEDED:
-            await asyncio.to_thread(self.publisher.point, preview_pointer(app.preview_key),
+            key = await asyncio.to_thread(self._preview_key, app)
+            await asyncio.to_thread(self.publisher.point, preview_pointer(key),
                                     SiteTarget(app.id, done.id))
         return done
+
+    def _preview_key(self, app: App) -> str:
+        """The app's preview key, replaced first if it cannot be a host label (apps made
+        before previews had their own origins)."""
+        if self.urls.usable(app.preview_key):
+            return app.preview_key
+        current = self.apps.get(app.id) or app
+        if self.urls.usable(current.preview_key):
+            return current.preview_key
+        self.publisher.remove(preview_pointer(current.preview_key))
+        renewed = replace(current, preview_key=new_preview_key())
+        self.apps.put(renewed)
+        return renewed.preview_key
 
     def request_deploy(self, app: App) -> tuple[Build, Snapshot]:
         """Snapshot the source now and record a queued deploy build (answered with 202)."""
@@ -202,12 +223,16 @@ class Publishing:
         app = self.apps.get(build.app_id)
         if app is None:
             return None  # deleted while building: publish nothing
-        key = app.deploy_key or secrets.token_urlsafe(DEPLOY_KEY_BYTES)
+        key, stale = app.deploy_key, None
+        if key is None or not self.urls.usable(key):  # the first deploy, or a key made
+            key, stale = new_deploy_key(), key  # before sites had their own origins
         self.publisher.point(site_pointer(key), SiteTarget(app.id, build.id))
         now = time.time()
         published = replace(app, deploy_key=key, deploy_url=self.site_url(key),
                             deploy_build_id=build.id, deployed_at=now, updated_at=now)
         self.apps.put(published)
+        if stale is not None:
+            self.publisher.remove(site_pointer(stale))
         log.info("published app %s build %s", app.id, build.id,
                  extra={"app_id": app.id, "build_id": build.id})
         return published

@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     # CodeBuild project for Vue builds, and the bucket holding sources/ and builds/ (AWS).
     codebuild_project: str | None = None
     builds_bucket: str | None = None
+    # The role whose credentials, scoped per build by a session policy, a Vue build uses to
+    # read its own source and write its own output (AWS; docs/security.md).
+    build_data_role_arn: str | None = None
     # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
     sites_kvs_arn: str | None = None
     # S3 bucket for workspaces (workspaces/{appId}/...).
@@ -49,8 +52,13 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     sites_port: int = Field(8001, ge=1, le=65535)
-    # Public base URL of the sites origin; default http://{host}:{sites_port}.
+    # Public base URL of the sites server (covers; AWS without a custom domain: every app
+    # under /sites/ and /preview/); default http://{host}:{sites_port}.
     sites_url: str | None = None
+    # Each preview and site on its own origin, {label}.{sites_domain} (publish.py). Default:
+    # localhost:{sites_port} locally; on AWS the custom domain when one is configured, else
+    # unset (the shared-origin path scheme; docs/security.md).
+    sites_domain: str | None = None
     # The console's static files, served at /console/ by `zerocode serve` (default: web/ of
     # this checkout). On AWS the console is in its own bucket behind CloudFront.
     console_dir: Path | None = None
@@ -73,8 +81,19 @@ class Settings(BaseSettings):
     covers: bool = True
     chromium_path: str | None = None  # default: chromium on PATH
 
-    # npm's download cache, shared by every local build (default ~/.cache/zerocode/npm).
+    # npm's download cache for installing the platform's toolchain (default
+    # ~/.cache/zerocode/npm); builds themselves never install anything.
     npm_cache_dir: Path | None = None
+    # Local Vue builds run in bubblewrap; without it they are refused. This development-only
+    # override builds without the sandbox, as the platform's user (docs/security.md).
+    dangerously_unsandboxed_builds: bool = False
+    # Where the platform's toolchain is installed (default {data_dir}/toolchain); read-only
+    # to builds, so several platforms on one machine may share it.
+    toolchain_dir: Path | None = None
+    # Limits of one sandboxed build.
+    build_timeout_seconds: float = Field(180, gt=0, le=900)
+    build_memory_mb: int = Field(2048, ge=256)
+    build_max_processes: int = Field(256, ge=16)
 
     # Per-user quotas: requests allowed in any window of rate_window_seconds.
     rate_chat: int = Field(5, ge=1)

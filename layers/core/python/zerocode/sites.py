@@ -1,12 +1,21 @@
-"""The local sites origin: previews and published sites, never on the API's origin, so a
-generated page cannot read a user's API credentials. Each URL key resolves through its
-pointer to one immutable build output, as the CloudFront Function does on AWS."""
+"""The local sites server: previews and published sites, each on its own origin.
+
+A request for ``{label}.localhost:{sites_port}`` is served from the build its label points
+to (``p-{previewKey}``: a preview, with the element picker; ``{deployKey}``: a site), as the
+CloudFront Function does on AWS. Browsers resolve ``*.localhost`` to loopback; other clients
+connect to 127.0.0.1 and send the Host header. No app shares an origin with another, and
+none shares a *site* with the API and console, which are served on 127.0.0.1 (``localhost``
+and ``*.localhost`` are one site to cookies: docs/security.md, "Origins and the console").
+
+The bare host (``127.0.0.1:{sites_port}``, or any host that names no app) serves only cover
+images and nothing generated: the old path URLs, ``/sites/{key}/`` and ``/preview/{key}/``,
+answer 404 there, because that host is the API's site.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import mimetypes
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -15,71 +24,102 @@ from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from zerocode.errors import InvalidInput
-from zerocode.picker import PICKER, PICKER_PATH, with_picker
+from zerocode.picker import PICKER_PATH, picker_script, with_picker
 from zerocode.platform import Platform
-from zerocode.publish import preview_pointer, site_pointer
+from zerocode.publish import PREVIEW_PREFIX, SiteUrls, preview_pointer, site_pointer
+from zerocode.settings import Settings
 
-Endpoint = Callable[[Request], Awaitable[Response]]
+# Build outputs never change, but pointers do: revalidate pages, never keep previews.
+SITE_CACHE, PREVIEW_CACHE = "no-cache", "no-store"
+_LOOPBACK_NAMES = ("localhost", "0.0.0.0", "::", "::1", "")
 
+
+def console_origin(settings: Settings) -> str:
+    """The origin of the console ``zerocode serve`` serves: 127.0.0.1, never ``localhost``,
+    which is the same site as every app's origin."""
+    host = "127.0.0.1" if settings.host.lower() in _LOOPBACK_NAMES else settings.host
+    return f"http://{host}:{settings.port}"
+
+
+def console_origins(settings: Settings) -> list[str]:
+    """Every console the preview picker obeys: the local one and the CORS-allowed ones."""
+    return list(dict.fromkeys([console_origin(settings), *settings.allowed_origins]))
 
 
 def create_sites_app(platform: Platform) -> Starlette:
+    urls: SiteUrls = platform.publishing.urls
+    picker = picker_script(console_origins(platform.settings))
+
     def root_of(pointer: str) -> Path | None:
         target = platform.publishing.publisher.target(pointer)
         return platform.site_root(target) if target is not None else None
 
-    def serve(kind: str, to_pointer: Callable[[str], str], cache: str,
-              picker: bool = False) -> Endpoint:
-        async def endpoint(request: Request) -> Response:
-            try:
-                pointer = to_pointer(request.path_params["key"])
-            except InvalidInput:
-                return PlainTextResponse("not found", 404)
-            root = await asyncio.to_thread(root_of, pointer)
-            if root is None:
-                return PlainTextResponse(f"no such {kind} (or nothing built yet)", 404)
-            file = _resolve(root, request.path_params.get("path", ""))
-            if file is None:
-                return PlainTextResponse("not found", 404)
-            media = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
-            if picker and media == "text/html":
-                page = await asyncio.to_thread(file.read_bytes)
-                return Response(with_picker(page), media_type="text/html; charset=utf-8",
-                                headers={"Cache-Control": cache})
-            return FileResponse(file, media_type=media, headers={"Cache-Control": cache})
+    async def serve(pointer: str, path: str) -> Response:
+        preview = pointer.startswith(PREVIEW_PREFIX)
+        root = await asyncio.to_thread(root_of, pointer)
+        if root is None:
+            kind = "preview" if preview else "site"
+            return PlainTextResponse(f"no such {kind} (or nothing built yet)", 404)
+        file = _resolve(root, path)
+        if file is None:
+            return PlainTextResponse("not found", 404)
+        cache = PREVIEW_CACHE if preview else SITE_CACHE
+        # The console frames previews sandboxed, so their pages have an opaque origin and
+        # fetch even their own module scripts with CORS; the files are public (or unlisted
+        # by key) and never sent with credentials, so any origin may read them.
+        headers = {"Cache-Control": cache, "X-Content-Type-Options": "nosniff",
+                   "Access-Control-Allow-Origin": "*"}
+        media = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        if preview and media == "text/html":
+            page = await asyncio.to_thread(file.read_bytes)
+            return Response(with_picker(page), media_type="text/html; charset=utf-8",
+                            headers=headers)
+        return FileResponse(file, media_type=media, headers=headers)
 
-        return endpoint
+    async def shared_paths(path: str) -> Response:
+        """The path scheme (every app under one origin), when no domain is configured."""
+        kind, _, rest = path.partition("/")
+        key, slash, inner = rest.partition("/")
+        to_pointer = {"sites": site_pointer, "preview": preview_pointer}.get(kind)
+        if to_pointer is None or not key:
+            return PlainTextResponse("not found", 404)
+        try:
+            pointer = to_pointer(key)
+        except InvalidInput:
+            return PlainTextResponse("not found", 404)
+        if not slash:  # "/sites/key" -> "/sites/key/": relative assets resolve inside it
+            return Response(status_code=301, headers={"Location": f"/{kind}/{key}/"})
+        return await serve(pointer, inner)
 
-    def bare(prefix: str) -> Endpoint:
-        async def endpoint(request: Request) -> Response:
-            return Response(status_code=301, headers={
-                "Location": f"/{prefix}/{request.path_params['key']}/"})
+    async def dispatch(request: Request) -> Response:
+        path = request.path_params.get("path", "")
+        if "/" + path == PICKER_PATH:
+            return Response(picker, media_type="text/javascript",
+                            headers={"Cache-Control": "no-cache"})
+        pointer = urls.pointer_of_host(request.headers.get("host", ""))
+        if pointer is not None:
+            return await serve(pointer, path)
+        if path.startswith("covers/"):
+            return await cover(path)
+        if not urls.per_app_origins:
+            return await shared_paths(path)
+        if path.startswith(("sites/", "preview/")):
+            return PlainTextResponse(
+                f"not found: previews and sites now have their own origins, "
+                f"http://{{key}}.{urls.domain}/ (the app's previewUrl and deployUrl)", 404)
+        return PlainTextResponse("not found", 404)
 
-        return endpoint
-
-    async def cover(request: Request) -> Response:
+    async def cover(path: str) -> Response:
         covers = platform.publishing.covers
-        file = covers.path(request.path_params["app"], request.path_params["file"]) \
-            if covers is not None else None
+        parts = path.split("/")
+        file = covers.path(parts[1], parts[2]) \
+            if covers is not None and len(parts) == 3 else None
         if file is None:
             return PlainTextResponse("not found", 404)
         return FileResponse(file, media_type="image/png",
                             headers={"Cache-Control": "public, max-age=86400, immutable"})
 
-    async def picker_script(request: Request) -> Response:
-        return Response(PICKER.read_bytes(), media_type="text/javascript",
-                        headers={"Cache-Control": "no-cache"})
-
-    preview = serve("preview", preview_pointer, "no-store", picker=True)
-    # Build outputs never change, but the pointer does: revalidate the page, not the assets.
-    site = serve("site", site_pointer, "no-cache")
-    return Starlette(routes=[
-        Route("/preview/{key}", bare("preview")),
-        Route("/preview/{key}/{path:path}", preview),
-        Route("/sites/{key}", bare("sites")),
-        Route("/sites/{key}/{path:path}", site),
-        Route("/covers/{app}/{file}", cover),
-        Route(PICKER_PATH, picker_script)])
+    return Starlette(routes=[Route("/{path:path}", dispatch, methods=["GET", "HEAD"])])
 
 
 def _resolve(root: Path, path: str) -> Path | None:

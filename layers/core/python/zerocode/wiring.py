@@ -14,7 +14,7 @@ from zerocode.engine import Engine, EngineLimits
 from zerocode.memory import Memory
 from zerocode.model import ChatModel, ModelRole
 from zerocode.platform import Platform
-from zerocode.publish import Publisher, SiteTarget
+from zerocode.publish import Publisher, SiteTarget, site_urls
 from zerocode.publishing import Publishing
 from zerocode.ratelimit import RateLimiter
 from zerocode.settings import Settings
@@ -95,7 +95,7 @@ def platform(settings: Settings, model: ChatModel | None = None,
     from zerocode.adapters.chromium_covers import chromium_covers
     from zerocode.adapters.local_builder import LocalBuilder
     from zerocode.adapters.local_workspace import LocalWorkspace
-    from zerocode.adapters.npm_builder import NpmBuilder
+    from zerocode.adapters.sandbox import Limits, sandbox
     from zerocode.adapters.sqlite import (
         SqliteAppStore,
         SqliteDatabase,
@@ -106,6 +106,7 @@ def platform(settings: Settings, model: ChatModel | None = None,
         SqliteUserStore,
     )
     from zerocode.adapters.sqlite_builds import SqliteBuildStore, SqlitePublisher
+    from zerocode.adapters.toolchain_store import ToolchainStore
 
     db = SqliteDatabase(settings.sqlite_path)
     transcript = SqliteTranscriptStore(db, settings.retention_days)
@@ -115,9 +116,16 @@ def platform(settings: Settings, model: ChatModel | None = None,
     workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
     model = model or chat_model(settings)
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
+    box = sandbox(settings.dangerously_unsandboxed_builds)
+    limits = Limits(seconds=settings.build_timeout_seconds,
+                    memory_bytes=settings.build_memory_mb << 20,
+                    processes=settings.build_max_processes)
     publishing = Publishing(
-        apps, builds, builder or LocalBuilder(settings.data_dir, NpmBuilder(settings.npm_cache)),
-        publisher or SqlitePublisher(db), workspace, lease, settings.public_sites_url,
+        apps, builds, builder or LocalBuilder(
+            settings.data_dir, box,
+            ToolchainStore(settings.toolchain_dir or settings.data_dir / "toolchain",
+                           settings.npm_cache), limits),
+        publisher or SqlitePublisher(db), workspace, lease, site_urls(settings),
         covers=chromium_covers(settings.data_dir / "covers", settings.public_sites_url,
                                settings.chromium_path) if settings.covers else None)
     engine = Engine(memory=mem, display=display, workspace=workspace,
@@ -131,7 +139,8 @@ def platform(settings: Settings, model: ChatModel | None = None,
 
     return Platform(settings, apps, mem, display, workspace, model, engine,
                     Accounts(SqliteUserStore(db)), rate_limiter(settings),
-                    SqlitePendingDeletions(db), builds, publishing, site_root)
+                    SqlitePendingDeletions(db), builds, publishing, site_root,
+                    build_isolation=box.description if builder is None else "injected builder")
 
 
 def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder | None,
@@ -159,7 +168,7 @@ def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder 
         DynamoLease(client, settings.leases_table)
     builds = DynamoBuildStore(client, settings.builds_table)
     publishing = Publishing(apps, builds, builder, publisher or _kvs_publisher(settings),
-                            workspace, lease, settings.public_sites_url,
+                            workspace, lease, site_urls(settings),
                             in_process=not isinstance(builder, RemoteBuilder))
     engine = Engine(memory=mem, display=display, workspace=workspace,
                     preview=publishing.preview, model=model, lease=lease,
@@ -177,8 +186,13 @@ def _codebuild(settings: Settings) -> Builder:
 
     _require(settings, "codebuild_project", "builds_bucket")
     assert settings.codebuild_project and settings.builds_bucket
+    # Only the API function starts builds and has the build data role; build_events only
+    # finishes them (a Vue build started without the role is refused with its name).
+    role = settings.build_data_role_arn
     return CodeBuildBuilder(_aws_client("codebuild", settings), _aws_client("s3", settings),
-                            settings.codebuild_project, settings.builds_bucket)
+                            settings.codebuild_project, settings.builds_bucket,
+                            sts=_aws_client("sts", settings) if role else None,
+                            data_role_arn=role)
 
 
 def _kvs_publisher(settings: Settings) -> Publisher:
