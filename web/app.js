@@ -335,7 +335,7 @@ async function appPage(appId) {
           } else if (event === "build") {
             if (!buildLine) { buildLine = h("li"); steps.append(buildLine); }
             buildLine.className = data.status === "running" ? "running" : (data.status === "succeeded" ? "ok" : "failed");
-            buildLine.textContent = `preview build ${data.status}` + (data.status === "failed" && data.log_tail ? ` — ${data.log_tail.split("\n").slice(-3).join(" ")}` : "");
+            buildLine.textContent = `preview build ${data.status}` + (data.status === "failed" && (data.error || data.log_tail) ? ` — ${data.error || data.log_tail.split("\n").slice(-3).join(" ")}` : "");
           } else if (event === "error") {
             steps.append(h("li", { class: "failed" }, data.message));
           } else if (event === "done") { done = data; }
