@@ -146,3 +146,18 @@ def test_a_link_the_build_left_in_its_output_is_never_followed(tmp_path: Path) -
     _copy_regular(site, out)
     assert tree(out) == {"index.html": b"<h1>ok</h1>"}
     assert not any(b"canary-7d1f" in data for data in tree(out).values())
+
+
+def test_a_relative_data_directory_builds(tmp_path: Path, toolchain_dir: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make run` uses ZEROCODE_DATA_DIR=.zerocode, a relative path: the sandbox must get
+    absolute ones (a fresh-clone `make run` caught it)."""
+    from tests.conftest import any_build_sandbox
+    from zerocode.settings import Settings
+
+    monkeypatch.chdir(tmp_path)
+    builder = LocalBuilder(Path(".zerocode"), any_build_sandbox(),
+                           ToolchainStore(toolchain_dir, Settings().npm_cache))
+    _, outcome = build(builder, "app1", vue_files())
+    assert outcome.ok, outcome.log_tail
+    assert Path(outcome.output or "").is_absolute()

@@ -36,6 +36,7 @@ MAX_OUTPUT_BYTES = 100 << 20  # a built site larger than this is refused
 class LocalBuilder:
     def __init__(self, root: Path, sandbox: Sandbox, store: ToolchainStore,
                  limits: Limits | None = None) -> None:
+        root = root.resolve()  # the sandbox binds absolute paths; data_dir may be relative
         self.outputs, self.work = root / "builds", root / "build-work"
         self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
         for directory in (self.outputs, self.work):

@@ -138,8 +138,8 @@ class Bubblewrap:
             "--setenv", "HOME", "/tmp", "--setenv", "CI", "1", "--setenv", "NO_COLOR", "1",
             "--setenv", "NODE_OPTIONS", f"--max-old-space-size={heap}",
             *binds, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-            "--bind", str(project), "/build",
-            "--ro-bind", str(modules), "/build/node_modules",
+            "--bind", str(project.resolve()), "/build",
+            "--ro-bind", str(modules.resolve()), "/build/node_modules",
             "--chdir", "/build", "--", *drop, *argv,
         ]
 
@@ -175,7 +175,7 @@ class Unsandboxed:
                 shutil.rmtree(link)
             else:
                 link.unlink()
-        link.symlink_to(modules, target_is_directory=True)
+        link.symlink_to(modules.resolve(), target_is_directory=True)
         return await _supervise([self.node, *argv[1:]] if argv[0] == "node" else list(argv),
                                 project, limits, user=None, cgroup=None,
                                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),

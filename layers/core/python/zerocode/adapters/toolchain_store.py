@@ -26,7 +26,7 @@ LOG_LINES = 30
 class ToolchainStore:
     def __init__(self, root: Path, npm_cache: Path, npm: str | None = None,
                  timeout: float = 600) -> None:
-        self.root, self.npm_cache = root, npm_cache
+        self.root, self.npm_cache = root.resolve(), npm_cache.resolve()
         self.npm = npm or shutil.which("npm") or "npm"
         self.timeout = timeout
         self._lock = asyncio.Lock()
