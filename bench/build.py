@@ -36,8 +36,8 @@ from tests.integration.test_vue_template_builds import created_files  # noqa: E4
 from zerocode.adapters.local_builder import LocalBuilder  # noqa: E402
 from zerocode.adapters.sandbox import Bubblewrap, Unsandboxed, sandbox  # noqa: E402
 from zerocode.adapters.toolchain_store import ToolchainStore  # noqa: E402
-from zerocode.apps import CodeGenType  # noqa: E402
-from zerocode.builds import BuildJob, Snapshot, new_build_id  # noqa: E402
+from zerocode.apps.records import CodeGenType  # noqa: E402
+from zerocode.publishing.builds import BuildJob, Snapshot, new_build_id  # noqa: E402
 
 DESCRIPTION = "A Vue todo app with an about page"
 

@@ -33,13 +33,13 @@ from tests.factories import turn_entries  # noqa: E402
 from tests.integration.test_restore_cost import CountingConnection, seed_dynamo  # noqa: E402
 from zerocode.adapters.memory_cache import LruWindowCache  # noqa: E402
 from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore  # noqa: E402
-from zerocode.memory import Memory  # noqa: E402
-from zerocode.messages import AssistantMessage, Message, SystemMessage, UserMessage  # noqa: E402
-from zerocode.sample_session import vue_editing_session  # noqa: E402
-from zerocode.tokens import REPLY_PRIMING, message_tokens  # noqa: E402
-from zerocode.transcript import Entry, TranscriptStore  # noqa: E402
-from zerocode.validation import is_valid  # noqa: E402
-from zerocode.window import WindowPolicy  # noqa: E402
+from zerocode.entrypoints.sample_session import vue_editing_session  # noqa: E402
+from zerocode.memory.facade import Memory  # noqa: E402
+from zerocode.memory.messages import AssistantMessage, Message, SystemMessage, UserMessage  # noqa: E402
+from zerocode.memory.tokens import REPLY_PRIMING, message_tokens  # noqa: E402
+from zerocode.memory.transcript import Entry, TranscriptStore  # noqa: E402
+from zerocode.memory.validation import is_valid  # noqa: E402
+from zerocode.memory.window import WindowPolicy  # noqa: E402
 
 POLICY = WindowPolicy()  # the defaults ZEROCODE_WINDOW_* start from
 # Restore is measured under the default window and under a 10-message window, the
@@ -209,7 +209,7 @@ def write_docs(result: dict[str, Any]) -> None:
         "all 10; from 1k messages on, the default window reads 60 items at every size, and a "
         "10-message window reads 10 at every size.", "",
         "Prompt tokens per window, 40-turn Vue editing session "
-        "(`zerocode.sample_session`, files ~3 KB):", "",
+        "(`zerocode.entrypoints.sample_session`, files ~3 KB):", "",
         "| turn | display text only (old failure) | full transcript, 60 msgs, no elision "
         "| ours | tool calls in ours |", "|---:|---:|---:|---:|---:|"]
     tok = result["tokens"]

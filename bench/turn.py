@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT))
 from bench.docs import replace_section  # noqa: E402
 from tests.e2e.conftest import Server  # noqa: E402
 from zerocode.adapters.openai_model import build_chat_model  # noqa: E402
-from zerocode.model import ModelRole  # noqa: E402
-from zerocode.prompts import load  # noqa: E402
+from zerocode.engine.model import ModelRole  # noqa: E402
+from zerocode.engine.prompts import load  # noqa: E402
 
 PACE_MS = 20
 # Observations across runs, kept with the table when the script rewrites it.
@@ -137,7 +137,7 @@ async def overhead(server: Server, turns: int) -> dict[str, Any]:
 
 async def model_alone(window: list[dict[str, Any]], runs: int) -> list[float]:
     """The scripted model answering the final window's request, in-process."""
-    from zerocode.messages import UserMessage, from_openai_list
+    from zerocode.memory.messages import UserMessage, from_openai_list
 
     model = build_chat_model(None, None, {r: "zerocode-offline" for r in ModelRole})
     messages = [*from_openai_list(window),

@@ -45,7 +45,7 @@ def aws() -> Iterator[None]:
            "AWS_DEFAULT_REGION": "us-east-1", "AWS_SESSION_TOKEN": "testing"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    from zerocode import wiring
+    from zerocode.bootstrap import wiring
 
     wiring._client.cache_clear()  # clients made under another mock must not be reused
     try:
@@ -106,7 +106,7 @@ def toolchain_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def local_builder(tmp_path: Path, toolchain_dir: Path) -> Any:
     from zerocode.adapters.local_builder import LocalBuilder
     from zerocode.adapters.toolchain_store import ToolchainStore
-    from zerocode.settings import Settings
+    from zerocode.bootstrap.settings import Settings
 
     return LocalBuilder(tmp_path, any_build_sandbox(),
                         ToolchainStore(toolchain_dir, Settings().npm_cache))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from zerocode.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
-from zerocode.transcript import Entry, EntryKind
+from zerocode.memory.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
+from zerocode.memory.transcript import Entry, EntryKind
 
 
 def user(seq: int, turn: int, text: str = "make it blue") -> Entry:

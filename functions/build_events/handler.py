@@ -1,14 +1,16 @@
-"""Lambda entry point: EventBridge "CodeBuild Build State Change" → zerocode.build_events."""
+"""Lambda entry point: EventBridge "CodeBuild Build State Change" →
+zerocode.entrypoints.build_events."""
 
 from __future__ import annotations
 
 import functools
 from typing import Any
 
-from zerocode import build_events, wiring
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.entrypoints import build_events
 from zerocode.observability import configure_logging
-from zerocode.platform import Platform
-from zerocode.settings import Settings
 
 
 @functools.cache

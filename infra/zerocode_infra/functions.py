@@ -70,7 +70,7 @@ class Dependencies:
 
 
 def environment(d: Dependencies) -> dict[str, str]:
-    """The settings of ``zerocode.settings.Settings`` for AWS mode (a test checks every
+    """The settings of ``zerocode.bootstrap.settings.Settings`` for AWS mode (a test checks every
     name is a real setting)."""
     env = {
         "ZEROCODE_MODE": "aws",

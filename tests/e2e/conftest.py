@@ -44,7 +44,7 @@ class Server:
         env = {k: v for k, v in os.environ.items() if k != "ZEROCODE_MODEL_BASE_URL"}
         env.update({"ZEROCODE_DATA_DIR": str(self.data_dir), **self.env})
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "zerocode.cli", "serve", "--port", str(self.port),
+            [sys.executable, "-m", "zerocode.entrypoints.cli", "serve", "--port", str(self.port),
              "--sites-port", str(self.sites_port)],
             stdout=self.log.open("wb"), stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 30

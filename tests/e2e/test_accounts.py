@@ -82,7 +82,8 @@ def test_session_cookie_works_and_changes_need_the_csrf_header(server: Server) -
 
 
 def make_admin(server: Server, account: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "zerocode.cli", "admin", "create", account,
+    done = subprocess.run([sys.executable, "-m", "zerocode.entrypoints.cli", "admin", "create",
+                           account,
                            "--password-stdin", "--data-dir", str(server.data_dir)],
                           input="correct horse\n", capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 
 from tests.e2e.conftest import Server, chat, create
-from zerocode.messages import from_openai_list
-from zerocode.validation import validate
+from zerocode.memory.messages import from_openai_list
+from zerocode.memory.validation import validate
 
 
 def title_of(client: httpx.Client, app_id: str) -> str:

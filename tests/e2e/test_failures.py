@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import chat, create, signed_in
-from zerocode.messages import from_openai_list
-from zerocode.validation import validate
+from zerocode.memory.messages import from_openai_list
+from zerocode.memory.validation import validate
 
 
 @pytest.fixture(scope="module")

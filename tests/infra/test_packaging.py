@@ -114,8 +114,9 @@ def test_local_bundling_runs_pip_and_copies_the_package(tmp_path: Path,
     assert calls == [[sys.executable, "-m", "pip",
                       *pip_arguments(tmp_path / "python", "arm64", ["redis>=5"])]]
     copied = tmp_path / "python" / "zerocode"
-    assert (copied / "__init__.py").is_file() and (copied / "lambda_api.py").is_file()
-    assert (copied / "py.typed").is_file() and any((copied / "prompts").iterdir())
+    assert (copied / "__init__.py").is_file()
+    assert (copied / "entrypoints" / "lambda_api.py").is_file()
+    assert (copied / "py.typed").is_file() and any((copied / "engine" / "prompts").iterdir())
     assert not list(copied.rglob("__pycache__"))
 
 

@@ -47,8 +47,8 @@ def test_the_sites_distribution_answers_for_every_host_of_the_domain(synth: Synt
 def test_the_api_names_the_hosts(synth: Synth) -> None:
     variables = env(synth, "run.sh")
     assert variables["ZEROCODE_SITES_DOMAIN"] == DOMAIN
-    from zerocode.publish import site_urls
-    from zerocode.settings import Settings
+    from zerocode.bootstrap.settings import Settings
+    from zerocode.publishing.pointers import site_urls
 
     urls = site_urls(Settings(mode="aws", sites_url="https://d1.cloudfront.net",
                               sites_domain=variables["ZEROCODE_SITES_DOMAIN"]))

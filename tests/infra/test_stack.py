@@ -246,7 +246,7 @@ def test_core_layer_matches_the_functions_runtime(synth: Synth) -> None:
 
 
 def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
-    from zerocode.settings import Settings
+    from zerocode.bootstrap.settings import Settings
 
     for handler in ("run.sh", "handler.handler"):
         names = [n for n in env(synth, handler) if n.startswith("ZEROCODE_")]
@@ -357,9 +357,9 @@ def test_every_app_route_reaches_the_function_with_the_right_guard(tmp_path: Pat
                                                                    synth: Synth) -> None:
     """Each route of the FastAPI app resolves to a method (a resource without one would
     answer 403 itself) that is public exactly when the route is meant to be."""
-    from zerocode import wiring
-    from zerocode.api import create_app
-    from zerocode.settings import Settings
+    from zerocode.bootstrap import wiring
+    from zerocode.bootstrap.settings import Settings
+    from zerocode.http.app import create_app
 
     app = create_app(wiring.platform(Settings(data_dir=tmp_path, covers=False)))
     tree = gateway(synth)

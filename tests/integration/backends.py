@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from zerocode.display import DisplayHistoryStore
-from zerocode.transcript import TranscriptStore
+from zerocode.memory.display import DisplayHistoryStore
+from zerocode.memory.transcript import TranscriptStore
 
 T = TypeVar("T")
 

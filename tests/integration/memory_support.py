@@ -7,9 +7,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from zerocode.memory import Memory, Turn
-from zerocode.messages import AssistantMessage, ToolCall, ToolResult
-from zerocode.transcript import Entry, Head, TranscriptStore
+from zerocode.memory.facade import Memory, Turn
+from zerocode.memory.messages import AssistantMessage, ToolCall, ToolResult
+from zerocode.memory.transcript import Entry, Head, TranscriptStore
 
 
 class CountingStore:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zerocode.accounts import (
+from zerocode.accounts.service import (
     Accounts,
     Role,
     Unauthenticated,

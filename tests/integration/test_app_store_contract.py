@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from zerocode.apps import FEATURED_PRIORITY, App, AppPage, CodeGenType, new_app_id
+from zerocode.apps.records import FEATURED_PRIORITY, App, AppPage, CodeGenType, new_app_id
 from zerocode.errors import InvalidInput
 
 OWNER = "user-1"

@@ -16,7 +16,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.integration.test_vue_template_builds import created_files
-from zerocode import build_events, cli, wiring
 from zerocode.adapters.cognito_accounts import create_user_pool
 from zerocode.adapters.dynamodb import create_display_table, create_transcript_table
 from zerocode.adapters.dynamodb_apps import (
@@ -28,9 +27,11 @@ from zerocode.adapters.dynamodb_builds import create_builds_table
 from zerocode.adapters.local_builder import LocalBuilder
 from zerocode.adapters.sqlite import SqliteDatabase
 from zerocode.adapters.sqlite_builds import SqlitePublisher
-from zerocode.api import REQUEST_CONTEXT, create_app
-from zerocode.platform import Platform
-from zerocode.settings import Settings
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.entrypoints import build_events, cli
+from zerocode.http.app import REQUEST_CONTEXT, create_app
 
 PASSWORD = "correct horse battery"
 

@@ -9,11 +9,11 @@ import pytest
 from tests.integration.backends import Backend
 from tests.integration.memory_support import tool_step
 from zerocode.adapters.memory_cache import LruWindowCache
-from zerocode.memory import Memory
-from zerocode.messages import ToolResult, UserMessage
-from zerocode.transcript import EntryKind
-from zerocode.validation import validate
-from zerocode.window import WindowPolicy
+from zerocode.memory.facade import Memory
+from zerocode.memory.messages import ToolResult, UserMessage
+from zerocode.memory.transcript import EntryKind
+from zerocode.memory.validation import validate
+from zerocode.memory.window import WindowPolicy
 
 APP = "app-bad"
 

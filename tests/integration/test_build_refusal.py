@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from zerocode import wiring
 from zerocode.adapters.sandbox import MISSING
-from zerocode.api import create_app
-from zerocode.server import banner
-from zerocode.settings import Settings
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.settings import Settings
+from zerocode.entrypoints.server import banner
+from zerocode.http.app import create_app
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from zerocode.apps import CodeGenType
-from zerocode.builds import Build, BuildPurpose, BuildState, BuildStore, new_build_id
+from zerocode.apps.records import CodeGenType
 from zerocode.errors import InvalidInput
+from zerocode.publishing.builds import Build, BuildPurpose, BuildState, BuildStore, new_build_id
 
 
 @pytest.fixture(params=["sqlite", "dynamodb"])

@@ -9,7 +9,8 @@ from pathlib import Path
 
 
 def zerocode(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "zerocode.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "zerocode.entrypoints.cli", *args],
+                          capture_output=True,
                           text=True, timeout=120)
 
 

@@ -25,7 +25,7 @@ from botocore.stub import Stubber
 
 from zerocode.adapters.cloudfront_publisher import KvsPublisher
 from zerocode.errors import Conflict
-from zerocode.publish import SiteTarget
+from zerocode.publishing.pointers import SiteTarget
 
 ARN = "arn:aws:cloudfront::123456789012:key-value-store/327284aa-bcd5-499f-a3ff-26b9a9d31b58"
 POINTER = "site:deploykey1"

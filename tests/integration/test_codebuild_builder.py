@@ -25,7 +25,6 @@ import yaml
 from botocore.stub import ANY, Stubber
 
 from tests.integration.test_vue_template_builds import created_files
-from zerocode import toolchain
 from zerocode.adapters.codebuild_builder import (
     BUILDSPEC,
     CREDENTIAL_SECONDS,
@@ -34,9 +33,10 @@ from zerocode.adapters.codebuild_builder import (
     CodeBuildBuilder,
     session_policy,
 )
-from zerocode.apps import CodeGenType
-from zerocode.builds import BuildJob, Snapshot, new_build_id
-from zerocode.settings import Settings
+from zerocode.apps.records import CodeGenType
+from zerocode.bootstrap.settings import Settings
+from zerocode.publishing import toolchain
+from zerocode.publishing.builds import BuildJob, Snapshot, new_build_id
 
 BUCKET = "zc-builds"
 DATA_ROLE = "arn:aws:iam::123456789012:role/zc-build-data"

@@ -7,7 +7,7 @@ from typing import Any
 import moto.cognitoidp  # noqa: F401 - moto[cognitoidp] is a dev dependency: fail, never skip
 import pytest
 
-from zerocode.accounts import Role, Unauthenticated
+from zerocode.accounts.service import Role, Unauthenticated
 from zerocode.adapters.cognito_accounts import CognitoAccounts, create_user_pool, parse_groups
 from zerocode.errors import Conflict, InvalidInput
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from zerocode import wiring
-from zerocode.api import create_app
-from zerocode.settings import Settings
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.settings import Settings
+from zerocode.http.app import create_app
 
 CONSOLE = "https://d111111abcdef8.cloudfront.net"
 

@@ -14,18 +14,18 @@ import pytest
 
 from zerocode.adapters.memory_cache import LruWindowCache
 from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
-from zerocode.memory import Memory
-from zerocode.transcript import EntryKind, group_units
-from zerocode.validation import validate
-from zerocode.window import WindowPolicy
+from zerocode.memory.facade import Memory
+from zerocode.memory.transcript import EntryKind, group_units
+from zerocode.memory.validation import validate
+from zerocode.memory.window import WindowPolicy
 
 WRITER = textwrap.dedent("""
     import json, sys
     from zerocode.adapters.memory_cache import LruWindowCache
     from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
-    from zerocode.memory import Memory
-    from zerocode.messages import AssistantMessage, ToolCall, ToolResult
-    from zerocode.window import WindowPolicy
+    from zerocode.memory.facade import Memory
+    from zerocode.memory.messages import AssistantMessage, ToolCall, ToolResult
+    from zerocode.memory.window import WindowPolicy
 
     memory = Memory(SqliteTranscriptStore(SqliteDatabase(sys.argv[1])), LruWindowCache(),
                     WindowPolicy(max_messages=30))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from zerocode import wiring
-from zerocode.apps import CodeGenType
-from zerocode.settings import Settings
+from zerocode.apps.records import CodeGenType
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.settings import Settings
 
 
 class FlakyDelete:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.backends import Backend
-from zerocode.display import DisplayRole, DisplayStatus
 from zerocode.errors import InvalidInput
+from zerocode.memory.display import DisplayRole, DisplayStatus
 
 APP = "app-1"
 

@@ -13,8 +13,8 @@ import pytest
 
 from tests.factories import step, turn_entries, user
 from zerocode.errors import Conflict, PayloadTooLarge
-from zerocode.messages import AssistantMessage, ToolCall, ToolResult
-from zerocode.transcript import Entry, EntryKind
+from zerocode.memory.messages import AssistantMessage, ToolCall, ToolResult
+from zerocode.memory.transcript import Entry, EntryKind
 
 APP = "app-1"
 TRANSCRIPT, DISPLAY, BUCKET = "zc-transcript", "zc-display", "zc-payloads"

@@ -6,13 +6,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from zerocode import wiring
-from zerocode.apps import CodeGenType
-from zerocode.events import DoneEvent, ErrorEvent, ToolEvent, TurnEvent
-from zerocode.platform import Platform
-from zerocode.settings import Settings
-from zerocode.transcript import EntryKind
-from zerocode.validation import validate
+from zerocode.apps.records import CodeGenType
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.engine.events import DoneEvent, ErrorEvent, ToolEvent, TurnEvent
+from zerocode.memory.transcript import EntryKind
+from zerocode.memory.validation import validate
 
 
 def platform(tmp_path: Path, **overrides: Any) -> Platform:
@@ -58,8 +58,8 @@ class CutOffModel:
     description = "test model that truncates its code"
 
     async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
-        from zerocode.messages import AssistantMessage
-        from zerocode.model import ModelReply, TextDelta
+        from zerocode.engine.model import ModelReply, TextDelta
+        from zerocode.memory.messages import AssistantMessage
 
         text = "Here it is:\n```html\n<html><body><h1>Half a page"
         yield TextDelta(text)
@@ -68,7 +68,7 @@ class CutOffModel:
 
 def test_code_that_cannot_be_parsed_fails_the_turn_and_saves_nothing(tmp_path: Path) -> None:
     p = wiring.platform(Settings(data_dir=tmp_path), model=CutOffModel())  # type: ignore[arg-type]
-    from zerocode.apps import App, new_app_id
+    from zerocode.apps.records import App, new_app_id
 
     app = App(new_app_id(), "local", "Half", CodeGenType.HTML, "A page")
     p.apps.put(app)

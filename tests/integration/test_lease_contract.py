@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.backends import OneRequestAtATime, run_together
-from zerocode.lease import Lease
+from zerocode.apps.lease import Lease
 
 T0 = 1_700_000_000.0
 TTL = 30.0

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_vue_template_builds import created_files
-from zerocode import toolchain
 from zerocode.adapters.local_builder import LocalBuilder, _copy_regular
 from zerocode.adapters.sandbox import MISSING, Refusing
 from zerocode.adapters.toolchain_store import ToolchainStore
-from zerocode.apps import CodeGenType
-from zerocode.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
+from zerocode.apps.records import CodeGenType
+from zerocode.publishing import toolchain
+from zerocode.publishing.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
 
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 
@@ -153,7 +153,7 @@ def test_a_relative_data_directory_builds(tmp_path: Path, toolchain_dir: Path,
     """`make run` uses ZEROCODE_DATA_DIR=.zerocode, a relative path: the sandbox must get
     absolute ones (a fresh-clone `make run` caught it)."""
     from tests.conftest import any_build_sandbox
-    from zerocode.settings import Settings
+    from zerocode.bootstrap.settings import Settings
 
     monkeypatch.chdir(tmp_path)
     builder = LocalBuilder(Path(".zerocode"), any_build_sandbox(),

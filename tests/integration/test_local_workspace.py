@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from zerocode.adapters.local_workspace import LocalWorkspace
-from zerocode.workspace import FileInfo, FileMissing, PathRefused
+from zerocode.apps.workspace import FileInfo, FileMissing, PathRefused
 
 
 @pytest.fixture

@@ -12,13 +12,13 @@ from tests.integration.memory_support import CountingStore, tool_step
 from zerocode.adapters.memory_cache import LruWindowCache
 from zerocode.adapters.redis_cache import RedisWindowCache
 from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
-from zerocode.cache import WindowCache
 from zerocode.errors import Conflict
-from zerocode.memory import Memory
-from zerocode.messages import AssistantMessage, SystemMessage, ToolResult, UserMessage
-from zerocode.transcript import EntryKind, Unit
-from zerocode.validation import validate
-from zerocode.window import WindowPolicy
+from zerocode.memory.cache import WindowCache
+from zerocode.memory.facade import Memory
+from zerocode.memory.messages import AssistantMessage, SystemMessage, ToolResult, UserMessage
+from zerocode.memory.transcript import EntryKind, Unit
+from zerocode.memory.validation import validate
+from zerocode.memory.window import WindowPolicy
 
 APP = "app-1"
 SYSTEM = "You build Vue apps."
@@ -54,7 +54,7 @@ def test_a_turn_keeps_every_tool_call_and_result(tmp_path: Path) -> None:
 def test_a_step_must_answer_every_call(tmp_path: Path) -> None:
     memory, store = make(tmp_path)
     turn = memory.begin_turn(APP, "go")
-    from zerocode.messages import ToolCall
+    from zerocode.memory.messages import ToolCall
 
     a, b = ToolCall("a", "read_dir", "{}"), ToolCall("b", "read_dir", "{}")
     with pytest.raises(ValueError):

@@ -24,9 +24,9 @@ from tests.conftest import redis_client_or_skip
 from zerocode.adapters.memory_cache import LruWindowCache
 from zerocode.adapters.redis_cache import RedisWindowCache
 from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
-from zerocode.cache import CachedTail, WindowCache
-from zerocode.memory import Memory, Turn, interrupted_note, user_content
-from zerocode.messages import (
+from zerocode.memory.cache import CachedTail, WindowCache
+from zerocode.memory.facade import Memory, Turn, interrupted_note, user_content
+from zerocode.memory.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -34,10 +34,10 @@ from zerocode.messages import (
     ToolResult,
     UserMessage,
 )
-from zerocode.tokens import REPLY_PRIMING, message_tokens
-from zerocode.transcript import EntryKind
-from zerocode.validation import validate
-from zerocode.window import WindowPolicy, elide
+from zerocode.memory.tokens import REPLY_PRIMING, message_tokens
+from zerocode.memory.transcript import EntryKind
+from zerocode.memory.validation import validate
+from zerocode.memory.window import WindowPolicy, elide
 
 APP = "prop-app"
 SYSTEM = "You are zerocode. Use the tools to change files."

@@ -12,15 +12,16 @@ import httpx
 import openai
 import pytest
 
-from zerocode import prompts
 from zerocode.adapters.offline_model import BROKEN_HOME_VIEW, OfflineTransport, answer
 from zerocode.adapters.openai_model import (
     OFFLINE_DESCRIPTION,
     OpenAIChatModel,
     build_chat_model,
 )
-from zerocode.memory import user_content
-from zerocode.messages import (
+from zerocode.engine import prompts
+from zerocode.engine.model import ModelError, ModelReply, ModelRole, TextDelta, Usage
+from zerocode.memory.facade import user_content
+from zerocode.memory.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -29,8 +30,7 @@ from zerocode.messages import (
     UserMessage,
     to_openai_list,
 )
-from zerocode.model import ModelError, ModelReply, ModelRole, TextDelta, Usage
-from zerocode.tokens import REPLY_PRIMING, count_tokens, message_tokens
+from zerocode.memory.tokens import REPLY_PRIMING, count_tokens, message_tokens
 
 MODELS = {ModelRole.ROUTING: "router-model", ModelRole.CODE: "code-model",
           ModelRole.VUE: "vue-model"}

@@ -15,12 +15,15 @@ from urllib.parse import urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from zerocode import wiring
-from zerocode.api import CSRF_HEADER, SESSION_COOKIE, create_app
-from zerocode.apps import App, CodeGenType
-from zerocode.picker import PICKER, picker_script
-from zerocode.platform import Platform
-from zerocode.publish import (
+from zerocode.apps.records import App, CodeGenType
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.entrypoints.server import with_console
+from zerocode.http.app import CSRF_HEADER, SESSION_COOKIE, create_app
+from zerocode.http.sites import console_origins, create_sites_app
+from zerocode.publishing.picker import PICKER, picker_script
+from zerocode.publishing.pointers import (
     SiteTarget,
     SiteUrls,
     is_host_key,
@@ -28,9 +31,6 @@ from zerocode.publish import (
     site_pointer,
     site_urls,
 )
-from zerocode.server import with_console
-from zerocode.settings import Settings
-from zerocode.sites import console_origins, create_sites_app
 
 PAGE = b"<html><body><h1>Newts</h1></body></html>"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from zerocode.deletion import PendingDeletions
+from zerocode.apps.deletion import PendingDeletions
 
 
 class Clock:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.integration.test_chromium_covers import chromium_or_skip
-from zerocode.picker import picker_script
+from zerocode.publishing.picker import picker_script
 
 CONSOLE, EVIL, PREVIEW = "http://console.example", "http://evil.example", \
     "http://p-abcdefgh.sites.example"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from zerocode import wiring
-from zerocode.apps import CodeGenType
-from zerocode.builds import Build, Builder, BuildJob, BuildOutcome, BuildState
-from zerocode.platform import Platform
-from zerocode.publish import site_pointer
-from zerocode.settings import Settings
+from zerocode.apps.records import CodeGenType
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.publishing.builds import Build, Builder, BuildJob, BuildOutcome, BuildState
+from zerocode.publishing.pointers import site_pointer
 
 
 async def deploy_html(settings: Settings,

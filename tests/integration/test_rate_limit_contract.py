@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import redis_client_or_skip
 from tests.integration.backends import OneRequestAtATime, run_together
-from zerocode.ratelimit import RateDecision, RateLimited, RateLimiter, enforce
+from zerocode.accounts.ratelimit import RateDecision, RateLimited, RateLimiter, enforce
 
 T0 = 1_700_000_000.0
 WINDOW = 60.0

@@ -16,9 +16,9 @@ import pytest
 from tests.factories import turn_entries
 from zerocode.adapters.memory_cache import LruWindowCache
 from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
-from zerocode.memory import Memory
-from zerocode.transcript import Entry, TranscriptStore
-from zerocode.window import WindowPolicy
+from zerocode.memory.facade import Memory
+from zerocode.memory.transcript import Entry, TranscriptStore
+from zerocode.memory.window import WindowPolicy
 
 SIZES = (100, 100_000)
 POLICY = WindowPolicy(max_messages=40)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from zerocode.apps.workspace import FileInfo, WorkspaceLimits
 from zerocode.errors import Conflict
-from zerocode.workspace import FileInfo, WorkspaceLimits
 
 BUCKET = "zc-workspaces"
 
@@ -133,7 +133,7 @@ def test_storage_errors_are_not_hidden(s3: Any) -> None:
     """A missing bucket is an outage, not a missing file."""
     from botocore.exceptions import ClientError
 
-    from zerocode.workspace import FileMissing
+    from zerocode.apps.workspace import FileMissing
 
     ws = _workspace(s3)
     ws.bucket = "no-such-bucket"

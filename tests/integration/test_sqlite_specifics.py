@@ -10,7 +10,7 @@ from zerocode.adapters.sqlite import (
     SqliteDisplayHistoryStore,
     SqliteTranscriptStore,
 )
-from zerocode.display import DisplayRole
+from zerocode.memory.display import DisplayRole
 
 
 def test_purge_expired_does_locally_what_dynamodb_ttl_does(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from zerocode.adapters.local_workspace import LocalWorkspace
-from zerocode.messages import ToolCall
-from zerocode.tools import ToolBox, ToolOutcome
-from zerocode.workspace import WorkspaceLimits
+from zerocode.apps.workspace import WorkspaceLimits
+from zerocode.engine.tools import ToolBox, ToolOutcome
+from zerocode.memory.messages import ToolCall
 
 APP = "app1"
 APP_VUE = "<template>\n  <h1>Hello</h1>\n</template>\n"

@@ -11,8 +11,8 @@ import pytest
 from tests.factories import step, turn_entries, user
 from tests.integration.backends import Backend
 from zerocode.errors import Conflict
-from zerocode.messages import AssistantMessage, ToolCall, ToolResult
-from zerocode.transcript import EMPTY_HEAD, Entry, EntryKind, head_of
+from zerocode.memory.messages import AssistantMessage, ToolCall, ToolResult
+from zerocode.memory.transcript import EMPTY_HEAD, Entry, EntryKind, head_of
 
 APP = "app-1"
 

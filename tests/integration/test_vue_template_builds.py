@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from zerocode import prompts, toolchain
 from zerocode.adapters.openai_model import build_chat_model
-from zerocode.apps import CodeGenType
-from zerocode.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
-from zerocode.messages import SystemMessage, UserMessage
-from zerocode.model import ModelReply, ModelRole
+from zerocode.apps.records import CodeGenType
+from zerocode.engine import prompts
+from zerocode.engine.model import ModelReply, ModelRole
+from zerocode.memory.messages import SystemMessage, UserMessage
+from zerocode.publishing import toolchain
+from zerocode.publishing.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
 
 MODELS = dict.fromkeys(ModelRole, "zerocode-offline")
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")

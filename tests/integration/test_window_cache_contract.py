@@ -14,7 +14,7 @@ from tests.conftest import redis_client_or_skip
 from tests.factories import turn_entries
 from zerocode.adapters.memory_cache import LruWindowCache
 from zerocode.adapters.redis_cache import RedisWindowCache
-from zerocode.cache import CachedTail, WindowCache, decode_tail, encode_tail
+from zerocode.memory.cache import CachedTail, WindowCache, decode_tail, encode_tail
 
 ENTRIES = tuple(turn_entries(1, 1, steps=2, calls=2, payload="ünïcode ✓"))
 TAIL = CachedTail(ENTRIES[-1].seq, ENTRIES[-1].uid, ENTRIES[3:], ENTRIES[0])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zerocode.workspace import (
+from zerocode.apps.workspace import (
     DEFAULT_LIMITS,
     FileInfo,
     FileMissing,

@@ -7,9 +7,15 @@ from pathlib import Path
 import pytest
 
 from zerocode.adapters.local_workspace import LocalWorkspace
-from zerocode.codegen import CodeParseError, has_code, parse_html, parse_multi_file, save_files
+from zerocode.apps.workspace import PathRefused, WorkspaceFull, WorkspaceLimits
+from zerocode.engine.codegen import (
+    CodeParseError,
+    has_code,
+    parse_html,
+    parse_multi_file,
+    save_files,
+)
 from zerocode.errors import InvalidInput
-from zerocode.workspace import PathRefused, WorkspaceFull, WorkspaceLimits
 
 PAGE = "<!DOCTYPE html>\n<html>\n<body><h1>Hi</h1></body>\n</html>"
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from zerocode.accounts import Role, Unauthenticated
+from zerocode.accounts.service import Role, Unauthenticated
 from zerocode.adapters.cognito_accounts import CognitoAccounts
-from zerocode.api import REQUEST_CONTEXT, gateway_claims
+from zerocode.http.app import REQUEST_CONTEXT, gateway_claims
 
 
 def context(value: object) -> dict[str, str]:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from zerocode.apps.guards import check_text
 from zerocode.errors import InvalidInput
-from zerocode.guards import check_text
 
 
 @pytest.mark.parametrize("text", [

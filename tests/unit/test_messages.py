@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zerocode.messages import (
+from zerocode.memory.messages import (
     FAILED_PREFIX,
     AssistantMessage,
     SystemMessage,

@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from zerocode import prompts, toolchain
 from zerocode.adapters.offline_model import (
     BROKEN_HOME_VIEW,
     VERSIONS,
@@ -20,9 +19,11 @@ from zerocode.adapters.offline_model import (
     app_name,
     argument_pieces,
 )
-from zerocode.memory import interrupted_note, user_content
-from zerocode.messages import from_openai_list
-from zerocode.tokens import REPLY_PRIMING, count_tokens, message_tokens
+from zerocode.engine import prompts
+from zerocode.memory.facade import interrupted_note, user_content
+from zerocode.memory.messages import from_openai_list
+from zerocode.memory.tokens import REPLY_PRIMING, count_tokens, message_tokens
+from zerocode.publishing import toolchain
 
 URL = "http://offline.invalid/v1/chat/completions"
 

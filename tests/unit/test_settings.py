@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from zerocode.settings import Settings
-from zerocode.window import WindowPolicy
+from zerocode.bootstrap.settings import Settings
+from zerocode.memory.window import WindowPolicy
 
 
 def test_defaults_are_local_and_match_the_default_policy(monkeypatch: pytest.MonkeyPatch) -> None:

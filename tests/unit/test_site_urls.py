@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from zerocode.bootstrap.settings import Settings
 from zerocode.errors import InvalidInput
-from zerocode.publish import (
+from zerocode.publishing.pointers import (
     DEPLOY_KEY_CHARS,
     PREVIEW_KEY_CHARS,
     SiteUrls,
@@ -15,7 +16,6 @@ from zerocode.publish import (
     pointer_of_label,
     site_urls,
 )
-from zerocode.settings import Settings
 
 LOCAL = SiteUrls("http://127.0.0.1:8001", "localhost:8001")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from zerocode.api import _frames
-from zerocode.events import DoneEvent, TextEvent, TurnEvent
+from zerocode.engine.events import DoneEvent, TextEvent, TurnEvent
+from zerocode.http.app import _frames
 
 
 def test_a_quiet_stream_gets_keepalive_comments_between_events() -> None:

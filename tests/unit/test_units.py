@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from tests.factories import final, step, turn_entries, user
-from zerocode.transcript import EntryKind, group_units
+from zerocode.memory.transcript import EntryKind, group_units
 
 
 def test_whole_turn_groups_into_units() -> None:

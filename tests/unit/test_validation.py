@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from zerocode.messages import (
+from zerocode.memory.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -10,7 +10,7 @@ from zerocode.messages import (
     ToolResult,
     UserMessage,
 )
-from zerocode.validation import InvalidWindow, is_valid, validate
+from zerocode.memory.validation import InvalidWindow, is_valid, validate
 
 A = ToolCall("a", "read_file", "{}")
 B = ToolCall("b", "read_dir", "{}")

@@ -6,11 +6,17 @@ import json
 import pytest
 
 from tests.factories import final, step, turn_entries, user
-from zerocode.messages import AssistantMessage, SystemMessage, ToolCall, ToolResult, UserMessage
-from zerocode.tokens import message_tokens
-from zerocode.transcript import Entry, EntryKind, group_units
-from zerocode.validation import validate
-from zerocode.window import WindowPolicy, build_window, elide, elision_stub
+from zerocode.memory.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from zerocode.memory.tokens import message_tokens
+from zerocode.memory.transcript import Entry, EntryKind, group_units
+from zerocode.memory.validation import validate
+from zerocode.memory.window import WindowPolicy, build_window, elide, elision_stub
 
 BIG = "<template><h1>Hello</h1></template>\n" * 200  # ~7 KB
 

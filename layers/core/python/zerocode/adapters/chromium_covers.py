@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from zerocode.apps import App
-from zerocode.workspace import PathRefused, check_app_id
+from zerocode.apps.records import App
+from zerocode.apps.workspace import PathRefused, check_app_id
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright, Route, WebSocketRoute

@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws_errors import error_code, error_message
 from zerocode.errors import Conflict
-from zerocode.publish import SiteTarget
+from zerocode.publishing.pointers import SiteTarget
 
 _MISSING = {"ResourceNotFoundException"}
 # A stale IfMatch; S3-style codes too, in case a proxy or emulator speaks those.

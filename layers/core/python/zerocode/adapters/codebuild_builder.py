@@ -42,12 +42,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from zerocode import toolchain
 from zerocode.adapters.aws_errors import error_code
-from zerocode.apps import CodeGenType
-from zerocode.builds import BuildJob, BuildOutcome
-from zerocode.picker import PICKER, PICKER_FILE, with_picker
-from zerocode.workspace import check_app_id, clean_path
+from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import check_app_id, clean_path
+from zerocode.publishing import toolchain
+from zerocode.publishing.builds import BuildJob, BuildOutcome
+from zerocode.publishing.picker import PICKER, PICKER_FILE, with_picker
 
 # How long a build's scoped credentials last: the project's queued timeout plus its build
 # timeout (15 + 15 minutes in infra), so they outlive any build that can still upload.

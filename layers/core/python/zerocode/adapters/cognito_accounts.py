@@ -1,4 +1,4 @@
-"""Accounts on Amazon Cognito (AWS mode): the counterpart of ``zerocode.accounts.Accounts``.
+"""Accounts on Amazon Cognito (AWS mode): the counterpart of ``zerocode.accounts.service.Accounts``.
 
 Cognito keeps the passwords and issues the tokens, so ``User.password_hash`` is always ""
 and ``User.id`` is the Cognito ``sub``. Input is checked with the same rules as local mode
@@ -16,7 +16,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from zerocode.accounts import Role, Unauthenticated, User, check_account, check_password
+from zerocode.accounts.service import Role, Unauthenticated, User, check_account, check_password
 from zerocode.adapters.aws_errors import error_code, error_message
 from zerocode.errors import Conflict, InvalidInput
 

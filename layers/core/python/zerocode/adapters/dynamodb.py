@@ -21,7 +21,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws_errors import error_code, error_message
-from zerocode.display import (
+from zerocode.errors import Conflict, PayloadTooLarge, ZerocodeError
+from zerocode.memory.display import (
     DisplayEntry,
     DisplayPage,
     DisplayRole,
@@ -30,8 +31,7 @@ from zerocode.display import (
     check_page,
     created_at_of,
 )
-from zerocode.errors import Conflict, PayloadTooLarge, ZerocodeError
-from zerocode.transcript import (
+from zerocode.memory.transcript import (
     EMPTY_HEAD,
     Entry,
     Head,

@@ -38,7 +38,7 @@ from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws_errors import error_code
 from zerocode.adapters.dynamodb import Item, ensure_table
-from zerocode.apps import FEATURED_PRIORITY, App, AppPage, CodeGenType, check_limit
+from zerocode.apps.records import FEATURED_PRIORITY, App, AppPage, CodeGenType, check_limit
 from zerocode.errors import InvalidInput
 
 BY_OWNER = "by_owner"

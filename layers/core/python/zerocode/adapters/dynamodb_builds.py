@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from zerocode.adapters.dynamodb import Item, _batch_delete, ensure_table
-from zerocode.apps import CodeGenType, check_limit
-from zerocode.builds import Build, BuildPage, BuildPurpose, BuildState, check_build_id
+from zerocode.apps.records import CodeGenType, check_limit
+from zerocode.publishing.builds import Build, BuildPage, BuildPurpose, BuildState, check_build_id
 
 _STRINGS = ("id", "app_id", "source_digest", "log_tail")
 _OPTIONAL_STRINGS = ("output", "error", "runner_id")

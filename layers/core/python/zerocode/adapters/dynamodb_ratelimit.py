@@ -25,9 +25,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from zerocode.accounts.ratelimit import RateDecision, allowed, check_rule, refused
 from zerocode.adapters.aws_errors import error_code
 from zerocode.adapters.dynamodb import Item, ensure_table
-from zerocode.ratelimit import RateDecision, allowed, check_rule, refused
 
 # After this many lost races in a row the hit is refused: heavy contention on one key means
 # the limit is being hammered, so refusing (briefly) is the safe answer.

@@ -3,9 +3,9 @@
 A Vue project is untrusted code, built in a sandbox (:mod:`zerocode.adapters.sandbox`):
 each build gets a fresh directory of its own, ``build-work/{appId}/{buildId}/``, holding the
 app's sources with the platform's package.json and vite.config.js in place of its own
-(:func:`zerocode.toolchain.build_tree`); the platform's toolchain, installed once from its
-lockfile (:mod:`zerocode.adapters.toolchain_store`), is mounted read-only as its
-node_modules, and ``vite build`` is the only command that runs. No npm install, no script of
+(:func:`zerocode.publishing.toolchain.build_tree`); the platform's toolchain, installed
+once from its lockfile (:mod:`zerocode.adapters.toolchain_store`), is mounted read-only as
+its node_modules, and ``vite build`` is the only command that runs. No npm install, no script of
 the app's. HTML and multi-file apps are not compiled: their files are checked
 (``index.html`` must exist) and copied. Either way the result (regular files only: a link
 the build made is never followed) is copied to a temporary directory and renamed to
@@ -23,12 +23,12 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from zerocode import toolchain
 from zerocode.adapters.sandbox import Limits, Sandbox
 from zerocode.adapters.toolchain_store import ToolchainStore
-from zerocode.apps import CodeGenType
-from zerocode.builds import BuildJob, BuildOutcome
-from zerocode.workspace import check_app_id, clean_path
+from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import check_app_id, clean_path
+from zerocode.publishing import toolchain
+from zerocode.publishing.builds import BuildJob, BuildOutcome
 
 MAX_OUTPUT_BYTES = 100 << 20  # a built site larger than this is refused
 

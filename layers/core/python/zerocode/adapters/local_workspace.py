@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
-from zerocode.workspace import (
+from zerocode.apps.workspace import (
     DEFAULT_LIMITS,
     NON_SOURCE_DIRS,
     FileInfo,

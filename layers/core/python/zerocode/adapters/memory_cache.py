@@ -7,7 +7,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from zerocode.cache import CachedTail
+from zerocode.memory.cache import CachedTail
 
 
 class LruWindowCache:

@@ -12,7 +12,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from zerocode.ratelimit import RateDecision, allowed, check_rule, refused
+from zerocode.accounts.ratelimit import RateDecision, allowed, check_rule, refused
 
 # Keys nobody hits again are swept in one pass every max(SWEEP_EVERY, number of keys) hits,
 # so memory stays bounded by the keys live in the last window at O(1) amortised cost.

@@ -53,9 +53,9 @@ from typing import Any
 
 import httpx
 
-from zerocode.messages import from_openai_list
-from zerocode.prompts import marker_of
-from zerocode.tokens import REPLY_PRIMING, count_tokens, message_tokens
+from zerocode.engine.prompts import marker_of
+from zerocode.memory.messages import from_openai_list
+from zerocode.memory.tokens import REPLY_PRIMING, count_tokens, message_tokens
 
 OFFLINE_MODEL = "zerocode-offline"
 CREATED = 1_700_000_000  # a fixed timestamp keeps the output byte-for-byte reproducible
@@ -83,7 +83,7 @@ should app application website site page web simple small little basic new using
 where has have show shows let lets just some very nice"""
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _SELECTED = "\n\n[Selected element]"
-_INTERRUPTED = re.compile(r"\[Turn \d+ was interrupted\b")  # zerocode.memory.interrupted_note
+_INTERRUPTED = re.compile(r"\[Turn \d+ was interrupted\b")  # memory.facade.interrupted_note
 
 
 class OfflineError(Exception):

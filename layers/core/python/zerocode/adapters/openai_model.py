@@ -21,8 +21,8 @@ import openai
 from openai.types.chat import ChatCompletionChunk
 
 from zerocode.adapters.offline_model import OfflineTransport
-from zerocode.messages import AssistantMessage, Message, ToolCall, to_openai_list
-from zerocode.model import ModelError, ModelEvent, ModelReply, ModelRole, TextDelta, Usage
+from zerocode.engine.model import ModelError, ModelEvent, ModelReply, ModelRole, TextDelta, Usage
+from zerocode.memory.messages import AssistantMessage, Message, ToolCall, to_openai_list
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ _TRANSIENT = (openai.APIConnectionError, openai.RateLimitError, openai.InternalS
 
 
 class OpenAIChatModel:
-    """Streams chat completions; see :class:`zerocode.model.ChatModel` for the contract."""
+    """Streams chat completions; see :class:`zerocode.engine.model.ChatModel` for the contract."""
 
     def __init__(self, client: openai.AsyncOpenAI, models: dict[ModelRole, str], *,
                  timeout: float, max_retries: int, description: str,

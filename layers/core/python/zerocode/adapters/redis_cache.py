@@ -10,7 +10,7 @@ import logging
 
 import redis
 
-from zerocode.cache import CachedTail, decode_tail, encode_tail
+from zerocode.memory.cache import CachedTail, decode_tail, encode_tail
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import redis
 
-from zerocode.ratelimit import RateDecision, allowed, check_rule, wait_until
+from zerocode.accounts.ratelimit import RateDecision, allowed, check_rule, wait_until
 
 log = logging.getLogger(__name__)
 

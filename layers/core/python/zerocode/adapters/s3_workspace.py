@@ -20,8 +20,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws_errors import error_code
-from zerocode.errors import Conflict
-from zerocode.workspace import (
+from zerocode.apps.workspace import (
     DEFAULT_LIMITS,
     FileInfo,
     FileMissing,
@@ -31,6 +30,7 @@ from zerocode.workspace import (
     check_app_id,
     clean_path,
 )
+from zerocode.errors import Conflict
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 _CONFLICT = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}

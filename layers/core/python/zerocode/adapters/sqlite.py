@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from zerocode.accounts import Role, User
-from zerocode.apps import FEATURED_PRIORITY, App, AppPage, CodeGenType, check_limit
-from zerocode.display import (
+from zerocode.accounts.service import Role, User
+from zerocode.apps.records import FEATURED_PRIORITY, App, AppPage, CodeGenType, check_limit
+from zerocode.errors import Conflict, InvalidInput
+from zerocode.memory.display import (
     DisplayEntry,
     DisplayPage,
     DisplayRole,
@@ -29,8 +30,7 @@ from zerocode.display import (
     check_page,
     created_at_of,
 )
-from zerocode.errors import Conflict, InvalidInput
-from zerocode.transcript import (
+from zerocode.memory.transcript import (
     EMPTY_HEAD,
     Entry,
     Head,

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from zerocode.adapters.sqlite import SqliteDatabase
-from zerocode.apps import CodeGenType, check_limit
-from zerocode.builds import Build, BuildPage, BuildPurpose, BuildState, check_build_id
-from zerocode.publish import SiteTarget
+from zerocode.apps.records import CodeGenType, check_limit
+from zerocode.publishing.builds import Build, BuildPage, BuildPurpose, BuildState, check_build_id
+from zerocode.publishing.pointers import SiteTarget
 
 _COLUMNS = ("id", "app_id", "purpose", "kind", "source_digest", "state", "created_at",
             "started_at", "finished_at", "log_tail", "output", "error", "runner_id")

@@ -1,6 +1,7 @@
 """The installed toolchain for local Vue builds: one read-only ``node_modules`` per lockfile.
 
-Installed once, from the platform's own package.json and lockfile (:mod:`zerocode.toolchain`)
+Installed once, from the platform's own package.json and lockfile
+(:mod:`zerocode.publishing.toolchain`)
 with ``npm ci --ignore-scripts``: npm checks every package against the lockfile's integrity
 hashes, and no package's install script runs. Nothing of an app's takes part in the install,
 so a build never installs anything: it mounts this tree read-only. The tree is made in a
@@ -18,7 +19,7 @@ import shutil
 from collections import deque
 from pathlib import Path
 
-from zerocode import toolchain
+from zerocode.publishing import toolchain
 
 LOG_LINES = 30
 

@@ -1,0 +1,1 @@
+"""Accounts and per-user rate limits (docs/accounts.md)."""

@@ -1,0 +1,1 @@
+"""Settings, and wiring them into a platform per mode."""

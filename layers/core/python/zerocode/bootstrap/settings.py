@@ -1,0 +1,146 @@
+"""Settings from the environment (prefix ``ZEROCODE_``); one object wires every adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from zerocode.memory.window import WindowPolicy
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ZEROCODE_", extra="ignore")
+
+    mode: Literal["local", "aws"] = "local"
+    data_dir: Path = Path(".zerocode")
+    # Redis/Valkey for the window cache; rediss:// for ElastiCache TLS. None: in-process LRU.
+    redis_url: str | None = None
+    cache_ttl_seconds: int = Field(900, ge=1)
+    cache_max_apps: int = Field(512, ge=1)
+
+    aws_region: str = "us-east-1"
+    transcript_table: str = "zerocode-transcript"
+    display_table: str = "zerocode-display"
+    apps_table: str = "zerocode-apps"
+    users_table: str = "zerocode-users"
+    builds_table: str = "zerocode-builds"
+    # Leases (turn:{appId}) and, without Redis, rate-limit logs ({action}:{userId}) share it.
+    leases_table: str = "zerocode-leases"
+    deletions_table: str = "zerocode-deletions"
+    # CodeBuild project for Vue builds, and the bucket holding sources/ and builds/ (AWS).
+    codebuild_project: str | None = None
+    builds_bucket: str | None = None
+    # The role whose credentials, scoped per build by a session policy, a Vue build uses to
+    # read its own source and write its own output (AWS; docs/security.md).
+    build_data_role_arn: str | None = None
+    # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
+    sites_kvs_arn: str | None = None
+    # S3 bucket for workspaces (workspaces/{appId}/...).
+    workspace_bucket: str | None = None
+    # Cognito user pool and its app client (USER_PASSWORD_AUTH, no secret).
+    cognito_user_pool_id: str | None = None
+    cognito_client_id: str | None = None
+    # S3 bucket for transcript items too large for DynamoDB even compressed.
+    payload_bucket: str | None = None
+    # Days after an item is written until storage may expire it; 0 keeps forever.
+    retention_days: int = Field(90, ge=0)
+
+    # The local platform: API on one port, previews and sites on another (another origin).
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    sites_port: int = Field(8001, ge=1, le=65535)
+    # Public base URL of the sites server (covers; AWS without a custom domain: every app
+    # under /sites/ and /preview/); default http://{host}:{sites_port}.
+    sites_url: str | None = None
+    # Each preview and site on its own origin, {label}.{sites_domain} (publish.py). Default:
+    # localhost:{sites_port} locally; on AWS the custom domain when one is configured, else
+    # unset (the shared-origin path scheme; docs/security.md).
+    sites_domain: str | None = None
+    # The console's static files, served at /console/ by `zerocode serve` (default: web/ of
+    # this checkout). On AWS the console is in its own bucket behind CloudFront.
+    console_dir: Path | None = None
+    # Origins (comma-separated) of consoles served elsewhere that may call the API with
+    # credentials (AWS: the console's CloudFront domain). Empty: same origin only.
+    cors_origins: str = ""
+
+    # Model endpoint; unset = the offline scripted model.
+    model_base_url: str | None = None
+    model_api_key: str | None = None
+    # AWS: the key lives in Secrets Manager; read once per container (cold start), cached.
+    model_api_key_secret_arn: str | None = None
+    model_routing: str = "gpt-4o-mini"
+    model_code: str = "gpt-4o"
+    model_vue: str = "gpt-4o"
+    model_timeout_seconds: float = Field(120, gt=0)
+    model_max_retries: int = Field(2, ge=0, le=10)
+
+    # Cover screenshots of published sites (needs Playwright's package and a Chromium).
+    covers: bool = True
+    chromium_path: str | None = None  # default: chromium on PATH
+
+    # npm's download cache for installing the platform's toolchain (default
+    # ~/.cache/zerocode/npm); builds themselves never install anything.
+    npm_cache_dir: Path | None = None
+    # Local Vue builds run in bubblewrap; without it they are refused. This development-only
+    # override builds without the sandbox, as the platform's user (docs/security.md).
+    dangerously_unsandboxed_builds: bool = False
+    # Where the platform's toolchain is installed (default {data_dir}/toolchain); read-only
+    # to builds, so several platforms on one machine may share it.
+    toolchain_dir: Path | None = None
+    # Limits of one sandboxed build.
+    build_timeout_seconds: float = Field(180, gt=0, le=900)
+    build_memory_mb: int = Field(2048, ge=256)
+    build_max_processes: int = Field(256, ge=16)
+
+    # Per-user quotas: requests allowed in any window of rate_window_seconds.
+    rate_chat: int = Field(5, ge=1)
+    rate_create: int = Field(10, ge=1)
+    rate_deploy: int = Field(10, ge=1)
+    rate_window_seconds: float = Field(60, gt=0)
+    # The public featured-apps page is cached per process for this long.
+    featured_cache_seconds: float = Field(120, ge=0)
+
+    max_message_chars: int = Field(1000, ge=1)
+    max_tool_calls: int = Field(20, ge=1, le=100)
+    max_turns_per_app: int = Field(1000, ge=1)
+    # A turn is cut off after this long (API Gateway streams end at 15 minutes).
+    turn_timeout_seconds: float = Field(14 * 60, gt=0, le=15 * 60)
+    max_file_bytes: int = Field(512 * 1024, ge=1024)
+    max_files: int = Field(200, ge=1)
+
+    window_max_messages: int = Field(60, ge=3)
+    window_max_tokens: int = Field(24_000, ge=256)
+    window_elide_min_chars: int = Field(512, ge=64)
+    window_full_turns: int = Field(1, ge=1)
+    window_summary: bool = False
+
+    @property
+    def npm_cache(self) -> Path:
+        return self.npm_cache_dir or Path.home() / ".cache" / "zerocode" / "npm"
+
+    @property
+    def public_sites_url(self) -> str:
+        return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
+
+    @property
+    def console_path(self) -> Path | None:
+        found = self.console_dir or Path(__file__).resolve().parents[5] / "web"
+        return found if (found / "index.html").is_file() else None
+
+    @property
+    def allowed_origins(self) -> list[str]:
+        return [o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip()]
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "zerocode.sqlite3"
+
+    def window_policy(self) -> WindowPolicy:
+        return WindowPolicy(max_messages=self.window_max_messages,
+                            max_tokens=self.window_max_tokens,
+                            elide_min_chars=self.window_elide_min_chars,
+                            full_turns=self.window_full_turns,
+                            summary=self.window_summary)

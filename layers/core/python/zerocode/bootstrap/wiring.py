@@ -1,0 +1,266 @@
+"""Composition root: settings in, adapters out. The only place that knows both modes."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zerocode.accounts.ratelimit import RateLimiter
+from zerocode.accounts.service import Accounts, AccountService
+from zerocode.apps.workspace import WorkspaceLimits
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.engine.model import ChatModel, ModelRole
+from zerocode.engine.turn import Engine, EngineLimits
+from zerocode.memory.cache import WindowCache
+from zerocode.memory.display import DisplayHistoryStore
+from zerocode.memory.facade import Memory
+from zerocode.memory.transcript import TranscriptStore
+from zerocode.publishing.builds import Builder, RemoteBuilder
+from zerocode.publishing.pointers import Publisher, SiteTarget, site_urls
+from zerocode.publishing.service import Publishing
+
+if TYPE_CHECKING:
+    from zerocode.adapters.cognito_accounts import CognitoAccounts
+
+
+def window_cache(settings: Settings) -> WindowCache:
+    if settings.redis_url:
+        from zerocode.adapters.redis_cache import RedisWindowCache
+
+        return RedisWindowCache.from_url(settings.redis_url, settings.cache_ttl_seconds)
+    from zerocode.adapters.memory_cache import LruWindowCache
+
+    return LruWindowCache(settings.cache_max_apps, settings.cache_ttl_seconds)
+
+
+def stores(settings: Settings) -> tuple[TranscriptStore, DisplayHistoryStore]:
+    if settings.mode == "aws":
+        from zerocode.adapters.dynamodb import DynamoDisplayHistoryStore, DynamoTranscriptStore
+
+        client, s3 = _aws_client("dynamodb", settings), _aws_client("s3", settings)
+        return (DynamoTranscriptStore(client, settings.transcript_table, s3=s3,
+                                      payload_bucket=settings.payload_bucket,
+                                      retention_days=settings.retention_days),
+                DynamoDisplayHistoryStore(client, settings.display_table,
+                                          retention_days=settings.retention_days))
+    from zerocode.adapters.sqlite import (
+        SqliteDatabase,
+        SqliteDisplayHistoryStore,
+        SqliteTranscriptStore,
+    )
+
+    return (SqliteTranscriptStore(SqliteDatabase(settings.sqlite_path), settings.retention_days),
+            SqliteDisplayHistoryStore(SqliteDatabase(settings.sqlite_path),
+                                      settings.retention_days))
+
+
+def memory(settings: Settings, transcript: TranscriptStore | None = None) -> Memory:
+    store = transcript if transcript is not None else stores(settings)[0]
+    return Memory(store, window_cache(settings), settings.window_policy())
+
+
+def chat_model(settings: Settings) -> ChatModel:
+    """The configured endpoint, or the offline scripted model when none is configured."""
+    from zerocode.adapters.openai_model import build_chat_model
+
+    models = {ModelRole.ROUTING: settings.model_routing, ModelRole.CODE: settings.model_code,
+              ModelRole.VUE: settings.model_vue}
+    key = settings.model_api_key
+    if key is None and settings.model_api_key_secret_arn:
+        key = model_api_key(settings.model_api_key_secret_arn, settings.aws_region)
+    return build_chat_model(settings.model_base_url, key, models,
+                            timeout=settings.model_timeout_seconds,
+                            max_retries=settings.model_max_retries)
+
+
+@functools.cache
+def model_api_key(secret_arn: str, region: str) -> str:
+    """The model key from Secrets Manager, once per process: a rotated key reaches new
+    containers (publish a new function version or update its configuration to force it)."""
+    value = _client("secretsmanager", region).get_secret_value(SecretId=secret_arn)
+    secret = value.get("SecretString")
+    if not secret:
+        raise RuntimeError(f"secret {secret_arn} has no string value; store the model API key")
+    return str(secret).strip()
+
+
+def platform(settings: Settings, model: ChatModel | None = None,
+             builder: Builder | None = None, publisher: Publisher | None = None) -> Platform:
+    """Everything the API needs, for the configured mode. ``model``, ``builder`` and
+    ``publisher`` replace the configured ones (tests, and AWS mode until CodeBuild lands)."""
+    if settings.mode == "aws":
+        return _aws_platform(settings, model, builder, publisher)
+    from zerocode.adapters.chromium_covers import chromium_covers
+    from zerocode.adapters.local_builder import LocalBuilder
+    from zerocode.adapters.local_workspace import LocalWorkspace
+    from zerocode.adapters.sandbox import Limits, sandbox
+    from zerocode.adapters.sqlite import (
+        SqliteAppStore,
+        SqliteDatabase,
+        SqliteDisplayHistoryStore,
+        SqliteLease,
+        SqlitePendingDeletions,
+        SqliteTranscriptStore,
+        SqliteUserStore,
+    )
+    from zerocode.adapters.sqlite_builds import SqliteBuildStore, SqlitePublisher
+    from zerocode.adapters.toolchain_store import ToolchainStore
+
+    db = SqliteDatabase(settings.sqlite_path)
+    transcript = SqliteTranscriptStore(db, settings.retention_days)
+    transcript.purge_expired()
+    display = SqliteDisplayHistoryStore(db, settings.retention_days)
+    mem = memory(settings, transcript)
+    workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
+    model = model or chat_model(settings)
+    apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
+    box = sandbox(settings.dangerously_unsandboxed_builds)
+    limits = Limits(seconds=settings.build_timeout_seconds,
+                    memory_bytes=settings.build_memory_mb << 20,
+                    processes=settings.build_max_processes)
+    publishing = Publishing(
+        apps, builds, builder or LocalBuilder(
+            settings.data_dir, box,
+            ToolchainStore(settings.toolchain_dir or settings.data_dir / "toolchain",
+                           settings.npm_cache), limits),
+        publisher or SqlitePublisher(db), workspace, lease, site_urls(settings),
+        covers=chromium_covers(settings.data_dir / "covers", settings.public_sites_url,
+                               settings.chromium_path) if settings.covers else None)
+    engine = Engine(memory=mem, display=display, workspace=workspace,
+                    preview=publishing.preview, model=model, lease=lease,
+                    limits=_engine_limits(settings))
+
+    def site_root(target: SiteTarget) -> Path | None:
+        """A local build's output directory (the sites origin serves it)."""
+        build = builds.get(target.app_id, target.build_id)
+        return Path(build.output) if build is not None and build.output else None
+
+    return Platform(settings, apps, mem, display, workspace, model, engine,
+                    Accounts(SqliteUserStore(db)), rate_limiter(settings),
+                    SqlitePendingDeletions(db), builds, publishing, site_root,
+                    build_isolation=box.description if builder is None else "injected builder")
+
+
+def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder | None,
+                  publisher: Publisher | None) -> Platform:
+    """DynamoDB, S3, Cognito, CloudFront KeyValueStore (and ElastiCache when
+    ZEROCODE_REDIS_URL is set)."""
+    from zerocode.adapters.dynamodb_apps import (
+        DynamoAppStore,
+        DynamoLease,
+        DynamoPendingDeletions,
+    )
+    from zerocode.adapters.dynamodb_builds import DynamoBuildStore
+    from zerocode.adapters.s3_workspace import S3Workspace
+
+    _require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
+    assert settings.workspace_bucket is not None  # checked by _require
+    builder = builder or _codebuild(settings)
+    client = _aws_client("dynamodb", settings)
+    transcript, display = stores(settings)
+    mem = memory(settings, transcript)
+    workspace = S3Workspace(_aws_client("s3", settings), settings.workspace_bucket,
+                            limits=_workspace_limits(settings))
+    model = model or chat_model(settings)
+    apps, lease = DynamoAppStore(client, settings.apps_table), \
+        DynamoLease(client, settings.leases_table)
+    builds = DynamoBuildStore(client, settings.builds_table)
+    publishing = Publishing(apps, builds, builder, publisher or _kvs_publisher(settings),
+                            workspace, lease, site_urls(settings),
+                            in_process=not isinstance(builder, RemoteBuilder))
+    engine = Engine(memory=mem, display=display, workspace=workspace,
+                    preview=publishing.preview, model=model, lease=lease,
+                    limits=_engine_limits(settings))
+    cognito = _cognito(settings)
+    return Platform(settings, apps, mem, display, workspace, model, engine, cognito,
+                    rate_limiter(settings),
+                    DynamoPendingDeletions(client, settings.deletions_table), builds,
+                    publishing, lambda target: None,  # CloudFront serves sites, not the API
+                    gateway_claims=cognito.user_from_claims)
+
+
+def _codebuild(settings: Settings) -> Builder:
+    from zerocode.adapters.codebuild_builder import CodeBuildBuilder
+
+    _require(settings, "codebuild_project", "builds_bucket")
+    assert settings.codebuild_project and settings.builds_bucket
+    # Only the API function starts builds and has the build data role; build_events only
+    # finishes them (a Vue build started without the role is refused with its name).
+    role = settings.build_data_role_arn
+    return CodeBuildBuilder(_aws_client("codebuild", settings), _aws_client("s3", settings),
+                            settings.codebuild_project, settings.builds_bucket,
+                            sts=_aws_client("sts", settings) if role else None,
+                            data_role_arn=role)
+
+
+def _kvs_publisher(settings: Settings) -> Publisher:
+    from zerocode.adapters.cloudfront_publisher import KvsPublisher
+
+    _require(settings, "sites_kvs_arn")
+    assert settings.sites_kvs_arn is not None
+    return KvsPublisher(_aws_client("cloudfront-keyvaluestore", settings), settings.sites_kvs_arn)
+
+
+def accounts(settings: Settings) -> AccountService:
+    """The account service alone (for ``zerocode admin create``)."""
+    if settings.mode == "aws":
+        return _cognito(settings)
+    from zerocode.adapters.sqlite import SqliteDatabase, SqliteUserStore
+
+    return Accounts(SqliteUserStore(SqliteDatabase(settings.sqlite_path)))
+
+
+def _cognito(settings: Settings) -> CognitoAccounts:
+    from zerocode.adapters.cognito_accounts import CognitoAccounts
+
+    _require(settings, "cognito_user_pool_id", "cognito_client_id")
+    assert settings.cognito_user_pool_id and settings.cognito_client_id
+    return CognitoAccounts(_aws_client("cognito-idp", settings), settings.cognito_user_pool_id,
+                           settings.cognito_client_id)
+
+
+def _require(settings: Settings, *names: str) -> None:
+    missing = [f"ZEROCODE_{n.upper()}" for n in names if not getattr(settings, n)]
+    if missing:
+        raise RuntimeError(f"ZEROCODE_MODE=aws needs {', '.join(missing)}")
+
+
+def _workspace_limits(settings: Settings) -> WorkspaceLimits:
+    return WorkspaceLimits(settings.max_file_bytes, settings.max_files)
+
+
+def _engine_limits(settings: Settings) -> EngineLimits:
+    return EngineLimits(max_tool_calls=settings.max_tool_calls,
+                        turn_timeout=settings.turn_timeout_seconds,
+                        max_turns=settings.max_turns_per_app)
+
+
+def rate_limiter(settings: Settings) -> RateLimiter:
+    """Shared through Redis when configured, else DynamoDB on AWS (several containers), else
+    per process."""
+    if settings.redis_url:
+        from zerocode.adapters.redis_ratelimit import RedisRateLimiter
+
+        return RedisRateLimiter.from_url(settings.redis_url)
+    if settings.mode == "aws":
+        from zerocode.adapters.dynamodb_ratelimit import DynamoRateLimiter
+
+        return DynamoRateLimiter(_aws_client("dynamodb", settings), settings.leases_table)
+    from zerocode.adapters.memory_ratelimit import InProcessRateLimiter
+
+    return InProcessRateLimiter()
+
+
+def _aws_client(service: str, settings: Settings) -> Any:
+    return _client(service, settings.aws_region)
+
+
+@functools.cache
+def _client(service: str, region: str) -> Any:
+    """One client per service and region per process (clients are thread-safe and costly
+    to make: a Lambda container reuses them across invocations)."""
+    import boto3
+
+    return boto3.client(service, region_name=region)

@@ -1,0 +1,138 @@
+"""Code blocks of an ``html`` or ``multi_file`` answer, and saving them to the workspace.
+
+A turn only reports success when real files were saved, so parsing is strict
+where it matters: a missing, empty, unclosed (cut-off) or prose-only HTML
+block is a :class:`CodeParseError`, never an empty page saved as "done".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from zerocode.apps.workspace import FileMissing, Workspace, clean_path
+from zerocode.errors import InvalidInput
+
+
+class CodeParseError(InvalidInput):
+    status = 422
+    code = "code_parse_error"
+
+
+_LANGS = {"html": "html", "htm": "html", "css": "css", "javascript": "javascript",
+          "js": "javascript"}
+_FILES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
+_HTML_TAG = re.compile(
+    r"<\s*(!doctype|html|head|body|main|div|section|article|header|footer|nav|h[1-6]|p|"
+    r"ul|ol|table|form|button|canvas|svg|img|a|span|script|style|template)\b",
+    re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Block:
+    lang: str  # canonical: html, css, javascript; or the raw info string
+    body: str
+    closed: bool
+
+
+def _blocks(text: str) -> list[_Block]:
+    """Fenced blocks in order; a fence is ``` at the start of a line (indentation allowed)."""
+    out: list[_Block] = []
+    lang: str | None = None
+    body: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if lang is None:
+            if stripped.startswith("```"):
+                info = stripped[3:].strip().split()
+                raw = info[0].lower() if info else ""
+                lang, body = _LANGS.get(raw, raw), []
+        elif stripped == "```":
+            out.append(_Block(lang, "\n".join(body), closed=True))
+            lang = None
+        else:
+            body.append(line)
+    if lang is not None:
+        out.append(_Block(lang, "\n".join(body), closed=False))
+    return out
+
+
+def has_code(text: str) -> bool:
+    """Whether the answer tries to deliver code (an html, css or javascript block at all)."""
+    return any(b.lang in _FILES for b in _blocks(text))
+
+
+def _first(blocks: list[_Block], lang: str, *, required: bool) -> str | None:
+    block = next((b for b in blocks if b.lang == lang), None)
+    if block is None:
+        if required:
+            raise CodeParseError(f"the answer has no ```{lang} code block")
+        return None
+    if not block.closed:
+        raise CodeParseError(f"the ```{lang} code block is not closed; the answer was "
+                             "probably cut off")
+    if not block.body.strip():
+        raise CodeParseError(f"the ```{lang} code block is empty")
+    return block.body.strip("\n") + "\n"
+
+
+def _html(blocks: list[_Block]) -> str:
+    html = _first(blocks, "html", required=True)
+    assert html is not None
+    if not _HTML_TAG.search(html):
+        raise CodeParseError("the ```html code block does not contain HTML markup")
+    return html
+
+
+def parse_html(text: str) -> dict[str, str]:
+    """``{"index.html": ...}`` from the first ```html block."""
+    return {"index.html": _html(_blocks(text))}
+
+
+def parse_multi_file(text: str) -> dict[str, str]:
+    """index.html, style.css and script.js from the first ```html, ```css and ```js blocks.
+
+    HTML is required. A page may need no styles or no script, so an absent css
+    or javascript block yields an empty file: the workspace then holds exactly
+    this answer, with no stale file left from an earlier turn. A block that is
+    present but empty or unclosed is still an error.
+    """
+    blocks = _blocks(text)
+    files = {"index.html": _html(blocks)}
+    for lang in ("css", "javascript"):
+        files[_FILES[lang]] = _first(blocks, lang, required=False) or ""
+    return files
+
+
+def save_files(workspace: Workspace, app_id: str, files: Mapping[str, str]) -> list[str]:
+    """Write every file, or none: paths are checked first, and a failed write undoes the rest.
+
+    Returns the workspace paths written, in the order given.
+    """
+    if not files:
+        raise CodeParseError("there are no files to save")
+    encoded = {clean_path(path): content.encode("utf-8") for path, content in files.items()}
+    previous: dict[str, bytes | None] = {}
+    try:
+        for path, data in encoded.items():
+            try:
+                previous[path] = workspace.read(app_id, path)
+            except FileMissing:
+                previous[path] = None
+            workspace.write(app_id, path, data)
+    except Exception:
+        _restore(workspace, app_id, previous)
+        raise
+    return list(encoded)
+
+
+def _restore(workspace: Workspace, app_id: str, previous: dict[str, bytes | None]) -> None:
+    """Best effort: put back what was there before a save failed half-way."""
+    for path, data in previous.items():
+        with contextlib.suppress(Exception):  # the original error is the one to report
+            if data is None:
+                workspace.delete(app_id, path)
+            else:
+                workspace.write(app_id, path, data)

@@ -1,0 +1,1 @@
+"""How the platform starts: the local server, the Lambda handlers, the CLI and the demo."""

@@ -1,0 +1,95 @@
+"""The ``zerocode`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from zerocode import __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="zerocode", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"zerocode {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="record a sample session and show the model's window")
+    demo.add_argument("--data-dir", type=Path, default=None)
+    demo.add_argument("--turns", type=int, default=12)
+    serve = sub.add_parser("serve", help="run the local platform: API and sites origin")
+    serve.add_argument("--host", default=None)
+    serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--sites-port", type=int, default=None)
+    serve.add_argument("--data-dir", type=Path, default=None)
+    admin = sub.add_parser("admin", help="manage administrators")
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    make = admin_sub.add_parser("create", help="make ACCOUNT an admin (registering it if new)")
+    make.add_argument("account")
+    make.add_argument("--password-stdin", action="store_true",
+                      help="read the new account's password from stdin instead of a prompt")
+    make.add_argument("--data-dir", type=Path, default=None)
+    window = sub.add_parser("window", help="print the window the model would see for an app")
+    window.add_argument("app_id")
+    window.add_argument("--system", default="")
+    window.add_argument("--data-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+    from zerocode.bootstrap import wiring
+    from zerocode.bootstrap.settings import Settings
+
+    overrides = {k: v for k, v in (("data_dir", args.data_dir),
+                                   ("host", getattr(args, "host", None)),
+                                   ("port", getattr(args, "port", None)),
+                                   ("sites_port", getattr(args, "sites_port", None)))
+                 if v is not None}
+    settings = Settings().model_copy(update=overrides)
+    if args.command == "admin":
+        return _admin_create(settings, args.account, args.password_stdin)
+    if args.command == "serve":
+        from zerocode.entrypoints.server import serve as run_server
+
+        run_server(settings)
+    elif args.command == "demo":
+        if args.turns < 1:
+            parser.error("--turns must be at least 1")
+        from zerocode.entrypoints.demo import run_demo
+
+        run_demo(settings, args.turns)
+    else:
+        w = wiring.memory(settings).window(args.app_id, args.system)
+        json.dump({"messages": w.openai(), "tokens": list(w.tokens),
+                   "totalTokens": w.total_tokens, "evictedUnits": w.evicted_units,
+                   "elidedPayloads": w.elided_payloads}, sys.stdout, indent=2, ensure_ascii=False)
+        print()
+    return 0
+
+
+def _admin_create(settings: Any, account: str, password_stdin: bool) -> int:
+    """Promote an account, or register it first (asking for its password)."""
+    import getpass
+
+    from zerocode.bootstrap import wiring
+    from zerocode.errors import InvalidInput, ZerocodeError
+
+    accounts = wiring.accounts(settings)  # local table or, with ZEROCODE_MODE=aws, Cognito
+    try:
+        try:
+            user = accounts.make_admin(account)
+        except InvalidInput:  # no such account yet: register it, then promote it
+            password = sys.stdin.readline().rstrip("\n") if password_stdin else \
+                getpass.getpass(f"password for {account}: ")
+            accounts.register(account, password)
+            user = accounts.make_admin(account)
+    except ZerocodeError as exc:
+        print(f"zerocode admin create: {exc.message}", file=sys.stderr)
+        return 1
+    print(f"{user.account} is an admin")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,120 @@
+"""``zerocode serve``: the API and the sites origin in one process, on two ports."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+import uvicorn
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from zerocode import __version__
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.settings import Settings
+from zerocode.http.app import create_app
+from zerocode.http.sites import console_origin, create_sites_app
+from zerocode.memory.tokens import o200k
+from zerocode.observability import configure_logging
+from zerocode.publishing.pointers import site_urls
+
+
+def banner(settings: Settings, model: str, builds: str = "") -> str:
+    api, urls = console_origin(settings), site_urls(settings)
+    return "\n".join(line for line in [
+        f"zerocode {__version__} — local platform",
+        f"  console   {api}/console/" if settings.console_path else "  console   (no web/ here)",
+        f"  API       {api}/api   (docs: {api}/api/docs)",
+        f"  previews  {urls.template(preview=True)}   (each app its own origin)",
+        f"  sites     {urls.template(preview=False)}   (published apps)",
+        f"  model     {model}",
+        f"  builds    {builds}" if builds else "",
+        f"  data      {settings.data_dir.resolve()}",
+    ] if line)
+
+
+def with_console(app: FastAPI, settings: Settings) -> FastAPI:
+    """The console on the API's origin (so no CORS, and its cookie is first-party), and only
+    on 127.0.0.1: asked for on ``localhost`` (one site with the apps' ``*.localhost``) it
+    redirects there (docs/security.md, "Origins and the console")."""
+    console = settings.console_path
+    if console is None:
+        return app
+    home = console_origin(settings) + "/console/"
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return RedirectResponse("/console/")
+
+    app.mount("/console", OffTheAppsSite(StaticFiles(directory=console, html=True), home),
+              name="console")
+    return app
+
+
+class OffTheAppsSite:
+    """Redirects requests whose Host is ``localhost`` or ``*.localhost`` to ``home``."""
+
+    def __init__(self, app: ASGIApp, home: str) -> None:
+        self.app, self.home = app, home
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        host = Headers(scope=scope).get("host", "")
+        name = (urlsplit(f"//{host}").hostname or "") if host else ""
+        if scope["type"] == "http" and (name == "localhost" or name.endswith(".localhost")):
+            await RedirectResponse(self.home)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def serve(settings: Settings) -> None:
+    configure_logging()
+    platform = wiring.platform(settings)
+    o200k()  # load the tokenizer now, not on the event loop during the first turn
+    finished = platform.retry_deletions()  # deletions a previous run could not finish
+    print(banner(settings, platform.model.description, platform.build_isolation), flush=True)
+    if "UNSANDBOXED" in platform.build_isolation:
+        print("  WARNING   Vue builds run WITHOUT a sandbox: model-written code can read this "
+              "machine's files and secrets. Development only.", flush=True)
+    elif platform.build_isolation.startswith("refused"):
+        print("  WARNING   Vue builds are refused until bubblewrap is installed "
+              "(apt-get install bubblewrap)", flush=True)
+    if finished:
+        print(f"  finished deleting {finished} app(s) left over from an earlier run", flush=True)
+    servers = [
+        uvicorn.Server(uvicorn.Config(with_console(create_app(platform), settings),
+                                      host=settings.host,
+                                      port=settings.port, log_config=None,
+                                      timeout_graceful_shutdown=5)),
+        uvicorn.Server(uvicorn.Config(create_sites_app(platform), host=settings.host,
+                                      port=settings.sites_port, log_config=None)),
+    ]
+
+    async def sweep() -> None:
+        while True:
+            await asyncio.sleep(300)
+            await asyncio.to_thread(platform.retry_deletions)
+
+    async def run() -> None:
+        sweeper = asyncio.create_task(sweep())
+        tasks = [asyncio.create_task(s.serve()) for s in servers]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for s in servers:  # one stopped (Ctrl-C, or a port in use): stop the other too
+            s.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)
+        sweeper.cancel()
+
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        runner.run(run())
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop when installed (uvicorn only picks it itself in ``uvicorn.run``)."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop

@@ -1,0 +1,1 @@
+"""The HTTP surface: the API app and the sites origin."""

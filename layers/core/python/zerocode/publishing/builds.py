@@ -1,0 +1,201 @@
+"""Builds: an app's source, snapshotted, turned into an immutable site.
+
+Every build has a record (queued → running → succeeded | failed) with the digest of the
+source it was made from, its duration, the tail of its log and where its output lies:
+``builds/{appId}/{buildId}/``, never written again once the build finished. Preview builds
+(after a chat turn changed files) and deploy builds (the user clicked deploy) are made by
+the same Builder; only what is pointed at them differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import Workspace
+from zerocode.errors import InvalidInput
+
+_BUILD_ID = re.compile(r"^b\d{13}[0-9a-f]{6}$")
+LOG_TAIL_CHARS = 4000
+
+
+class BuildState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+    @property
+    def finished(self) -> bool:
+        return self in (BuildState.SUCCEEDED, BuildState.FAILED)
+
+
+class BuildPurpose(StrEnum):
+    PREVIEW = "preview"
+    DEPLOY = "deploy"
+
+
+def new_build_id(now: float | None = None) -> str:
+    """``b`` + epoch milliseconds + 6 hex: unique, and in the order builds were asked for,
+    as text, so "newer" is a string comparison in every store. Within a process the
+    milliseconds strictly increase (two builds asked for in one millisecond stay ordered)."""
+    global _last_millis
+    millis = int((time.time() if now is None else now) * 1000)
+    if now is None:
+        with _ids:
+            millis = _last_millis = max(millis, _last_millis + 1)
+    return f"b{millis:013d}{secrets.token_hex(3)}"
+
+
+_ids = threading.Lock()
+_last_millis = 0
+
+
+def is_build_id(value: str) -> bool:
+    return bool(_BUILD_ID.match(value))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The app's source at one moment, and its digest (what the build was made from)."""
+
+    files: Mapping[str, bytes]
+    digest: str
+
+    @classmethod
+    def of(cls, files: Mapping[str, bytes]) -> Snapshot:
+        h = hashlib.sha256()
+        for path in sorted(files):
+            data = files[path]
+            h.update(f"{path}\0{len(data)}\0".encode())
+            h.update(data)
+        return cls(dict(files), h.hexdigest())
+
+
+def snapshot(workspace: Workspace, app_id: str) -> Snapshot:
+    return Snapshot.of({f.path: workspace.read(app_id, f.path) for f in workspace.list(app_id)})
+
+
+@dataclass(frozen=True)
+class Build:
+    id: str
+    app_id: str
+    purpose: BuildPurpose
+    kind: CodeGenType
+    source_digest: str
+    state: BuildState = BuildState.QUEUED
+    created_at: float = field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    log_tail: str = ""
+    output: str | None = None  # where the site lies once succeeded
+    error: str | None = None  # why it failed, for people
+    runner_id: str | None = None  # the remote build (CodeBuild id) while it runs elsewhere
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
+
+    def running(self) -> Build:
+        return replace(self, state=BuildState.RUNNING, started_at=time.time())
+
+    def succeeded(self, output: str, log_tail: str) -> Build:
+        return replace(self, state=BuildState.SUCCEEDED, output=output,
+                       log_tail=log_tail[-LOG_TAIL_CHARS:], finished_at=time.time(),
+                       started_at=self.started_at or time.time())
+
+    def ended(self, outcome: BuildOutcome) -> Build:
+        """Succeeded only with an output to show; otherwise failed, with the reason."""
+        if outcome.ok and outcome.output:
+            return self.succeeded(outcome.output, outcome.log_tail)
+        return self.failed(outcome.error or "the build failed", outcome.log_tail)
+
+    def failed(self, error: str, log_tail: str = "") -> Build:
+        return replace(self, state=BuildState.FAILED, error=error[:500],
+                       log_tail=log_tail[-LOG_TAIL_CHARS:], finished_at=time.time(),
+                       started_at=self.started_at or time.time())
+
+
+@dataclass(frozen=True)
+class BuildPage:
+    builds: list[Build]
+    next_cursor: str | None
+
+
+class BuildStore(Protocol):
+    def put(self, build: Build) -> None: ...
+
+    def get(self, app_id: str, build_id: str) -> Build | None: ...
+
+    def list(self, app_id: str, cursor: str | None = None, limit: int = 20,
+             purpose: BuildPurpose | None = None) -> BuildPage:
+        """Newest first; ``cursor`` is the previous page's ``next_cursor``."""
+        ...
+
+    def delete_app(self, app_id: str) -> int: ...
+
+
+def job_of(build: Build, source: Snapshot) -> BuildJob:
+    return BuildJob(build.app_id, build.id, build.kind, source,
+                    preview=build.purpose is BuildPurpose.PREVIEW)
+
+
+def check_build_id(value: object) -> str:
+    if not isinstance(value, str) or not is_build_id(value):
+        raise InvalidInput("buildId is not one returned by this API")
+    return value
+
+
+@dataclass(frozen=True)
+class BuildJob:
+    """What a Builder needs: which app, which build, what kind of project, which files."""
+
+    app_id: str
+    build_id: str
+    kind: CodeGenType
+    source: Snapshot
+    # A preview's page carries the console's element picker (where the builder, not the
+    # server, has to put it there: CloudFront serves previews straight from S3).
+    preview: bool = False
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    ok: bool
+    log_tail: str
+    output: str | None  # the immutable output location, when ok
+    error: str | None = None
+
+
+class Builder(Protocol):
+    async def build(self, job: BuildJob) -> BuildOutcome:
+        """Build and verify ``job``; never raises for a broken project (it fails instead)."""
+        ...
+
+    def delete_app(self, app_id: str) -> int:
+        """Remove every output and working file of the app (it is being deleted)."""
+        ...
+
+
+@runtime_checkable
+class RemoteBuilder(Builder, Protocol):
+    """A builder that runs elsewhere (CodeBuild): started by one request, finished by an
+    event or by polling, so no process has to wait for it."""
+
+    def start(self, job: BuildJob) -> str | BuildOutcome:
+        """Start the build: its runner id, or the outcome when there was nothing to run."""
+        ...
+
+    def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
+        """The verified outcome of a started build, or None while it is still running."""
+        ...

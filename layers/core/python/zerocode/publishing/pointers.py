@@ -1,0 +1,181 @@
+"""Publisher port: which build a public key serves, and the URL a visitor uses for it.
+
+A site (key ``deployKey``) and a Vue or HTML preview (key ``previewKey``) are both a pointer
+from a key to one immutable build output, ``builds/{appId}/{buildId}/``. Publishing or
+rolling back flips that pointer in one atomic write; a visitor sees the old build or the new
+one, never a mix, and never a build that failed.
+
+Every preview and every site is its own origin, on another site than the API
+(docs/security.md, "Origins and the console"): the key is the first label of the host name,
+``http://{deployKey}.localhost:8001/`` and ``http://p-{previewKey}.localhost:8001/`` locally,
+``https://{label}.{sitesDomain}/`` on AWS with a custom domain. Without one, AWS serves the
+shared-origin path scheme, ``{sitesUrl}/sites/{deployKey}/`` and ``/preview/{previewKey}/``.
+Host names ignore case and allow 63 characters per label, so keys made now are lowercase
+letters and digits; older mixed-case keys get a new one on their next preview or deploy.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
+
+from zerocode.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from zerocode.bootstrap.settings import Settings
+
+# Pointer keys are namespaced so a preview key can never be used as a site key, or back.
+SITE_PREFIX, PREVIEW_PREFIX = "site:", "preview:"
+# A preview's host label is "p-" + its key; a site's is its key (which never holds a "-").
+PREVIEW_LABEL = "p-"
+_PUBLIC_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_HOST_KEY = re.compile(r"^[a-z0-9]{8,61}$")
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+PREVIEW_KEY_CHARS = 26  # 134 bits: previews are unlisted, the key is their only secret
+DEPLOY_KEY_CHARS = 12  # 62 bits: sites are public, the key only has to be unique
+
+
+@dataclass(frozen=True)
+class SiteTarget:
+    app_id: str
+    build_id: str
+
+    def encode(self) -> str:
+        """The pointer's stored value, ``{appId}/{buildId}`` (also the output's path)."""
+        return f"{self.app_id}/{self.build_id}"
+
+    @classmethod
+    def decode(cls, value: str) -> SiteTarget:
+        app_id, _, build_id = value.partition("/")
+        if not _ID.match(app_id) or not _ID.match(build_id):
+            raise ValueError(f"not a site pointer: {value!r}")
+        return cls(app_id, build_id)
+
+
+def site_pointer(deploy_key: str) -> str:
+    return SITE_PREFIX + check_public_key(deploy_key)
+
+
+def preview_pointer(preview_key: str) -> str:
+    return PREVIEW_PREFIX + check_public_key(preview_key)
+
+
+def check_public_key(key: str) -> str:
+    if not _PUBLIC_KEY.match(key):
+        raise InvalidInput("a site key is 8 to 64 letters, digits, - or _")
+    return key
+
+
+def _random_key(length: int) -> str:
+    return "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+def new_preview_key() -> str:
+    return _random_key(PREVIEW_KEY_CHARS)
+
+
+def new_deploy_key() -> str:
+    return _random_key(DEPLOY_KEY_CHARS)
+
+
+def is_host_key(key: str) -> bool:
+    """Whether ``key`` can be a host label as it is (keys made before per-app origins may
+    hold capitals, ``-`` or ``_``, which a host name cannot carry faithfully)."""
+    return bool(_HOST_KEY.match(key))
+
+
+def pointer_of_label(label: str) -> str | None:
+    """The pointer a host label names: ``p-{previewKey}`` a preview, ``{deployKey}`` a
+    site; None for anything else."""
+    label = label.lower()
+    if label.startswith(PREVIEW_LABEL):
+        key = label[len(PREVIEW_LABEL):]
+        return PREVIEW_PREFIX + key if is_host_key(key) else None
+    return SITE_PREFIX + label if is_host_key(label) else None
+
+
+@dataclass(frozen=True)
+class SiteUrls:
+    """Where visitors find previews and sites.
+
+    ``base`` is the sites server's own URL (covers, and the path scheme). With ``domain`` set
+    (``localhost:8001``, ``sites.example.com``), each preview and site is the origin
+    ``{scheme}://{label}.{domain}``; without it they share ``base`` under ``/sites/{key}/`` and
+    ``/preview/{key}/`` (one origin for every app: docs/security.md says what that costs).
+    """
+
+    base: str
+    domain: str | None = None
+
+    @property
+    def per_app_origins(self) -> bool:
+        return self.domain is not None
+
+    @property
+    def scheme(self) -> str:
+        return urlsplit(self.base).scheme or "https"
+
+    @property
+    def domain_host(self) -> str | None:
+        """The domain without its port, lowercase (what app host names end with)."""
+        return urlsplit(f"//{self.domain}").hostname if self.domain else None
+
+    def site(self, deploy_key: str) -> str:
+        if self.domain is None:
+            return f"{self.base}/sites/{check_public_key(deploy_key)}/"
+        return self._origin(check_public_key(deploy_key)) + "/"
+
+    def preview(self, preview_key: str) -> str:
+        if self.domain is None:
+            return f"{self.base}/preview/{check_public_key(preview_key)}/"
+        return self._origin(PREVIEW_LABEL + check_public_key(preview_key)) + "/"
+
+    def template(self, preview: bool) -> str:
+        """The URL form, for people (``http://p-{key}.localhost:8001/``)."""
+        if self.domain is None:
+            return f"{self.base}/{'preview' if preview else 'sites'}/{{key}}/"
+        return f"{self.scheme}://{PREVIEW_LABEL if preview else ''}{{key}}.{self.domain}/"
+
+    def usable(self, key: str) -> bool:
+        """Whether ``key`` works in this scheme's URLs (every well-formed key does in the
+        path scheme; a host needs a lowercase one)."""
+        return is_host_key(key) if self.per_app_origins else bool(_PUBLIC_KEY.match(key))
+
+    def pointer_of_host(self, host: str) -> str | None:
+        """The pointer for a request's ``Host`` (port ignored): only ``{label}.{domain}``
+        with one label names one; None for the bare domain or any other host."""
+        suffix = self.domain_host
+        name = (urlsplit(f"//{host}").hostname or "") if host else ""
+        if suffix is None or not name.endswith("." + suffix):
+            return None
+        label = name[: -len(suffix) - 1]
+        return pointer_of_label(label) if "." not in label else None
+
+    def _origin(self, label: str) -> str:
+        return f"{self.scheme}://{label.lower()}.{self.domain}"
+
+
+def site_urls(settings: Settings) -> SiteUrls:
+    """Locally every app is its own origin under ``localhost`` (browsers resolve
+    ``*.localhost`` to loopback); on AWS only when a custom domain is configured."""
+    domain = settings.sites_domain
+    if domain is None and settings.mode == "local":
+        domain = f"localhost:{settings.sites_port}"
+    return SiteUrls(settings.public_sites_url, domain.strip().strip(".").lower() or None
+                    if domain else None)
+
+
+class Publisher(Protocol):
+    def point(self, pointer: str, target: SiteTarget) -> None:
+        """Make ``pointer`` serve ``target`` from now on, in one atomic write."""
+        ...
+
+    def target(self, pointer: str) -> SiteTarget | None: ...
+
+    def remove(self, pointer: str) -> None:
+        """Stop serving the pointer (idempotent)."""
+        ...

@@ -1,0 +1,281 @@
+"""Previews, deploys and rollbacks: builds made by one Builder, served through pointers.
+
+A preview build follows a chat turn that changed files; when it succeeds the app's preview
+pointer flips to it. A deploy snapshots the source when it is asked for, builds it in the
+background, and only when that build succeeded and its output was verified flips the site
+pointer and then writes the app's deploy record naming the same build. A failed build
+changes nothing a visitor sees. Deploys of one app run one at a time, in the order they were
+asked for, so the last one asked for is the one left published. Rollback flips the pointer
+back to an earlier successful deploy build.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from zerocode.apps.lease import Lease
+from zerocode.apps.records import App, AppStore
+from zerocode.apps.workspace import Workspace
+from zerocode.errors import Conflict, InvalidInput, NotFound
+from zerocode.publishing.builds import (
+    Build,
+    Builder,
+    BuildOutcome,
+    BuildPurpose,
+    BuildState,
+    BuildStore,
+    RemoteBuilder,
+    Snapshot,
+    check_build_id,
+    job_of,
+    new_build_id,
+    snapshot,
+)
+from zerocode.publishing.pointers import (
+    Publisher,
+    SiteTarget,
+    SiteUrls,
+    new_deploy_key,
+    new_preview_key,
+    preview_pointer,
+    site_pointer,
+)
+
+log = logging.getLogger(__name__)
+
+DEPLOY_LEASE_SECONDS = 20 * 60  # longer than any build; renewed by nothing, freed at the end
+
+class Covers(Protocol):
+    """Cover images of published apps (a screenshot), kept per build."""
+
+    async def __call__(self, app: App) -> str | None:
+        """Take the cover of the app's published site; its URL, or None."""
+        ...
+
+    def path(self, app_id: str, file: str) -> Path | None: ...
+
+    def delete_app(self, app_id: str) -> int: ...
+
+
+@dataclass
+class Publishing:
+    apps: AppStore
+    builds: BuildStore
+    builder: Builder
+    publisher: Publisher
+    workspace: Workspace
+    lease: Lease
+    urls: SiteUrls  # where visitors find previews and sites (publish.py)
+    covers: Covers | None = None
+    # Local: deploys run as tasks of this process. AWS: a deploy starts CodeBuild and the
+    # build_events function (or a poll) finishes it, because Lambda freezes after answering.
+    in_process: bool = True
+
+    def __post_init__(self) -> None:
+        # In this process deploys of one app queue on a lock (FIFO, so in request order);
+        # the lease keeps other processes out while one runs.
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._tasks: set[asyncio.Task[Build]] = set()
+
+    def site_url(self, deploy_key: str) -> str:
+        return self.urls.site(deploy_key)
+
+    async def preview(self, app: App, build_id: str | None = None) -> Build:
+        """Build what the workspace holds now and, if it built, show it in the preview."""
+        source = await asyncio.to_thread(snapshot, self.workspace, app.id)
+        build = Build(build_id or new_build_id(), app.id, BuildPurpose.PREVIEW, app.code_gen_type,
+                      source.digest)
+        done = await self._run(build, source)
+        if done.state is BuildState.SUCCEEDED:
+            key = await asyncio.to_thread(self._preview_key, app)
+            await asyncio.to_thread(self.publisher.point, preview_pointer(key),
+                                    SiteTarget(app.id, done.id))
+        return done
+
+    def _preview_key(self, app: App) -> str:
+        """The app's preview key, replaced first if it cannot be a host label (apps made
+        before previews had their own origins)."""
+        if self.urls.usable(app.preview_key):
+            return app.preview_key
+        current = self.apps.get(app.id) or app
+        if self.urls.usable(current.preview_key):
+            return current.preview_key
+        self.publisher.remove(preview_pointer(current.preview_key))
+        renewed = replace(current, preview_key=new_preview_key())
+        self.apps.put(renewed)
+        return renewed.preview_key
+
+    def request_deploy(self, app: App) -> tuple[Build, Snapshot]:
+        """Snapshot the source now and record a queued deploy build (answered with 202)."""
+        return self._queue(app, self._source_to_deploy(app))
+
+    async def start_deploy(self, app: App) -> Build:
+        """Queue a deploy: a task of this process, or a remote build finished by an event."""
+        source = await asyncio.to_thread(self._source_to_deploy, app)
+        # The id is taken and the task created with no await between them: builds of one
+        # app then reach its FIFO lock in id order, so the last one asked for runs last.
+        build, source = self._queue(app, source)
+        if not self.in_process:
+            return await asyncio.to_thread(self.start_remote, build, source)
+        task = asyncio.get_running_loop().create_task(self.deploy(build, source))
+        self._tasks.add(task)  # keep a reference until it is done
+        task.add_done_callback(self._tasks.discard)
+        return build
+
+    def _source_to_deploy(self, app: App) -> Snapshot:
+        source = snapshot(self.workspace, app.id)
+        if not source.files:
+            raise InvalidInput("there is nothing to deploy yet: generate the app first")
+        return source
+
+    def _queue(self, app: App, source: Snapshot) -> tuple[Build, Snapshot]:
+        build = Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type,
+                      source.digest)
+        self.builds.put(build)
+        return build, source
+
+    def start_remote(self, build: Build, source: Snapshot) -> Build:
+        builder = self._remote()
+        running = build.running()
+        self.builds.put(running)
+        try:
+            started = builder.start(job_of(build, source))
+        except Exception as exc:
+            log.exception("starting build %s of app %s failed", build.id, build.app_id)
+            failed = running.failed(f"the build could not be started: {exc}")
+            self.builds.put(failed)
+            return failed
+        if isinstance(started, BuildOutcome):
+            return self._complete(running, started)
+        running = replace(running, runner_id=started)
+        self.builds.put(running)
+        return running
+
+    def finish(self, app_id: str, build_id: str) -> Build | None:
+        """Record a remote build's outcome (from its completion event, or a poll) and publish
+        it unless a newer deploy build has already been published. Idempotent."""
+        build = self.builds.get(app_id, build_id)
+        if build is None or build.state.finished or build.runner_id is None:
+            return build
+        outcome = self._remote().outcome(app_id, build_id, build.runner_id)
+        return build if outcome is None else self._complete(build, outcome)
+
+    def _complete(self, build: Build, outcome: BuildOutcome) -> Build:
+        done = build.ended(outcome)
+        self.builds.put(done)
+        if done.state is BuildState.SUCCEEDED and done.purpose is BuildPurpose.DEPLOY:
+            self._publish_if_newest(done)
+        return done
+
+    def _publish_if_newest(self, build: Build) -> None:
+        """Remote builds of one app may finish out of order; the newest success wins, and
+        the lease makes the check and the flip one step across processes."""
+        holder, key = secrets.token_hex(8), f"deploy:{build.app_id}"
+        deadline = time.monotonic() + 60
+        while not self.lease.acquire(key, holder, 60):
+            if time.monotonic() > deadline:
+                raise Conflict("another deploy of this app is publishing; try again")
+            time.sleep(0.5)
+        try:
+            newer = self.builds.list(build.app_id, limit=50, purpose=BuildPurpose.DEPLOY)
+            if any(b.id > build.id and b.state is BuildState.SUCCEEDED for b in newer.builds):
+                log.info("build %s finished after a newer deploy; not published", build.id)
+                return
+            self.publish(build)
+        finally:
+            self.lease.release(key, holder)
+
+    def _remote(self) -> RemoteBuilder:
+        if not isinstance(self.builder, RemoteBuilder):
+            raise TypeError("this builder runs in process; remote deploys need a RemoteBuilder")
+        return self.builder
+
+    async def deploy(self, build: Build, source: Snapshot) -> Build:
+        async with self._locks[build.app_id]:
+            holder = secrets.token_hex(8)
+            while not await asyncio.to_thread(self.lease.acquire, f"deploy:{build.app_id}",
+                                              holder, DEPLOY_LEASE_SECONDS):
+                await asyncio.sleep(1)  # another process is deploying this app
+            try:
+                done = await self._run(build, source)
+                if done.state is BuildState.SUCCEEDED:
+                    app = await asyncio.to_thread(self.publish, done)
+                    if app is not None and self.covers is not None:
+                        await self._cover(app)
+                return done
+            finally:
+                await asyncio.to_thread(self.lease.release, f"deploy:{build.app_id}", holder)
+
+    async def drain(self) -> None:
+        """Wait for background deploys (tests and shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def publish(self, build: Build) -> App | None:
+        """Flip the site pointer to a verified build, then write the deploy record."""
+        app = self.apps.get(build.app_id)
+        if app is None:
+            return None  # deleted while building: publish nothing
+        key, stale = app.deploy_key, None
+        if key is None or not self.urls.usable(key):  # the first deploy, or a key made
+            key, stale = new_deploy_key(), key  # before sites had their own origins
+        self.publisher.point(site_pointer(key), SiteTarget(app.id, build.id))
+        now = time.time()
+        published = replace(app, deploy_key=key, deploy_url=self.site_url(key),
+                            deploy_build_id=build.id, deployed_at=now, updated_at=now)
+        self.apps.put(published)
+        if stale is not None:
+            self.publisher.remove(site_pointer(stale))
+        log.info("published app %s build %s", app.id, build.id,
+                 extra={"app_id": app.id, "build_id": build.id})
+        return published
+
+    async def rollback(self, app: App, build_id: str) -> App:
+        build = self.builds.get(app.id, check_build_id(build_id))
+        if build is None:
+            raise NotFound(f"build {build_id} not found")
+        if build.purpose is not BuildPurpose.DEPLOY or build.state is not BuildState.SUCCEEDED:
+            raise InvalidInput("only a successful deploy build can be published again")
+        async with self._locks[app.id]:
+            published = await asyncio.to_thread(self.publish, build)
+        if published is None:
+            raise NotFound(f"app {app.id} not found")
+        return published
+
+    def unpublish(self, app: App) -> None:
+        """Stop serving the app's site and preview (it is being deleted)."""
+        if app.deploy_key:
+            self.publisher.remove(site_pointer(app.deploy_key))
+        self.publisher.remove(preview_pointer(app.preview_key))
+
+    async def _run(self, build: Build, source: Snapshot) -> Build:
+        build = build.running()
+        await asyncio.to_thread(self.builds.put, build)
+        try:
+            outcome = await self.builder.build(job_of(build, source))
+        except Exception as exc:  # the builder's own failure is a failed build, not a crash
+            log.exception("build %s of app %s crashed", build.id, build.app_id)
+            outcome_build = build.failed(f"the builder failed: {exc}")
+        else:
+            outcome_build = build.ended(outcome)
+        await asyncio.to_thread(self.builds.put, outcome_build)
+        return outcome_build
+
+    async def _cover(self, app: App) -> None:
+        """Best effort: a failed screenshot never fails the deploy."""
+        assert self.covers is not None
+        try:
+            url = await self.covers(app)
+        except Exception as exc:
+            log.warning("cover screenshot of app %s failed: %s", app.id, exc)
+            return
+        current = await asyncio.to_thread(self.apps.get, app.id)
+        if url and current is not None:
+            await asyncio.to_thread(self.apps.put, replace(current, cover=url))
