@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit integration bench synth clean
+.PHONY: run test lint typecheck unit integration e2e infra bench synth clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "zerocode needs Python 3.11+")'
@@ -30,6 +30,12 @@ unit: $(STAMP)
 
 integration: $(STAMP)
 	$(BIN)/pytest tests/integration
+
+e2e: $(STAMP)
+	$(BIN)/pytest tests/e2e
+
+infra: $(STAMP)
+	$(BIN)/pytest tests/infra
 
 bench: $(STAMP)
 	$(BIN)/python bench/memory.py

@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.docs import replace_section  # noqa: E402
 from tests.integration.test_vue_template_builds import created_files  # noqa: E402
-from zerocode.adapters.local_builder import LocalBuilder  # noqa: E402
-from zerocode.adapters.sandbox import Bubblewrap, Unsandboxed, sandbox  # noqa: E402
-from zerocode.adapters.toolchain_store import ToolchainStore  # noqa: E402
+from zerocode.adapters.local.builder import LocalBuilder  # noqa: E402
+from zerocode.adapters.local.sandbox import Bubblewrap, Unsandboxed, sandbox  # noqa: E402
+from zerocode.adapters.local.toolchain_store import ToolchainStore  # noqa: E402
 from zerocode.apps.records import CodeGenType  # noqa: E402
 from zerocode.publishing.builds import BuildJob, Snapshot, new_build_id  # noqa: E402
 

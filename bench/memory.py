@@ -31,8 +31,9 @@ sys.path.insert(0, str(ROOT))
 from bench.docs import replace_section  # noqa: E402
 from tests.factories import turn_entries  # noqa: E402
 from tests.integration.test_restore_cost import CountingConnection, seed_dynamo  # noqa: E402
-from zerocode.adapters.memory_cache import LruWindowCache  # noqa: E402
-from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore  # noqa: E402
+from zerocode.adapters.inprocess.cache import LruWindowCache  # noqa: E402
+from zerocode.adapters.sqlite.database import SqliteDatabase  # noqa: E402
+from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore  # noqa: E402
 from zerocode.entrypoints.sample_session import vue_editing_session  # noqa: E402
 from zerocode.memory.facade import Memory  # noqa: E402
 from zerocode.memory.messages import AssistantMessage, Message, SystemMessage, UserMessage  # noqa: E402
@@ -98,7 +99,7 @@ def sqlite_restore(directory: Path, messages: int) -> list[dict[str, Any]]:
 def dynamo_restore(messages: int) -> list[dict[str, Any]]:
     import boto3
 
-    from zerocode.adapters.dynamodb import DynamoTranscriptStore, create_transcript_table
+    from zerocode.adapters.dynamodb.transcript import DynamoTranscriptStore, create_transcript_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     table = f"bench-{messages}"

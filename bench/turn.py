@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.docs import replace_section  # noqa: E402
 from tests.e2e.conftest import Server  # noqa: E402
-from zerocode.adapters.openai_model import build_chat_model  # noqa: E402
+from zerocode.adapters.model.openai import build_chat_model  # noqa: E402
 from zerocode.engine.model import ModelRole  # noqa: E402
 from zerocode.engine.prompts import load  # noqa: E402
 

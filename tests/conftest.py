@@ -29,7 +29,7 @@ def redis_client_or_skip() -> Any:
 
 @pytest.fixture
 def sqlite_db(tmp_path: Path) -> Iterator[Any]:
-    from zerocode.adapters.sqlite import SqliteDatabase
+    from zerocode.adapters.sqlite.database import SqliteDatabase
 
     db = SqliteDatabase(tmp_path / "zc.sqlite3")
     yield db
@@ -78,7 +78,7 @@ def require_bwrap() -> bool:
 
 def build_sandbox_or_skip() -> Any:
     """The real bubblewrap sandbox; skip when bwrap is absent unless ZEROCODE_REQUIRE_BWRAP."""
-    from zerocode.adapters.sandbox import Bubblewrap, sandbox
+    from zerocode.adapters.local.sandbox import Bubblewrap, sandbox
 
     box = sandbox(override=False)
     if not isinstance(box, Bubblewrap):
@@ -91,7 +91,7 @@ def build_sandbox_or_skip() -> Any:
 def any_build_sandbox() -> Any:
     """bubblewrap when installed; otherwise (a developer's machine without it, never CI) the
     loudly named development override, so tests of other things can still build."""
-    from zerocode.adapters.sandbox import sandbox
+    from zerocode.adapters.local.sandbox import sandbox
 
     return sandbox(override=not require_bwrap())
 
@@ -104,8 +104,8 @@ def toolchain_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def local_builder(tmp_path: Path, toolchain_dir: Path) -> Any:
-    from zerocode.adapters.local_builder import LocalBuilder
-    from zerocode.adapters.toolchain_store import ToolchainStore
+    from zerocode.adapters.local.builder import LocalBuilder
+    from zerocode.adapters.local.toolchain_store import ToolchainStore
     from zerocode.bootstrap.settings import Settings
 
     return LocalBuilder(tmp_path, any_build_sandbox(),
@@ -120,7 +120,7 @@ def _build_environment(toolchain_dir: Path) -> Iterator[None]:
                                             "ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS")}
     os.environ["ZEROCODE_TOOLCHAIN_DIR"] = str(toolchain_dir)
     if not require_bwrap():
-        from zerocode.adapters.sandbox import Bubblewrap, sandbox
+        from zerocode.adapters.local.sandbox import Bubblewrap, sandbox
 
         if not isinstance(sandbox(override=False), Bubblewrap):
             os.environ["ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS"] = "1"

@@ -7,18 +7,19 @@ import functools
 from typing import Any
 
 from zerocode.bootstrap import wiring
-from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints import build_events
 from zerocode.observability import configure_logging
+from zerocode.publishing.service import Publishing
 
 
 @functools.cache
-def _platform() -> Platform:
-    """Built once per container, reused across invocations."""
+def _publishing() -> Publishing:
+    """Built once per container, reused across invocations: publishing alone (no Cognito,
+    no model key, no memory)."""
     configure_logging()
-    return wiring.platform(Settings())
+    return wiring.publishing(Settings())
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
-    return build_events.handle(_platform().publishing, event)
+    return build_events.handle(_publishing(), event)

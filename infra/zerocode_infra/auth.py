@@ -1,7 +1,7 @@
 """Accounts on AWS: a Cognito user pool and the app client the platform signs users in with.
 
 The platform itself registers users (``SignUp`` then ``AdminConfirmSignUp``, see
-``zerocode.adapters.cognito_accounts``), signs them in with ``USER_PASSWORD_AUTH`` and hands
+``zerocode.adapters.aws.cognito_accounts``), signs them in with ``USER_PASSWORD_AUTH`` and hands
 out Cognito *access* tokens; the API Gateway authorizer accepts exactly those (scope
 ``aws.cognito.signin.user.admin``). Password rules match local mode: 8 characters or more.
 """

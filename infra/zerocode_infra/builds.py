@@ -7,7 +7,7 @@ the builds bucket (``npm ci`` checks every package against the platform's lockfi
 else: no listing of the bucket, no ``sources/`` read, no ``builds/`` write. Each build's
 data access comes from the *build data role*, which only the roles that start builds may
 assume and always with a session policy naming that build's source object and output prefix
-(``zerocode.adapters.codebuild_builder.session_policy``); the buildspec uses those
+(``zerocode.adapters.aws.codebuild_builder.session_policy``); the buildspec uses those
 credentials to download its source and upload its output, and nothing else sees them.
 """
 

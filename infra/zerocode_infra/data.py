@@ -26,7 +26,7 @@ class Tables(Construct):
         # Leases ("turn:{appId}") and, without Redis, rate-limit logs share this table.
         self.leases = self._table("Leases", ("key", S))
         self.deletions = self._table("Deletions", ("app_id", S))
-        # The apps table's indexes (zerocode.adapters.dynamodb_apps.create_apps_table).
+        # The apps table's indexes (zerocode.adapters.dynamodb.apps.create_apps_table).
         for name, hash_key, range_key in (("by_owner", "owner", "created_key"),
                                           ("by_preview_key", "preview_key", None),
                                           ("featured", "featured_pk", "featured_key"),

@@ -1,9 +1,13 @@
-"""The two Lambda functions, their settings (``ZEROCODE_*``) and exactly the access they use.
+"""The Lambda functions, their settings (``ZEROCODE_*``) and exactly the access they use.
 
 ``functions/api`` runs the ASGI app under Lambda Web Adapter in ``response_stream`` mode
 (``run.sh`` starts uvicorn on 8080; the adapter waits for ``/api/health``).
-``functions/build_events`` records CodeBuild outcomes and publishes. Both import the core
-layer, run in the VPC (the cache is only reachable there) and are traced with X-Ray.
+``functions/build_events`` records CodeBuild outcomes and publishes: it builds publishing
+alone (``wiring.publishing``), so it has no Cognito settings or rights and cannot read the
+model key. ``functions/deletion_sweep`` runs every 15 minutes and finishes deletions that
+failed midway (M8, docs/invariants.md) with only the stores an app's data lives in
+(``wiring.deletion_sweep``). All import the core layer, run in the VPC (the cache is only
+reachable there) and are traced with X-Ray.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from pathlib import Path
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -36,6 +42,7 @@ from zerocode_infra.packaging import ASSET_EXCLUDE, ROOT, RUNTIME, lambda_archit
 from zerocode_infra.storage import BUILDS, PAYLOADS, SOURCES, WORKSPACES, Storage
 
 FUNCTIONS = ROOT / "functions"
+SWEEP_EVERY = Duration.minutes(15)  # how long a failed deletion's data may wait at most
 LWA_ENVIRONMENT = {
     "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
     "AWS_LWA_INVOKE_MODE": "response_stream",
@@ -45,7 +52,7 @@ LWA_ENVIRONMENT = {
 KVS_ACTIONS = ["cloudfront-keyvaluestore:DescribeKeyValueStore",
                "cloudfront-keyvaluestore:GetKey", "cloudfront-keyvaluestore:PutKey",
                "cloudfront-keyvaluestore:DeleteKey"]
-# What zerocode.adapters.cognito_accounts calls with IAM credentials (SignUp, InitiateAuth,
+# What zerocode.adapters.aws.cognito_accounts calls with IAM credentials (SignUp, InitiateAuth,
 # GetUser and GlobalSignOut are authorized by the client id or the user's own token).
 COGNITO_ACTIONS = ["cognito-idp:AdminConfirmSignUp", "cognito-idp:AdminAddUserToGroup",
                    "cognito-idp:AdminGetUser", "cognito-idp:AdminListGroupsForUser",
@@ -84,17 +91,24 @@ def environment(d: Dependencies) -> dict[str, str]:
         "ZEROCODE_SITES_KVS_ARN": d.store.key_value_store_arn,
         "ZEROCODE_SITES_URL": d.sites_url,
         "ZEROCODE_CORS_ORIGINS": d.console_origin,
-        "ZEROCODE_COGNITO_USER_POOL_ID": d.auth.pool.user_pool_id,
-        "ZEROCODE_COGNITO_CLIENT_ID": d.auth.client.user_pool_client_id,
         "ZEROCODE_REDIS_URL": d.network.redis_url,
-        "ZEROCODE_MODEL_ROUTING": d.config.model_routing,
-        "ZEROCODE_MODEL_CODE": d.config.model_code,
-        "ZEROCODE_MODEL_VUE": d.config.model_vue,
-        "ZEROCODE_MODEL_API_KEY_SECRET_ARN": d.model_key.secret_arn,
         "ZEROCODE_COVERS": "false",  # no Chromium on Lambda
     }
     if d.config.sites_domain:  # each app its own origin (else the shared path scheme)
         env["ZEROCODE_SITES_DOMAIN"] = d.config.sites_domain
+    return env
+
+
+def api_environment(d: Dependencies) -> dict[str, str]:
+    """What only the API uses on top of :func:`environment`: accounts and the model."""
+    env = {
+        "ZEROCODE_COGNITO_USER_POOL_ID": d.auth.pool.user_pool_id,
+        "ZEROCODE_COGNITO_CLIENT_ID": d.auth.client.user_pool_client_id,
+        "ZEROCODE_MODEL_ROUTING": d.config.model_routing,
+        "ZEROCODE_MODEL_CODE": d.config.model_code,
+        "ZEROCODE_MODEL_VUE": d.config.model_vue,
+        "ZEROCODE_MODEL_API_KEY_SECRET_ARN": d.model_key.secret_arn,
+    }
     if d.config.model_base_url:  # unset: the offline scripted model
         env["ZEROCODE_MODEL_BASE_URL"] = d.config.model_base_url
     return env
@@ -109,12 +123,21 @@ class Functions(Construct):
                                                           deps.config.lwa_layer_arn)
         self.api = self._function(
             "Api", FUNCTIONS / "api", "run.sh", arch, [lwa, deps.layer],
-            timeout=Duration.minutes(15), memory=1024, extra_env=LWA_ENVIRONMENT)
+            timeout=Duration.minutes(15), memory=1024,
+            extra_env={**api_environment(deps), **LWA_ENVIRONMENT})
         self.build_events = self._function(
             "BuildEvents", FUNCTIONS / "build_events", "handler.handler", arch, [deps.layer],
             timeout=Duration.minutes(2), memory=512)
+        self.deletion_sweep = self._function(
+            "DeletionSweep", FUNCTIONS / "deletion_sweep", "handler.handler", arch,
+            [deps.layer], timeout=Duration.minutes(5), memory=512)
+        self.sweep_schedule = events.Rule(
+            self, "SweepSchedule", description="zerocode: finish pending app deletions",
+            schedule=events.Schedule.rate(SWEEP_EVERY),
+            targets=[targets.LambdaFunction(self.deletion_sweep, retry_attempts=0)])
         self._grant_api()
         self._grant_build_events()
+        self._grant_deletion_sweep()
 
     def _function(self, id: str, code: Path, handler: str, arch: lambda_.Architecture,
                   layers: list[lambda_.ILayerVersion], *, timeout: Duration, memory: int,
@@ -154,6 +177,7 @@ class Functions(Construct):
         data_role = d.builds.allow_start(fn.role)
         fn.add_environment("ZEROCODE_BUILD_DATA_ROLE_ARN", data_role.role_arn)
         d.auth.pool.grant(fn, *COGNITO_ACTIONS)
+        d.model_key.grant_read(fn)  # only the API calls the model
         self._grant_common(fn)
         self._excuse_wildcards(
             fn, "reads and writes app workspaces, transcript payloads, build sources and "
@@ -174,9 +198,28 @@ class Functions(Construct):
                 "its grant on the apps table includes the table's indexes",
             [objects(d.storage.builds, BUILDS), indexes(d.tables.apps)])
 
+    def _grant_deletion_sweep(self) -> None:
+        """Read and delete an app's data, nothing else: no site pointers (sites are taken
+        down before a deletion is recorded), no builds started, no accounts, no model key."""
+        d, fn = self.deps, self.deletion_sweep
+        for table in (d.tables.transcript, d.tables.display, d.tables.builds,
+                      d.tables.deletions):
+            table.grant_read_write_data(fn)
+        for bucket, prefixes in ((d.storage.workspaces, (WORKSPACES,)),
+                                 (d.storage.payloads, (PAYLOADS,)),
+                                 (d.storage.builds, (SOURCES, BUILDS))):
+            for prefix in prefixes:
+                bucket.grant_read(fn, f"{prefix}*")  # listing what to delete
+                bucket.grant_delete(fn, f"{prefix}*")
+        self._excuse_wildcards(
+            fn, "lists and deletes an app's workspace, transcript payloads, build sources and "
+                "outputs under their prefixes",
+            [objects(d.storage.workspaces, WORKSPACES), objects(d.storage.payloads, PAYLOADS),
+             objects(d.storage.builds, SOURCES), objects(d.storage.builds, BUILDS),
+             *KMS_GRANT_ACTIONS])
+
     def _grant_common(self, fn: lambda_.Function) -> None:
         d = self.deps
-        d.model_key.grant_read(fn)
         iam.Grant.add_to_principal(grantee=fn, actions=KVS_ACTIONS,
                                    resource_arns=[d.store.key_value_store_arn])
 

@@ -60,7 +60,8 @@ class ZerocodeStack(Stack):
         observability = Observability(
             self, "Observability", api=api.rest_api, project=builds.project,
             dashboard_name=f"{id}-{self.region}",
-            functions={"Api": functions.api, "BuildEvents": functions.build_events})
+            functions={"Api": functions.api, "BuildEvents": functions.build_events,
+                       "DeletionSweep": functions.deletion_sweep})
         for name, value, what in (
                 ("ApiUrl", f"{api.url}api/", "base URL of the HTTP API"),
                 ("ConsoleUrl", hosting.console_url, "the console (upload web/ to its bucket)"),

@@ -20,7 +20,7 @@ from tests.infra.test_stack import (
     refs,
     role_of,
 )
-from zerocode.adapters.codebuild_builder import CREDENTIAL_SECONDS, session_policy
+from zerocode.adapters.aws.codebuild_builder import CREDENTIAL_SECONDS, session_policy
 
 BUCKET_ARN = "arn:aws:s3:::zc-builds"
 LAMBDA_MANAGED = ("/AWSLambdaBasicExecutionRole", "/AWSLambdaVPCAccessExecutionRole")

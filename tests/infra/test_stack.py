@@ -49,12 +49,23 @@ def refs(value: Any) -> set[str]:
     return found
 
 
+# The functions by what the tests call them: their handler, except that build_events and the
+# deletion sweep both run "handler.handler", so the sweep is asked for as SWEEP.
+SWEEP = "deletion_sweep"
+_DESCRIPTIONS = {"run.sh": "zerocode Api", "handler.handler": "zerocode BuildEvents",
+                 SWEEP: "zerocode DeletionSweep"}
+
+
+def lambda_function(synth: Synth, handler: str) -> tuple[str, dict[str, Any]]:
+    return synth.one("AWS::Lambda::Function", Description=_DESCRIPTIONS[handler])
+
+
 def function_id(synth: Synth, handler: str) -> str:
-    return synth.one("AWS::Lambda::Function", Handler=handler)[0]
+    return lambda_function(synth, handler)[0]
 
 
 def env(synth: Synth, handler: str) -> dict[str, Any]:
-    _, props = synth.one("AWS::Lambda::Function", Handler=handler)
+    _, props = lambda_function(synth, handler)
     return dict(props["Environment"]["Variables"])
 
 
@@ -77,15 +88,15 @@ class CapturingDynamo:
 
 
 def adapter_tables() -> dict[str, dict[str, Any]]:
-    from zerocode.adapters import dynamodb, dynamodb_apps, dynamodb_builds
+    from zerocode.adapters.dynamodb import apps, builds, deletions, display, lease, transcript
 
     client = CapturingDynamo()
-    dynamodb.create_transcript_table(client, "transcript")
-    dynamodb.create_display_table(client, "display")
-    dynamodb_apps.create_apps_table(client, "apps")
-    dynamodb_builds.create_builds_table(client, "builds")
-    dynamodb_apps.create_leases_table(client, "leases")
-    dynamodb_apps.create_deletions_table(client, "deletions")
+    transcript.create_transcript_table(client, "transcript")
+    display.create_display_table(client, "display")
+    apps.create_apps_table(client, "apps")
+    builds.create_builds_table(client, "builds")
+    lease.create_leases_table(client, "leases")
+    deletions.create_deletions_table(client, "deletions")
     return client.created
 
 
@@ -166,8 +177,9 @@ def test_model_key_secret_is_encrypted_with_the_customer_key(synth: Synth) -> No
     secret_id, secret = synth.one("AWS::SecretsManager::Secret")
     assert refs(secret["KmsKeyId"]) == {key_id}
     assert "GenerateSecretString" in secret  # a placeholder until the operator stores one
-    for handler in ("run.sh", "handler.handler"):
-        assert refs(env(synth, handler)["ZEROCODE_MODEL_API_KEY_SECRET_ARN"]) == {secret_id}
+    assert refs(env(synth, "run.sh")["ZEROCODE_MODEL_API_KEY_SECRET_ARN"]) == {secret_id}
+    # build_events builds publishing alone (wiring.publishing): it never reads the key.
+    assert "ZEROCODE_MODEL_API_KEY_SECRET_ARN" not in env(synth, "handler.handler")
 
 
 # -- network and cache -------------------------------------------------------------------
@@ -216,7 +228,8 @@ def test_nat_gateway_count_comes_from_context() -> None:
 # -- functions ---------------------------------------------------------------------------
 
 def test_api_function_runs_under_lambda_web_adapter_in_stream_mode(synth: Synth) -> None:
-    _, api = synth.one("AWS::Lambda::Function", Handler="run.sh")
+    _, api = lambda_function(synth, "run.sh")
+    assert api["Handler"] == "run.sh"
     variables = api["Environment"]["Variables"]
     assert variables["AWS_LWA_INVOKE_MODE"] == "response_stream"
     assert variables["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
@@ -231,7 +244,8 @@ def test_api_function_runs_under_lambda_web_adapter_in_stream_mode(synth: Synth)
 
 
 def test_build_events_function_uses_the_core_layer_in_the_vpc(synth: Synth) -> None:
-    _, fn = synth.one("AWS::Lambda::Function", Handler="handler.handler")
+    _, fn = lambda_function(synth, "handler.handler")
+    assert fn["Handler"] == "handler.handler"
     (layer_id,) = synth.of_type("AWS::Lambda::LayerVersion")
     assert fn["Layers"] == [{"Ref": layer_id}]
     assert fn["Architectures"] == ["arm64"] and fn["TracingConfig"] == {"Mode": "Active"}
@@ -248,7 +262,7 @@ def test_core_layer_matches_the_functions_runtime(synth: Synth) -> None:
 def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
     from zerocode.bootstrap.settings import Settings
 
-    for handler in ("run.sh", "handler.handler"):
+    for handler in ("run.sh", "handler.handler", SWEEP):
         names = [n for n in env(synth, handler) if n.startswith("ZEROCODE_")]
         unknown = [n for n in names if n.removeprefix("ZEROCODE_").lower()
                    not in Settings.model_fields]
@@ -257,10 +271,13 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
     assert variables["ZEROCODE_MODE"] == "aws" and variables["ZEROCODE_COVERS"] == "false"
     assert variables["ZEROCODE_AWS_REGION"] == REGION
     assert variables["ZEROCODE_MODEL_BASE_URL"] == DEFAULTS["modelBaseUrl"]
-    # build_events starts no build, so it has no build data role (test_build_isolation.py).
+    # build_events starts no build, so it has no build data role (test_build_isolation.py),
+    # and builds publishing alone (wiring.publishing): no Cognito, no model settings.
+    api_only = ("ZEROCODE_BUILD_DATA_ROLE_ARN", "ZEROCODE_COGNITO_", "ZEROCODE_MODEL_")
     assert env(synth, "handler.handler") == {
         k: v for k, v in variables.items()
-        if not k.startswith("AWS_") and k != "ZEROCODE_BUILD_DATA_ROLE_ARN"}
+        if not k.startswith(("AWS_", *api_only))}
+    assert {"ZEROCODE_COGNITO_USER_POOL_ID", "ZEROCODE_MODEL_API_KEY_SECRET_ARN"} <= set(variables)
 
 
 # -- API ---------------------------------------------------------------------------------
@@ -357,6 +374,8 @@ def test_every_app_route_reaches_the_function_with_the_right_guard(tmp_path: Pat
                                                                    synth: Synth) -> None:
     """Each route of the FastAPI app resolves to a method (a resource without one would
     answer 403 itself) that is public exactly when the route is meant to be."""
+    from starlette.routing import Route
+
     from zerocode.bootstrap import wiring
     from zerocode.bootstrap.settings import Settings
     from zerocode.http.app import create_app
@@ -364,14 +383,18 @@ def test_every_app_route_reaches_the_function_with_the_right_guard(tmp_path: Pat
     app = create_app(wiring.platform(Settings(data_dir=tmp_path, covers=False)))
     tree = gateway(synth)
     checked = 0
-    for r in app.routes:
-        path = getattr(r, "path", "")
+    # The routers' routes (FastAPI keeps each included router as one entry of app.routes, so
+    # they are read from the OpenAPI paths), then the app's own (the API docs).
+    routes = [(path, {verb.upper() for verb in ops})
+              for path, ops in app.openapi()["paths"].items()]
+    routes += [(r.path, set(r.methods or ())) for r in app.routes if isinstance(r, Route)]
+    for path, methods in routes:
         if not path.startswith("/api/"):
             continue
         sample = re.sub(r"\{\w+:path\}", "src/main.js", re.sub(r"\{\w+\}", "x1", path))
         resource = route(tree, sample)
         assert resource is not None, f"{path}: no resource"
-        for verb in sorted(getattr(r, "methods", set()) - {"HEAD"}):
+        for verb in sorted(methods - {"HEAD"}):
             method = tree[resource].get(verb) or tree[resource].get("ANY")
             assert method is not None, f"{verb} {path} -> {resource}: no method"
             gateway_path = re.sub(r"\{app_id\}", "{appId}", path)
@@ -401,7 +424,7 @@ def test_cors_throttling_tracing_and_access_logs(synth: Synth) -> None:
 
 
 def test_cognito_pool_and_client_match_the_platform(synth: Synth) -> None:
-    from zerocode.adapters.cognito_accounts import ACCESS_TOKEN_SECONDS, create_user_pool
+    from zerocode.adapters.aws.cognito_accounts import ACCESS_TOKEN_SECONDS, create_user_pool
 
     class Capture:
         pool: dict[str, Any]
@@ -504,7 +527,7 @@ def test_functions_may_write_the_key_value_store(synth: Synth) -> None:
 # -- IAM ---------------------------------------------------------------------------------
 
 def role_of(synth: Synth, handler: str) -> str:
-    _, fn = synth.one("AWS::Lambda::Function", Handler=handler)
+    _, fn = lambda_function(synth, handler)
     (role,) = refs(fn["Role"])
     return role
 
@@ -574,12 +597,53 @@ def test_api_function_reads_and_writes_only_its_data(synth: Synth) -> None:
     assert not any("codebuild:StartBuild" in _list(s["Action"]) for s in events)
 
 
+def test_only_the_api_may_read_the_model_key_or_call_cognito(synth: Synth) -> None:
+    secret_id, _ = synth.one("AWS::SecretsManager::Secret")
+    (pool_id,) = synth.of_type("AWS::Cognito::UserPool")
+
+    def reaches(handler: str) -> tuple[bool, bool]:
+        statements = policy_statements(synth, role_of(synth, handler))
+        actions = [str(a) for s in statements for a in _list(s["Action"])]
+        targets = set().union(*(refs(s["Resource"]) for s in statements))
+        secret = secret_id in targets or any(a.startswith("secretsmanager:") for a in actions)
+        cognito = pool_id in targets or any(a.startswith("cognito-idp:") for a in actions)
+        return secret, cognito
+
+    assert reaches("run.sh") == (True, True)
+    assert reaches("handler.handler") == (False, False)  # build_events (wiring.publishing)
+    assert reaches(SWEEP) == (False, False)  # wiring.deletion_sweep
+
+
+def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(
+        synth: Synth) -> None:
+    fn = function_id(synth, SWEEP)
+    (rule,) = [r["Properties"] for r in synth.of_type("AWS::Events::Rule").values()
+               if "ScheduleExpression" in r["Properties"]]
+    assert rule["ScheduleExpression"] == "rate(15 minutes)"
+    assert [refs(t["Arn"]) for t in rule["Targets"]] == [{fn}]
+    variables = env(synth, SWEEP)
+    assert not [k for k in variables if k.startswith(("ZEROCODE_COGNITO_", "ZEROCODE_MODEL_"))]
+    assert "ZEROCODE_BUILD_DATA_ROLE_ARN" not in variables
+    statements = policy_statements(synth, role_of(synth, SWEEP))
+    actions = {str(a) for s in statements for a in _list(s["Action"])}
+    assert not {a for a in actions if a.startswith(
+        ("secretsmanager:", "cognito-idp:", "cloudfront-keyvaluestore:", "codebuild:",
+         "sts:"))}
+    assert not {"s3:PutObject", "s3:PutObject*"} & actions  # lists and deletes, never writes
+    tables = {r for s in statements if any(str(a).startswith("dynamodb:")
+                                           for a in _list(s["Action"]))
+              for res in _list(s["Resource"]) for r in refs(res)}
+    by_name = {name: refs(env(synth, "run.sh")[f"ZEROCODE_{name.upper()}_TABLE"])
+               for name in ("transcript", "display", "builds", "deletions")}
+    assert tables == set().union(*by_name.values())  # not apps, leases: no app is reachable
+
+
 # -- builds ------------------------------------------------------------------------------
 
 def test_codebuild_project_has_node_20_and_an_s3_cache(synth: Synth) -> None:
     import yaml  # type: ignore[import-untyped]
 
-    from zerocode.adapters.codebuild_builder import BUILDSPEC
+    from zerocode.adapters.aws.codebuild_builder import BUILDSPEC
 
     key_id, _ = synth.one("AWS::KMS::Key")
     _, project = synth.one("AWS::CodeBuild::Project")
@@ -596,7 +660,8 @@ def test_codebuild_project_has_node_20_and_an_s3_cache(synth: Synth) -> None:
 
 
 def test_build_state_changes_invoke_build_events(synth: Synth) -> None:
-    _, rule = synth.one("AWS::Events::Rule")
+    (rule,) = [r["Properties"] for r in synth.of_type("AWS::Events::Rule").values()
+               if "EventPattern" in r["Properties"]]
     project_id, _ = synth.one("AWS::CodeBuild::Project")
     assert rule["EventPattern"] == {
         "source": ["aws.codebuild"], "detail-type": ["CodeBuild Build State Change"],
@@ -615,12 +680,12 @@ def test_alarms_cover_errors_throttles_turns_and_builds(synth: Synth) -> None:
     turn = by_metric[("zerocode", "TurnDuration")]
     assert turn["ExtendedStatistic"] == "p90" and turn["Threshold"] == 600_000
     assert turn["Dimensions"] == [{"Name": "service", "Value": "zerocode"}]
-    for handler in ("run.sh", "handler.handler"):
+    for handler in ("run.sh", "handler.handler", SWEEP):
         fn = function_id(synth, handler)
         for metric in ("Errors", "Throttles"):
             assert any(a.get("MetricName") == metric and a["Namespace"] == "AWS/Lambda"
                        and refs(a["Dimensions"]) == {fn} for a in alarms), (handler, metric)
-    assert len(alarms) == 7
+    assert len(alarms) == 9
     synth.template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
 
 

@@ -24,11 +24,9 @@ class Backend:
 
 
 def sqlite_backend(tmp_path: Path) -> Backend:
-    from zerocode.adapters.sqlite import (
-        SqliteDatabase,
-        SqliteDisplayHistoryStore,
-        SqliteTranscriptStore,
-    )
+    from zerocode.adapters.sqlite.database import SqliteDatabase
+    from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
+    from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 
     path = tmp_path / "zc.sqlite3"
     admin = SqliteDatabase(path)
@@ -54,12 +52,8 @@ def dynamodb_backend() -> Backend:
     """Must be called inside moto's mock (the ``aws`` fixture)."""
     import boto3
 
-    from zerocode.adapters.dynamodb import (
-        DynamoDisplayHistoryStore,
-        DynamoTranscriptStore,
-        create_display_table,
-        create_transcript_table,
-    )
+    from zerocode.adapters.dynamodb.display import DynamoDisplayHistoryStore, create_display_table
+    from zerocode.adapters.dynamodb.transcript import DynamoTranscriptStore, create_transcript_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     s3 = boto3.client("s3", region_name="us-east-1")

@@ -15,7 +15,8 @@ from zerocode.accounts.service import (
     token_hash,
     verify_password,
 )
-from zerocode.adapters.sqlite import SqliteDatabase, SqliteUserStore
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.users import SqliteUserStore
 from zerocode.errors import Conflict, InvalidInput
 
 

@@ -22,7 +22,8 @@ T0 = 1_700_000_000.123456
 @pytest.fixture(params=["sqlite", "dynamodb", "dynamodb-narrow"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "sqlite":
-        from zerocode.adapters.sqlite import SqliteAppStore, SqliteDatabase
+        from zerocode.adapters.sqlite.apps import SqliteAppStore
+        from zerocode.adapters.sqlite.database import SqliteDatabase
 
         db = SqliteDatabase(tmp_path / "zc.sqlite3")
         yield SqliteAppStore(db)
@@ -31,7 +32,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     request.getfixturevalue("aws")
     import boto3
 
-    from zerocode.adapters.dynamodb_apps import DynamoAppStore, create_apps_table
+    from zerocode.adapters.dynamodb.apps import DynamoAppStore, create_apps_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     create_apps_table(client, "zc-apps")

@@ -16,22 +16,22 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.integration.test_vue_template_builds import created_files
-from zerocode.adapters.cognito_accounts import create_user_pool
-from zerocode.adapters.dynamodb import create_display_table, create_transcript_table
-from zerocode.adapters.dynamodb_apps import (
-    create_apps_table,
-    create_deletions_table,
-    create_leases_table,
-)
-from zerocode.adapters.dynamodb_builds import create_builds_table
-from zerocode.adapters.local_builder import LocalBuilder
-from zerocode.adapters.sqlite import SqliteDatabase
-from zerocode.adapters.sqlite_builds import SqlitePublisher
+from zerocode.adapters.aws.cognito_accounts import create_user_pool
+from zerocode.adapters.dynamodb.apps import create_apps_table
+from zerocode.adapters.dynamodb.builds import create_builds_table
+from zerocode.adapters.dynamodb.deletions import create_deletions_table
+from zerocode.adapters.dynamodb.display import create_display_table
+from zerocode.adapters.dynamodb.lease import create_leases_table
+from zerocode.adapters.dynamodb.transcript import create_transcript_table
+from zerocode.adapters.local.builder import LocalBuilder
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.publisher import SqlitePublisher
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints import build_events, cli
-from zerocode.http.app import REQUEST_CONTEXT, create_app
+from zerocode.http.app import create_app
+from zerocode.http.gateway import REQUEST_CONTEXT
 
 PASSWORD = "correct horse battery"
 
@@ -331,25 +331,103 @@ def test_html_previews_and_deploys_on_aws_are_copied_to_the_builds_bucket(
         assert s3.list_objects_v2(Bucket="t-builds").get("KeyCount") == 0
 
 
-def test_the_build_events_lambda_entry_point_wires_aws_mode(
-        remote: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
-    from pathlib import Path
+class ClientSpy:
+    """boto3.client, recording which services an entry point makes clients for."""
 
-    settings = remote.settings.model_dump(mode="json")
-    for key, value in settings.items():
-        if value is not None and key.endswith(("_table", "_bucket", "_id", "_project", "mode")):
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.services: list[str] = []
+        self.real = boto3.client
+        wiring._client.cache_clear()
+        monkeypatch.setattr(boto3, "client", self)
+
+    def __call__(self, service: str, *args: Any, **kwargs: Any) -> Any:
+        self.services.append(service)
+        return self.real(service, *args, **kwargs)
+
+
+def lambda_environment(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The function's settings as environment variables, without Cognito's, and with a model
+    key secret that does not exist: an entry point that read it would fail."""
+    for key, value in settings.model_dump(mode="json").items():
+        if value is not None and key.endswith(("_table", "_bucket", "_project", "mode")):
             monkeypatch.setenv(f"ZEROCODE_{key.upper()}", str(value))
     monkeypatch.setenv("ZEROCODE_SITES_KVS_ARN", "arn:aws:cloudfront::123456789012:"
                        "key-value-store/9a0c4f9e-3b5f-4c9e-9d7e-0a1b2c3d4e5f")
-    path = Path(__file__).parents[2] / "functions" / "build_events" / "handler.py"
-    spec = importlib.util.spec_from_file_location("build_events_handler", path)
+    monkeypatch.setenv("ZEROCODE_MODEL_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("ZEROCODE_MODEL_API_KEY_SECRET_ARN", "arn:aws:secretsmanager:us-east-1:"
+                       "123456789012:secret:zc-no-such-key-AbCdEf")
+    for name in ("COGNITO_USER_POOL_ID", "COGNITO_CLIENT_ID", "MODEL_API_KEY"):
+        monkeypatch.delenv(f"ZEROCODE_{name}", raising=False)
+
+
+def load_function(name: str) -> Any:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "functions" / name / "handler.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_handler", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    answer = module.handler(build_event({"id": "b0000000000000000000"}, "nosuchapp"), None)
-    assert answer == {"result": "ignored", "reason": "no such build (its app was deleted?)"}
-    assert type(module._platform().publishing.publisher).__name__ == "KvsPublisher"
+    return module
+
+
+def test_the_build_events_function_builds_publishing_alone(
+        remote: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Cognito settings, no readable model key: the function still records and publishes
+    a finished build, and never makes a Cognito or Secrets Manager client."""
+    with TestClient(create_app(remote), base_url="https://api.example") as client:
+        token = sign_up(client, "alice")
+        app = vue_app(client, remote, token)
+        first = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token)).json()
+        build = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token)).json()
+    del first
+    upload_artifact(app["id"], build["buildId"], "<p>built</p>")
+    lambda_environment(remote.settings, monkeypatch)
+    # moto has no KeyValueStore data plane: the function's pointers are the test's SQLite ones.
+    monkeypatch.setattr(wiring, "_kvs_publisher", lambda settings: remote.publishing.publisher)
+    spy = ClientSpy(monkeypatch)
+    module = load_function("build_events")
+    assert module.handler(build_event({"id": "b0000000000000000000"}, "nosuchapp"), None) == {
+        "result": "ignored", "reason": "no such build (its app was deleted?)"}
+    assert module.handler(build_event({"id": build["buildId"]}, app["id"]), None) == {
+        "result": "succeeded", "buildId": build["buildId"]}
+    assert remote.apps.get(app["id"]).deploy_build_id == build["buildId"]  # type: ignore[union-attr]
+    assert set(spy.services) == {"dynamodb", "s3", "codebuild"}
+    assert type(module._publishing().builder).__name__ == "CodeBuildBuilder"
+
+
+def test_the_build_events_function_publishes_through_the_key_value_store(
+        remote: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    lambda_environment(remote.settings, monkeypatch)
+    publishing = wiring.publishing(Settings())
+    assert type(publishing.publisher).__name__ == "KvsPublisher"
+    assert not publishing.in_process  # CodeBuild builds; the event finishes them
+
+
+def test_the_deletion_sweep_function_finishes_pending_deletions(
+        remote: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    with TestClient(create_app(remote), base_url="https://api.example") as client:
+        token = sign_up(client, "alice")
+        app = create_html_app(client, token)
+        client.post(f"/api/apps/{app['id']}/chat", headers=gateway(token),
+                    json={"message": "Make a page about otters"})
+    s3 = boto3.client("s3", region_name="us-east-1")
+    assert remote.memory.units(app["id"]) and s3.list_objects_v2(
+        Bucket="t-workspaces").get("KeyCount")
+    remote.deletions.add(app["id"])  # the API died right after recording the deletion
+    remote.apps.delete(app["id"])
+    lambda_environment(remote.settings, monkeypatch)
+    spy = ClientSpy(monkeypatch)
+    module = load_function("deletion_sweep")
+    assert module.handler({"source": "aws.events"}, None) == {"finished": 1, "pending": 0}
+    assert remote.memory.units(app["id"]) == []
+    assert remote.display.page(app["id"]).entries == []
+    assert s3.list_objects_v2(Bucket="t-workspaces").get("KeyCount") == 0
+    assert s3.list_objects_v2(Bucket="t-builds").get("KeyCount") == 0
+    assert remote.deletions.pending() == []
+    assert set(spy.services) == {"dynamodb", "s3", "codebuild"}
+    assert module.handler({}, None) == {"finished": 0, "pending": 0}
 
 
 def test_the_model_key_is_read_from_secrets_manager_once_per_container(aws: None) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from tests.integration.backends import Backend
 from tests.integration.memory_support import tool_step
-from zerocode.adapters.memory_cache import LruWindowCache
+from zerocode.adapters.inprocess.cache import LruWindowCache
 from zerocode.memory.facade import Memory
 from zerocode.memory.messages import ToolResult, UserMessage
 from zerocode.memory.transcript import EntryKind

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from zerocode.adapters.sandbox import MISSING
+from zerocode.adapters.local.sandbox import MISSING
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints.server import banner

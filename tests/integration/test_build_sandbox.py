@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import build_sandbox_or_skip
-from zerocode.adapters.sandbox import NOBODY, Limits, Run
+from zerocode.adapters.local.sandbox import NOBODY, Limits, Run
 
 CANARY = "zc-canary-5b8e1c"
 

@@ -15,8 +15,8 @@ from zerocode.publishing.builds import Build, BuildPurpose, BuildState, BuildSto
 @pytest.fixture(params=["sqlite", "dynamodb"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BuildStore]:
     if request.param == "sqlite":
-        from zerocode.adapters.sqlite import SqliteDatabase
-        from zerocode.adapters.sqlite_builds import SqliteBuildStore
+        from zerocode.adapters.sqlite.builds import SqliteBuildStore
+        from zerocode.adapters.sqlite.database import SqliteDatabase
 
         db = SqliteDatabase(tmp_path / "zc.sqlite3")
         yield SqliteBuildStore(db)
@@ -25,7 +25,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BuildStore
         request.getfixturevalue("aws")
         import boto3
 
-        from zerocode.adapters.dynamodb_builds import DynamoBuildStore, create_builds_table
+        from zerocode.adapters.dynamodb.builds import DynamoBuildStore, create_builds_table
 
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_builds_table(client, "zc-builds")

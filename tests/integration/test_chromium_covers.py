@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from zerocode.adapters.chromium_covers import (
+from zerocode.adapters.local.chromium_covers import (
     NO_SANDBOX,
     ChromiumCovers,
     launch_args,

@@ -23,7 +23,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, MissingDependencyException
 from botocore.stub import Stubber
 
-from zerocode.adapters.cloudfront_publisher import KvsPublisher
+from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
 from zerocode.errors import Conflict
 from zerocode.publishing.pointers import SiteTarget
 

@@ -25,7 +25,7 @@ import yaml
 from botocore.stub import ANY, Stubber
 
 from tests.integration.test_vue_template_builds import created_files
-from zerocode.adapters.codebuild_builder import (
+from zerocode.adapters.aws.codebuild_builder import (
     BUILDSPEC,
     CREDENTIAL_SECONDS,
     CREDENTIAL_VARIABLES,

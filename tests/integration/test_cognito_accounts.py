@@ -8,7 +8,7 @@ import moto.cognitoidp  # noqa: F401 - moto[cognitoidp] is a dev dependency: fai
 import pytest
 
 from zerocode.accounts.service import Role, Unauthenticated
-from zerocode.adapters.cognito_accounts import CognitoAccounts, create_user_pool, parse_groups
+from zerocode.adapters.aws.cognito_accounts import CognitoAccounts, create_user_pool, parse_groups
 from zerocode.errors import Conflict, InvalidInput
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from zerocode.adapters.memory_cache import LruWindowCache
-from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
+from zerocode.adapters.inprocess.cache import LruWindowCache
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 from zerocode.memory.facade import Memory
 from zerocode.memory.transcript import EntryKind, group_units
 from zerocode.memory.validation import validate
@@ -21,8 +22,9 @@ from zerocode.memory.window import WindowPolicy
 
 WRITER = textwrap.dedent("""
     import json, sys
-    from zerocode.adapters.memory_cache import LruWindowCache
-    from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
+    from zerocode.adapters.inprocess.cache import LruWindowCache
+    from zerocode.adapters.sqlite.database import SqliteDatabase
+    from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
     from zerocode.memory.facade import Memory
     from zerocode.memory.messages import AssistantMessage, ToolCall, ToolResult
     from zerocode.memory.window import WindowPolicy

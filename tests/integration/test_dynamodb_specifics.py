@@ -27,7 +27,7 @@ class Aws:
     operations: list[str]  # DynamoDB operations sent, in order, since the last clear()
 
     def store(self, **kw: Any) -> Any:
-        from zerocode.adapters.dynamodb import DynamoTranscriptStore
+        from zerocode.adapters.dynamodb.transcript import DynamoTranscriptStore
 
         kw.setdefault("s3", self.s3)
         kw.setdefault("payload_bucket", BUCKET)
@@ -47,7 +47,8 @@ class Aws:
 def env(aws: None) -> Iterator[Aws]:
     import boto3
 
-    from zerocode.adapters.dynamodb import create_display_table, create_transcript_table
+    from zerocode.adapters.dynamodb.display import create_display_table
+    from zerocode.adapters.dynamodb.transcript import create_transcript_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     s3 = boto3.client("s3", region_name="us-east-1")
@@ -154,7 +155,7 @@ def test_large_bodies_are_compressed_or_offloaded_and_delete_removes_them(env: A
 
 def test_steps_over_the_transaction_size_limit_offload_the_largest_bodies(env: Aws) -> None:
     """Moto does not enforce DynamoDB's 4 MB per transaction; the adapter must."""
-    from zerocode.adapters.dynamodb import INLINE_MAX, TRANSACTION_BUDGET
+    from zerocode.adapters.dynamodb.transcript import INLINE_MAX, TRANSACTION_BUDGET
 
     contents = [noise(330_000, seed=i) for i in range(20)]  # ~250 KB compressed each
     entries = [user(1, 1), *write_step(2, contents)]
@@ -213,7 +214,8 @@ def test_more_entries_than_one_transaction_holds_are_refused(env: Aws) -> None:
 
 
 def test_tables_expire_items_by_ttl_and_creation_is_idempotent(env: Aws) -> None:
-    from zerocode.adapters.dynamodb import create_display_table, create_transcript_table
+    from zerocode.adapters.dynamodb.display import create_display_table
+    from zerocode.adapters.dynamodb.transcript import create_transcript_table
 
     create_transcript_table(env.client, TRANSCRIPT)
     create_display_table(env.client, DISPLAY)

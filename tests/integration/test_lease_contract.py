@@ -28,7 +28,8 @@ class Clock:
 @pytest.fixture(params=["sqlite", "dynamodb"])
 def leases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LeaseFactory]:
     if request.param == "sqlite":
-        from zerocode.adapters.sqlite import SqliteDatabase, SqliteLease
+        from zerocode.adapters.sqlite.database import SqliteDatabase
+        from zerocode.adapters.sqlite.lease import SqliteLease
 
         dbs: list[SqliteDatabase] = []
 
@@ -44,7 +45,7 @@ def leases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LeaseFact
     request.getfixturevalue("aws")
     import boto3
 
-    from zerocode.adapters.dynamodb_apps import DynamoLease, create_leases_table
+    from zerocode.adapters.dynamodb.lease import DynamoLease, create_leases_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     create_leases_table(client, "zc-leases")

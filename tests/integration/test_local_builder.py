@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_vue_template_builds import created_files
-from zerocode.adapters.local_builder import LocalBuilder, _copy_regular
-from zerocode.adapters.sandbox import MISSING, Refusing
-from zerocode.adapters.toolchain_store import ToolchainStore
+from zerocode.adapters.local.builder import LocalBuilder, _copy_regular
+from zerocode.adapters.local.sandbox import MISSING, Refusing
+from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.publishing import toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome, Snapshot, new_build_id

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zerocode.adapters.local_workspace import LocalWorkspace
+from zerocode.adapters.local.workspace import LocalWorkspace
 from zerocode.apps.workspace import FileInfo, FileMissing, PathRefused
 
 

@@ -9,9 +9,10 @@ import pytest
 
 from tests.conftest import redis_client_or_skip
 from tests.integration.memory_support import CountingStore, tool_step
-from zerocode.adapters.memory_cache import LruWindowCache
-from zerocode.adapters.redis_cache import RedisWindowCache
-from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
+from zerocode.adapters.inprocess.cache import LruWindowCache
+from zerocode.adapters.redis.cache import RedisWindowCache
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 from zerocode.errors import Conflict
 from zerocode.memory.cache import WindowCache
 from zerocode.memory.facade import Memory

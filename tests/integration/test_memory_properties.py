@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import redis_client_or_skip
-from zerocode.adapters.memory_cache import LruWindowCache
-from zerocode.adapters.redis_cache import RedisWindowCache
-from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
+from zerocode.adapters.inprocess.cache import LruWindowCache
+from zerocode.adapters.redis.cache import RedisWindowCache
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 from zerocode.memory.cache import CachedTail, WindowCache
 from zerocode.memory.facade import Memory, Turn, interrupted_note, user_content
 from zerocode.memory.messages import (

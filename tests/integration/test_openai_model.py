@@ -12,12 +12,10 @@ import httpx
 import openai
 import pytest
 
-from zerocode.adapters.offline_model import BROKEN_HOME_VIEW, OfflineTransport, answer
-from zerocode.adapters.openai_model import (
-    OFFLINE_DESCRIPTION,
-    OpenAIChatModel,
-    build_chat_model,
-)
+from zerocode.adapters.model.offline.script import answer
+from zerocode.adapters.model.offline.transport import OfflineTransport
+from zerocode.adapters.model.offline.vue import BROKEN_HOME_VIEW
+from zerocode.adapters.model.openai import OFFLINE_DESCRIPTION, OpenAIChatModel, build_chat_model
 from zerocode.engine import prompts
 from zerocode.engine.model import ModelError, ModelReply, ModelRole, TextDelta, Usage
 from zerocode.memory.facade import user_content

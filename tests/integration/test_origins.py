@@ -20,7 +20,8 @@ from zerocode.bootstrap import wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints.server import with_console
-from zerocode.http.app import CSRF_HEADER, SESSION_COOKIE, create_app
+from zerocode.http.app import create_app
+from zerocode.http.deps import CSRF_HEADER, SESSION_COOKIE
 from zerocode.http.sites import console_origins, create_sites_app
 from zerocode.publishing.picker import PICKER, picker_script
 from zerocode.publishing.pointers import (

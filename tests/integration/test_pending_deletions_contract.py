@@ -22,7 +22,8 @@ class Clock:
 def make(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[
         Callable[[Clock], PendingDeletions]]:
     if request.param == "sqlite":
-        from zerocode.adapters.sqlite import SqliteDatabase, SqlitePendingDeletions
+        from zerocode.adapters.sqlite.database import SqliteDatabase
+        from zerocode.adapters.sqlite.deletions import SqlitePendingDeletions
 
         db = SqliteDatabase(tmp_path / "zc.sqlite3")
         yield lambda clock: SqlitePendingDeletions(db, clock)
@@ -31,7 +32,10 @@ def make(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[
         request.getfixturevalue("aws")
         import boto3
 
-        from zerocode.adapters.dynamodb_apps import DynamoPendingDeletions, create_deletions_table
+        from zerocode.adapters.dynamodb.deletions import (
+            DynamoPendingDeletions,
+            create_deletions_table,
+        )
 
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_deletions_table(client, "zc-deletions")

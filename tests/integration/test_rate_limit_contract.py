@@ -38,7 +38,7 @@ class Clock:
 @pytest.fixture(params=["memory", "redis", "dynamodb"])
 def limiters(request: pytest.FixtureRequest) -> Iterator[LimiterFactory]:
     if request.param == "memory":
-        from zerocode.adapters.memory_ratelimit import InProcessRateLimiter
+        from zerocode.adapters.inprocess.ratelimit import InProcessRateLimiter
 
         shared: dict[str, InProcessRateLimiter] = {}
 
@@ -51,7 +51,7 @@ def limiters(request: pytest.FixtureRequest) -> Iterator[LimiterFactory]:
         yield memory
         return
     if request.param == "redis":
-        from zerocode.adapters.redis_ratelimit import RedisRateLimiter
+        from zerocode.adapters.redis.ratelimit import RedisRateLimiter
 
         client = redis_client_or_skip()
         prefix = f"zc-test-rate-{secrets.token_hex(4)}:"
@@ -66,7 +66,7 @@ def limiters(request: pytest.FixtureRequest) -> Iterator[LimiterFactory]:
     request.getfixturevalue("aws")
     import boto3
 
-    from zerocode.adapters.dynamodb_ratelimit import DynamoRateLimiter, create_rate_table
+    from zerocode.adapters.dynamodb.ratelimit import DynamoRateLimiter, create_rate_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     create_rate_table(client, "zc-rate")
@@ -212,7 +212,7 @@ def test_enforce_raises_429_with_retry_after(limiters: LimiterFactory) -> None:
 
 
 def test_memory_forgets_idle_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    from zerocode.adapters import memory_ratelimit
+    from zerocode.adapters.inprocess import ratelimit as memory_ratelimit
 
     monkeypatch.setattr(memory_ratelimit, "SWEEP_EVERY", 8)
     clock = Clock()
@@ -227,7 +227,7 @@ def test_memory_forgets_idle_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_redis_log_carries_a_ttl_of_one_window() -> None:
-    from zerocode.adapters.redis_ratelimit import RedisRateLimiter
+    from zerocode.adapters.redis.ratelimit import RedisRateLimiter
 
     client = redis_client_or_skip()
     prefix = f"zc-test-rate-{secrets.token_hex(4)}:"
@@ -240,10 +240,10 @@ def test_redis_log_carries_a_ttl_of_one_window() -> None:
 
 
 def test_redis_unreachable_fails_open_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    from zerocode.adapters.redis_ratelimit import RedisRateLimiter
+    from zerocode.adapters.redis.ratelimit import RedisRateLimiter
 
     limiter = RedisRateLimiter.from_url("redis://127.0.0.1:1/0", timeout=0.2)
-    with caplog.at_level(logging.WARNING, logger="zerocode.adapters.redis_ratelimit"):
+    with caplog.at_level(logging.WARNING, logger="zerocode.adapters.redis.ratelimit"):
         decisions = [limiter.hit("k", 1, WINDOW) for _ in range(3)]
     assert all(d.allowed for d in decisions)
     assert [r.levelno for r in caplog.records] == [logging.WARNING] * 3
@@ -254,7 +254,7 @@ def test_dynamodb_lost_race_is_retried_on_a_fresh_read(aws: None) -> None:
     """Force the interleaving: another writer lands between our read and our write."""
     import boto3
 
-    from zerocode.adapters.dynamodb_ratelimit import DynamoRateLimiter, create_rate_table
+    from zerocode.adapters.dynamodb.ratelimit import DynamoRateLimiter, create_rate_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     create_rate_table(client, "zc-rate")
@@ -283,7 +283,7 @@ def test_dynamodb_lost_race_is_retried_on_a_fresh_read(aws: None) -> None:
 def test_dynamodb_refused_hits_write_nothing_and_items_expire(aws: None) -> None:
     import boto3
 
-    from zerocode.adapters.dynamodb_ratelimit import DynamoRateLimiter, create_rate_table
+    from zerocode.adapters.dynamodb.ratelimit import DynamoRateLimiter, create_rate_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     create_rate_table(client, "zc-rate")

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from tests.factories import turn_entries
-from zerocode.adapters.memory_cache import LruWindowCache
-from zerocode.adapters.sqlite import SqliteDatabase, SqliteTranscriptStore
+from zerocode.adapters.inprocess.cache import LruWindowCache
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 from zerocode.memory.facade import Memory
 from zerocode.memory.transcript import Entry, TranscriptStore
 from zerocode.memory.window import WindowPolicy
@@ -40,7 +41,7 @@ def seed(store: TranscriptStore, app_id: str, entries: list[Entry], batch: int) 
 def seed_dynamo(client: Any, table: str, app_id: str, entries: list[Entry]) -> None:
     """Bulk-load with BatchWriteItem: moto copies the table per transaction action, so
     100k messages through ``append`` would take hours. The items are the adapter's own."""
-    from zerocode.adapters.dynamodb import DynamoTranscriptStore
+    from zerocode.adapters.dynamodb.transcript import DynamoTranscriptStore
 
     store = DynamoTranscriptStore(client, table)
     for start in range(0, len(entries), 25):
@@ -111,7 +112,7 @@ def test_sqlite_tail_query_searches_the_key_instead_of_scanning(tmp_path: Path) 
 def dynamo_restore(messages: int) -> tuple[Counter[str], int]:
     import boto3
 
-    from zerocode.adapters.dynamodb import DynamoTranscriptStore, create_transcript_table
+    from zerocode.adapters.dynamodb.transcript import DynamoTranscriptStore, create_transcript_table
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     table = f"restore-{messages}"

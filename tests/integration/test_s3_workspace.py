@@ -28,7 +28,7 @@ def s3(aws: None) -> Iterator[Any]:
 
 
 def _workspace(client: Any, **kw: Any) -> Any:
-    from zerocode.adapters.s3_workspace import S3Workspace
+    from zerocode.adapters.aws.s3_workspace import S3Workspace
 
     return S3Workspace(client, BUCKET, **kw)
 

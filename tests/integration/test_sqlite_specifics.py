@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.factories import turn_entries
-from zerocode.adapters.sqlite import (
-    SqliteDatabase,
-    SqliteDisplayHistoryStore,
-    SqliteTranscriptStore,
-)
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
+from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 from zerocode.memory.display import DisplayRole
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from zerocode.adapters.local_workspace import LocalWorkspace
+from zerocode.adapters.local.workspace import LocalWorkspace
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.memory.messages import ToolCall

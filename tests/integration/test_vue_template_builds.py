@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from zerocode.adapters.openai_model import build_chat_model
+from zerocode.adapters.model.openai import build_chat_model
 from zerocode.apps.records import CodeGenType
 from zerocode.engine import prompts
 from zerocode.engine.model import ModelReply, ModelRole
@@ -74,9 +74,9 @@ def test_broken_vue_fails_the_build_with_the_reason_in_the_log(local_builder: An
 
 
 def test_a_toolchain_that_cannot_be_installed_fails_cleanly(tmp_path: Path) -> None:
-    from zerocode.adapters.local_builder import LocalBuilder
-    from zerocode.adapters.sandbox import Unsandboxed
-    from zerocode.adapters.toolchain_store import ToolchainStore
+    from zerocode.adapters.local.builder import LocalBuilder
+    from zerocode.adapters.local.sandbox import Unsandboxed
+    from zerocode.adapters.local.toolchain_store import ToolchainStore
 
     builder = LocalBuilder(tmp_path, Unsandboxed("node"),
                            ToolchainStore(tmp_path / "tc", tmp_path / "cache",

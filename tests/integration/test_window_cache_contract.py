@@ -12,8 +12,8 @@ import pytest
 
 from tests.conftest import redis_client_or_skip
 from tests.factories import turn_entries
-from zerocode.adapters.memory_cache import LruWindowCache
-from zerocode.adapters.redis_cache import RedisWindowCache
+from zerocode.adapters.inprocess.cache import LruWindowCache
+from zerocode.adapters.redis.cache import RedisWindowCache
 from zerocode.memory.cache import CachedTail, WindowCache, decode_tail, encode_tail
 
 ENTRIES = tuple(turn_entries(1, 1, steps=2, calls=2, payload="ünïcode ✓"))

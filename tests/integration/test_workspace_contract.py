@@ -25,13 +25,13 @@ BAD_PATHS = ["/etc/passwd", "../x", "a/../../x", "C:\\x", "node_modules/x", "dis
 @pytest.fixture(params=["local", "s3"])
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> MakeWorkspace:
     if request.param == "local":
-        from zerocode.adapters.local_workspace import LocalWorkspace
+        from zerocode.adapters.local.workspace import LocalWorkspace
 
         return lambda limits=DEFAULT_LIMITS: LocalWorkspace(tmp_path / "ws", limits)
     request.getfixturevalue("aws")
     import boto3
 
-    from zerocode.adapters.s3_workspace import S3Workspace
+    from zerocode.adapters.aws.s3_workspace import S3Workspace
 
     client = boto3.client("s3", region_name="us-east-1")
     client.create_bucket(Bucket="zc-workspaces")

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from zerocode.accounts.service import Role, Unauthenticated
-from zerocode.adapters.cognito_accounts import CognitoAccounts
-from zerocode.http.app import REQUEST_CONTEXT, gateway_claims
+from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
+from zerocode.http.gateway import REQUEST_CONTEXT, gateway_claims
 
 
 def context(value: object) -> dict[str, str]:

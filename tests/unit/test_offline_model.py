@@ -11,14 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from zerocode.adapters.offline_model import (
-    BROKEN_HOME_VIEW,
-    VERSIONS,
-    OfflineTransport,
-    answer,
-    app_name,
-    argument_pieces,
-)
+from zerocode.adapters.model.offline.base import app_name
+from zerocode.adapters.model.offline.script import answer
+from zerocode.adapters.model.offline.transport import OfflineTransport, argument_pieces
+from zerocode.adapters.model.offline.vue import BROKEN_HOME_VIEW, VERSIONS
 from zerocode.engine import prompts
 from zerocode.memory.facade import interrupted_note, user_content
 from zerocode.memory.messages import from_openai_list
@@ -413,3 +409,48 @@ def test_a_change_whose_creation_left_the_window_is_still_a_change() -> None:
                       {"role": "user", "content": 'Title "New"'}]
     assert answer(page_messages).text == ("I could not find the current version of the page in "
                                           "our conversation, so nothing was changed.")
+
+
+# -- summary (the running summary of turns evicted from the window) --------------------------
+
+SUMMARY_SYSTEM = "<!-- zerocode:prompt=summary -->\nSummarise the turns below."
+
+
+def summarise(text: str) -> str:
+    script = answer([{"role": "system", "content": SUMMARY_SYSTEM},
+                     {"role": "user", "content": text}])
+    assert script.calls == () and script.finish_reason == "stop"
+    return script.text
+
+
+def test_summary_lists_the_turn_lines_in_order_under_a_heading() -> None:
+    text = ("Summarise these.\nTurn 1: user asked for a shop\n"
+            "  Turn 9: indented, not a turn line\nnotes\nTurn 2: assistant wrote index.html\n")
+    assert summarise(text) == ("Earlier in this conversation:\nTurn 1: user asked for a shop\n"
+                               "Turn 2: assistant wrote index.html")
+
+
+def test_summary_cuts_long_lines_to_160_characters_ending_in_an_ellipsis() -> None:
+    exact, long = "Turn 1: " + "a" * 152, "Turn 2: " + "b" * 300
+    lines = summarise(f"{exact}\n{long}").split("\n")
+    assert lines[1] == exact and len(exact) == 160
+    assert lines[2] == long[:159] + "…" and len(lines[2]) == 160
+
+
+def test_summary_keeps_the_last_20_turn_lines() -> None:
+    lines = summarise("\n".join(f"Turn {i}: step {i}" for i in range(1, 26))).split("\n")
+    assert lines[0] == "Earlier in this conversation:"
+    assert lines[1:] == [f"Turn {i}: step {i}" for i in range(6, 26)]
+
+
+def test_summary_without_turn_lines_is_the_heading_alone() -> None:
+    assert summarise("nothing here\nturn 1: lower case") == "Earlier in this conversation:"
+
+
+def test_summary_streams_as_plain_text_with_no_tool_calls() -> None:
+    messages = [{"role": "system", "content": SUMMARY_SYSTEM},
+                {"role": "user", "content": "Turn 1: a\nTurn 2: b"}]
+    chunks = streamed(messages)
+    assert text_of(chunks) == "Earlier in this conversation:\nTurn 1: a\nTurn 2: b"
+    assert not any(c["choices"] and "tool_calls" in c["choices"][0]["delta"] for c in chunks)
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from zerocode.engine.events import DoneEvent, TextEvent, TurnEvent
-from zerocode.http.app import _frames
+from zerocode.http.sse import frames as _frames
 
 
 def test_a_quiet_stream_gets_keepalive_comments_between_events() -> None:

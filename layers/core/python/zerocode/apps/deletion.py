@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -38,3 +39,16 @@ def purge(app_id: str, steps: Sequence[Callable[[str], object]],
         return False
     deletions.done(app_id)
     return True
+
+
+@dataclass(frozen=True)
+class DeletionSweep:
+    """Finishes deletions that failed midway: the server runs it at start and every few
+    minutes, ``functions/deletion_sweep`` on a schedule on AWS."""
+    deletions: PendingDeletions
+    steps: Sequence[Callable[[str], object]]
+
+    def run(self) -> int:
+        """How many pending deletions completed."""
+        return sum(purge(app_id, self.steps, self.deletions)
+                   for app_id in self.deletions.pending())

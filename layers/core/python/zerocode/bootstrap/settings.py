@@ -116,6 +116,8 @@ class Settings(BaseSettings):
     window_elide_min_chars: int = Field(512, ge=64)
     window_full_turns: int = Field(1, ge=1)
     window_summary: bool = False
+    # A stored running summary is cut to this many tokens.
+    window_summary_max_tokens: int = Field(400, ge=16)
 
     @property
     def npm_cache(self) -> Path:
@@ -143,4 +145,5 @@ class Settings(BaseSettings):
                             max_tokens=self.window_max_tokens,
                             elide_min_chars=self.window_elide_min_chars,
                             full_turns=self.window_full_turns,
-                            summary=self.window_summary)
+                            summary=self.window_summary,
+                            summary_max_tokens=self.window_summary_max_tokens)

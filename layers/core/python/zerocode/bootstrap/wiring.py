@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from zerocode.accounts.ratelimit import RateLimiter
 from zerocode.accounts.service import Accounts, AccountService
+from zerocode.apps.deletion import DeletionSweep
 from zerocode.apps.workspace import WorkspaceLimits
-from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.platform import Platform, purge_steps
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel, ModelRole
 from zerocode.engine.turn import Engine, EngineLimits
@@ -22,22 +23,23 @@ from zerocode.publishing.pointers import Publisher, SiteTarget, site_urls
 from zerocode.publishing.service import Publishing
 
 if TYPE_CHECKING:
-    from zerocode.adapters.cognito_accounts import CognitoAccounts
+    from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
 
 
 def window_cache(settings: Settings) -> WindowCache:
     if settings.redis_url:
-        from zerocode.adapters.redis_cache import RedisWindowCache
+        from zerocode.adapters.redis.cache import RedisWindowCache
 
         return RedisWindowCache.from_url(settings.redis_url, settings.cache_ttl_seconds)
-    from zerocode.adapters.memory_cache import LruWindowCache
+    from zerocode.adapters.inprocess.cache import LruWindowCache
 
     return LruWindowCache(settings.cache_max_apps, settings.cache_ttl_seconds)
 
 
 def stores(settings: Settings) -> tuple[TranscriptStore, DisplayHistoryStore]:
     if settings.mode == "aws":
-        from zerocode.adapters.dynamodb import DynamoDisplayHistoryStore, DynamoTranscriptStore
+        from zerocode.adapters.dynamodb.display import DynamoDisplayHistoryStore
+        from zerocode.adapters.dynamodb.transcript import DynamoTranscriptStore
 
         client, s3 = _aws_client("dynamodb", settings), _aws_client("s3", settings)
         return (DynamoTranscriptStore(client, settings.transcript_table, s3=s3,
@@ -45,25 +47,32 @@ def stores(settings: Settings) -> tuple[TranscriptStore, DisplayHistoryStore]:
                                       retention_days=settings.retention_days),
                 DynamoDisplayHistoryStore(client, settings.display_table,
                                           retention_days=settings.retention_days))
-    from zerocode.adapters.sqlite import (
-        SqliteDatabase,
-        SqliteDisplayHistoryStore,
-        SqliteTranscriptStore,
-    )
+    from zerocode.adapters.sqlite.database import SqliteDatabase
+    from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
+    from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 
     return (SqliteTranscriptStore(SqliteDatabase(settings.sqlite_path), settings.retention_days),
             SqliteDisplayHistoryStore(SqliteDatabase(settings.sqlite_path),
                                       settings.retention_days))
 
 
-def memory(settings: Settings, transcript: TranscriptStore | None = None) -> Memory:
+def memory(settings: Settings, transcript: TranscriptStore | None = None,
+           model: ChatModel | None = None) -> Memory:
+    """The memory facade; with ``window_summary`` on and a ``model``, the routing model
+    writes the running summary of turns that leave the window."""
     store = transcript if transcript is not None else stores(settings)[0]
-    return Memory(store, window_cache(settings), settings.window_policy())
+    summarizer = None
+    if settings.window_summary and model is not None:
+        from zerocode.engine.summary import ModelSummarizer
+
+        summarizer = ModelSummarizer(model, timeout=min(30.0, settings.model_timeout_seconds))
+    return Memory(store, window_cache(settings), settings.window_policy(),
+                  summarizer=summarizer)
 
 
 def chat_model(settings: Settings) -> ChatModel:
     """The configured endpoint, or the offline scripted model when none is configured."""
-    from zerocode.adapters.openai_model import build_chat_model
+    from zerocode.adapters.model.openai import build_chat_model
 
     models = {ModelRole.ROUTING: settings.model_routing, ModelRole.CODE: settings.model_code,
               ModelRole.VUE: settings.model_vue}
@@ -92,29 +101,28 @@ def platform(settings: Settings, model: ChatModel | None = None,
     ``publisher`` replace the configured ones (tests, and AWS mode until CodeBuild lands)."""
     if settings.mode == "aws":
         return _aws_platform(settings, model, builder, publisher)
-    from zerocode.adapters.chromium_covers import chromium_covers
-    from zerocode.adapters.local_builder import LocalBuilder
-    from zerocode.adapters.local_workspace import LocalWorkspace
-    from zerocode.adapters.sandbox import Limits, sandbox
-    from zerocode.adapters.sqlite import (
-        SqliteAppStore,
-        SqliteDatabase,
-        SqliteDisplayHistoryStore,
-        SqliteLease,
-        SqlitePendingDeletions,
-        SqliteTranscriptStore,
-        SqliteUserStore,
-    )
-    from zerocode.adapters.sqlite_builds import SqliteBuildStore, SqlitePublisher
-    from zerocode.adapters.toolchain_store import ToolchainStore
+    from zerocode.adapters.local.builder import LocalBuilder
+    from zerocode.adapters.local.chromium_covers import chromium_covers
+    from zerocode.adapters.local.sandbox import Limits, sandbox
+    from zerocode.adapters.local.toolchain_store import ToolchainStore
+    from zerocode.adapters.local.workspace import LocalWorkspace
+    from zerocode.adapters.sqlite.apps import SqliteAppStore
+    from zerocode.adapters.sqlite.builds import SqliteBuildStore
+    from zerocode.adapters.sqlite.database import SqliteDatabase
+    from zerocode.adapters.sqlite.deletions import SqlitePendingDeletions
+    from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
+    from zerocode.adapters.sqlite.lease import SqliteLease
+    from zerocode.adapters.sqlite.publisher import SqlitePublisher
+    from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
+    from zerocode.adapters.sqlite.users import SqliteUserStore
 
     db = SqliteDatabase(settings.sqlite_path)
     transcript = SqliteTranscriptStore(db, settings.retention_days)
     transcript.purge_expired()
     display = SqliteDisplayHistoryStore(db, settings.retention_days)
-    mem = memory(settings, transcript)
-    workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
     model = model or chat_model(settings)
+    mem = memory(settings, transcript, model)
+    workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
     box = sandbox(settings.dangerously_unsandboxed_builds)
     limits = Limits(seconds=settings.build_timeout_seconds,
@@ -147,29 +155,16 @@ def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder 
                   publisher: Publisher | None) -> Platform:
     """DynamoDB, S3, Cognito, CloudFront KeyValueStore (and ElastiCache when
     ZEROCODE_REDIS_URL is set)."""
-    from zerocode.adapters.dynamodb_apps import (
-        DynamoAppStore,
-        DynamoLease,
-        DynamoPendingDeletions,
-    )
-    from zerocode.adapters.dynamodb_builds import DynamoBuildStore
-    from zerocode.adapters.s3_workspace import S3Workspace
+    from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
 
     _require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
-    assert settings.workspace_bucket is not None  # checked by _require
-    builder = builder or _codebuild(settings)
     client = _aws_client("dynamodb", settings)
     transcript, display = stores(settings)
-    mem = memory(settings, transcript)
-    workspace = S3Workspace(_aws_client("s3", settings), settings.workspace_bucket,
-                            limits=_workspace_limits(settings))
     model = model or chat_model(settings)
-    apps, lease = DynamoAppStore(client, settings.apps_table), \
-        DynamoLease(client, settings.leases_table)
-    builds = DynamoBuildStore(client, settings.builds_table)
-    publishing = Publishing(apps, builds, builder, publisher or _kvs_publisher(settings),
-                            workspace, lease, site_urls(settings),
-                            in_process=not isinstance(builder, RemoteBuilder))
+    mem = memory(settings, transcript, model)
+    publishing = _aws_publishing(settings, builder, publisher)
+    apps, builds, lease, workspace = \
+        publishing.apps, publishing.builds, publishing.lease, publishing.workspace
     engine = Engine(memory=mem, display=display, workspace=workspace,
                     preview=publishing.preview, model=model, lease=lease,
                     limits=_engine_limits(settings))
@@ -181,8 +176,62 @@ def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder 
                     gateway_claims=cognito.user_from_claims)
 
 
+def publishing(settings: Settings, builder: Builder | None = None,
+               publisher: Publisher | None = None) -> Publishing:
+    """Publishing alone: what ``functions/build_events`` needs to record a build's outcome
+    and publish it (the apps, builds and leases tables, the workspace bucket, CodeBuild, the
+    site pointers). No accounts (Cognito), no model (and so no model key), no memory.
+    Locally there is one process, which builds the whole platform."""
+    if settings.mode == "aws":
+        return _aws_publishing(settings, builder, publisher)
+    return platform(settings, builder=builder, publisher=publisher).publishing
+
+
+def _aws_publishing(settings: Settings, builder: Builder | None,
+                    publisher: Publisher | None) -> Publishing:
+    from zerocode.adapters.aws.s3_workspace import S3Workspace
+    from zerocode.adapters.dynamodb.apps import DynamoAppStore
+    from zerocode.adapters.dynamodb.builds import DynamoBuildStore
+    from zerocode.adapters.dynamodb.lease import DynamoLease
+
+    _require(settings, "workspace_bucket")
+    assert settings.workspace_bucket is not None  # checked by _require
+    builder = builder or _codebuild(settings)
+    client = _aws_client("dynamodb", settings)
+    workspace = S3Workspace(_aws_client("s3", settings), settings.workspace_bucket,
+                            limits=_workspace_limits(settings))
+    return Publishing(DynamoAppStore(client, settings.apps_table),
+                      DynamoBuildStore(client, settings.builds_table), builder,
+                      publisher or _kvs_publisher(settings), workspace,
+                      DynamoLease(client, settings.leases_table), site_urls(settings),
+                      in_process=not isinstance(builder, RemoteBuilder))
+
+
+def deletion_sweep(settings: Settings, builder: Builder | None = None) -> DeletionSweep:
+    """What finishing pending deletions needs (M8): the pending-deletions table and every
+    store an app's data lives in. No accounts, no model key, no site pointers (an app's
+    sites are taken down before its deletion is recorded as pending)."""
+    if settings.mode != "aws":
+        return platform(settings, builder=builder).deletion_sweep()
+    from zerocode.adapters.aws.s3_workspace import S3Workspace
+    from zerocode.adapters.dynamodb.builds import DynamoBuildStore
+    from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
+
+    _require(settings, "workspace_bucket")
+    assert settings.workspace_bucket is not None  # checked by _require
+    client = _aws_client("dynamodb", settings)
+    transcript, display = stores(settings)
+    workspace = S3Workspace(_aws_client("s3", settings), settings.workspace_bucket,
+                            limits=_workspace_limits(settings))
+    return DeletionSweep(
+        DynamoPendingDeletions(client, settings.deletions_table),
+        purge_steps(memory(settings, transcript), display, workspace,
+                    builder or _codebuild(settings),
+                    DynamoBuildStore(client, settings.builds_table), covers=None))
+
+
 def _codebuild(settings: Settings) -> Builder:
-    from zerocode.adapters.codebuild_builder import CodeBuildBuilder
+    from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
 
     _require(settings, "codebuild_project", "builds_bucket")
     assert settings.codebuild_project and settings.builds_bucket
@@ -196,7 +245,7 @@ def _codebuild(settings: Settings) -> Builder:
 
 
 def _kvs_publisher(settings: Settings) -> Publisher:
-    from zerocode.adapters.cloudfront_publisher import KvsPublisher
+    from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
 
     _require(settings, "sites_kvs_arn")
     assert settings.sites_kvs_arn is not None
@@ -207,13 +256,14 @@ def accounts(settings: Settings) -> AccountService:
     """The account service alone (for ``zerocode admin create``)."""
     if settings.mode == "aws":
         return _cognito(settings)
-    from zerocode.adapters.sqlite import SqliteDatabase, SqliteUserStore
+    from zerocode.adapters.sqlite.database import SqliteDatabase
+    from zerocode.adapters.sqlite.users import SqliteUserStore
 
     return Accounts(SqliteUserStore(SqliteDatabase(settings.sqlite_path)))
 
 
 def _cognito(settings: Settings) -> CognitoAccounts:
-    from zerocode.adapters.cognito_accounts import CognitoAccounts
+    from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
 
     _require(settings, "cognito_user_pool_id", "cognito_client_id")
     assert settings.cognito_user_pool_id and settings.cognito_client_id
@@ -241,14 +291,14 @@ def rate_limiter(settings: Settings) -> RateLimiter:
     """Shared through Redis when configured, else DynamoDB on AWS (several containers), else
     per process."""
     if settings.redis_url:
-        from zerocode.adapters.redis_ratelimit import RedisRateLimiter
+        from zerocode.adapters.redis.ratelimit import RedisRateLimiter
 
         return RedisRateLimiter.from_url(settings.redis_url)
     if settings.mode == "aws":
-        from zerocode.adapters.dynamodb_ratelimit import DynamoRateLimiter
+        from zerocode.adapters.dynamodb.ratelimit import DynamoRateLimiter
 
         return DynamoRateLimiter(_aws_client("dynamodb", settings), settings.leases_table)
-    from zerocode.adapters.memory_ratelimit import InProcessRateLimiter
+    from zerocode.adapters.inprocess.ratelimit import InProcessRateLimiter
 
     return InProcessRateLimiter()
 

@@ -1,4 +1,4 @@
-"""What a turn reports while it runs, and its SSE encoding (DESIGN.md "Streaming protocol")."""
+"""What a turn reports while it runs, and its SSE encoding (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class ToolEvent:
 @dataclass(frozen=True)
 class BuildEvent:
     status: Literal["running", "succeeded", "failed"]
-    buildId: str  # the wire name of DESIGN.md
+    buildId: str  # the wire name (docs/api.md)
     log_tail: str = ""
     error: str | None = None  # why a failed build failed, for people (absent otherwise)
 

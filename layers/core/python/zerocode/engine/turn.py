@@ -1,4 +1,4 @@
-"""The turn engine: one user message in, a stream of true events out (DESIGN.md "A turn").
+"""The turn engine: one user message in, a stream of true events out (docs/invariants.md).
 
 Everything reported is what happened: each tool's real outcome, the build's
 real status, and a ``done`` whose status follows from them. However the turn
@@ -127,8 +127,8 @@ class TurnRun:
         self.started = time.monotonic()
         APP_ID.set(app.id)
         try:
-            self.turn = await _io(e.memory.begin_turn, app.id, self.message, self.element,
-                                  self.system)
+            self.turn = await e.memory.open_turn(app.id, self.message, self.element,
+                                                 self.system)
             TURN.set(self.turn.number)
             await _io(e.display.append, app.id, DisplayRole.USER, self.message,
                       turn=self.turn.number, element=self.element)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from zerocode.adapters.memory_cache import LruWindowCache
+from zerocode.adapters.inprocess.cache import LruWindowCache
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints.sample_session import vue_editing_session

@@ -4,18 +4,30 @@ Every write goes through the store first (the source of truth) and then
 updates the cache only if the cache was exactly one write behind; every read
 checks the cache's head against the store and otherwise rebuilds from a
 bounded tail read (M3, M6). Every window passes the validator (M4).
+
+With the running summary on, the turn's first write also stores a summary of the units
+that left the window since the last one (:mod:`zerocode.memory.summary`). A summarizer
+that fails is logged and the turn goes on without a new summary.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from zerocode.errors import Conflict
 from zerocode.memory.cache import CachedTail, WindowCache
 from zerocode.memory.messages import AssistantMessage, SystemMessage, ToolResult, UserMessage
+from zerocode.memory.summary import (
+    AsyncSummarizer,
+    NewSummary,
+    Summarizer,
+    SummaryDue,
+    stored_text,
+)
 from zerocode.memory.tokens import TokenCounter, count_tokens
 from zerocode.memory.transcript import (
     CLOSING_KINDS,
@@ -26,15 +38,12 @@ from zerocode.memory.transcript import (
     Unit,
     group_units,
 )
-from zerocode.memory.window import Window, WindowPolicy, build_window
+from zerocode.memory.window import Window, WindowPolicy, build_window, evicted_units
+
+__all__ = ["AsyncSummarizer", "Memory", "Summarizer", "Turn", "interrupted_note",
+           "user_content"]
 
 log = logging.getLogger(__name__)
-
-
-class Summarizer(Protocol):
-    """Condenses evicted units (and the previous summary) into a running summary."""
-
-    def __call__(self, previous: str | None, evicted: Sequence[Unit]) -> str: ...
 
 
 @dataclass
@@ -66,34 +75,63 @@ def interrupted_note(turn: int, reason: str) -> str:
 
 class Memory:
     def __init__(self, store: TranscriptStore, cache: WindowCache, policy: WindowPolicy, *,
-                 summarizer: Summarizer | None = None, count: TokenCounter = count_tokens) -> None:
+                 summarizer: Summarizer | AsyncSummarizer | None = None,
+                 count: TokenCounter = count_tokens) -> None:
         self.store, self.cache, self.policy = store, cache, policy
         self.summarizer, self.count = summarizer, count
 
     # -- writes -----------------------------------------------------------------------
 
     def begin_turn(self, app_id: str, text: str, element: dict[str, Any] | None = None,
-                   system: str = "") -> Turn:
-        """Append the user message; first close a turn left open by a crash (M7)."""
+                   system: str = "", *, summary: NewSummary | None = None) -> Turn:
+        """Append the user message; first close a turn left open by a crash (M7).
+
+        With the running summary on, a summary of what left the window goes in the same
+        write: ``summary`` when given (from :meth:`open_turn`; dropped if the head moved
+        since), else the synchronous summarizer's, if any.
+        """
         head = self.store.head(app_id)
         number = head.turn + 1
-        entries: list[Entry] = []
-        seq = head.seq
-        if head.turn_open:
-            seq += 1
-            entries.append(Entry(seq, head.turn, seq, head.turn_start, EntryKind.INTERRUPTED,
-                                 AssistantMessage(interrupted_note(head.turn, "crash or timeout"))))
-        summary = self._summary_due(app_id, system, pending=entries) if self.policy.summary \
-            else None
-        if summary is not None:
+        entries = _crash_note(head)
+        seq = head.seq + len(entries)
+        asked = UserMessage(user_content(text, element))
+        new = self._new_summary(app_id, system, head, _pending(head, asked), summary) \
+            if self.policy.summary else None
+        if new is not None:
             seq += 1
             entries.append(Entry(seq, number, seq, seq, EntryKind.SUMMARY,
-                                 SystemMessage(summary[0]), covers=summary[1]))
+                                 SystemMessage(new.text), covers=new.covers))
         seq += 1
-        entries.append(Entry(seq, number, seq, seq, EntryKind.USER,
-                             UserMessage(user_content(text, element))))
+        entries.append(Entry(seq, number, seq, seq, EntryKind.USER, asked))
         self._append(app_id, entries, head.seq, head.uid)
         return Turn(app_id, number, seq, seq, entries[-1].uid)
+
+    async def open_turn(self, app_id: str, text: str, element: dict[str, Any] | None = None,
+                        system: str = "") -> Turn:
+        """:meth:`begin_turn` for async callers (store calls run in a worker thread).
+
+        With an :class:`AsyncSummarizer` (a model), the summary is asked for first, outside
+        any store write. If it fails or times out, that is logged and the turn begins
+        without a new summary: the summary never fails a turn.
+        """
+        summary = None
+        if self.policy.summary and isinstance(self.summarizer, AsyncSummarizer):
+            due = await asyncio.to_thread(self.summary_due, app_id, system,
+                                          UserMessage(user_content(text, element)))
+            if due is not None:
+                summary = await self._ask(app_id, self.summarizer, due)
+        return await asyncio.to_thread(self.begin_turn, app_id, text, element, system,
+                                       summary=summary)
+
+    async def _ask(self, app_id: str, summarizer: AsyncSummarizer,
+                   due: SummaryDue) -> NewSummary | None:
+        try:
+            text = await summarizer.summarize(due.previous, due.evicted)
+        except Exception as exc:  # any failure: no new summary, but never no turn
+            log.warning("running summary skipped for app %s (%d units left the window): %s",
+                        app_id, len(due.evicted), exc, extra={"app_id": app_id})
+            return None
+        return NewSummary(due.head, self._bounded(text), due.covers)
 
     def commit_step(self, turn: Turn, call: AssistantMessage,
                     results: Sequence[ToolResult]) -> None:
@@ -190,23 +228,66 @@ class Memory:
 
     # -- running summary (optional) ---------------------------------------------------
 
-    def _summary_due(self, app_id: str, system: str,
-                     pending: list[Entry]) -> tuple[str, int] | None:
-        """(summary text, last seq covered) when units were evicted past the last summary."""
-        if self.summarizer is None:
-            return None
+    def summary_due(self, app_id: str, system: str, asked: UserMessage) -> SummaryDue | None:
+        """What the summary stored with the user message ``asked`` must cover: the units
+        that leave the window once ``asked`` is in it, since the last summary (None when
+        there are none)."""
+        head = self.store.head(app_id)
+        return self._due(app_id, system, head, _pending(head, asked))
+
+    def _due(self, app_id: str, system: str, head: Head,
+             pending: list[Entry]) -> SummaryDue | None:
         units = self.units(app_id) + group_units(app_id, pending)
-        kept = set(build_window(system, units, self.policy, self.count).kept_units)
+        kept = build_window(system, units, self.policy, self.count).kept_units
         summaries = [u for u in units if u.kind is EntryKind.SUMMARY]
         previous = summaries[-1] if summaries else None
         covered = previous.entries[0].covers if previous else 0
-        evicted = [u for u in units if u.kind is not EntryKind.SUMMARY
-                   and u.seq > covered and u.seq not in kept]
+        evicted = evicted_units(units, kept, covered)
         if not evicted:
             return None
         prior = previous.messages[0].content if previous else None
-        text = self.summarizer(prior if isinstance(prior, str) else None, evicted)
-        return f"Summary of the earlier conversation: {text}", evicted[-1].entries[-1].seq
+        return SummaryDue(head.seq, prior if isinstance(prior, str) else None, tuple(evicted),
+                          evicted[-1].entries[-1].seq)
+
+    def _new_summary(self, app_id: str, system: str, head: Head, pending: list[Entry],
+                     given: NewSummary | None) -> NewSummary | None:
+        if given is not None:
+            if given.head == head.seq:
+                return given
+            log.info("running summary dropped for app %s: the transcript moved from %d to %d",
+                     app_id, given.head, head.seq, extra={"app_id": app_id})
+            return None
+        if self.summarizer is None or isinstance(self.summarizer, AsyncSummarizer):
+            return None
+        due = self._due(app_id, system, head, pending)
+        if due is None:
+            return None
+        try:
+            text = self.summarizer(due.previous, due.evicted)
+        except Exception as exc:  # any failure: no new summary, but never no turn
+            log.warning("running summary skipped for app %s (%d units left the window): %s",
+                        app_id, len(due.evicted), exc, extra={"app_id": app_id})
+            return None
+        return NewSummary(head.seq, self._bounded(text), due.covers)
+
+    def _bounded(self, text: str) -> str:
+        return stored_text(text, self.policy.summary_max_tokens, self.count)
+
+
+def _pending(head: Head, asked: UserMessage) -> list[Entry]:
+    """The entries :meth:`Memory.begin_turn` writes after ``head`` (the summary aside)."""
+    entries = _crash_note(head)
+    seq = head.seq + len(entries) + 1
+    return [*entries, Entry(seq, head.turn + 1, seq, seq, EntryKind.USER, asked)]
+
+
+def _crash_note(head: Head) -> list[Entry]:
+    """The note that closes a turn left open by a crash (M7), or nothing."""
+    if not head.turn_open:
+        return []
+    seq = head.seq + 1
+    return [Entry(seq, head.turn, seq, head.turn_start, EntryKind.INTERRUPTED,
+                  AssistantMessage(interrupted_note(head.turn, "crash or timeout")))]
 
 
 def _advance(cached: CachedTail, new: list[Entry], limit: int) -> CachedTail | None:

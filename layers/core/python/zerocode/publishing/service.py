@@ -34,6 +34,7 @@ from zerocode.publishing.builds import (
     RemoteBuilder,
     Snapshot,
     check_build_id,
+    is_build_id,
     job_of,
     new_build_id,
     snapshot,
@@ -166,6 +167,14 @@ class Publishing:
             return build
         outcome = self._remote().outcome(app_id, build_id, build.runner_id)
         return build if outcome is None else self._complete(build, outcome)
+
+    def current(self, app_id: str, build_id: str) -> Build | None:
+        """The build as it stands; a remote build still running is asked for its outcome
+        first, should its completion event be late."""
+        found = self.builds.get(app_id, build_id) if is_build_id(build_id) else None
+        if found is not None and found.runner_id and not found.state.finished:
+            found = self.finish(app_id, found.id)
+        return found
 
     def _complete(self, build: Build, outcome: BuildOutcome) -> Build:
         done = build.ended(outcome)

@@ -1,0 +1,1 @@
+"""AWS adapters: S3 workspace, CloudFront publisher, CodeBuild builder, Cognito accounts."""

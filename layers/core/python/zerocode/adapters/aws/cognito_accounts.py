@@ -1,0 +1,240 @@
+"""Accounts on Amazon Cognito (AWS mode): the counterpart of ``zerocode.accounts.service.Accounts``.
+
+Cognito keeps the passwords and issues the tokens, so ``User.password_hash`` is always ""
+and ``User.id`` is the Cognito ``sub``. Input is checked with the same rules as local mode
+before any request is made. The platform confirms new users itself (no email flow yet), and
+an admin is a member of the Cognito group ``admin``. Behind API Gateway the Lambda API reads
+the caller from the authorizer's claims with ``user_from_claims`` and makes no request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from zerocode.accounts.service import Role, Unauthenticated, User, check_account, check_password
+from zerocode.adapters.aws.errors import error_code, error_message
+from zerocode.errors import Conflict, InvalidInput
+
+ADMIN_GROUP = "admin"
+_WRONG = "wrong account or password"
+_SIGN_IN_FAILED = {"NotAuthorizedException", "UserNotFoundException",
+                   "UserNotConfirmedException", "PasswordResetRequiredException"}
+_BAD_TOKEN = {"NotAuthorizedException", "UserNotFoundException"}
+
+
+def _message(exc: ClientError) -> str:
+    return error_message(exc) or error_code(exc)
+
+
+def _display_name(name: object, account: str) -> str:
+    return name.strip()[:60] if isinstance(name, str) and name.strip() else account
+
+
+def parse_groups(groups: object) -> list[str]:
+    """``cognito:groups`` as a list, whether a list or a string like "a,b", "a b" or "[a b]"."""
+    if isinstance(groups, str):
+        return [g for g in re.split(r"[\s,]+", groups.strip().strip("[]")) if g]
+    if isinstance(groups, list | tuple):
+        return [str(g) for g in groups if str(g)]
+    return []
+
+
+def _role(groups: list[str]) -> Role:
+    return Role.ADMIN if ADMIN_GROUP in groups else Role.USER
+
+
+# Cognito's default access-token lifetime; the session cookie lives as long as the token.
+ACCESS_TOKEN_SECONDS = 3600.0
+_SEARCHABLE = re.compile(r"^[a-z0-9_.@-]+$")
+COGNITO_PAGE_MAX = 60
+
+
+class CognitoAccounts:
+    def __init__(self, client: Any, user_pool_id: str, client_id: str,
+                 token_seconds: float = ACCESS_TOKEN_SECONDS) -> None:
+        self.client, self.user_pool_id, self.client_id = client, user_pool_id, client_id
+        self.token_seconds = token_seconds
+
+    def register(self, account: object, password: object, name: object = None) -> User:
+        clean = check_account(account)
+        secret = check_password(password)
+        display = _display_name(name, clean)
+        try:
+            answer = self.client.sign_up(
+                ClientId=self.client_id, Username=clean, Password=secret,
+                UserAttributes=[{"Name": "name", "Value": display}])
+        except ClientError as exc:
+            if error_code(exc) == "UsernameExistsException":
+                raise Conflict(f"account {clean!r} is taken") from exc
+            if error_code(exc) in {"InvalidPasswordException", "InvalidParameterException"}:
+                raise InvalidInput(_message(exc)) from exc
+            raise
+        self.client.admin_confirm_sign_up(UserPoolId=self.user_pool_id, Username=clean)
+        return User(str(answer["UserSub"]), clean, display, Role.USER, "")
+
+    def login(self, account: object, password: object) -> tuple[str, User]:
+        """An access token; the same failure whether the account or the password is wrong."""
+        if not isinstance(account, str) or not isinstance(password, str) or not password:
+            raise Unauthenticated(_WRONG)
+        try:
+            answer = self.client.initiate_auth(
+                ClientId=self.client_id, AuthFlow="USER_PASSWORD_AUTH",
+                AuthParameters={"USERNAME": account.lower(), "PASSWORD": password})
+        except ClientError as exc:
+            if error_code(exc) in _SIGN_IN_FAILED:
+                raise Unauthenticated(_WRONG) from exc
+            raise
+        result = answer.get("AuthenticationResult")
+        if not result:
+            raise Unauthenticated(f"sign-in needs a step this platform does not support: "
+                                  f"{answer.get('ChallengeName')}")
+        token = str(result["AccessToken"])
+        user = self.authenticate(token)
+        if user is None:  # Cognito just issued it; only a race with a deletion gets here
+            raise Unauthenticated(_WRONG)
+        return token, user
+
+    def authenticate(self, token: str | None) -> User | None:
+        if not token:
+            return None
+        try:
+            answer = self.client.get_user(AccessToken=token)
+        except ClientError as exc:
+            if error_code(exc) in _BAD_TOKEN:
+                return None
+            raise
+        user = self._user({**answer, "Attributes": answer.get("UserAttributes", [])}, set())
+        return replace(user, role=_role(self._groups(user.account)))
+
+    def logout(self, token: str) -> None:
+        """Revokes every token of the user (Cognito signs out all sessions at once)."""
+        if not token:
+            return
+        try:
+            self.client.global_sign_out(AccessToken=token)
+        except ClientError as exc:
+            if error_code(exc) not in _BAD_TOKEN:
+                raise
+
+    def make_admin(self, account: str) -> User:
+        clean = account.lower()
+        for attempt in range(2):
+            try:
+                self.client.admin_add_user_to_group(
+                    UserPoolId=self.user_pool_id, Username=clean, GroupName=ADMIN_GROUP)
+                break
+            except ClientError as exc:
+                if error_code(exc) == "UserNotFoundException":
+                    raise InvalidInput(f"no account {account!r}; register it first") from exc
+                if error_code(exc) != "ResourceNotFoundException" or attempt:
+                    raise
+                self._create_admin_group()
+        return self._admin_get_user(clean)
+
+    def list_users(self, cursor: str | None = None, limit: int = 20,
+                   query: str | None = None) -> tuple[list[User], str | None]:
+        """One page of accounts. Cognito filters by prefix only, so ``query`` matches the
+        start of the account (locally it is a substring), and pages come in Cognito's order.
+        Roles come from one listing of the ``admin`` group, not a request per user; failed
+        logins are Cognito's business and show as 0."""
+        kwargs: dict[str, Any] = {"UserPoolId": self.user_pool_id,
+                                  "Limit": max(1, min(limit, COGNITO_PAGE_MAX))}
+        if query:
+            needle = query.strip().lower()
+            if not _SEARCHABLE.match(needle):
+                return [], None  # no account can contain it (and it cannot break the filter)
+            kwargs["Filter"] = f'username ^= "{needle}"'
+        if cursor:
+            kwargs["PaginationToken"] = cursor
+        try:
+            page = self.client.list_users(**kwargs)
+        except ClientError as exc:
+            if cursor and error_code(exc) in {"InvalidParameterException",
+                                              "NotAuthorizedException"}:
+                raise InvalidInput("cursor is not one returned by this API") from exc
+            raise
+        admins = self._admins()
+        users = [self._user(u, admins) for u in page.get("Users", [])]
+        next_token = page.get("PaginationToken")
+        return users, (str(next_token) if next_token else None)
+
+    def user_from_claims(self, claims: Mapping[str, Any]) -> User:
+        """The caller from API Gateway Cognito authorizer claims (ID or access token)."""
+        sub = claims.get("sub")
+        account = claims.get("cognito:username") or claims.get("username")
+        if not isinstance(sub, str) or not sub or not isinstance(account, str) or not account:
+            raise Unauthenticated("token has no user")
+        return User(sub, account, _display_name(claims.get("name"), account),
+                    _role(parse_groups(claims.get("cognito:groups"))), "")
+
+    def _admins(self) -> set[str]:
+        names: set[str] = set()
+        kwargs: dict[str, Any] = {"UserPoolId": self.user_pool_id, "GroupName": ADMIN_GROUP}
+        while True:
+            try:
+                page = self.client.list_users_in_group(**kwargs)
+            except ClientError as exc:
+                if error_code(exc) == "ResourceNotFoundException":  # no admin group yet
+                    return names
+                raise
+            names |= {str(u["Username"]) for u in page.get("Users", [])}
+            if not page.get("NextToken"):
+                return names
+            kwargs["NextToken"] = page["NextToken"]
+
+    @staticmethod
+    def _user(raw: Mapping[str, Any], admins: set[str]) -> User:
+        attributes = {a["Name"]: a["Value"] for a in raw.get("Attributes", [])}
+        name = str(raw["Username"])
+        created: Any = raw.get("UserCreateDate")
+        return User(str(attributes.get("sub", name)), name,
+                    _display_name(attributes.get("name"), name),
+                    Role.ADMIN if name in admins else Role.USER, "",
+                    created_at=created.timestamp() if hasattr(created, "timestamp") else 0.0)
+
+    def _groups(self, account: str) -> list[str]:
+        groups: list[str] = []
+        kwargs: dict[str, Any] = {"UserPoolId": self.user_pool_id, "Username": account}
+        while True:
+            page = self.client.admin_list_groups_for_user(**kwargs)
+            groups += [str(g["GroupName"]) for g in page.get("Groups", [])]
+            if not page.get("NextToken"):
+                return groups
+            kwargs["NextToken"] = page["NextToken"]
+
+    def _create_admin_group(self) -> None:
+        try:
+            self.client.create_group(UserPoolId=self.user_pool_id, GroupName=ADMIN_GROUP,
+                                     Description="zerocode administrators")
+        except ClientError as exc:
+            if error_code(exc) != "GroupExistsException":  # another caller created it first
+                raise
+
+    def _admin_get_user(self, account: str) -> User:
+        answer = self.client.admin_get_user(UserPoolId=self.user_pool_id, Username=account)
+        user = self._user({**answer, "Attributes": answer.get("UserAttributes", [])}, set())
+        return replace(user, role=_role(self._groups(user.account)))
+
+
+def create_user_pool(client: Any, name: str) -> tuple[str, str]:
+    """A user pool and an app client for CognitoAccounts: (user_pool_id, client_id).
+
+    For tests and local tooling; the deployed pool comes from the infrastructure code.
+    """
+    pool = client.create_user_pool(
+        PoolName=name,
+        Policies={"PasswordPolicy": {"MinimumLength": 8, "RequireUppercase": False,
+                                     "RequireLowercase": False, "RequireNumbers": False,
+                                     "RequireSymbols": False}},
+        UsernameConfiguration={"CaseSensitive": False},
+    )["UserPool"]
+    app = client.create_user_pool_client(
+        UserPoolId=pool["Id"], ClientName=f"{name}-app", GenerateSecret=False,
+        ExplicitAuthFlows=["ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
+    )["UserPoolClient"]
+    return str(pool["Id"]), str(app["ClientId"])

@@ -1,0 +1,1 @@
+"""DynamoDB adapters: the serverless stores, one table per port."""

@@ -1,0 +1,1 @@
+"""Local adapters: the workspace, builds, sandbox, toolchain and covers of one machine."""

@@ -1,0 +1,170 @@
+"""Local builds: a snapshot of the source in, an immutable site directory out.
+
+A Vue project is untrusted code, built in a sandbox (:mod:`zerocode.adapters.local.sandbox`):
+each build gets a fresh directory of its own, ``build-work/{appId}/{buildId}/``, holding the
+app's sources with the platform's package.json and vite.config.js in place of its own
+(:func:`zerocode.publishing.toolchain.build_tree`); the platform's toolchain, installed
+once from its lockfile (:mod:`zerocode.adapters.local.toolchain_store`), is mounted read-only as
+its node_modules, and ``vite build`` is the only command that runs. No npm install, no script of
+the app's. HTML and multi-file apps are not compiled: their files are checked
+(``index.html`` must exist) and copied. Either way the result (regular files only: a link
+the build made is never followed) is copied to a temporary directory and renamed to
+``builds/{appId}/{buildId}/``: the output appears whole or not at all, and nothing writes to
+it afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from zerocode.adapters.local.sandbox import Limits, Sandbox
+from zerocode.adapters.local.toolchain_store import ToolchainStore
+from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import check_app_id, clean_path
+from zerocode.publishing import toolchain
+from zerocode.publishing.builds import BuildJob, BuildOutcome
+
+MAX_OUTPUT_BYTES = 100 << 20  # a built site larger than this is refused
+
+
+class LocalBuilder:
+    def __init__(self, root: Path, sandbox: Sandbox, store: ToolchainStore,
+                 limits: Limits | None = None) -> None:
+        root = root.resolve()  # the sandbox binds absolute paths; data_dir may be relative
+        self.outputs, self.work = root / "builds", root / "build-work"
+        self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
+        for directory in (self.outputs, self.work):
+            directory.mkdir(parents=True, exist_ok=True)
+
+    def output_dir(self, app_id: str, build_id: str) -> Path:
+        return self.outputs / check_app_id(app_id) / check_app_id(build_id)
+
+    async def build(self, job: BuildJob) -> BuildOutcome:
+        if "index.html" not in job.source.files and job.kind is not CodeGenType.VUE_PROJECT:
+            return BuildOutcome(False, "", None, "the app has no index.html yet")
+        if job.kind is not CodeGenType.VUE_PROJECT:
+            log_tail = f"checked {len(job.source.files)} file(s); index.html present"
+            place = await asyncio.to_thread(self._place_files, job)
+            return BuildOutcome(True, log_tail, str(place))
+        if self.sandbox.refusal is not None:
+            return BuildOutcome(False, self.sandbox.refusal, None, self.sandbox.refusal)
+        modules, install_log = await self.store.ensure()
+        if modules is None:
+            return BuildOutcome(False, "\n".join(install_log), None,
+                                "the platform's build toolchain could not be installed")
+        work = self.work / check_app_id(job.app_id) / check_app_id(job.build_id)
+        try:
+            await asyncio.to_thread(_write_tree, work, toolchain.build_tree(job.source.files))
+            run = await self.sandbox.run(["node", *toolchain.VITE_ARGS], work, modules,
+                                         self.limits)
+            log = [*install_log, f"$ vite build ({self.sandbox.description})", *run.log]
+            if not run.ok:
+                return BuildOutcome(False, "\n".join(log), None,
+                                    _failure(run.reason, run.notices))
+            dist = work / "dist"
+            if not (dist / "index.html").is_file() or (dist / "index.html").is_symlink():
+                log.append("build finished but dist/index.html is missing")
+                return BuildOutcome(False, "\n".join(log), None, "the project did not build")
+            place = await asyncio.to_thread(self._place_tree, job, dist)
+            return BuildOutcome(True, "\n".join(log), str(place))
+        except _Refused as exc:
+            return BuildOutcome(False, str(exc), None, str(exc))
+        finally:
+            await asyncio.to_thread(shutil.rmtree, work, True)
+
+    def delete_app(self, app_id: str) -> int:
+        removed = 0
+        for root in (self.outputs, self.work):
+            target = root / check_app_id(app_id)
+            if target.exists():
+                shutil.rmtree(target)
+                removed += 1
+        return removed
+
+    def _place_tree(self, job: BuildJob, site: Path) -> Path:
+        return self._place(job, lambda tmp: _copy_regular(site, tmp))
+
+    def _place_files(self, job: BuildJob) -> Path:
+        def write(tmp: Path) -> None:
+            tmp.mkdir()
+            for path, data in job.source.files.items():
+                target = tmp / clean_path(path)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+
+        return self._place(job, write)
+
+    def _place(self, job: BuildJob, fill: Callable[[Path], object]) -> Path:
+        final = self.output_dir(job.app_id, job.build_id)
+        if final.exists():
+            raise FileExistsError(f"build output {final} exists: build ids are never reused")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.parent / f".tmp-{job.build_id}-{secrets.token_hex(4)}"
+        try:
+            fill(tmp)  # makes tmp
+            if not (tmp / "index.html").is_file():
+                raise FileNotFoundError("the build output has no index.html")
+            os.rename(tmp, final)  # atomic: the output appears whole
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return final
+
+
+class _Refused(Exception):
+    """The build's output broke a rule (too large); the build fails saying so."""
+
+
+def _failure(reason: str | None, notices: tuple[str, ...]) -> str:
+    """The build's error for people: the confinement message when that is what stopped it."""
+    if notices:
+        return notices[0][:480]
+    if reason is None or reason.startswith("the build exited"):
+        return "the project did not build"
+    return f"the project did not build: {reason}"
+
+
+def _write_tree(work: Path, files: dict[str, bytes]) -> None:
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    for path, data in files.items():
+        target = work / clean_path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def _copy_regular(site: Path, tmp: Path) -> None:
+    """Copy the built site, regular files and directories only: a symlink or device the
+    build left (pointing at a host file, say) is skipped, never followed."""
+    total = 0
+    tmp.mkdir()
+    for dirpath, dirnames, filenames in os.walk(site, followlinks=False):
+        rel = Path(dirpath).relative_to(site)
+        dirnames[:] = [d for d in dirnames
+                       if stat.S_ISDIR(os.lstat(os.path.join(dirpath, d)).st_mode)]
+        for d in dirnames:
+            (tmp / rel / d).mkdir()
+        for name in filenames:
+            source = os.path.join(dirpath, name)
+            try:
+                fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # a symlink (O_NOFOLLOW refuses it) or something unreadable
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                total += info.st_size
+                if total > MAX_OUTPUT_BYTES:
+                    raise _Refused(f"the built site is larger than {MAX_OUTPUT_BYTES >> 20} MiB")
+                with os.fdopen(os.dup(fd), "rb") as reader, open(tmp / rel / name, "wb") as out:
+                    shutil.copyfileobj(reader, out)
+            finally:
+                os.close(fd)

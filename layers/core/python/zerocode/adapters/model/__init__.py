@@ -1,0 +1,1 @@
+"""Chat model adapters: the OpenAI-compatible client and the offline scripted model."""

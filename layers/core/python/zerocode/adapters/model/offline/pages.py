@@ -1,0 +1,117 @@
+"""The html and multi_file answers: a page on creation, one text replaced on a change."""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+import textwrap
+from collections.abc import Iterable
+from importlib import resources
+from typing import Any
+
+from zerocode.adapters.model.offline.base import (
+    H1,
+    NEEDS_QUOTES,
+    Request,
+    Script,
+    app_name,
+    element_text,
+    is_creation,
+    text_of,
+)
+
+_FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)\n?```", re.DOTALL)
+
+
+def page_answer(req: Request, *, multi: bool) -> Script:
+    langs = ("html", "css", "javascript") if multi else ("html",)
+    current = _latest_blocks(req.earlier, langs)
+    if is_creation(req.earlier):
+        title = app_name(req.description, 40)
+        files: tuple[str, ...] = _multi_page(title, req.description) if multi else (
+            _single_page(title, req.description),)
+        what = "a static site in three files" if multi else "a single self-contained page"
+        return Script(f"Here is **{title}**, {what}.\n\n{_blocks(langs, files)}\n\n"
+                      "Click the button to try the script.")
+    new = req.quoted
+    if new is None:
+        return Script(NEEDS_QUOTES)
+    if current is None:
+        return Script("I could not find the current version of the page in our conversation, "
+                      "so nothing was changed.")
+    old, tag = element_text(req), req.element.get("tag", "")
+    changed = _replace_in_page(current[0], old, new, tag)
+    if changed is None:
+        what = f"“{old}”" if old is not None else "a <h1> heading"
+        return Script(f"I could not find {what} in the current page, so nothing was changed.")
+    page, found = changed
+    files = (page, *current[1:])
+    return Script(f"Changed “{found}” to “{new}”.\n\n{_blocks(langs, files)}")
+
+
+def _latest_blocks(earlier: list[dict[str, Any]], langs: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The code of the newest earlier assistant message that has every wanted block."""
+    aliases = {"js": "javascript", "htm": "html"}
+    for message in reversed(earlier):
+        if message.get("role") != "assistant":
+            continue
+        found: dict[str, str] = {}
+        for lang, body in _FENCE.findall(text_of(message)):
+            found.setdefault(aliases.get(lang.lower(), lang.lower()), body)
+        if all(lang in found for lang in langs):
+            return tuple(found[lang] for lang in langs)
+    return None
+
+
+def _blocks(langs: Iterable[str], files: Iterable[str]) -> str:
+    return "\n\n".join(f"```{lang}\n{body.rstrip()}\n```" for lang, body in zip(langs, files,
+                                                                                    strict=True))
+
+
+def _replace_in_page(page: str, old: str | None, new: str, tag: str) -> tuple[str, str] | None:
+    """(the page with the element's text replaced, the text replaced) or None when absent."""
+    if old is None:
+        h1 = H1.search(page)
+        if h1 is None:
+            return None
+        start, end = h1.span(2)
+        return page[:start] + page_text(new) + page[end:], html.unescape(h1.group(2).strip())
+    for needle in dict.fromkeys((page_text(old), html.escape(old), old)):
+        patterns = [rf"(<{re.escape(tag)}\b[^>]*>\s*){re.escape(needle)}(\s*</{re.escape(tag)}>)"
+                    ] if re.fullmatch(r"[a-zA-Z][\w-]*", tag) else []
+        patterns += [rf"(>\s*){re.escape(needle)}(\s*<)", rf"(){re.escape(needle)}()"]
+        for pattern in patterns:
+            found = re.search(pattern, page)
+            if found:
+                replacement = found.group(1) + page_text(new) + found.group(2)
+                return page[:found.start()] + replacement + page[found.end():], old
+    return None
+
+
+def page_text(text: str) -> str:
+    """Text as element content in HTML (quotes need no escaping outside attributes)."""
+    return html.escape(text, quote=False)
+
+
+def template(name: str) -> str:
+    """A template shipped as package data (``templates/NAME``), read once."""
+    return _template(name)
+
+
+@functools.cache
+def _template(name: str) -> str:
+    return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _single_page(title: str, description: str) -> str:
+    css, js = template("page/style.css"), template("page/script.js")
+    return template("page/single.html").format(
+        title=page_text(title), description=page_text(description or title),
+        css=textwrap.indent(css, "    "), js=textwrap.indent(js, "    "))
+
+
+def _multi_page(title: str, description: str) -> tuple[str, str, str]:
+    page = template("page/index.html").format(title=page_text(title),
+                                              description=page_text(description or title))
+    return page, template("page/style.css"), template("page/script.js")

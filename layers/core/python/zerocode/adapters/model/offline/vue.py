@@ -1,0 +1,208 @@
+"""The vue_project answers: a whole project, or read_dir → read_file → modify_file."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from zerocode.adapters.model.offline.base import (
+    H1,
+    NEEDS_QUOTES,
+    Request,
+    Script,
+    ScriptedCall,
+    app_name,
+    args_of,
+    element_text,
+    is_creation,
+    text_of,
+)
+from zerocode.adapters.model.offline.pages import page_text, template
+
+VERSIONS = {"vue": "3.5.45", "vue-router": "4.5.1", "vite": "8.3.8",
+            "@vitejs/plugin-vue": "6.0.11"}
+HOME_VIEW = "src/views/HomeView.vue"
+DEFAULT_VUE_FILES = ("src/App.vue", "src/views/AboutView.vue", HOME_VIEW)
+BROKEN_HOME_VIEW = "<template><div><h1>broken</template>\n"
+_VUE_PATH = re.compile(r"(?<![\w.-])(?:\./)?((?:[\w.-]+/)*[\w.-]+\.vue)\b")
+
+
+def vue_answer(req: Request) -> Script:
+    steps = [m for m in req.since if m.get("role") == "assistant" and m.get("tool_calls")]
+    if steps:
+        return _vue_next(req, steps)
+    creating = is_creation(req.earlier)
+    trigger = _tool_trigger(req, creating)
+    if trigger is not None:
+        return trigger
+    if creating:
+        files = vue_project_files(app_name(req.description, 40), req.description)
+        return Script("Creating the Vue 3 + Vite project.\n",
+                      tuple(ScriptedCall.of("write_file", path=p, content=c)
+                            for p, c in files.items()))
+    if req.quoted is None:
+        return Script(NEEDS_QUOTES)
+    return Script("Let me look at the project first.\n", (ScriptedCall.of("read_dir", path="."),))
+
+
+def _tool_trigger(req: Request, creating: bool) -> Script | None:
+    if "[[unknown-tool]]" in req.triggers:
+        return Script("", (ScriptedCall.of("format_disk", device="/dev/sda"),))
+    if "[[bad-args]]" in req.triggers:
+        return Script("", (ScriptedCall("write_file", '{"path": "src/x.vue", "content": '),))
+    if "[[escape]]" in req.triggers:
+        return Script("", (ScriptedCall.of("write_file", path="../../outside.txt",
+                                           content="escaped\n"),))
+    if "[[broken-vue]]" in req.triggers:
+        files = vue_project_files(app_name(req.description, 40), req.description) \
+            if creating else {}
+        files[HOME_VIEW] = BROKEN_HOME_VIEW
+        return Script("", tuple(ScriptedCall.of("write_file", path=p, content=c)
+                                for p, c in files.items()))
+    return None
+
+
+def _vue_next(req: Request, steps: list[dict[str, Any]]) -> Script:
+    """The next step of a tool loop, from the calls already made and their results."""
+    last = steps[-1]
+    names = {c.get("function", {}).get("name") for c in last.get("tool_calls", ())}
+    results = _results(req.since, last)
+    if len(steps) >= 4 or req.triggers & {"[[unknown-tool]]", "[[bad-args]]", "[[escape]]",
+                                          "[[broken-vue]]"} or names - {"read_dir", "read_file"}:
+        return Script(_report(req, last, results))
+    if any(not ok for _, ok, _ in results):
+        failed = next(content for _, ok, content in results if not ok)
+        return Script(f"I could not read the project ({failed}), so nothing was changed.")
+    if names == {"read_dir"}:
+        listed = [p for _, _, content in results for p in _vue_paths(content)]
+        paths = sorted(dict.fromkeys(p for p in listed if p.startswith("src/"))) \
+            or list(DEFAULT_VUE_FILES)
+        return Script("", tuple(ScriptedCall.of("read_file", path=p) for p in paths))
+    return _vue_modify(req, _read_files(req.since))
+
+
+def _vue_modify(req: Request, files: dict[str, str]) -> Script:
+    new = req.quoted or ""
+    target = _vue_target(req, files)
+    if target is None:
+        return Script(f"I could not find a <h1> heading in {HOME_VIEW}, so nothing was changed.")
+    selected = element_text(req) is not None
+    path, old = _locate(files, target, req.element.get("tag", "") if selected else "h1",
+                        prefer=None if selected else HOME_VIEW)
+    content = files.get(path, "")
+    edit_old, edit_new = old, _vue_text(new)
+    if content.count(old) > 1 and content.count(f">{old}<") == 1:
+        edit_old, edit_new = f">{old}<", f">{edit_new}<"  # a little context makes it unique
+    return Script("", (ScriptedCall.of("modify_file", path=path, old=edit_old, new=edit_new),))
+
+
+def _locate(files: dict[str, str], target: str, tag: str,
+            prefer: str | None) -> tuple[str, str]:
+    """(file, exact text) of the element: inside its tag if possible, else anywhere.
+
+    When no file has it, the home view is named anyway: the edit then fails, honestly.
+    """
+    ordered = sorted(files.items(), key=lambda item: (item[0] != prefer, item[0]))
+    tagged = re.fullmatch(r"[a-zA-Z][\w-]*", tag) is not None
+    for needle in _needles(target):
+        for path, content in ordered:
+            inside = rf"<{re.escape(tag)}\b[^>]*>\s*{re.escape(needle)}\s*</{re.escape(tag)}>"
+            if tagged and re.search(inside, content):
+                return path, needle
+    for needle in _needles(target):
+        for path, content in ordered:
+            if needle in content:
+                return path, needle
+    return HOME_VIEW, _vue_text(target)
+
+
+def _vue_target(req: Request, files: dict[str, str]) -> str | None:
+    """The text to replace: the selected element's, else the home view's first heading."""
+    text = element_text(req)
+    if text is not None:
+        return text
+    h1 = H1.search(files.get(HOME_VIEW, ""))
+    return html.unescape(h1.group(2).strip()) if h1 else None
+
+
+def _report(req: Request, last: dict[str, Any], results: list[tuple[str, bool, str]]) -> str:
+    """The final answer: exactly what the last step's results say happened."""
+    calls = {c.get("id"): c for c in last.get("tool_calls", ())}
+    failed = [(calls.get(i, {}), content) for i, ok, content in results if not ok]
+    names = [c.get("function", {}).get("name") for c in calls.values()]
+    if names == ["modify_file"]:
+        args = args_of(next(iter(calls.values())))
+        old = _vue_target(req, _read_files(req.since)) or args.get("old", "")
+        if failed:
+            return (f"I could not find “{old}” in {args.get('path', HOME_VIEW)}, so nothing was "
+                    f"changed. The tool said: {failed[0][1]}")
+        return f"Changed “{old}” to “{req.quoted or args.get('new', '')}” in {args.get('path')}."
+    if failed:
+        lines = "\n".join(f"- `{c.get('function', {}).get('name', '?')}`: {content}"
+                          for c, content in failed)
+        done = len(results) - len(failed)
+        return (f"{len(failed)} of {len(results)} tool calls failed, {done} succeeded; the failed "
+                f"ones changed nothing:\n{lines}")
+    if all(n == "write_file" for n in names):
+        paths = ", ".join(args_of(c).get("path", "?") for c in calls.values())
+        if len(calls) == 1:
+            return f"Wrote {paths}."
+        return (f"Created **{app_name(req.description, 40)}**: a Vue 3 + Vite project with "
+                f"{len(calls)} files ({paths}). It uses Vue Router in hash mode with a home "
+                "and an about page.")
+    return "Done: " + "; ".join(content[:200] for _, _, content in results)
+
+
+def _results(since: list[dict[str, Any]], call: dict[str, Any]) -> list[tuple[str, bool, str]]:
+    """(call id, ok, content) for each answered call of one assistant message."""
+    ids = [c.get("id") for c in call.get("tool_calls", ())]
+    out = []
+    for m in since:
+        if m.get("role") == "tool" and m.get("tool_call_id") in ids:
+            content = text_of(m)
+            out.append((str(m.get("tool_call_id")), not content.startswith("ERROR: "), content))
+    return out
+
+
+def _read_files(since: list[dict[str, Any]]) -> dict[str, str]:
+    """path → content of every successful read_file in this turn."""
+    paths = {c.get("id"): args_of(c).get("path", "") for m in since if m.get("role") == "assistant"
+             for c in m.get("tool_calls") or () if c.get("function", {}).get("name") == "read_file"}
+    return {paths[m["tool_call_id"]]: text_of(m) for m in since
+            if m.get("role") == "tool" and m.get("tool_call_id") in paths
+            and not text_of(m).startswith("ERROR: ")}
+
+
+def _vue_paths(listing: str) -> list[str]:
+    return [p for p in _VUE_PATH.findall(listing) if ".." not in p.split("/")]
+
+
+def _needles(text: str) -> list[str]:
+    return list(dict.fromkeys((_vue_text(text), html.escape(text, quote=False), text)))
+
+
+def _vue_text(text: str) -> str:
+    """Text as it must appear in a Vue template (no markup, no mustaches)."""
+    return html.escape(text, quote=False).replace("{{", "&#123;&#123;").replace("}}",
+                                                                               "&#125;&#125;")
+
+
+def vue_project_files(title: str, description: str) -> dict[str, str]:
+    """Every file of a new Vue 3 + Vite + Vue Router (hash mode) project, pinned versions."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:50] or "zerocode-app"
+    t, d = _vue_text(title), _vue_text(description or title)
+    package = {"name": slug, "private": True, "version": "0.0.0", "type": "module",
+               "scripts": {"dev": "vite", "build": "vite build", "preview": "vite preview"},
+               "dependencies": {k: VERSIONS[k] for k in ("vue", "vue-router")},
+               "devDependencies": {k: VERSIONS[k] for k in ("vite", "@vitejs/plugin-vue")}}
+    return {
+        "package.json": json.dumps(package, indent=2) + "\n",
+        "index.html": template("vue/index.html").replace("TITLE", page_text(title)),
+        "src/main.js": template("vue/main.js"),
+        "src/App.vue": template("vue/App.vue").replace("TITLE", t),
+        "src/router/index.js": template("vue/router.js"),
+        HOME_VIEW: template("vue/HomeView.vue").replace("TITLE", t).replace("DESCRIPTION", d),
+        "src/views/AboutView.vue": template("vue/AboutView.vue").replace("DESCRIPTION", d),
+    }

@@ -1,0 +1,1 @@
+"""Redis adapters: the shared window cache and rate limiter."""

@@ -1,0 +1,1 @@
+"""SQLite adapters: the embedded default for one machine, one database file."""

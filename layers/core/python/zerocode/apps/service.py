@@ -1,0 +1,172 @@
+"""App operations the API and the entry points call: create (the model routes the mode and
+names the app), rename, the admin's changes, delete (the app first, then its data), forget the
+conversation, archive the files, and the featured apps (cached for a few minutes)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from zerocode.apps.deletion import DeletionSweep, PendingDeletions, purge
+from zerocode.apps.records import App, AppPage, AppStore, CodeGenType, check_name, new_app_id
+from zerocode.apps.workspace import Workspace
+from zerocode.engine import prompts
+from zerocode.engine.model import ChatModel, ModelReply, ModelRole, TextDelta
+from zerocode.errors import InvalidInput, Unavailable
+from zerocode.memory.display import DisplayHistoryStore
+from zerocode.memory.facade import Memory
+from zerocode.memory.messages import Message, SystemMessage, UserMessage
+from zerocode.publishing.builds import Builder, BuildStore
+from zerocode.publishing.service import Covers, Publishing
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class AppService:
+    apps: AppStore
+    memory: Memory
+    display: DisplayHistoryStore
+    workspace: Workspace
+    model: ChatModel
+    deletions: PendingDeletions
+    builds: BuildStore
+    publishing: Publishing
+
+    async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
+        """Route the mode with the model when the client gave none, and name the app."""
+        if mode is None:
+            answer = await self._ask(ModelRole.ROUTING, "routing", prompt)
+            mode = parse_mode(answer)
+        name = await self._ask(ModelRole.ROUTING, "naming", prompt)
+        try:
+            clean = check_name(name.strip().strip("\"'`").splitlines()[0] if name.strip() else "")
+        except InvalidInput:
+            clean = check_name(" ".join(prompt.split()[:5])[:60] or "Untitled app")
+        app = App(new_app_id(), owner, clean, mode, prompt)
+        self.apps.put(app)
+        return app
+
+    def rename(self, app: App, name: str) -> App:
+        renamed = app.renamed(check_name(name))
+        self.apps.put(renamed)
+        return renamed
+
+    def admin_update(self, app: App, name: str | None = None, cover: str | None = None,
+                     priority: int | None = None) -> App:
+        """Change what an admin may change; a field left None stays, an empty cover clears."""
+        changes: dict[str, Any] = {"updated_at": time.time()}
+        if name is not None:
+            changes["name"] = check_name(name)
+        if cover is not None:
+            changes["cover"] = cover or None
+        if priority is not None:
+            changes["priority"] = priority
+        updated = replace(app, **changes)
+        self.apps.put(updated)
+        return updated
+
+    def delete(self, app: App) -> bool:
+        """The app disappears for users first, then its data. False when some data could
+        not be deleted yet: it is unreachable and :meth:`retry_deletions` finishes the job.
+
+        Its site and preview stop being served before anything else: the pointers are known
+        only from the app record, so if that fails nothing else has happened yet and the
+        user can simply delete again."""
+        try:
+            self.publishing.unpublish(app)
+        except Exception as exc:
+            log.error("could not unpublish app %s: %s", app.id, exc, extra={"app_id": app.id})
+            raise Unavailable("could not take the app's site down; try deleting again") \
+                from exc
+        self.deletions.add(app.id)  # remembered before anything is gone, so a crash resumes
+        self.apps.delete(app.id)
+        return purge(app.id, self._purge_steps(), self.deletions)
+
+    def deletion_sweep(self) -> DeletionSweep:
+        return DeletionSweep(self.deletions, self._purge_steps())
+
+    def retry_deletions(self) -> int:
+        """Finish deletions that failed midway; returns how many completed."""
+        return self.deletion_sweep().run()
+
+    def clear_history(self, app: App) -> None:
+        """Forget the app's conversation, both the model's transcript and the history shown
+        to people; its files stay."""
+        self.memory.delete(app.id)
+        self.display.delete_app(app.id)
+
+    def archive(self, app: App) -> tuple[str, bytes]:
+        """The app's files as a zip, and a file name for it."""
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for info in self.workspace.list(app.id):
+                archive.writestr(info.path, self.workspace.read(app.id, info.path))
+        safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in app.name)[:40]
+        return f"{safe or app.id}.zip", buffer.getvalue()
+
+    def _purge_steps(self) -> list[Callable[[str], object]]:
+        return purge_steps(self.memory, self.display, self.workspace, self.publishing.builder,
+                           self.builds, covers=self.publishing.covers)
+
+    async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
+        messages: list[Message] = [SystemMessage(prompts.load(prompt_name)), UserMessage(text)]
+        parts: list[str] = []
+        async for event in self.model.stream(role, messages):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, ModelReply) and not parts:
+                parts.append(event.message.content or "")
+        return "".join(parts)
+
+
+def purge_steps(memory: Memory, display: DisplayHistoryStore, workspace: Workspace,
+                builder: Builder, builds: BuildStore,
+                covers: Covers | None = None) -> list[Callable[[str], object]]:
+    """Every store an app's data lives in, in the order its deletion empties them."""
+    steps: list[Callable[[str], object]] = [
+        memory.delete, display.delete_app, workspace.delete_app, builder.delete_app,
+        builds.delete_app]
+    if covers is not None:
+        steps.append(covers.delete_app)
+    return steps
+
+
+class FeaturedApps:
+    """The featured apps, each page kept for ``seconds``: anyone may ask for them, often.
+    One per API process; an admin's change clears it here, other processes catch up."""
+
+    MAX_PAGES = 1000
+
+    def __init__(self, apps: AppStore, seconds: float) -> None:
+        self.apps, self.seconds = apps, seconds
+        self._pages: dict[tuple[str | None, int, str | None], tuple[float, AppPage]] = {}
+
+    def page(self, cursor: str | None, limit: int, query: str | None) -> AppPage:
+        key, now = (cursor, limit, query), time.monotonic()
+        hit = self._pages.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        page = self.apps.list_featured(cursor, limit, query)
+        if len(self._pages) > self.MAX_PAGES:
+            self._pages.clear()
+        self._pages[key] = (now + self.seconds, page)
+        return page
+
+    def clear(self) -> None:
+        self._pages.clear()
+
+
+def parse_mode(answer: str) -> CodeGenType:
+    """The first mode named in the routing answer; a single page when the answer is unclear."""
+    lowered = answer.lower()
+    found = [(lowered.find(m.value), m) for m in CodeGenType if m.value in lowered]
+    if not found:
+        log.warning("routing answer named no mode, using html: %r", answer[:200])
+        return CodeGenType.HTML
+    return min(found)[1]

@@ -1,0 +1,1 @@
+"""The API\x27s routers, one per area."""

@@ -1,0 +1,55 @@
+"""Apps: create, list (mine or featured), read, rename, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Response
+
+from zerocode.accounts.service import Unauthenticated
+from zerocode.apps.guards import check_text
+from zerocode.http.deps import Caller, Featured, MaybeCaller, OwnedApp, PlatformDep
+from zerocode.http.schemas import AppListOut, AppOut, CreateAppIn, RenameIn, app_out
+
+router = APIRouter(prefix="/api/apps", tags=["apps"])
+
+
+@router.post("", status_code=201, response_model=AppOut)
+async def create(body: CreateAppIn, user: Caller, p: PlatformDep) -> AppOut:
+    prompt = check_text(body.initPrompt, field="initPrompt",
+                        max_chars=p.settings.max_message_chars)
+    p.quota("create", user.id)
+    return app_out(await p.app_service.create(user.id, prompt, body.codeGenType),
+                   p.publishing.urls)
+
+
+@router.get("", response_model=AppListOut)
+def list_apps(user: MaybeCaller, p: PlatformDep, featured: Featured,
+              scope: Literal["mine", "featured"] = "mine", cursor: str | None = None,
+              limit: Annotated[int, Query(ge=1, le=50)] = 20,
+              q: Annotated[str | None, Query(max_length=60)] = None) -> AppListOut:
+    """My apps (signed in), or the featured apps (anyone; cached for a few minutes)."""
+    if scope == "featured":
+        page = featured.page(cursor, limit, q)
+    elif user is None:
+        raise Unauthenticated("sign in to list your apps (scope=featured is public)")
+    else:
+        page = p.apps.list_by_owner(user.id, cursor, limit, q)
+    return AppListOut(apps=[app_out(a, p.publishing.urls) for a in page.apps],
+                      nextCursor=page.next_cursor)
+
+
+@router.get("/{app_id}", response_model=AppOut)
+def get_app(app: OwnedApp, p: PlatformDep) -> AppOut:
+    return app_out(app, p.publishing.urls)
+
+
+@router.patch("/{app_id}", response_model=AppOut)
+def rename(app: OwnedApp, body: RenameIn, p: PlatformDep) -> AppOut:
+    return app_out(p.app_service.rename(app, body.name), p.publishing.urls)
+
+
+@router.delete("/{app_id}", status_code=204)
+def delete(app: OwnedApp, p: PlatformDep) -> Response:
+    p.app_service.delete(app)
+    return Response(status_code=204)

@@ -1,0 +1,243 @@
+"""The API's request and response bodies (their field names are the wire names), and the
+mappings from domain records to them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from zerocode.accounts.service import User
+from zerocode.apps.records import MAX_PRIORITY, App, CodeGenType
+from zerocode.memory.display import DisplayEntry
+from zerocode.publishing.builds import Build, BuildPurpose, BuildState
+from zerocode.publishing.pointers import SiteUrls
+
+
+class ElementIn(BaseModel):
+    """The element picked in the preview; every field is optional but bounded."""
+
+    model_config = ConfigDict(extra="forbid")
+    pagePath: str | None = Field(None, max_length=300)  # camelCase: the wire names
+    tag: str | None = Field(None, max_length=40)
+    selector: str | None = Field(None, max_length=500)
+    text: str | None = Field(None, max_length=500)
+
+
+class ChatIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str
+    element: ElementIn | None = None
+
+
+class CreateAppIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    initPrompt: str = Field(min_length=1)
+    codeGenType: CodeGenType | None = None
+
+    @field_validator("initPrompt")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("initPrompt is blank")
+        return value
+
+
+class RenameIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    error: ErrorBody
+
+
+class AppOut(BaseModel):
+    id: str
+    name: str
+    codeGenType: CodeGenType
+    initPrompt: str
+    previewUrl: str
+    deployKey: str | None
+    deployUrl: str | None
+    deployBuildId: str | None
+    deployedAt: float | None
+    cover: str | None
+    priority: int
+    createdAt: float
+    updatedAt: float
+
+
+class BuildOut(BaseModel):
+    id: str
+    appId: str
+    purpose: BuildPurpose
+    state: BuildState
+    sourceDigest: str
+    createdAt: float
+    startedAt: float | None
+    finishedAt: float | None
+    seconds: float | None
+    logTail: str
+    error: str | None
+    published: bool  # the build the app's site serves now
+
+
+class BuildListOut(BaseModel):
+    builds: list[BuildOut]
+    nextCursor: str | None
+
+
+class DeployOut(BaseModel):
+    buildId: str
+    state: BuildState
+
+
+class RollbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    buildId: str
+
+
+class AppListOut(BaseModel):
+    apps: list[AppOut]
+    nextCursor: str | None
+
+
+class AdminAppOut(AppOut):
+    owner: str
+
+
+class AdminAppListOut(BaseModel):
+    apps: list[AdminAppOut]
+    nextCursor: str | None
+
+
+class AdminAppIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    cover: str | None = Field(None, max_length=2000)
+    priority: int | None = Field(None, ge=0, le=MAX_PRIORITY)
+
+
+class AdminUserOut(BaseModel):
+    id: str
+    account: str
+    name: str
+    role: str
+    createdAt: float
+    failedLogins: int
+
+
+class AdminUserListOut(BaseModel):
+    users: list[AdminUserOut]
+    nextCursor: str | None
+
+
+class HistoryEntryOut(BaseModel):
+    id: str
+    role: str
+    content: str
+    status: str
+    turn: int
+    createdAt: float
+    element: dict[str, Any] | None
+
+
+class HistoryOut(BaseModel):
+    entries: list[HistoryEntryOut]
+    nextCursor: str | None
+
+
+class ContextOut(BaseModel):
+    messages: list[dict[str, Any]]
+    tokens: list[int]
+    totalTokens: int
+    evictedUnits: int
+    elidedPayloads: int
+    summaryIncluded: bool
+
+
+class FileOut(BaseModel):
+    path: str
+    size: int
+
+
+class FilesOut(BaseModel):
+    files: list[FileOut]
+
+
+class RegisterIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    account: str
+    password: str
+    name: str | None = None
+
+
+class LoginIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    account: str
+    password: str
+
+
+class UserOut(BaseModel):
+    id: str
+    account: str
+    name: str
+    role: str
+    createdAt: float
+
+
+class LoginOut(BaseModel):
+    token: str
+    user: UserOut
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+    version: str
+    mode: str
+    model: str
+    builds: str  # how untrusted builds are isolated ("UNSANDBOXED ..." under the override)
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429, 503)}
+
+
+def app_out(a: App, urls: SiteUrls) -> AppOut:
+    return AppOut(id=a.id, name=a.name, codeGenType=a.code_gen_type, initPrompt=a.init_prompt,
+                  previewUrl=urls.preview(a.preview_key), deployKey=a.deploy_key,
+                  deployUrl=urls.site(a.deploy_key) if a.deploy_key else None,
+                  deployBuildId=a.deploy_build_id, deployedAt=a.deployed_at, cover=a.cover,
+                  priority=a.priority, createdAt=a.created_at, updatedAt=a.updated_at)
+
+
+def admin_app_out(a: App, urls: SiteUrls) -> AdminAppOut:
+    return AdminAppOut(**app_out(a, urls).model_dump(), owner=a.owner)
+
+
+def user_out(u: User) -> UserOut:
+    return UserOut(id=u.id, account=u.account, name=u.name, role=u.role.value,
+                   createdAt=u.created_at)
+
+
+def admin_user_out(u: User) -> AdminUserOut:
+    return AdminUserOut(id=u.id, account=u.account, name=u.name, role=u.role.value,
+                        createdAt=u.created_at, failedLogins=u.failed_logins)
+
+
+def build_out(b: Build, a: App) -> BuildOut:
+    return BuildOut(id=b.id, appId=b.app_id, purpose=b.purpose, state=b.state,
+                    sourceDigest=b.source_digest, createdAt=b.created_at,
+                    startedAt=b.started_at, finishedAt=b.finished_at, seconds=b.seconds,
+                    logTail=b.log_tail, error=b.error, published=b.id == a.deploy_build_id)
+
+
+def entry_out(e: DisplayEntry) -> HistoryEntryOut:
+    return HistoryEntryOut(id=e.id, role=e.role.value, content=e.content, status=e.status.value,
+                           turn=e.turn, createdAt=e.created_at, element=e.element)

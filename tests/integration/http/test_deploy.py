@@ -1,0 +1,60 @@
+"""/api/apps/{id}/deploy, builds and rollback in process (a single page builds at once)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from tests.integration.http.conftest import Api, error_code
+
+
+def published(c: TestClient, headers: dict[str, str], app_id: str, build_id: str) -> Any:
+    """The build once it finished and, if it succeeded, the app's site serves it."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        build = c.get(f"/api/apps/{app_id}/builds/{build_id}", headers=headers)
+        assert build.status_code == 200, build.text
+        if build.json()["state"] == "failed" or build.json()["published"]:
+            return build.json()
+        time.sleep(0.05)
+    raise AssertionError("the build was not published")
+
+
+def test_deploy_lists_builds_and_rolls_back(api: Api) -> None:
+    c, owner = api.client, api.user()
+    app = api.app(owner)
+    api.platform.workspace.write(app["id"], "index.html", b"<h1>One</h1>")
+    first = c.post(f"/api/apps/{app['id']}/deploy", headers=owner)
+    assert first.status_code == 202 and first.json()["state"] in ("queued", "running",
+                                                                   "succeeded")
+    one = published(c, owner, app["id"], first.json()["buildId"])
+    assert one["state"] == "succeeded" and one["purpose"] == "deploy" and one["published"]
+    api.platform.workspace.write(app["id"], "index.html", b"<h1>Two</h1>")
+    second = c.post(f"/api/apps/{app['id']}/deploy", headers=owner).json()["buildId"]
+    assert published(c, owner, app["id"], second)["published"]
+    listed = c.get(f"/api/apps/{app['id']}/builds?purpose=deploy", headers=owner).json()
+    assert [b["id"] for b in listed["builds"]] == [second, one["id"]]
+    back = c.post(f"/api/apps/{app['id']}/rollback", headers=owner,
+                  json={"buildId": one["id"]})
+    assert back.status_code == 200 and back.json()["deployBuildId"] == one["id"]
+    assert c.get(f"/api/apps/{app['id']}/builds/{one['id']}", headers=owner
+                 ).json()["published"]
+
+
+def test_refusals(api: Api) -> None:
+    c, owner, other = api.client, api.user(), api.user()
+    app = api.app(owner)
+    base = f"/api/apps/{app['id']}"
+    for method, path, body in [("POST", "/deploy", None), ("GET", "/builds", None),
+                               ("GET", "/builds/whatever", None),
+                               ("POST", "/rollback", {"buildId": "x"})]:
+        assert c.request(method, base + path, json=body).status_code == 401
+        assert c.request(method, base + path, headers=other, json=body).status_code == 404
+    missing = c.get(f"{base}/builds/not-a-build", headers=owner)
+    assert missing.status_code == 404 and error_code(missing) == "not_found"
+    assert c.get(f"{base}/builds?purpose=nightly", headers=owner).status_code == 422
+    assert c.post(f"{base}/rollback", headers=owner, json={}).status_code == 422
+    never = c.post(f"{base}/rollback", headers=owner, json={"buildId": "not-a-build"})
+    assert never.status_code in (400, 404, 409)

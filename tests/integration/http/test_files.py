@@ -1,0 +1,42 @@
+"""/api/apps/{id}/files and download in process."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from tests.integration.http.conftest import Api
+
+
+def test_list_read_and_download_the_files(api: Api) -> None:
+    c, owner = api.client, api.user()
+    app = api.app(owner, "A page about newts")
+    assert c.get(f"/api/apps/{app['id']}/files", headers=owner).json() == {"files": []}
+    api.platform.workspace.write(app["id"], "index.html", b"<h1>Newts</h1>")
+    api.platform.workspace.write(app["id"], "css/site.css", b"h1 { color: green }")
+    listing = c.get(f"/api/apps/{app['id']}/files", headers=owner).json()["files"]
+    assert sorted(f["path"] for f in listing) == ["css/site.css", "index.html"]
+    one = c.get(f"/api/apps/{app['id']}/files/css/site.css", headers=owner)
+    assert one.status_code == 200 and one.text == "h1 { color: green }"
+    assert one.headers["content-type"].startswith("text/plain")
+    c.patch(f"/api/apps/{app['id']}", headers=owner, json={"name": "Newts & co"})
+    download = c.get(f"/api/apps/{app['id']}/download", headers=owner)
+    assert download.status_code == 200
+    assert download.headers["content-type"] == "application/zip"
+    assert 'filename="Newts---co.zip"' in download.headers["content-disposition"]
+    archive = zipfile.ZipFile(io.BytesIO(download.content))
+    assert sorted(archive.namelist()) == ["css/site.css", "index.html"]
+    assert archive.read("index.html") == b"<h1>Newts</h1>"
+
+
+def test_refusals(api: Api) -> None:
+    c, owner, other = api.client, api.user(), api.user()
+    app = api.app(owner)
+    api.platform.workspace.write(app["id"], "index.html", b"<h1>Newts</h1>")
+    for path in ("files", "files/index.html", "download"):
+        assert c.get(f"/api/apps/{app['id']}/{path}").status_code == 401
+        assert c.get(f"/api/apps/{app['id']}/{path}", headers=other).status_code == 404
+    assert c.get(f"/api/apps/{app['id']}/files/missing.html", headers=owner
+                 ).status_code == 404
+    escape = c.get(f"/api/apps/{app['id']}/files/..%2F..%2Fetc%2Fpasswd", headers=owner)
+    assert escape.status_code in (400, 404)

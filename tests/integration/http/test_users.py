@@ -1,0 +1,60 @@
+"""/api/users and /api/health in process: register, log in and out, who am I."""
+
+from __future__ import annotations
+
+from tests.integration.http.conftest import PASSWORD, Api, error_code
+from zerocode.http.deps import CSRF_HEADER, SESSION_COOKIE
+
+
+def test_register_login_me_and_logout(api: Api) -> None:
+    c = api.client
+    made = c.post("/api/users/register", json={"account": "ada-1", "password": PASSWORD,
+                                               "name": "Ada"})
+    assert made.status_code == 201
+    assert made.json()["account"] == "ada-1" and made.json()["role"] == "user"
+    login = c.post("/api/users/login", json={"account": "ada-1", "password": PASSWORD})
+    assert login.status_code == 200 and login.json()["user"]["name"] == "Ada"
+    assert SESSION_COOKIE in login.cookies
+    c.cookies.clear()
+    bearer = {"Authorization": f"Bearer {login.json()['token']}"}
+    assert c.get("/api/users/me", headers=bearer).json()["id"] == made.json()["id"]
+    assert c.post("/api/users/logout", headers=bearer).status_code == 204
+    assert c.get("/api/users/me", headers=bearer).status_code == 401
+
+
+def test_refusals(api: Api) -> None:
+    c = api.client
+    assert c.post("/api/users/register", json={"account": "bob-1", "password": PASSWORD}
+                  ).status_code == 201
+    again = c.post("/api/users/register", json={"account": "bob-1", "password": PASSWORD})
+    assert again.status_code == 409
+    short = c.post("/api/users/register", json={"account": "bob-2", "password": "x"})
+    assert short.status_code == 400
+    extra = c.post("/api/users/register", json={"account": "bob-3", "password": PASSWORD,
+                                                "role": "admin"})
+    assert extra.status_code == 422 and error_code(extra) == "validation_error"
+    wrong = c.post("/api/users/login", json={"account": "bob-1", "password": "wrong horse"})
+    assert wrong.status_code == 401
+    assert c.get("/api/users/me").status_code == 401
+    assert c.post("/api/users/logout").status_code == 401
+    assert c.get("/api/users/me", headers={"Authorization": "Bearer nonsense"}
+                 ).status_code == 401
+
+
+def test_the_session_cookie_needs_the_csrf_header_to_change_anything(api: Api) -> None:
+    c = api.client
+    c.post("/api/users/register", json={"account": "cat-1", "password": PASSWORD})
+    c.post("/api/users/login", json={"account": "cat-1", "password": PASSWORD})
+    assert c.get("/api/users/me").status_code == 200  # the cookie signs GETs in
+    assert c.post("/api/users/logout").status_code == 403
+    assert c.post("/api/users/logout", headers={CSRF_HEADER: "1"}).status_code == 204
+    assert c.get("/api/users/me").status_code == 401
+    cross = {"Sec-Fetch-Site": "cross-site"}
+    c.post("/api/users/login", json={"account": "cat-1", "password": PASSWORD})
+    assert c.get("/api/users/me", headers=cross).status_code == 401
+
+
+def test_health(api: Api) -> None:
+    health = api.client.get("/api/health").json()
+    assert health["status"] == "ok" and health["mode"] == "local"
+    assert health["builds"] == api.platform.build_isolation
