@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.docs import replace_section  # noqa: E402
-from tests.integration.test_vue_template_builds import created_files  # noqa: E402
+from tests.integration.publishing.test_vue_template_builds import created_files  # noqa: E402
 from zerocode.adapters.local.builder import LocalBuilder  # noqa: E402
 from zerocode.adapters.local.sandbox import Bubblewrap, Unsandboxed, sandbox  # noqa: E402
 from zerocode.adapters.local.toolchain_store import ToolchainStore  # noqa: E402
@@ -44,8 +44,9 @@ DESCRIPTION = "A Vue todo app with an about page"
 
 def timed(builder: LocalBuilder, app_id: str, snapshot: Snapshot) -> float:
     start = time.perf_counter()
-    outcome = asyncio.run(builder.build(BuildJob(app_id, new_build_id(),
-                                                 CodeGenType.VUE_PROJECT, snapshot)))
+    outcome = asyncio.run(
+        builder.build(BuildJob(app_id, new_build_id(), CodeGenType.VUE_PROJECT, snapshot))
+    )
     seconds = time.perf_counter() - start
     if not outcome.ok:
         raise SystemExit(f"build failed:\n{outcome.log_tail}")
@@ -71,20 +72,24 @@ def main() -> None:
             store = ToolchainStore(work / f"cold-tc-{i}", work / f"cold-npm-{i}")
             cold.append(timed(LocalBuilder(work / f"cold-{i}", box, store), "app0", snapshot))
         store = ToolchainStore(work / "toolchain", work / "npm")
-        sandboxed, unsandboxed = LocalBuilder(work / "s", box, store), \
-            LocalBuilder(work / "u", loose, store)
+        sandboxed, unsandboxed = (
+            LocalBuilder(work / "s", box, store),
+            LocalBuilder(work / "u", loose, store),
+        )
         timed(sandboxed, "first", snapshot)  # installs the toolchain; not counted
         timed(unsandboxed, "first", snapshot)  # Node's and the disk's caches warm for both
         warm, warm_loose = [], []
         for i in range(n):
             warm.append(timed(sandboxed, f"app{i}", snapshot))
             warm_loose.append(timed(unsandboxed, f"app{i}", snapshot))
-        store_mb = sum(f.stat().st_size for f in store.modules.rglob("*")
-                       if f.is_file()) / 2**20
+        store_mb = sum(f.stat().st_size for f in store.modules.rglob("*") if f.is_file()) / 2**20
     result: dict[str, Any] = {
-        "project": DESCRIPTION, "runs": args.runs, "files": len(files),
+        "project": DESCRIPTION,
+        "runs": args.runs,
+        "files": len(files),
         "sandbox": box.description,
-        "cold_s": [round(s, 2) for s in cold], "warm_sandboxed_s": [round(s, 2) for s in warm],
+        "cold_s": [round(s, 2) for s in cold],
+        "warm_sandboxed_s": [round(s, 2) for s in warm],
         "warm_unsandboxed_s": [round(s, 2) for s in warm_loose],
         "cold_median_s": round(statistics.median(cold), 2),
         "warm_sandboxed_median_s": round(statistics.median(warm), 3),
@@ -92,9 +97,9 @@ def main() -> None:
         "toolchain_mb": round(store_mb, 1),
     }
     result["sandboxed_over_unsandboxed"] = round(
-        result["warm_sandboxed_median_s"] / result["warm_unsandboxed_median_s"], 3)
-    result["warm_over_cold"] = round(result["warm_sandboxed_median_s"]
-                                     / result["cold_median_s"], 3)
+        result["warm_sandboxed_median_s"] / result["warm_unsandboxed_median_s"], 3
+    )
+    result["warm_over_cold"] = round(result["warm_sandboxed_median_s"] / result["cold_median_s"], 3)
     print(json.dumps(result, indent=2))
     (ROOT / "bench" / "results" / "build.json").write_text(json.dumps(result, indent=2) + "\n")
     if not args.no_docs:
@@ -102,26 +107,33 @@ def main() -> None:
 
 
 def write_docs(r: dict[str, Any]) -> None:
-    lines = ["## Builds (`bench/build.py`)", "",
-             f"The Vue project the offline model generates for \"{r['project']}\" "
-             f"({r['files']} files), built by `LocalBuilder` (the platform's build tree, "
-             "`vite build`, the `dist/index.html` check, the copy to the build's own "
-             f"directory); median of {r['runs']} runs each, in one run.", "",
-             "| build | median s | runs s | ratio |", "|---|---:|---|---:|",
-             f"| cold: empty npm cache, the toolchain installed first ({r['toolchain_mb']} MB, "
-             f"once per machine) | {r['cold_median_s']} | {', '.join(map(str, r['cold_s']))} "
-             "| |",
-             f"| **warm, sandboxed** ({r['sandbox']}), new app | "
-             f"{r['warm_sandboxed_median_s']} | {', '.join(map(str, r['warm_sandboxed_s']))} | "
-             f"**{r['sandboxed_over_unsandboxed']}** of unsandboxed; {r['warm_over_cold']} of "
-             "cold |",
-             f"| warm, unsandboxed (the development override), new app | "
-             f"{r['warm_unsandboxed_median_s']} | "
-             f"{', '.join(map(str, r['warm_unsandboxed_s']))} | 1.0 |", "",
-             "Target: a sandboxed warm build ≤ 1.15× an unsandboxed one. Builds no longer "
-             "install anything: the toolchain is installed once from the platform's lockfile "
-             "and mounted read-only, so a warm build is `vite build` alone."]
+    lines = [
+        "## Builds (`bench/build.py`)",
+        "",
+        f'The Vue project the offline model generates for "{r["project"]}" '
+        f"({r['files']} files), built by `LocalBuilder` (the platform's build tree, "
+        "`vite build`, the `dist/index.html` check, the copy to the build's own "
+        f"directory); median of {r['runs']} runs each, in one run.",
+        "",
+        "| build | median s | runs s | ratio |",
+        "|---|---:|---|---:|",
+        f"| cold: empty npm cache, the toolchain installed first ({r['toolchain_mb']} MB, "
+        f"once per machine) | {r['cold_median_s']} | {', '.join(map(str, r['cold_s']))} "
+        "| |",
+        f"| **warm, sandboxed** ({r['sandbox']}), new app | "
+        f"{r['warm_sandboxed_median_s']} | {', '.join(map(str, r['warm_sandboxed_s']))} | "
+        f"**{r['sandboxed_over_unsandboxed']}** of unsandboxed; {r['warm_over_cold']} of "
+        "cold |",
+        f"| warm, unsandboxed (the development override), new app | "
+        f"{r['warm_unsandboxed_median_s']} | "
+        f"{', '.join(map(str, r['warm_unsandboxed_s']))} | 1.0 |",
+        "",
+        "Target: a sandboxed warm build ≤ 1.15× an unsandboxed one. Builds no longer "
+        "install anything: the toolchain is installed once from the platform's lockfile "
+        "and mounted read-only, so a warm build is `vite build` alone.",
+    ]
     replace_section("build", lines)
+
 
 if __name__ == "__main__":
     main()

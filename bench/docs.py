@@ -6,8 +6,10 @@ import re
 from pathlib import Path
 
 PATH = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-HEADER = "# Benchmarks\n\nMeasured on the development machine (2 cores); re-run the scripts " \
+HEADER = (
+    "# Benchmarks\n\nMeasured on the development machine (2 cores); re-run the scripts "
     "to refresh.\n\n"
+)
 
 
 def replace_section(name: str, lines: list[str]) -> None:

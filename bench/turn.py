@@ -68,17 +68,21 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return round(now / 1024, 1), round(peak / 1024, 1)
 
 
-async def timed_turn(client: httpx.AsyncClient, app_id: str, message: str) \
-        -> tuple[float, float, list[float], str]:
+async def timed_turn(
+    client: httpx.AsyncClient, app_id: str, message: str
+) -> tuple[float, float, list[float], str]:
     """(ttfb s, total s, arrival times of text chunks, done status)."""
     start = time.perf_counter()
     first = 0.0
     arrivals: list[float] = []
     status = "?"
-    async with client.stream("POST", f"/api/apps/{app_id}/chat",
-                             json={"message": message}) as response:
+    async with client.stream(
+        "POST", f"/api/apps/{app_id}/chat", json={"message": message}
+    ) as response:
         if response.status_code != 200:
-            raise RuntimeError(f"chat answered {response.status_code}: {await response.aread()}")
+            raise RuntimeError(
+                f"chat answered {response.status_code}: {(await response.aread())!r}"
+            )
         event = "message"
         async for line in response.aiter_lines():
             now = time.perf_counter()
@@ -111,27 +115,30 @@ def token(server: Server) -> dict[str, str]:
 
 
 async def overhead(server: Server, turns: int) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=server.api, timeout=60,
-                                 headers=token(server)) as client:
+    async with httpx.AsyncClient(base_url=server.api, timeout=60, headers=token(server)) as client:
         app_id = await create_app(client, "A page about lighthouses")
         await timed_turn(client, app_id, "A page about lighthouses")
         ttfb, total, statuses = [], [], []
         for i in range(turns):
-            first, whole, _, status = await timed_turn(client, app_id,
-                                                       f'Change the title to "Lighthouse {i}"')
+            first, whole, _, status = await timed_turn(
+                client, app_id, f'Change the title to "Lighthouse {i}"'
+            )
             ttfb.append(first * 1000)
             total.append(whole * 1000)
             statuses.append(status)
         context = (await client.get(f"/api/apps/{app_id}/context")).json()
     model_ms = await model_alone(context["messages"], turns)
     return {
-        "turns": turns, "succeeded": statuses.count("succeeded"),
+        "turns": turns,
+        "succeeded": statuses.count("succeeded"),
         "window_tokens_at_end": context["totalTokens"],
         "ttfb_ms": {"p50": round(pct(ttfb, 50), 2), "p99": round(pct(ttfb, 99), 2)},
         "turn_ms": {"p50": round(pct(total, 50), 2), "p99": round(pct(total, 99), 2)},
         "model_alone_ms": {"p50": round(pct(model_ms, 50), 2), "p99": round(pct(model_ms, 99), 2)},
-        "overhead_ms": {"p50": round(pct(total, 50) - pct(model_ms, 50), 2),
-                        "p99": round(pct(total, 99) - pct(model_ms, 50), 2)},
+        "overhead_ms": {
+            "p50": round(pct(total, 50) - pct(model_ms, 50), 2),
+            "p99": round(pct(total, 99) - pct(model_ms, 50), 2),
+        },
     }
 
 
@@ -140,8 +147,7 @@ async def model_alone(window: list[dict[str, Any]], runs: int) -> list[float]:
     from zerocode.memory.messages import UserMessage, from_openai_list
 
     model = build_chat_model(None, None, {r: "zerocode-offline" for r in ModelRole})
-    messages = [*from_openai_list(window),
-                UserMessage('Change the title to "Lighthouse final"')]
+    messages = [*from_openai_list(window), UserMessage('Change the title to "Lighthouse final"')]
     async for _event in model.stream(ModelRole.CODE, messages):
         pass  # warm up: the first call loads the tokenizer, which the server had done already
     times = []
@@ -156,24 +162,31 @@ async def model_alone(window: list[dict[str, Any]], runs: int) -> list[float]:
 
 async def concurrent(server: Server, streams: int) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
-    async with httpx.AsyncClient(base_url=server.api, timeout=120, limits=limits,
-                                 headers=token(server)) as client:
+    async with httpx.AsyncClient(
+        base_url=server.api, timeout=120, limits=limits, headers=token(server)
+    ) as client:
         apps = [await create_app(client, f"A page about city {i}") for i in range(streams)]
         assert server.proc is not None
         before = rss_mb(server.proc.pid)
-        results = await asyncio.gather(*(timed_turn(
-            client, app_id, f"A page about city {i} [[pace={PACE_MS}]]")
-            for i, app_id in enumerate(apps)))
+        results = await asyncio.gather(
+            *(
+                timed_turn(client, app_id, f"A page about city {i} [[pace={PACE_MS}]]")
+                for i, app_id in enumerate(apps)
+            )
+        )
         after = rss_mb(server.proc.pid)
-    added = [(b - a) * 1000 - PACE_MS for _, _, arrivals, _ in results
-             for a, b in itertools.pairwise(arrivals)]
+    added = [
+        (b - a) * 1000 - PACE_MS
+        for _, _, arrivals, _ in results
+        for a, b in itertools.pairwise(arrivals)
+    ]
     ttfb = [r[0] * 1000 for r in results]
     return {
-        "streams": streams, "pace_ms": PACE_MS,
+        "streams": streams,
+        "pace_ms": PACE_MS,
         "succeeded": sum(r[3] == "succeeded" for r in results),
         "chunks": len(added) + len(results),
-        "added_inter_chunk_ms": {"p50": round(pct(added, 50), 2),
-                                 "p99": round(pct(added, 99), 2)},
+        "added_inter_chunk_ms": {"p50": round(pct(added, 50), 2), "p99": round(pct(added, 99), 2)},
         "ttfb_ms": {"p50": round(pct(ttfb, 50), 2), "p99": round(pct(ttfb, 99), 2)},
         "server_rss_mb": {"before": before[0], "after": after[0], "peak": after[1]},
     }
@@ -189,8 +202,10 @@ def main() -> None:
         server = Server(Path(tmp))
         server.start()
         try:
-            result = {"overhead": asyncio.run(overhead(server, turns)),
-                      "concurrency": [asyncio.run(concurrent(server, n)) for n in levels]}
+            result = {
+                "overhead": asyncio.run(overhead(server, turns)),
+                "concurrency": [asyncio.run(concurrent(server, n)) for n in levels],
+            }
         finally:
             server.stop()
     print(json.dumps(result, indent=2))
@@ -201,33 +216,47 @@ def main() -> None:
 
 def write_docs(result: dict[str, Any]) -> None:
     o = result["overhead"]
-    lines = ["## Turns (`bench/turn.py`)", "",
-             f"{o['turns']} sequential html change turns over HTTP against `zerocode serve` "
-             "(SQLite, offline scripted model without pacing; window at the end: "
-             f"{o['window_tokens_at_end']} tokens). The model's own time is measured "
-             "in-process for the same request and subtracted.", "",
-             "| measure | p50 ms | p99 ms |", "|---|---:|---:|",
-             f"| time to first byte | {o['ttfb_ms']['p50']} | {o['ttfb_ms']['p99']} |",
-             f"| whole turn | {o['turn_ms']['p50']} | {o['turn_ms']['p99']} |",
-             f"| scripted model alone | {o['model_alone_ms']['p50']} | "
-             f"{o['model_alone_ms']['p99']} |",
-             f"| **platform overhead** (turn − model p50) | **{o['overhead_ms']['p50']}** | "
-             f"{o['overhead_ms']['p99']} |", "",
-             "Target: overhead p50 under 15 ms.", "",
-             f"Concurrent streams, each a new html app, the model pacing every chunk by "
-             f"{result['concurrency'][0]['pace_ms']} ms; client and server share the "
-             "machine's 2 cores.", "",
-             "| streams | turns succeeded | chunks | added inter-chunk p50 ms | p99 ms "
-             "| first byte p99 ms | server RSS after / peak MB |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "## Turns (`bench/turn.py`)",
+        "",
+        f"{o['turns']} sequential html change turns over HTTP against `zerocode serve` "
+        "(SQLite, offline scripted model without pacing; window at the end: "
+        f"{o['window_tokens_at_end']} tokens). The model's own time is measured "
+        "in-process for the same request and subtracted.",
+        "",
+        "| measure | p50 ms | p99 ms |",
+        "|---|---:|---:|",
+        f"| time to first byte | {o['ttfb_ms']['p50']} | {o['ttfb_ms']['p99']} |",
+        f"| whole turn | {o['turn_ms']['p50']} | {o['turn_ms']['p99']} |",
+        f"| scripted model alone | {o['model_alone_ms']['p50']} | {o['model_alone_ms']['p99']} |",
+        f"| **platform overhead** (turn − model p50) | **{o['overhead_ms']['p50']}** | "
+        f"{o['overhead_ms']['p99']} |",
+        "",
+        "Target: overhead p50 under 15 ms.",
+        "",
+        f"Concurrent streams, each a new html app, the model pacing every chunk by "
+        f"{result['concurrency'][0]['pace_ms']} ms; client and server share the "
+        "machine's 2 cores.",
+        "",
+        "| streams | turns succeeded | chunks | added inter-chunk p50 ms | p99 ms "
+        "| first byte p99 ms | server RSS after / peak MB |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for c in result["concurrency"]:
-        lines.append(f"| {c['streams']} | {c['succeeded']} | {c['chunks']} | "
-                     f"{c['added_inter_chunk_ms']['p50']} | {c['added_inter_chunk_ms']['p99']} | "
-                     f"{c['ttfb_ms']['p99']} | {c['server_rss_mb']['after']} / "
-                     f"{c['server_rss_mb']['peak']} |")
-    lines += ["", "Targets at 200 streams: added p99 inter-chunk latency under 50 ms, "
-              "RSS under 400 MB.", "", NOTES]
+        lines.append(
+            f"| {c['streams']} | {c['succeeded']} | {c['chunks']} | "
+            f"{c['added_inter_chunk_ms']['p50']} | {c['added_inter_chunk_ms']['p99']} | "
+            f"{c['ttfb_ms']['p99']} | {c['server_rss_mb']['after']} / "
+            f"{c['server_rss_mb']['peak']} |"
+        )
+    lines += [
+        "",
+        "Targets at 200 streams: added p99 inter-chunk latency under 50 ms, RSS under 400 MB.",
+        "",
+        NOTES,
+    ]
     replace_section("turn", lines)
+
 
 if __name__ == "__main__":
     main()

@@ -27,13 +27,19 @@ def cdk_json_context() -> dict[str, Any]:
 def main() -> int:
     app, stack = build_app(None if "CDK_CONTEXT_JSON" in os.environ else cdk_json_context())
     assembly = app.synth()
-    errors = [m for m in assembly.get_stack_artifact(stack.artifact_id).messages
-              if m.level == cx_api.SynthesisMessageLevel.ERROR]
+    errors = [
+        m
+        for m in assembly.get_stack_artifact(stack.artifact_id).messages
+        if m.level == cx_api.SynthesisMessageLevel.ERROR
+    ]
     for message in errors:
         print(f"[error at {message.id}] {message.entry.data}", file=sys.stderr)
     if errors:
-        print(f"{len(errors)} unsuppressed error(s): fix them or suppress them with a reason "
-              f"(infra/zerocode_infra/nag.py)", file=sys.stderr)
+        print(
+            f"{len(errors)} unsuppressed error(s): fix them or suppress them with a reason "
+            f"(infra/zerocode_infra/nag.py)",
+            file=sys.stderr,
+        )
         return 1
     print(f"synthesized {stack.stack_name} ({stack.region}) to {assembly.directory}")
     return 0

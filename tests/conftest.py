@@ -21,8 +21,9 @@ def redis_client_or_skip() -> Any:
         client.ping()
     except redis.RedisError as exc:
         if os.environ.get("ZEROCODE_REQUIRE_REDIS"):
-            raise RuntimeError(f"ZEROCODE_REQUIRE_REDIS is set but Redis at {REDIS_URL} "
-                               f"does not answer: {exc}") from exc
+            raise RuntimeError(
+                f"ZEROCODE_REQUIRE_REDIS is set but Redis at {REDIS_URL} does not answer: {exc}"
+            ) from exc
         pytest.skip(f"no Redis at {REDIS_URL}")
     return client
 
@@ -41,8 +42,12 @@ def aws() -> Iterator[None]:
     """moto's in-process AWS with fake credentials; nothing leaves the machine."""
     from moto import mock_aws
 
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-           "AWS_DEFAULT_REGION": "us-east-1", "AWS_SESSION_TOKEN": "testing"}
+    env = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_SESSION_TOKEN": "testing",
+    }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     from zerocode.bootstrap import wiring
@@ -108,16 +113,19 @@ def local_builder(tmp_path: Path, toolchain_dir: Path) -> Any:
     from zerocode.adapters.local.toolchain_store import ToolchainStore
     from zerocode.bootstrap.settings import Settings
 
-    return LocalBuilder(tmp_path, any_build_sandbox(),
-                        ToolchainStore(toolchain_dir, Settings().npm_cache))
+    return LocalBuilder(
+        tmp_path, any_build_sandbox(), ToolchainStore(toolchain_dir, Settings().npm_cache)
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _build_environment(toolchain_dir: Path) -> Iterator[None]:
     """Every platform a test starts (in-process or a server subprocess) shares one installed
     toolchain; without bubblewrap (a developer's machine, never CI) builds use the override."""
-    saved = {k: os.environ.get(k) for k in ("ZEROCODE_TOOLCHAIN_DIR",
-                                            "ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS")}
+    saved = {
+        k: os.environ.get(k)
+        for k in ("ZEROCODE_TOOLCHAIN_DIR", "ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS")
+    }
     os.environ["ZEROCODE_TOOLCHAIN_DIR"] = str(toolchain_dir)
     if not require_bwrap():
         from zerocode.adapters.local.sandbox import Bubblewrap, sandbox

@@ -12,17 +12,30 @@ def user(seq: int, turn: int, text: str = "make it blue") -> Entry:
     return Entry(seq, turn, seq, seq, EntryKind.USER, UserMessage(text))
 
 
-def step(seq: int, turn: int, turn_start: int, calls: int = 1, payload: str = "x",
-         failed: tuple[int, ...] = ()) -> list[Entry]:
+def step(
+    seq: int,
+    turn: int,
+    turn_start: int,
+    calls: int = 1,
+    payload: str = "x",
+    failed: tuple[int, ...] = (),
+) -> list[Entry]:
     """An assistant tool-call entry at ``seq`` and its results right after it."""
     tool_calls = tuple(
-        ToolCall(f"call_{seq}_{i}", "write_file",
-                 json.dumps({"path": f"src/f{i}.vue", "content": payload}))
-        for i in range(calls))
+        ToolCall(
+            f"call_{seq}_{i}",
+            "write_file",
+            json.dumps({"path": f"src/f{i}.vue", "content": payload}),
+        )
+        for i in range(calls)
+    )
     out = [Entry(seq, turn, seq, turn_start, EntryKind.CALL, AssistantMessage(None, tool_calls))]
     for i, call in enumerate(tool_calls, start=1):
-        result = ToolResult.failure(call, "disk full") if i - 1 in failed else \
-            ToolResult.success(call, f"wrote {len(payload)} chars")
+        result = (
+            ToolResult.failure(call, "disk full")
+            if i - 1 in failed
+            else ToolResult.success(call, f"wrote {len(payload)} chars")
+        )
         out.append(Entry(seq + i, turn, seq, turn_start, EntryKind.RESULT, result))
     return out
 
@@ -31,8 +44,9 @@ def final(seq: int, turn: int, turn_start: int, text: str = "Done.") -> Entry:
     return Entry(seq, turn, seq, turn_start, EntryKind.FINAL, AssistantMessage(text))
 
 
-def turn_entries(first_seq: int, turn: int, steps: int = 1, calls: int = 2,
-                 payload: str = "x") -> list[Entry]:
+def turn_entries(
+    first_seq: int, turn: int, steps: int = 1, calls: int = 2, payload: str = "x"
+) -> list[Entry]:
     """A whole turn: user message, ``steps`` steps, final text."""
     out = [user(first_seq, turn, f"request {turn}")]
     seq = first_seq + 1

@@ -24,74 +24,140 @@ from constructs import Construct
 from zerocode_infra.auth import ACCESS_TOKEN_SCOPE
 from zerocode_infra.nag import managed_policy, suppress
 
-PUBLIC_ROUTES = frozenset({
-    ("POST", "/api/users/register"), ("POST", "/api/users/login"), ("GET", "/api/health"),
-    ("GET", "/api/openapi.json"), ("GET", "/api/docs"), ("GET", "/api/apps")})
+PUBLIC_ROUTES = frozenset(
+    {
+        ("POST", "/api/users/register"),
+        ("POST", "/api/users/login"),
+        ("GET", "/api/health"),
+        ("GET", "/api/openapi.json"),
+        ("GET", "/api/docs"),
+        ("GET", "/api/apps"),
+    }
+)
 CHAT_TIMEOUT = Duration.minutes(15)
 STAGE = "prod"
-_ERROR_BODY = ('{"error": {"code": "$context.error.responseType", '
-               '"message": $context.error.messageString}}')
+_ERROR_BODY = (
+    '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString}}'
+)
 
 
 class Api(Construct):
-    def __init__(self, scope: Construct, id: str, *, handler: lambda_.IFunction,
-                 pool: cognito.IUserPool, allowed_origin: str, rate_limit: int,
-                 burst_limit: int, removal_policy: RemovalPolicy) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        handler: lambda_.IFunction,
+        pool: cognito.IUserPool,
+        allowed_origin: str,
+        rate_limit: int,
+        burst_limit: int,
+        removal_policy: RemovalPolicy,
+    ) -> None:
         super().__init__(scope, id)
-        access_logs = logs.LogGroup(self, "AccessLogs", retention=logs.RetentionDays.ONE_MONTH,
-                                    removal_policy=removal_policy)
+        access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=removal_policy,
+        )
         self.rest_api = apigw.RestApi(
             # API Gateway's logging role is an account-wide setting other APIs may share, so
             # it outlives the stack.
-            self, "Rest", description="zerocode API", cloud_watch_role=True,
+            self,
+            "Rest",
+            description="zerocode API",
+            cloud_watch_role=True,
             cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
             endpoint_types=[apigw.EndpointType.REGIONAL],
             deploy_options=apigw.StageOptions(
-                stage_name=STAGE, tracing_enabled=True, metrics_enabled=True,
-                logging_level=apigw.MethodLoggingLevel.ERROR, data_trace_enabled=False,
-                throttling_rate_limit=rate_limit, throttling_burst_limit=burst_limit,
+                stage_name=STAGE,
+                tracing_enabled=True,
+                metrics_enabled=True,
+                logging_level=apigw.MethodLoggingLevel.ERROR,
+                data_trace_enabled=False,
+                throttling_rate_limit=rate_limit,
+                throttling_burst_limit=burst_limit,
                 access_log_destination=apigw.LogGroupLogDestination(access_logs),
                 access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
-                    caller=False, http_method=True, ip=True, protocol=True, request_time=True,
-                    resource_path=True, response_length=True, status=True, user=True)),
+                    caller=False,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
+                ),
+            ),
             default_cors_preflight_options=apigw.CorsOptions(
-                allow_origins=[allowed_origin], allow_methods=apigw.Cors.ALL_METHODS,
-                allow_headers=["Authorization", "Content-Type", "X-Zerocode-Request",
-                               "Last-Event-ID"],
-                allow_credentials=True, max_age=Duration.hours(1)))
+                allow_origins=[allowed_origin],
+                allow_methods=apigw.Cors.ALL_METHODS,
+                allow_headers=[
+                    "Authorization",
+                    "Content-Type",
+                    "X-Zerocode-Request",
+                    "Last-Event-ID",
+                ],
+                allow_credentials=True,
+                max_age=Duration.hours(1),
+            ),
+        )
         for kind in (apigw.ResponseType.DEFAULT_4_XX, apigw.ResponseType.DEFAULT_5_XX):
             # The gateway's own refusals (401 from the authorizer, 429 from throttling) in
             # the platform's error shape, readable by the console across origins.
             self.rest_api.add_gateway_response(
-                f"{kind.response_type}Response", type=kind,
+                f"{kind.response_type}Response",
+                type=kind,
                 templates={"application/json": _ERROR_BODY},
-                response_headers={"Access-Control-Allow-Origin": f"'{allowed_origin}'",
-                                  "Access-Control-Allow-Credentials": "'true'"})
+                response_headers={
+                    "Access-Control-Allow-Origin": f"'{allowed_origin}'",
+                    "Access-Control-Allow-Credentials": "'true'",
+                },
+            )
         self.authorizer = apigw.CognitoUserPoolsAuthorizer(
-            self, "Cognito", cognito_user_pools=[pool],
-            results_cache_ttl=Duration.minutes(5))
+            self, "Cognito", cognito_user_pools=[pool], results_cache_ttl=Duration.minutes(5)
+        )
         self._routes(handler)
         self._excuse_preflight()
-        suppress(self.rest_api, "APIG2", "Requests are validated by the application itself: "
-                                         "pydantic models check every body and parameter and "
-                                         "answer 422 in the platform's error format.")
+        suppress(
+            self.rest_api,
+            "APIG2",
+            "Requests are validated by the application itself: "
+            "pydantic models check every body and parameter and "
+            "answer 422 in the platform's error format.",
+        )
         role = self.rest_api.node.find_child("CloudWatchRole")
-        suppress(role, "IAM4", "API Gateway's account-level logging role needs exactly the "
-                               "AWS managed policy AmazonAPIGatewayPushToCloudWatchLogs, "
-                               "which only writes the API's own logs.",
-                 applies_to=[managed_policy(
-                     "service-role/AmazonAPIGatewayPushToCloudWatchLogs")])
-        suppress(self.rest_api.deployment_stage, "APIG3",
-                 "A web ACL costs a fixed monthly fee; stage throttling and per-user rate "
-                 "limits in the application bound abuse until an operator adds WAF.")
+        suppress(
+            role,
+            "IAM4",
+            "API Gateway's account-level logging role needs exactly the "
+            "AWS managed policy AmazonAPIGatewayPushToCloudWatchLogs, "
+            "which only writes the API's own logs.",
+            applies_to=[managed_policy("service-role/AmazonAPIGatewayPushToCloudWatchLogs")],
+        )
+        suppress(
+            self.rest_api.deployment_stage,
+            "APIG3",
+            "A web ACL costs a fixed monthly fee; stage throttling and per-user rate "
+            "limits in the application bound abuse until an operator adds WAF.",
+        )
 
     def _routes(self, handler: lambda_.IFunction) -> None:
         stream = apigw.LambdaIntegration(
-            handler, proxy=True, allow_test_invoke=False,
-            response_transfer_mode=apigw.ResponseTransferMode.STREAM)
+            handler,
+            proxy=True,
+            allow_test_invoke=False,
+            response_transfer_mode=apigw.ResponseTransferMode.STREAM,
+        )
         chat = apigw.LambdaIntegration(
-            handler, proxy=True, allow_test_invoke=False, timeout=CHAT_TIMEOUT,
-            response_transfer_mode=apigw.ResponseTransferMode.STREAM)
+            handler,
+            proxy=True,
+            allow_test_invoke=False,
+            timeout=CHAT_TIMEOUT,
+            response_transfer_mode=apigw.ResponseTransferMode.STREAM,
+        )
         api = self.rest_api.root.add_resource("api")
         self._any(api, stream)
         for path in ("health", "openapi.json", "docs"):
@@ -112,32 +178,43 @@ class Api(Construct):
         """``{parent}/{proxy+}``: any other path below ``parent``, behind the authorizer."""
         self._guarded(parent.add_resource("{proxy+}"), "ANY", integration)
 
-    def _add(self, resource: apigw.IResource, verb: str,
-             integration: apigw.Integration) -> None:
+    def _add(self, resource: apigw.IResource, verb: str, integration: apigw.Integration) -> None:
         if (verb, resource.path) not in PUBLIC_ROUTES:
             self._guarded(resource, verb, integration)
             return
-        method = resource.add_method(verb, integration,
-                                     authorization_type=apigw.AuthorizationType.NONE)
-        reason = (f"{verb} {resource.path} is public by design (docs/operations.md); the "
-                  "function authenticates the caller itself wherever a caller matters.")
+        method = resource.add_method(
+            verb, integration, authorization_type=apigw.AuthorizationType.NONE
+        )
+        reason = (
+            f"{verb} {resource.path} is public by design (docs/operations.md); the "
+            "function authenticates the caller itself wherever a caller matters."
+        )
         suppress(method, "APIG4", reason)
         suppress(method, "COG4", reason)
 
-    def _guarded(self, resource: apigw.IResource, verb: str,
-                 integration: apigw.Integration) -> apigw.Method:
-        return resource.add_method(verb, integration, authorizer=self.authorizer,
-                                   authorization_type=apigw.AuthorizationType.COGNITO,
-                                   authorization_scopes=[ACCESS_TOKEN_SCOPE])
+    def _guarded(
+        self, resource: apigw.IResource, verb: str, integration: apigw.Integration
+    ) -> apigw.Method:
+        return resource.add_method(
+            verb,
+            integration,
+            authorizer=self.authorizer,
+            authorization_type=apigw.AuthorizationType.COGNITO,
+            authorization_scopes=[ACCESS_TOKEN_SCOPE],
+        )
 
     def _excuse_preflight(self) -> None:
         """CORS preflight (OPTIONS) requests carry no credentials by the browser's rules."""
         for method in self.rest_api.methods:
             if method.http_method == "OPTIONS":
                 for rule in ("APIG4", "COG4"):
-                    suppress(method, rule, "Browsers send CORS preflight OPTIONS requests "
-                                           "without credentials; the gateway answers them "
-                                           "itself with a mock integration.")
+                    suppress(
+                        method,
+                        rule,
+                        "Browsers send CORS preflight OPTIONS requests "
+                        "without credentials; the gateway answers them "
+                        "itself with a mock integration.",
+                    )
 
     @property
     def url(self) -> str:

@@ -41,49 +41,86 @@ BUILD_TIMEOUT, QUEUED_TIMEOUT = Duration.minutes(15), Duration.minutes(15)
 # builder's CREDENTIAL_SECONDS); one hour is the least a role's maximum session may be.
 DATA_ROLE_MAX_SESSION = Duration.hours(1)
 # Never used: every StartBuild brings its own buildspec (and says: no source, no artifacts).
-_PLACEHOLDER_SPEC = {"version": "0.2", "phases": {"build": {"commands": [
-    "echo 'zerocode starts each build with its own source and buildspec'; exit 1"]}}}
+_PLACEHOLDER_SPEC = {
+    "version": "0.2",
+    "phases": {
+        "build": {
+            "commands": [
+                "echo 'zerocode starts each build with its own source and buildspec'; exit 1"
+            ]
+        }
+    },
+}
 
 
 class Builds(Construct):
-    def __init__(self, scope: Construct, id: str, *, bucket: s3.IBucket, key: kms.IKey,
-                 removal_policy: RemovalPolicy) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        bucket: s3.IBucket,
+        key: kms.IKey,
+        removal_policy: RemovalPolicy,
+    ) -> None:
         super().__init__(scope, id)
-        log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_MONTH,
-                                  removal_policy=removal_policy)
+        log_group = logs.LogGroup(
+            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=removal_policy
+        )
         self.bucket, self.key = bucket, key
         self.project = codebuild.Project(
-            self, "Vue", description="zerocode Vue project builds",
+            self,
+            "Vue",
+            description="zerocode Vue project builds",
             build_spec=codebuild.BuildSpec.from_object(_PLACEHOLDER_SPEC),
             environment=codebuild.BuildEnvironment(
-                build_image=BUILD_IMAGE, compute_type=codebuild.ComputeType.SMALL),
+                build_image=BUILD_IMAGE, compute_type=codebuild.ComputeType.SMALL
+            ),
             encryption_key=key,
-            timeout=BUILD_TIMEOUT, queued_timeout=QUEUED_TIMEOUT,
+            timeout=BUILD_TIMEOUT,
+            queued_timeout=QUEUED_TIMEOUT,
             logging=codebuild.LoggingOptions(
-                cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=log_group)))
+                cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=log_group)
+            ),
+        )
         # The npm cache, set on the L1 resource: Cache.bucket() would also grant the role
         # read and write on the whole bucket, not just the cache prefix. The role gets the
         # cache objects and the two bucket facts CodeBuild's cache upload asks for; no List.
         cfn = self.project.node.default_child
         assert isinstance(cfn, codebuild.CfnProject)
         cfn.cache = codebuild.CfnProject.ProjectCacheProperty(
-            type="S3", location=f"{bucket.bucket_name}/{CACHE}")
-        self.project.add_to_role_policy(iam.PolicyStatement(
-            actions=["s3:GetObject", "s3:PutObject"],
-            resources=[bucket.arn_for_objects(f"{CACHE}/*")]))
-        self.project.add_to_role_policy(iam.PolicyStatement(
-            actions=["s3:GetBucketAcl", "s3:GetBucketLocation"], resources=[bucket.bucket_arn]))
+            type="S3", location=f"{bucket.bucket_name}/{CACHE}"
+        )
+        self.project.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject", "s3:PutObject"],
+                resources=[bucket.arn_for_objects(f"{CACHE}/*")],
+            )
+        )
+        self.project.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetBucketAcl", "s3:GetBucketLocation"], resources=[bucket.bucket_arn]
+            )
+        )
         account, region = account_and_region(self)
-        suppress(self.project, "IAM5", "CodeBuild's role uses the npm cache under its own "
-                                       "prefix of the builds bucket and writes its own logs "
-                                       "and reports; it has no rights on build sources or "
-                                       "outputs.", children=True, applies_to=[
-            *KMS_GRANT_ACTIONS, objects(bucket, f"{CACHE}/"),
-            # CDK's standard grants for the project's own log streams and report groups.
-            f"Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:"
-            f"/aws/codebuild/{ref(self.project)}:*",
-            f"Resource::arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/"
-            f"{ref(self.project)}-*"])
+        suppress(
+            self.project,
+            "IAM5",
+            "CodeBuild's role uses the npm cache under its own "
+            "prefix of the builds bucket and writes its own logs "
+            "and reports; it has no rights on build sources or "
+            "outputs.",
+            children=True,
+            applies_to=[
+                *KMS_GRANT_ACTIONS,
+                objects(bucket, f"{CACHE}/"),
+                # CDK's standard grants for the project's own log streams and report groups.
+                f"Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:"
+                f"/aws/codebuild/{ref(self.project)}:*",
+                f"Resource::arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/"
+                f"{ref(self.project)}-*",
+            ],
+        )
         self.data_role: iam.Role | None = None
 
     def allow_start(self, starter: iam.IRole) -> iam.Role:
@@ -92,39 +129,65 @@ class Builds(Construct):
         credentials can ever do (read any source zip, write any build output, with the
         bucket's key); every session narrows it to one build."""
         if self.data_role is not None:
-            raise ValueError("the build data role trusts one starter; add a principal to "
-                             "its trust policy instead of calling allow_start again")
+            raise ValueError(
+                "the build data role trusts one starter; add a principal to "
+                "its trust policy instead of calling allow_start again"
+            )
         role = iam.Role(
-            self, "DataRole", assumed_by=iam.ArnPrincipal(starter.role_arn),
+            self,
+            "DataRole",
+            assumed_by=iam.ArnPrincipal(starter.role_arn),
             max_session_duration=DATA_ROLE_MAX_SESSION,
             description="zerocode build data: each Vue build's source and output, scoped "
-                        "per build by a session policy")
-        role.add_to_policy(iam.PolicyStatement(
-            actions=["s3:GetObject"], resources=[self.bucket.arn_for_objects(f"{SOURCES}*")]))
-        role.add_to_policy(iam.PolicyStatement(
-            actions=["s3:PutObject"], resources=[self.bucket.arn_for_objects(f"{BUILDS}*")]))
-        role.add_to_policy(iam.PolicyStatement(
-            actions=["kms:Decrypt", "kms:GenerateDataKey"], resources=[self.key.key_arn]))
+            "per build by a session policy",
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject"], resources=[self.bucket.arn_for_objects(f"{SOURCES}*")]
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:PutObject"], resources=[self.bucket.arn_for_objects(f"{BUILDS}*")]
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["kms:Decrypt", "kms:GenerateDataKey"], resources=[self.key.key_arn]
+            )
+        )
         role.grant_assume_role(starter)
-        suppress(role, "IAM5", "The build data role reads build sources and writes build "
-                               "outputs under their prefixes; each build's session policy "
-                               "narrows it to that build's own source object and prefix.",
-                 children=True, applies_to=[objects(self.bucket, SOURCES),
-                                            objects(self.bucket, BUILDS)])
+        suppress(
+            role,
+            "IAM5",
+            "The build data role reads build sources and writes build "
+            "outputs under their prefixes; each build's session policy "
+            "narrows it to that build's own source object and prefix.",
+            children=True,
+            applies_to=[objects(self.bucket, SOURCES), objects(self.bucket, BUILDS)],
+        )
         self.data_role = role
         return role
 
     def route_events(self, handler: lambda_.IFunction) -> events.Rule:
         """Final build states of this project invoke ``functions/build_events``."""
         return events.Rule(
-            self, "Finished", description="zerocode build finished -> record and publish",
+            self,
+            "Finished",
+            description="zerocode build finished -> record and publish",
             event_pattern=events.EventPattern(
-                source=["aws.codebuild"], detail_type=["CodeBuild Build State Change"],
-                detail={"project-name": [self.project.project_name],
-                        "build-status": FINAL_STATES}),
-            targets=[targets.LambdaFunction(handler, retry_attempts=4,
-                                            max_event_age=Duration.hours(2))])
+                source=["aws.codebuild"],
+                detail_type=["CodeBuild Build State Change"],
+                detail={"project-name": [self.project.project_name], "build-status": FINAL_STATES},
+            ),
+            targets=[
+                targets.LambdaFunction(handler, retry_attempts=4, max_event_age=Duration.hours(2))
+            ],
+        )
 
     def grant(self, grantee: iam.IGrantable, *actions: str) -> None:
-        iam.Grant.add_to_principal(grantee=grantee, resource_arns=[self.project.project_arn],
-                                   actions=[f"codebuild:{a}" for a in actions])
+        iam.Grant.add_to_principal(
+            grantee=grantee,
+            resource_arns=[self.project.project_arn],
+            actions=[f"codebuild:{a}" for a in actions],
+        )

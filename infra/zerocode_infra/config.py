@@ -17,15 +17,27 @@ from aws_cdk import RemovalPolicy
 
 LWA_ACCOUNT = "753240598075"  # publishes the Lambda Web Adapter layers in every region
 LWA_VERSION = 25
-_LWA_REGIONS = ("us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1",
-                "ap-northeast-1", "ap-southeast-1", "ap-southeast-2")
+_LWA_REGIONS = (
+    "us-east-1",
+    "us-east-2",
+    "us-west-2",
+    "eu-west-1",
+    "eu-central-1",
+    "ap-northeast-1",
+    "ap-southeast-1",
+    "ap-southeast-2",
+)
 _LWA_LAYER = {"arm64": "LambdaAdapterLayerArm64", "x86_64": "LambdaAdapterLayerX86"}
 
 
 def _lwa_table() -> dict[str, dict[str, str]]:
-    return {arch: {region: f"arn:aws:lambda:{region}:{LWA_ACCOUNT}:layer:{name}:{LWA_VERSION}"
-                   for region in _LWA_REGIONS}
-            for arch, name in _LWA_LAYER.items()}
+    return {
+        arch: {
+            region: f"arn:aws:lambda:{region}:{LWA_ACCOUNT}:layer:{name}:{LWA_VERSION}"
+            for region in _LWA_REGIONS
+        }
+        for arch, name in _LWA_LAYER.items()
+    }
 
 
 DEFAULTS: dict[str, Any] = {
@@ -100,7 +112,8 @@ def read_config(node: ContextReader, region: str) -> Config:
         console_origin=str(get("consoleOrigin")).rstrip("/"),
         **_sites_domain(get),
         throttle_rate_limit=_int(get, "throttleRateLimit", minimum=1),
-        throttle_burst_limit=_int(get, "throttleBurstLimit", minimum=1))
+        throttle_burst_limit=_int(get, "throttleBurstLimit", minimum=1),
+    )
 
 
 _DOMAIN = re.compile(r"^(?=.{4,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
@@ -113,11 +126,14 @@ def _sites_domain(get: Any) -> dict[str, str]:
     domain = str(get("sitesDomain") or "").strip().strip(".").lower()
     arn = str(get("sitesCertificateArn") or "").strip()
     if domain and not _DOMAIN.match(domain):
-        raise ValueError(f"context sitesDomain must be a domain name like apps.example.com, "
-                         f"not {domain!r}")
+        raise ValueError(
+            f"context sitesDomain must be a domain name like apps.example.com, not {domain!r}"
+        )
     if domain and not _CERTIFICATE.match(arn):
-        raise ValueError("context sitesDomain needs sitesCertificateArn: an ACM certificate "
-                         f"in us-east-1 for *.{domain} (docs/operations.md), not {arn!r}")
+        raise ValueError(
+            "context sitesDomain needs sitesCertificateArn: an ACM certificate "
+            f"in us-east-1 for *.{domain} (docs/operations.md), not {arn!r}"
+        )
     if arn and not domain:
         raise ValueError("context sitesCertificateArn is set but sitesDomain is not")
     return {"sites_domain": domain, "sites_certificate_arn": arn}
@@ -148,5 +164,6 @@ def _lwa_arn(get: Any, arch: str, region: str) -> str:
             f"no Lambda Web Adapter layer ARN for region {region} ({arch}): add it to the "
             f"context lwaLayerArns.{arch} in cdk.json, or pass -c lwaLayerArn=arn:aws:lambda:"
             f"{region}:{LWA_ACCOUNT}:layer:{_LWA_LAYER[arch]}:{LWA_VERSION} "
-            f"(see https://github.com/awslabs/aws-lambda-web-adapter)")
+            f"(see https://github.com/awslabs/aws-lambda-web-adapter)"
+        )
     return str(arn)

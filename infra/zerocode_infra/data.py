@@ -27,30 +27,48 @@ class Tables(Construct):
         self.leases = self._table("Leases", ("key", S))
         self.deletions = self._table("Deletions", ("app_id", S))
         # The apps table's indexes (zerocode.adapters.dynamodb.apps.create_apps_table).
-        for name, hash_key, range_key in (("by_owner", "owner", "created_key"),
-                                          ("by_preview_key", "preview_key", None),
-                                          ("featured", "featured_pk", "featured_key"),
-                                          ("all_apps", "all_pk", "created_key")):
+        for name, hash_key, range_key in (
+            ("by_owner", "owner", "created_key"),
+            ("by_preview_key", "preview_key", None),
+            ("featured", "featured_pk", "featured_key"),
+            ("all_apps", "all_pk", "created_key"),
+        ):
             self.apps.add_global_secondary_index(
-                index_name=name, partition_key=ddb.Attribute(name=hash_key, type=S),
+                index_name=name,
+                partition_key=ddb.Attribute(name=hash_key, type=S),
                 sort_key=ddb.Attribute(name=range_key, type=S) if range_key else None,
-                projection_type=ddb.ProjectionType.ALL)
+                projection_type=ddb.ProjectionType.ALL,
+            )
 
     @property
     def all(self) -> dict[str, ddb.Table]:
         """By the settings name they configure (``ZEROCODE_{NAME}_TABLE``)."""
-        return {"transcript": self.transcript, "display": self.display, "apps": self.apps,
-                "builds": self.builds, "leases": self.leases, "deletions": self.deletions}
+        return {
+            "transcript": self.transcript,
+            "display": self.display,
+            "apps": self.apps,
+            "builds": self.builds,
+            "leases": self.leases,
+            "deletions": self.deletions,
+        }
 
-    def _table(self, id: str, partition: tuple[str, ddb.AttributeType],
-               sort: tuple[str, ddb.AttributeType] | None = None) -> ddb.Table:
+    def _table(
+        self,
+        id: str,
+        partition: tuple[str, ddb.AttributeType],
+        sort: tuple[str, ddb.AttributeType] | None = None,
+    ) -> ddb.Table:
         return ddb.Table(
-            self, id, partition_key=ddb.Attribute(name=partition[0], type=partition[1]),
+            self,
+            id,
+            partition_key=ddb.Attribute(name=partition[0], type=partition[1]),
             sort_key=ddb.Attribute(name=sort[0], type=sort[1]) if sort else None,
             billing_mode=ddb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=ddb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True),
+                point_in_time_recovery_enabled=True
+            ),
             time_to_live_attribute=TTL_ATTRIBUTE,
             encryption=ddb.TableEncryption.AWS_MANAGED,
             deletion_protection=self.removal_policy == RemovalPolicy.RETAIN,
-            removal_policy=self.removal_policy)
+            removal_policy=self.removal_policy,
+        )

@@ -49,20 +49,29 @@ LWA_ENVIRONMENT = {
     "AWS_LWA_PORT": "8080",
     "AWS_LWA_READINESS_CHECK_PATH": "/api/health",
 }
-KVS_ACTIONS = ["cloudfront-keyvaluestore:DescribeKeyValueStore",
-               "cloudfront-keyvaluestore:GetKey", "cloudfront-keyvaluestore:PutKey",
-               "cloudfront-keyvaluestore:DeleteKey"]
+KVS_ACTIONS = [
+    "cloudfront-keyvaluestore:DescribeKeyValueStore",
+    "cloudfront-keyvaluestore:GetKey",
+    "cloudfront-keyvaluestore:PutKey",
+    "cloudfront-keyvaluestore:DeleteKey",
+]
 # What zerocode.adapters.aws.cognito_accounts calls with IAM credentials (SignUp, InitiateAuth,
 # GetUser and GlobalSignOut are authorized by the client id or the user's own token).
-COGNITO_ACTIONS = ["cognito-idp:AdminConfirmSignUp", "cognito-idp:AdminAddUserToGroup",
-                   "cognito-idp:AdminGetUser", "cognito-idp:AdminListGroupsForUser",
-                   "cognito-idp:ListUsers", "cognito-idp:ListUsersInGroup",
-                   "cognito-idp:CreateGroup"]
+COGNITO_ACTIONS = [
+    "cognito-idp:AdminConfirmSignUp",
+    "cognito-idp:AdminAddUserToGroup",
+    "cognito-idp:AdminGetUser",
+    "cognito-idp:AdminListGroupsForUser",
+    "cognito-idp:ListUsers",
+    "cognito-idp:ListUsersInGroup",
+    "cognito-idp:CreateGroup",
+]
 
 
 @dataclass(frozen=True)
 class Dependencies:
     """What the functions are wired to (built before them by the stack)."""
+
     config: Config
     tables: Tables
     storage: Storage
@@ -82,8 +91,10 @@ def environment(d: Dependencies) -> dict[str, str]:
     env = {
         "ZEROCODE_MODE": "aws",
         "ZEROCODE_AWS_REGION": Stack.of(d.tables).region,
-        **{f"ZEROCODE_{name.upper()}_TABLE": table.table_name
-           for name, table in d.tables.all.items()},
+        **{
+            f"ZEROCODE_{name.upper()}_TABLE": table.table_name
+            for name, table in d.tables.all.items()
+        },
         "ZEROCODE_WORKSPACE_BUCKET": d.storage.workspaces.bucket_name,
         "ZEROCODE_PAYLOAD_BUCKET": d.storage.payloads.bucket_name,
         "ZEROCODE_BUILDS_BUCKET": d.storage.builds.bucket_name,
@@ -119,48 +130,104 @@ class Functions(Construct):
         super().__init__(scope, id)
         self.deps = deps
         arch = lambda_architecture(deps.config.architecture)
-        lwa = lambda_.LayerVersion.from_layer_version_arn(self, "WebAdapter",
-                                                          deps.config.lwa_layer_arn)
+        lwa = lambda_.LayerVersion.from_layer_version_arn(
+            self, "WebAdapter", deps.config.lwa_layer_arn
+        )
         self.api = self._function(
-            "Api", FUNCTIONS / "api", "run.sh", arch, [lwa, deps.layer],
-            timeout=Duration.minutes(15), memory=1024,
-            extra_env={**api_environment(deps), **LWA_ENVIRONMENT})
+            "Api",
+            FUNCTIONS / "api",
+            "run.sh",
+            arch,
+            [lwa, deps.layer],
+            timeout=Duration.minutes(15),
+            memory=1024,
+            extra_env={**api_environment(deps), **LWA_ENVIRONMENT},
+        )
         self.build_events = self._function(
-            "BuildEvents", FUNCTIONS / "build_events", "handler.handler", arch, [deps.layer],
-            timeout=Duration.minutes(2), memory=512)
+            "BuildEvents",
+            FUNCTIONS / "build_events",
+            "handler.handler",
+            arch,
+            [deps.layer],
+            timeout=Duration.minutes(2),
+            memory=512,
+        )
         self.deletion_sweep = self._function(
-            "DeletionSweep", FUNCTIONS / "deletion_sweep", "handler.handler", arch,
-            [deps.layer], timeout=Duration.minutes(5), memory=512)
+            "DeletionSweep",
+            FUNCTIONS / "deletion_sweep",
+            "handler.handler",
+            arch,
+            [deps.layer],
+            timeout=Duration.minutes(5),
+            memory=512,
+        )
         self.sweep_schedule = events.Rule(
-            self, "SweepSchedule", description="zerocode: finish pending app deletions",
+            self,
+            "SweepSchedule",
+            description="zerocode: finish pending app deletions",
             schedule=events.Schedule.rate(SWEEP_EVERY),
-            targets=[targets.LambdaFunction(self.deletion_sweep, retry_attempts=0)])
+            targets=[targets.LambdaFunction(self.deletion_sweep, retry_attempts=0)],
+        )
         self._grant_api()
         self._grant_build_events()
         self._grant_deletion_sweep()
 
-    def _function(self, id: str, code: Path, handler: str, arch: lambda_.Architecture,
-                  layers: list[lambda_.ILayerVersion], *, timeout: Duration, memory: int,
-                  extra_env: dict[str, str] | None = None) -> lambda_.Function:
+    def _function(
+        self,
+        id: str,
+        code: Path,
+        handler: str,
+        arch: lambda_.Architecture,
+        layers: list[lambda_.ILayerVersion],
+        *,
+        timeout: Duration,
+        memory: int,
+        extra_env: dict[str, str] | None = None,
+    ) -> lambda_.Function:
         d = self.deps
-        log_group = logs.LogGroup(self, f"{id}Logs", retention=logs.RetentionDays.ONE_MONTH,
-                                  removal_policy=d.config.removal_policy)
+        log_group = logs.LogGroup(
+            self,
+            f"{id}Logs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=d.config.removal_policy,
+        )
         function = lambda_.Function(
-            self, id, runtime=RUNTIME, architecture=arch, handler=handler,
-            code=lambda_.Code.from_asset(str(code), exclude=ASSET_EXCLUDE), layers=layers,
-            timeout=timeout, memory_size=memory, tracing=lambda_.Tracing.ACTIVE,
+            self,
+            id,
+            runtime=RUNTIME,
+            architecture=arch,
+            handler=handler,
+            code=lambda_.Code.from_asset(str(code), exclude=ASSET_EXCLUDE),
+            layers=layers,
+            timeout=timeout,
+            memory_size=memory,
+            tracing=lambda_.Tracing.ACTIVE,
             description=f"zerocode {id}",
-            environment={**environment(d), **(extra_env or {})}, log_group=log_group,
-            vpc=d.network.vpc, vpc_subnets=d.network.subnets,
-            security_groups=[d.network.functions_sg])
-        suppress(function, "IAM4", "AWS managed Lambda execution policies grant only log "
-                                   "writing and the VPC network interfaces Lambda needs to "
-                                   "run the function inside the VPC.", children=True,
-                 applies_to=[managed_policy(f"service-role/{name}") for name in (
-                     "AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole")])
-        suppress(function, "L1", "The functions run Python 3.13, not the newest runtime: the "
-                                 "package index offered no tiktoken wheel for CPython 3.14 on "
-                                 "Linux aarch64, and the layer installs binary wheels only.")
+            environment={**environment(d), **(extra_env or {})},
+            log_group=log_group,
+            vpc=d.network.vpc,
+            vpc_subnets=d.network.subnets,
+            security_groups=[d.network.functions_sg],
+        )
+        suppress(
+            function,
+            "IAM4",
+            "AWS managed Lambda execution policies grant only log "
+            "writing and the VPC network interfaces Lambda needs to "
+            "run the function inside the VPC.",
+            children=True,
+            applies_to=[
+                managed_policy(f"service-role/{name}")
+                for name in ("AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole")
+            ],
+        )
+        suppress(
+            function,
+            "L1",
+            "The functions run Python 3.13, not the newest runtime: the "
+            "package index offered no tiktoken wheel for CPython 3.14 on "
+            "Linux aarch64, and the layer installs binary wheels only.",
+        )
         return function
 
     def _grant_api(self) -> None:
@@ -180,11 +247,18 @@ class Functions(Construct):
         d.model_key.grant_read(fn)  # only the API calls the model
         self._grant_common(fn)
         self._excuse_wildcards(
-            fn, "reads and writes app workspaces, transcript payloads, build sources and "
-                "outputs under their prefixes, and queries the apps table's indexes",
-            [objects(d.storage.workspaces, WORKSPACES), objects(d.storage.payloads, PAYLOADS),
-             objects(d.storage.builds, SOURCES), objects(d.storage.builds, BUILDS),
-             indexes(d.tables.apps), *KMS_GRANT_ACTIONS])
+            fn,
+            "reads and writes app workspaces, transcript payloads, build sources and "
+            "outputs under their prefixes, and queries the apps table's indexes",
+            [
+                objects(d.storage.workspaces, WORKSPACES),
+                objects(d.storage.payloads, PAYLOADS),
+                objects(d.storage.builds, SOURCES),
+                objects(d.storage.builds, BUILDS),
+                indexes(d.tables.apps),
+                *KMS_GRANT_ACTIONS,
+            ],
+        )
 
     def _grant_build_events(self) -> None:
         d, fn = self.deps, self.build_events
@@ -194,38 +268,53 @@ class Functions(Construct):
         d.builds.grant(fn, "BatchGetBuilds")  # the outcome of the finished build
         self._grant_common(fn)
         self._excuse_wildcards(
-            fn, "checks build outputs under the builds prefix before publishing them, and "
-                "its grant on the apps table includes the table's indexes",
-            [objects(d.storage.builds, BUILDS), indexes(d.tables.apps)])
+            fn,
+            "checks build outputs under the builds prefix before publishing them, and "
+            "its grant on the apps table includes the table's indexes",
+            [objects(d.storage.builds, BUILDS), indexes(d.tables.apps)],
+        )
 
     def _grant_deletion_sweep(self) -> None:
         """Read and delete an app's data, nothing else: no site pointers (sites are taken
         down before a deletion is recorded), no builds started, no accounts, no model key."""
         d, fn = self.deps, self.deletion_sweep
-        for table in (d.tables.transcript, d.tables.display, d.tables.builds,
-                      d.tables.deletions):
+        for table in (d.tables.transcript, d.tables.display, d.tables.builds, d.tables.deletions):
             table.grant_read_write_data(fn)
-        for bucket, prefixes in ((d.storage.workspaces, (WORKSPACES,)),
-                                 (d.storage.payloads, (PAYLOADS,)),
-                                 (d.storage.builds, (SOURCES, BUILDS))):
+        for bucket, prefixes in (
+            (d.storage.workspaces, (WORKSPACES,)),
+            (d.storage.payloads, (PAYLOADS,)),
+            (d.storage.builds, (SOURCES, BUILDS)),
+        ):
             for prefix in prefixes:
                 bucket.grant_read(fn, f"{prefix}*")  # listing what to delete
                 bucket.grant_delete(fn, f"{prefix}*")
         self._excuse_wildcards(
-            fn, "lists and deletes an app's workspace, transcript payloads, build sources and "
-                "outputs under their prefixes",
-            [objects(d.storage.workspaces, WORKSPACES), objects(d.storage.payloads, PAYLOADS),
-             objects(d.storage.builds, SOURCES), objects(d.storage.builds, BUILDS),
-             *KMS_GRANT_ACTIONS])
+            fn,
+            "lists and deletes an app's workspace, transcript payloads, build sources and "
+            "outputs under their prefixes",
+            [
+                objects(d.storage.workspaces, WORKSPACES),
+                objects(d.storage.payloads, PAYLOADS),
+                objects(d.storage.builds, SOURCES),
+                objects(d.storage.builds, BUILDS),
+                *KMS_GRANT_ACTIONS,
+            ],
+        )
 
     def _grant_common(self, fn: lambda_.Function) -> None:
         d = self.deps
-        iam.Grant.add_to_principal(grantee=fn, actions=KVS_ACTIONS,
-                                   resource_arns=[d.store.key_value_store_arn])
+        iam.Grant.add_to_principal(
+            grantee=fn, actions=KVS_ACTIONS, resource_arns=[d.store.key_value_store_arn]
+        )
 
     def _excuse_wildcards(self, fn: lambda_.Function, what: str, findings: list[str]) -> None:
-        suppress(fn, "IAM5", f"The function {what}: object keys are per app and build, so "
-                             "the grants name a bucket prefix or a table's indexes, never a "
-                             "whole service; X-Ray trace uploads take no resource by AWS "
-                             "design.", children=True,
-                 applies_to=[*S3_GRANT_ACTIONS, *findings, "Resource::*"])
+        suppress(
+            fn,
+            "IAM5",
+            f"The function {what}: object keys are per app and build, so "
+            "the grants name a bucket prefix or a table's indexes, never a "
+            "whole service; X-Ray trace uploads take no resource by AWS "
+            "design.",
+            children=True,
+            applies_to=[*S3_GRANT_ACTIONS, *findings, "Resource::*"],
+        )

@@ -31,11 +31,15 @@ from zerocode_infra.nag import suppress
 
 ROUTER = Path(__file__).resolve().parents[1] / "functions" / "site_router.js"
 _DOMAIN_LINE = "const SITES_DOMAIN = '';"
-_DEFAULT_CERT = ("The distribution uses its default cloudfront.net domain and certificate, "
-                 "which pins the minimum TLS policy; operators add a custom domain with an "
-                 "ACM certificate and TLSv1.2_2021 later.")
-_NO_WAF = ("A web ACL costs a fixed monthly fee per distribution; the content is static and "
-           "public, and an operator can attach AWS WAF when traffic warrants it.")
+_DEFAULT_CERT = (
+    "The distribution uses its default cloudfront.net domain and certificate, "
+    "which pins the minimum TLS policy; operators add a custom domain with an "
+    "ACM certificate and TLSv1.2_2021 later."
+)
+_NO_WAF = (
+    "A web ACL costs a fixed monthly fee per distribution; the content is static and "
+    "public, and an operator can attach AWS WAF when traffic warrants it."
+)
 
 
 def router_code(sites_domain: str = "") -> str:
@@ -48,19 +52,35 @@ def router_code(sites_domain: str = "") -> str:
 
 
 class Hosting(Construct):
-    def __init__(self, scope: Construct, id: str, *, builds: s3.IBucket, console: s3.IBucket,
-                 logs: s3.IBucket, sites_domain: str = "", certificate_arn: str = "") -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        builds: s3.IBucket,
+        console: s3.IBucket,
+        logs: s3.IBucket,
+        sites_domain: str = "",
+        certificate_arn: str = "",
+    ) -> None:
         super().__init__(scope, id)
         self.sites_domain = sites_domain
         self.store = cloudfront.KeyValueStore(
-            self, "SitePointers", comment="zerocode site and preview pointers")
+            self, "SitePointers", comment="zerocode site and preview pointers"
+        )
         self.router = cloudfront.Function(
-            self, "SiteRouter", code=cloudfront.FunctionCode.from_inline(
-                router_code(sites_domain)),
-            runtime=cloudfront.FunctionRuntime.JS_2_0, key_value_store=self.store,
-            comment="deployKey/previewKey -> builds/{appId}/{buildId}/")
-        routed = [cloudfront.FunctionAssociation(
-            function=self.router, event_type=cloudfront.FunctionEventType.VIEWER_REQUEST)]
+            self,
+            "SiteRouter",
+            code=cloudfront.FunctionCode.from_inline(router_code(sites_domain)),
+            runtime=cloudfront.FunctionRuntime.JS_2_0,
+            key_value_store=self.store,
+            comment="deployKey/previewKey -> builds/{appId}/{buildId}/",
+        )
+        routed = [
+            cloudfront.FunctionAssociation(
+                function=self.router, event_type=cloudfront.FunctionEventType.VIEWER_REQUEST
+            )
+        ]
         builds_origin = origins.S3BucketOrigin.with_origin_access_control(builds)
         # The key policy names any distribution of the account (naming this one would be a
         # dependency cycle), but the bucket policy lets only this distribution read objects,
@@ -69,46 +89,78 @@ class Hosting(Construct):
         assert scope_of_bucket is not None
         Annotations.of(scope_of_bucket).acknowledge_warning(
             "@aws-cdk/aws-cloudfront-origins:wildcardKeyPolicyForOac",
-            "the builds bucket policy admits only the sites distribution")
+            "the builds bucket policy admits only the sites distribution",
+        )
         # The console frames previews sandboxed (an opaque origin), so even their own module
         # scripts are fetched with CORS: every response may be read by any origin (the files
         # are public, or unlisted by key, and never sent with credentials).
         cors = cloudfront.ResponseHeadersPolicy.CORS_ALLOW_ALL_ORIGINS
-        certificate = acm.Certificate.from_certificate_arn(
-            self, "SitesCertificate", certificate_arn) if sites_domain else None
+        certificate = (
+            acm.Certificate.from_certificate_arn(self, "SitesCertificate", certificate_arn)
+            if sites_domain
+            else None
+        )
         self.sites = cloudfront.Distribution(
-            self, "Sites", comment="zerocode published sites and previews",
+            self,
+            "Sites",
+            comment="zerocode published sites and previews",
             price_class=cloudfront.PriceClass.PRICE_CLASS_100,
-            enable_logging=True, log_bucket=logs, log_file_prefix="cloudfront/sites/",
+            enable_logging=True,
+            log_bucket=logs,
+            log_file_prefix="cloudfront/sites/",
             default_behavior=cloudfront.BehaviorOptions(  # a site (a preview by its Host)
-                origin=builds_origin, function_associations=routed,
+                origin=builds_origin,
+                function_associations=routed,
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
                 cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,
-                response_headers_policy=cors),
-            additional_behaviors={"/preview/*": cloudfront.BehaviorOptions(
-                origin=builds_origin, function_associations=routed,
-                viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-                cache_policy=cloudfront.CachePolicy.CACHING_DISABLED,
-                response_headers_policy=cors)},
-            domain_names=[f"*.{sites_domain}"] if sites_domain else None, certificate=certificate,
+                response_headers_policy=cors,
+            ),
+            additional_behaviors={
+                "/preview/*": cloudfront.BehaviorOptions(
+                    origin=builds_origin,
+                    function_associations=routed,
+                    viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+                    cache_policy=cloudfront.CachePolicy.CACHING_DISABLED,
+                    response_headers_policy=cors,
+                )
+            },
+            domain_names=[f"*.{sites_domain}"] if sites_domain else None,
+            certificate=certificate,
             minimum_protocol_version=cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
-            if sites_domain else None)
+            if sites_domain
+            else None,
+        )
         self.console = cloudfront.Distribution(
-            self, "Console", comment="zerocode console", default_root_object="index.html",
+            self,
+            "Console",
+            comment="zerocode console",
+            default_root_object="index.html",
             price_class=cloudfront.PriceClass.PRICE_CLASS_100,
-            enable_logging=True, log_bucket=logs, log_file_prefix="cloudfront/console/",
+            enable_logging=True,
+            log_bucket=logs,
+            log_file_prefix="cloudfront/console/",
             default_behavior=cloudfront.BehaviorOptions(
                 origin=origins.S3BucketOrigin.with_origin_access_control(console),
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
                 cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,
-                response_headers_policy=cloudfront.ResponseHeadersPolicy.SECURITY_HEADERS))
+                response_headers_policy=cloudfront.ResponseHeadersPolicy.SECURITY_HEADERS,
+            ),
+        )
         for distribution in (self.console, *(() if sites_domain else (self.sites,))):
             suppress(distribution, "CFR4", _DEFAULT_CERT)
             suppress(distribution, "CFR2", _NO_WAF)
-        suppress(self.sites, "CFR1", "Published apps are meant to be shareable with anyone; "
-                                     "restricting countries is an operator's policy decision.")
-        suppress(self.console, "CFR1", "The console serves every signed-up user wherever they "
-                                       "are; restricting countries is an operator's decision.")
+        suppress(
+            self.sites,
+            "CFR1",
+            "Published apps are meant to be shareable with anyone; "
+            "restricting countries is an operator's policy decision.",
+        )
+        suppress(
+            self.console,
+            "CFR1",
+            "The console serves every signed-up user wherever they "
+            "are; restricting countries is an operator's decision.",
+        )
 
     @property
     def sites_url(self) -> str:
@@ -118,10 +170,14 @@ class Hosting(Construct):
     def sites_hosts(self) -> str:
         """Where a preview and a site are, for people."""
         if self.sites_domain:
-            return f"https://{{deployKey}}.{self.sites_domain}/, https://p-{{previewKey}}." \
-                   f"{self.sites_domain}/"
-        return f"{self.sites_url}/sites/{{deployKey}}/, {self.sites_url}/preview/{{previewKey}}/" \
-               " (one shared origin)"
+            return (
+                f"https://{{deployKey}}.{self.sites_domain}/, https://p-{{previewKey}}."
+                f"{self.sites_domain}/"
+            )
+        return (
+            f"{self.sites_url}/sites/{{deployKey}}/, {self.sites_url}/preview/{{previewKey}}/"
+            " (one shared origin)"
+        )
 
     @property
     def console_url(self) -> str:

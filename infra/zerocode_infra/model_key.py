@@ -14,14 +14,24 @@ from constructs import Construct
 from zerocode_infra.nag import suppress
 
 
-def model_key_secret(scope: Construct, *, key: kms.IKey,
-                     removal_policy: RemovalPolicy) -> secretsmanager.Secret:
+def model_key_secret(
+    scope: Construct, *, key: kms.IKey, removal_policy: RemovalPolicy
+) -> secretsmanager.Secret:
     secret = secretsmanager.Secret(
-        scope, "ModelApiKey", encryption_key=key, removal_policy=removal_policy,
+        scope,
+        "ModelApiKey",
+        encryption_key=key,
+        removal_policy=removal_policy,
         description="API key of the zerocode model endpoint (store the real key here)",
         generate_secret_string=secretsmanager.SecretStringGenerator(
-            exclude_punctuation=True, password_length=40))
-    suppress(secret, "SMG4", "The secret is a third-party model provider's API key; only "
-                             "the provider can issue a new one, so rotation is the operator's "
-                             "documented manual step, not a Lambda rotation function.")
+            exclude_punctuation=True, password_length=40
+        ),
+    )
+    suppress(
+        secret,
+        "SMG4",
+        "The secret is a third-party model provider's API key; only "
+        "the provider can issue a new one, so rotation is the operator's "
+        "documented manual step, not a Lambda rotation function.",
+    )
     return secret

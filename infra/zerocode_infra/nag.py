@@ -17,16 +17,30 @@ from constructs import IConstruct
 MIN_REASON_WORDS = 10
 
 
-def suppress(construct: IConstruct, rule: str, reason: str, *,
-             applies_to: Sequence[str] | None = None, children: bool = False) -> None:
+def suppress(
+    construct: IConstruct,
+    rule: str,
+    reason: str,
+    *,
+    applies_to: Sequence[str] | None = None,
+    children: bool = False,
+) -> None:
     """Suppress AwsSolutions-``rule`` on ``construct`` (and its children if asked)."""
     if len(reason.split()) < MIN_REASON_WORDS:
-        raise ValueError(f"the reason for suppressing {rule} needs at least "
-                         f"{MIN_REASON_WORDS} words: {reason!r}")
+        raise ValueError(
+            f"the reason for suppressing {rule} needs at least {MIN_REASON_WORDS} words: {reason!r}"
+        )
     NagSuppressions.add_resource_suppressions(
-        construct, [NagPackSuppression(id=f"AwsSolutions-{rule}", reason=reason,
-                                       applies_to=list(applies_to) if applies_to else None)],
-        apply_to_children=children)
+        construct,
+        [
+            NagPackSuppression(
+                id=f"AwsSolutions-{rule}",
+                reason=reason,
+                applies_to=list(applies_to) if applies_to else None,
+            )
+        ],
+        apply_to_children=children,
+    )
 
 
 def managed_policy(name: str) -> str:
@@ -35,8 +49,9 @@ def managed_policy(name: str) -> str:
 
 
 # The wildcard actions CDK's bucket and key grants use (object-level verbs, not a service).
-S3_GRANT_ACTIONS = [f"Action::s3:{a}" for a in
-                    ("GetObject*", "GetBucket*", "List*", "DeleteObject*", "Abort*")]
+S3_GRANT_ACTIONS = [
+    f"Action::s3:{a}" for a in ("GetObject*", "GetBucket*", "List*", "DeleteObject*", "Abort*")
+]
 KMS_GRANT_ACTIONS = ["Action::kms:ReEncrypt*", "Action::kms:GenerateDataKey*"]
 
 

@@ -16,50 +16,124 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 FIVE_MINUTES = Duration.minutes(5)
-TURN_DURATION = cw.Metric(namespace="zerocode", metric_name="TurnDuration",
-                          dimensions_map={"service": "zerocode"}, statistic="p90",
-                          period=FIVE_MINUTES, unit=cw.Unit.MILLISECONDS)
+TURN_DURATION = cw.Metric(
+    namespace="zerocode",
+    metric_name="TurnDuration",
+    dimensions_map={"service": "zerocode"},
+    statistic="p90",
+    period=FIVE_MINUTES,
+    unit=cw.Unit.MILLISECONDS,
+)
 SLOW_TURN_MS = 600_000  # p90 over 10 minutes: turns are near the 14-minute cut-off
 
 
 class Observability(Construct):
-    def __init__(self, scope: Construct, id: str, *, api: apigw.RestApi,
-                 functions: dict[str, lambda_.Function],
-                 project: codebuild.IProject, dashboard_name: str) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        api: apigw.RestApi,
+        functions: dict[str, lambda_.Function],
+        project: codebuild.IProject,
+        dashboard_name: str,
+    ) -> None:
         super().__init__(scope, id)
         self.alarms: list[cw.Alarm] = []
         api_5xx = api.metric_server_error(period=FIVE_MINUTES, statistic="Sum")
         self._alarm("Api5xx", api_5xx, 5, "API answered 5 or more 5xx in 5 minutes")
         for name, fn in functions.items():
-            self._alarm(f"{name}Errors", fn.metric_errors(period=FIVE_MINUTES), 1,
-                        f"{name} function errors")
-            self._alarm(f"{name}Throttles", fn.metric_throttles(period=FIVE_MINUTES), 1,
-                        f"{name} function throttled")
-        self._alarm("SlowTurns", TURN_DURATION, SLOW_TURN_MS,
-                    "p90 turn duration above 10 minutes", strictly=True)
+            self._alarm(
+                f"{name}Errors", fn.metric_errors(period=FIVE_MINUTES), 1, f"{name} function errors"
+            )
+            self._alarm(
+                f"{name}Throttles",
+                fn.metric_throttles(period=FIVE_MINUTES),
+                1,
+                f"{name} function throttled",
+            )
+        self._alarm(
+            "SlowTurns",
+            TURN_DURATION,
+            SLOW_TURN_MS,
+            "p90 turn duration above 10 minutes",
+            strictly=True,
+        )
         failed = project.metric_failed_builds(period=Duration.hours(1), statistic="Sum")
         self._alarm("FailedBuilds", failed, 10, "10 or more failed CodeBuild builds in an hour")
-        self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=dashboard_name, widgets=[
-            [cw.GraphWidget(title="API requests and errors", width=12, left=[
-                api.metric_count(period=FIVE_MINUTES, statistic="Sum"),
-                api.metric_client_error(period=FIVE_MINUTES, statistic="Sum"), api_5xx]),
-             cw.GraphWidget(title="API latency p90", width=12,
-                            left=[api.metric_latency(period=FIVE_MINUTES, statistic="p90")])],
-            [cw.GraphWidget(title=f"{name} invocations, errors, throttles", width=12, left=[
-                fn.metric_invocations(period=FIVE_MINUTES),
-                fn.metric_errors(period=FIVE_MINUTES), fn.metric_throttles(period=FIVE_MINUTES)])
-             for name, fn in functions.items()],
-            [cw.GraphWidget(title="Turn duration p90 (ms)", width=12, left=[TURN_DURATION]),
-             cw.GraphWidget(title="CodeBuild builds", width=12, left=[
-                 project.metric_succeeded_builds(period=Duration.hours(1), statistic="Sum"),
-                 failed])],
-            [cw.AlarmStatusWidget(title="Alarms", width=24, alarms=list(self.alarms))]])
+        self.dashboard = cw.Dashboard(
+            self,
+            "Dashboard",
+            dashboard_name=dashboard_name,
+            widgets=[
+                [
+                    cw.GraphWidget(
+                        title="API requests and errors",
+                        width=12,
+                        left=[
+                            api.metric_count(period=FIVE_MINUTES, statistic="Sum"),
+                            api.metric_client_error(period=FIVE_MINUTES, statistic="Sum"),
+                            api_5xx,
+                        ],
+                    ),
+                    cw.GraphWidget(
+                        title="API latency p90",
+                        width=12,
+                        left=[api.metric_latency(period=FIVE_MINUTES, statistic="p90")],
+                    ),
+                ],
+                [
+                    cw.GraphWidget(
+                        title=f"{name} invocations, errors, throttles",
+                        width=12,
+                        left=[
+                            fn.metric_invocations(period=FIVE_MINUTES),
+                            fn.metric_errors(period=FIVE_MINUTES),
+                            fn.metric_throttles(period=FIVE_MINUTES),
+                        ],
+                    )
+                    for name, fn in functions.items()
+                ],
+                [
+                    cw.GraphWidget(title="Turn duration p90 (ms)", width=12, left=[TURN_DURATION]),
+                    cw.GraphWidget(
+                        title="CodeBuild builds",
+                        width=12,
+                        left=[
+                            project.metric_succeeded_builds(
+                                period=Duration.hours(1), statistic="Sum"
+                            ),
+                            failed,
+                        ],
+                    ),
+                ],
+                [cw.AlarmStatusWidget(title="Alarms", width=24, alarms=list(self.alarms))],
+            ],
+        )
 
-    def _alarm(self, id: str, metric: cw.IMetric, threshold: float, description: str, *,
-               strictly: bool = False) -> None:
-        operator = (cw.ComparisonOperator.GREATER_THAN_THRESHOLD if strictly
-                    else cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD)
-        self.alarms.append(cw.Alarm(
-            self, id, metric=metric, threshold=threshold, evaluation_periods=1,
-            comparison_operator=operator, alarm_description=f"zerocode: {description}",
-            treat_missing_data=cw.TreatMissingData.NOT_BREACHING))
+    def _alarm(
+        self,
+        id: str,
+        metric: cw.IMetric,
+        threshold: float,
+        description: str,
+        *,
+        strictly: bool = False,
+    ) -> None:
+        operator = (
+            cw.ComparisonOperator.GREATER_THAN_THRESHOLD
+            if strictly
+            else cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        )
+        self.alarms.append(
+            cw.Alarm(
+                self,
+                id,
+                metric=metric,
+                threshold=threshold,
+                evaluation_periods=1,
+                comparison_operator=operator,
+                alarm_description=f"zerocode: {description}",
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            )
+        )

@@ -43,10 +43,23 @@ def runtime_dependencies(pyproject: Path = ROOT / "pyproject.toml") -> list[str]
 def pip_arguments(target: Path | str, architecture: str, deps: list[str]) -> list[str]:
     """``pip install`` for another platform: binary wheels only, no bytecode compiled by
     this interpreter (its ``.pyc`` would be for the wrong Python version)."""
-    return ["install", "--quiet", "--no-compile", "--disable-pip-version-check",
-            "--platform", _PIP_PLATFORM[architecture], "--implementation", "cp",
-            "--python-version", PYTHON_VERSION, "--only-binary=:all:", "--upgrade",
-            "--target", str(target), *deps]
+    return [
+        "install",
+        "--quiet",
+        "--no-compile",
+        "--disable-pip-version-check",
+        "--platform",
+        _PIP_PLATFORM[architecture],
+        "--implementation",
+        "cp",
+        "--python-version",
+        PYTHON_VERSION,
+        "--only-binary=:all:",
+        "--upgrade",
+        "--target",
+        str(target),
+        *deps,
+    ]
 
 
 @jsii.implements(ILocalBundling)
@@ -58,14 +71,23 @@ class PipLocalBundling:
 
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_: object) -> bool:
         target = Path(output_dir) / "python"
-        command = [sys.executable, "-m", "pip",
-                   *pip_arguments(target, self.architecture, self.deps)]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            *pip_arguments(target, self.architecture, self.deps),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise RuntimeError(f"bundling the core layer failed: {shlex.join(command)}\n"
-                               f"{done.stdout}{done.stderr}")
-        shutil.copytree(PACKAGE, target / "zerocode", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            raise RuntimeError(
+                f"bundling the core layer failed: {shlex.join(command)}\n{done.stdout}{done.stderr}"
+            )
+        shutil.copytree(
+            PACKAGE,
+            target / "zerocode",
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
         return True
 
 
@@ -88,16 +110,27 @@ def lambda_architecture(name: str) -> lambda_.Architecture:
 def core_layer(scope: Construct, architecture: lambda_.Architecture) -> lambda_.LayerVersion:
     arch = architecture.name
     deps = runtime_dependencies()
-    docker = ("pip install --no-compile --target /asset-output/python "
-              f"{shlex.join(deps)} && cp -r /asset-input/python/zerocode /asset-output/python/")
+    docker = (
+        "pip install --no-compile --target /asset-output/python "
+        f"{shlex.join(deps)} && cp -r /asset-input/python/zerocode /asset-output/python/"
+    )
     code = lambda_.Code.from_asset(
-        str(LAYER_SOURCE), exclude=ASSET_EXCLUDE,
-        asset_hash_type=AssetHashType.CUSTOM, asset_hash=source_hash(arch, deps),
+        str(LAYER_SOURCE),
+        exclude=ASSET_EXCLUDE,
+        asset_hash_type=AssetHashType.CUSTOM,
+        asset_hash=source_hash(arch, deps),
         bundling=BundlingOptions(
             image=DockerImage.from_registry(f"public.ecr.aws/sam/build-python{PYTHON_VERSION}"),
-            platform=_DOCKER_PLATFORM[arch], command=["bash", "-c", docker],
-            local=PipLocalBundling(arch, deps)))
+            platform=_DOCKER_PLATFORM[arch],
+            command=["bash", "-c", docker],
+            local=PipLocalBundling(arch, deps),
+        ),
+    )
     return lambda_.LayerVersion(
-        scope, "CoreLayer", code=code, compatible_runtimes=[RUNTIME],
+        scope,
+        "CoreLayer",
+        code=code,
+        compatible_runtimes=[RUNTIME],
         compatible_architectures=[architecture],
-        description="zerocode core package and its dependencies")
+        description="zerocode core package and its dependencies",
+    )

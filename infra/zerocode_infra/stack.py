@@ -32,69 +32,118 @@ STACK_NAME = "ZerocodeStack"
 
 class ZerocodeStack(Stack):
     def __init__(self, scope: Construct, id: str, *, config: Config, **kwargs: Any) -> None:
-        super().__init__(scope, id, description="zerocode: AI app generator platform",
-                         **kwargs)
+        super().__init__(scope, id, description="zerocode: AI app generator platform", **kwargs)
         policy = config.removal_policy
         tables = Tables(self, "Data", removal_policy=policy)
         storage = Storage(self, "Storage", removal_policy=policy)
-        network = Network(self, "Network", nat_gateways=config.nat_gateways,
-                          removal_policy=policy, cache_name=f"{id.lower()}-window-cache")
+        network = Network(
+            self,
+            "Network",
+            nat_gateways=config.nat_gateways,
+            removal_policy=policy,
+            cache_name=f"{id.lower()}-window-cache",
+        )
         auth = Auth(self, "Auth", removal_policy=policy)
-        hosting = Hosting(self, "Hosting", builds=storage.builds, console=storage.console,
-                          logs=storage.logs, sites_domain=config.sites_domain,
-                          certificate_arn=config.sites_certificate_arn)
-        builds = Builds(self, "Builds", bucket=storage.builds, key=storage.key,
-                        removal_policy=policy)
+        hosting = Hosting(
+            self,
+            "Hosting",
+            builds=storage.builds,
+            console=storage.console,
+            logs=storage.logs,
+            sites_domain=config.sites_domain,
+            certificate_arn=config.sites_certificate_arn,
+        )
+        builds = Builds(
+            self, "Builds", bucket=storage.builds, key=storage.key, removal_policy=policy
+        )
         console_origin = config.console_origin or hosting.console_url
-        functions = Functions(self, "Functions", Dependencies(
-            config=config, tables=tables, storage=storage, network=network, auth=auth,
-            builds=builds, store=hosting.store, sites_url=hosting.sites_url,
-            console_origin=console_origin,
-            model_key=model_key_secret(self, key=storage.key, removal_policy=policy),
-            layer=core_layer(self, lambda_architecture(config.architecture))))
+        functions = Functions(
+            self,
+            "Functions",
+            Dependencies(
+                config=config,
+                tables=tables,
+                storage=storage,
+                network=network,
+                auth=auth,
+                builds=builds,
+                store=hosting.store,
+                sites_url=hosting.sites_url,
+                console_origin=console_origin,
+                model_key=model_key_secret(self, key=storage.key, removal_policy=policy),
+                layer=core_layer(self, lambda_architecture(config.architecture)),
+            ),
+        )
         builds.route_events(functions.build_events)
-        api = Api(self, "Api", handler=functions.api, pool=auth.pool,
-                  allowed_origin=console_origin,
-                  rate_limit=config.throttle_rate_limit, burst_limit=config.throttle_burst_limit,
-                  removal_policy=policy)
+        api = Api(
+            self,
+            "Api",
+            handler=functions.api,
+            pool=auth.pool,
+            allowed_origin=console_origin,
+            rate_limit=config.throttle_rate_limit,
+            burst_limit=config.throttle_burst_limit,
+            removal_policy=policy,
+        )
         observability = Observability(
-            self, "Observability", api=api.rest_api, project=builds.project,
+            self,
+            "Observability",
+            api=api.rest_api,
+            project=builds.project,
             dashboard_name=f"{id}-{self.region}",
-            functions={"Api": functions.api, "BuildEvents": functions.build_events,
-                       "DeletionSweep": functions.deletion_sweep})
+            functions={
+                "Api": functions.api,
+                "BuildEvents": functions.build_events,
+                "DeletionSweep": functions.deletion_sweep,
+            },
+        )
         for name, value, what in (
-                ("ApiUrl", f"{api.url}api/", "base URL of the HTTP API"),
-                ("ConsoleUrl", hosting.console_url, "the console (upload web/ to its bucket)"),
-                ("ConsoleBucket", storage.console.bucket_name, "bucket behind the console"),
-                ("SitesUrl", hosting.sites_url, "published sites and previews"),
-                ("SitesHosts", hosting.sites_hosts, "each preview and site: one origin"),
-                ("UserPoolId", auth.pool.user_pool_id, "ZEROCODE_COGNITO_USER_POOL_ID"),
-                ("UserPoolClientId", auth.client.user_pool_client_id,
-                 "ZEROCODE_COGNITO_CLIENT_ID"),
-                ("ModelKeySecretArn", functions.deps.model_key.secret_arn,
-                 "store the model API key here"),
-                ("ApiFunctionName", functions.api.function_name, "the API function"),
-                ("BuildEventsFunctionName", functions.build_events.function_name,
-                 "the build events function"),
-                ("DashboardName", observability.dashboard.dashboard_name, "CloudWatch")):
+            ("ApiUrl", f"{api.url}api/", "base URL of the HTTP API"),
+            ("ConsoleUrl", hosting.console_url, "the console (upload web/ to its bucket)"),
+            ("ConsoleBucket", storage.console.bucket_name, "bucket behind the console"),
+            ("SitesUrl", hosting.sites_url, "published sites and previews"),
+            ("SitesHosts", hosting.sites_hosts, "each preview and site: one origin"),
+            ("UserPoolId", auth.pool.user_pool_id, "ZEROCODE_COGNITO_USER_POOL_ID"),
+            ("UserPoolClientId", auth.client.user_pool_client_id, "ZEROCODE_COGNITO_CLIENT_ID"),
+            (
+                "ModelKeySecretArn",
+                functions.deps.model_key.secret_arn,
+                "store the model API key here",
+            ),
+            ("ApiFunctionName", functions.api.function_name, "the API function"),
+            (
+                "BuildEventsFunctionName",
+                functions.build_events.function_name,
+                "the build events function",
+            ),
+            ("DashboardName", observability.dashboard.dashboard_name, "CloudWatch"),
+        ):
             CfnOutput(self, name, value=value, description=what)
 
 
 def target_region(app: App) -> str:
     """``-c region=...``, else the CLI's default region, else the AWS SDK's, else us-east-1."""
-    return str(app.node.try_get_context("region") or os.environ.get("CDK_DEFAULT_REGION")
-               or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-               or "us-east-1")
+    return str(
+        app.node.try_get_context("region")
+        or os.environ.get("CDK_DEFAULT_REGION")
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or "us-east-1"
+    )
 
 
-def build_app(context: dict[str, Any] | None = None, *, nag: bool = True,
-              outdir: str | None = None) -> tuple[App, ZerocodeStack]:
+def build_app(
+    context: dict[str, Any] | None = None, *, nag: bool = True, outdir: str | None = None
+) -> tuple[App, ZerocodeStack]:
     """The CDK app with the stack, cdk-nag's AwsSolutions checks applied."""
     app = App(context=context, outdir=outdir)
     region = target_region(app)
-    stack = ZerocodeStack(app, STACK_NAME, config=read_config(app.node, region),
-                          env=Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"),
-                                          region=region))
+    stack = ZerocodeStack(
+        app,
+        STACK_NAME,
+        config=read_config(app.node, region),
+        env=Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=region),
+    )
     if nag:
         Aspects.of(app).add(AwsSolutionsChecks())
     return app, stack

@@ -28,34 +28,66 @@ class Storage(Construct):
     def __init__(self, scope: Construct, id: str, *, removal_policy: RemovalPolicy) -> None:
         super().__init__(scope, id)
         self.removal_policy = removal_policy
-        self.key = kms.Key(self, "Key", enable_key_rotation=True, removal_policy=removal_policy,
-                           description="zerocode builds, build cache and the model API key")
+        self.key = kms.Key(
+            self,
+            "Key",
+            enable_key_rotation=True,
+            removal_policy=removal_policy,
+            description="zerocode builds, build cache and the model API key",
+        )
         # Server access logs and CloudFront standard logs. CloudFront still delivers its
         # logs with an ACL grant, so this bucket keeps ACLs (owner preferred).
         self.logs = s3.Bucket(
-            self, "Logs", encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL, enforce_ssl=True,
+            self,
+            "Logs",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
             removal_policy=removal_policy,
-            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(90))])
-        suppress(self.logs, "S1", "This is the access log bucket itself; logging its own "
-                                  "accesses into itself would create a log loop.")
+            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(90))],
+        )
+        suppress(
+            self.logs,
+            "S1",
+            "This is the access log bucket itself; logging its own "
+            "accesses into itself would create a log loop.",
+        )
         self.workspaces = self._bucket("Workspaces")
         self.payloads = self._bucket("Payloads")
         self.console = self._bucket("Console")
-        self.builds = self._bucket("Builds", key=self.key, lifecycle_rules=[
-            # A source zip is only read by its own build; the npm cache is refilled on a miss.
-            s3.LifecycleRule(prefix=SOURCES, expiration=Duration.days(7)),
-            s3.LifecycleRule(prefix=f"{CACHE}/", expiration=Duration.days(30))])
+        self.builds = self._bucket(
+            "Builds",
+            key=self.key,
+            lifecycle_rules=[
+                # A source zip is only read by its own build; the npm cache is refilled on a miss.
+                s3.LifecycleRule(prefix=SOURCES, expiration=Duration.days(7)),
+                s3.LifecycleRule(prefix=f"{CACHE}/", expiration=Duration.days(30)),
+            ],
+        )
 
-    def _bucket(self, id: str, *, key: kms.IKey | None = None,
-                lifecycle_rules: list[s3.LifecycleRule] | None = None) -> s3.Bucket:
+    def _bucket(
+        self,
+        id: str,
+        *,
+        key: kms.IKey | None = None,
+        lifecycle_rules: list[s3.LifecycleRule] | None = None,
+    ) -> s3.Bucket:
         encryption = s3.BucketEncryption.KMS if key else s3.BucketEncryption.S3_MANAGED
         return s3.Bucket(
-            self, id, encryption=encryption, encryption_key=key, bucket_key_enabled=bool(key),
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL, enforce_ssl=True,
+            self,
+            id,
+            encryption=encryption,
+            encryption_key=key,
+            bucket_key_enabled=bool(key),
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=self.logs, server_access_logs_prefix=f"s3/{id.lower()}/",
+            server_access_logs_bucket=self.logs,
+            server_access_logs_prefix=f"s3/{id.lower()}/",
             removal_policy=self.removal_policy,
-            lifecycle_rules=[s3.LifecycleRule(abort_incomplete_multipart_upload_after=
-                                              Duration.days(1)), *(lifecycle_rules or [])])
+            lifecycle_rules=[
+                s3.LifecycleRule(abort_incomplete_multipart_upload_after=Duration.days(1)),
+                *(lifecycle_rules or []),
+            ],
+        )

@@ -32,8 +32,9 @@ class Server:
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
     # The shared e2e server lets one user chat often; quotas have their own tests.
-    env: dict[str, str] = field(default_factory=lambda: {
-        "ZEROCODE_RATE_CHAT": "10000", "ZEROCODE_RATE_CREATE": "10000"})
+    env: dict[str, str] = field(
+        default_factory=lambda: {"ZEROCODE_RATE_CHAT": "10000", "ZEROCODE_RATE_CREATE": "10000"}
+    )
 
     @property
     def api(self) -> str:
@@ -44,9 +45,20 @@ class Server:
         env = {k: v for k, v in os.environ.items() if k != "ZEROCODE_MODEL_BASE_URL"}
         env.update({"ZEROCODE_DATA_DIR": str(self.data_dir), **self.env})
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "zerocode.entrypoints.cli", "serve", "--port", str(self.port),
-             "--sites-port", str(self.sites_port)],
-            stdout=self.log.open("wb"), stderr=subprocess.STDOUT, env=env)
+            [
+                sys.executable,
+                "-m",
+                "zerocode.entrypoints.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--sites-port",
+                str(self.sites_port),
+            ],
+            stdout=self.log.open("wb"),
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -105,10 +117,15 @@ def signed_in(server: Server, role_hint: str = "user") -> httpx.Client:
     """A client for a new account, with its bearer token set."""
     account = f"{role_hint}-{secrets.token_hex(4)}"
     c = httpx.Client(base_url=server.api, timeout=httpx.Timeout(300, connect=5))
-    assert c.post("/api/users/register", json={"account": account,
-                                               "password": "correct horse"}).status_code == 201
-    token = c.post("/api/users/login", json={"account": account,
-                                             "password": "correct horse"}).json()["token"]
+    assert (
+        c.post(
+            "/api/users/register", json={"account": account, "password": "correct horse"}
+        ).status_code
+        == 201
+    )
+    token = c.post(
+        "/api/users/login", json={"account": account, "password": "correct horse"}
+    ).json()["token"]
     c.headers["Authorization"] = f"Bearer {token}"
     c.cookies.clear()  # bearer only: cookie auth is tested on its own
     return c
@@ -161,8 +178,9 @@ def parse_sse(lines: Iterator[str]) -> Turn:
     return turn
 
 
-def chat(client: httpx.Client, app_id: str, message: str,
-         element: dict[str, Any] | None = None) -> Turn:
+def chat(
+    client: httpx.Client, app_id: str, message: str, element: dict[str, Any] | None = None
+) -> Turn:
     body: dict[str, Any] = {"message": message}
     if element:
         body["element"] = element
@@ -181,8 +199,9 @@ def create(client: httpx.Client, prompt: str, mode: str | None = None) -> dict[s
     return dict(response.json())
 
 
-def wait_for_build(client: httpx.Client, app_id: str, build_id: str,
-                   timeout: float = 300) -> dict[str, Any]:
+def wait_for_build(
+    client: httpx.Client, app_id: str, build_id: str, timeout: float = 300
+) -> dict[str, Any]:
     """Poll a build until it finished (deploys run in the background)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

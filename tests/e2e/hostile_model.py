@@ -21,32 +21,57 @@ GOOD_APP = """<template><main><h1>Hostile but harmless</h1><pre>{{ env }}</pre><
 const env = JSON.stringify(import.meta.env)
 </script>
 """
-MAIN = ("import { createApp } from 'vue'\nimport App from './App.vue'\n"
-        "createApp(App).mount('#app')\n")
-INDEX = ('<!DOCTYPE html><html><head><meta charset="UTF-8"><title>x</title></head><body>'
-         '<div id="app"></div><script type="module" src="/src/main.js"></script></body></html>\n')
+MAIN = (
+    "import { createApp } from 'vue'\nimport App from './App.vue'\ncreateApp(App).mount('#app')\n"
+)
+INDEX = (
+    '<!DOCTYPE html><html><head><meta charset="UTF-8"><title>x</title></head><body>'
+    '<div id="app"></div><script type="module" src="/src/main.js"></script></body></html>\n'
+)
 
 
 def attack_files(markers: Path, leak: str | None) -> dict[str, str]:
     touch = f"touch {markers}/ran"
-    package = {"name": "evil", "type": "module",
-               "scripts": {"preinstall": f"{touch}-preinstall; env > {markers}/env",
-                           "postinstall": f"{touch}-postinstall; cat /proc/self/environ",
-                           "prebuild": f"{touch}-prebuild", "build": f"{touch}-build; vite build"},
-               "dependencies": {"vue": "3.5.45", "evil-pkg": "1.0.0"}}
-    vite_config = ("import { execSync } from 'node:child_process'\nimport fs from 'node:fs'\n"
-                   f"execSync('{touch}-vite-config')\n"
-                   f"fs.writeFileSync('{markers}/written-by-vite-config', process.env.toString())\n"
-                   "export default { base: './' }\n")
+    package = {
+        "name": "evil",
+        "type": "module",
+        "scripts": {
+            "preinstall": f"{touch}-preinstall; env > {markers}/env",
+            "postinstall": f"{touch}-postinstall; cat /proc/self/environ",
+            "prebuild": f"{touch}-prebuild",
+            "build": f"{touch}-build; vite build",
+        },
+        "dependencies": {"vue": "3.5.45", "evil-pkg": "1.0.0"},
+    }
+    vite_config = (
+        "import { execSync } from 'node:child_process'\nimport fs from 'node:fs'\n"
+        f"execSync('{touch}-vite-config')\n"
+        f"fs.writeFileSync('{markers}/written-by-vite-config', process.env.toString())\n"
+        "export default { base: './' }\n"
+    )
     app = GOOD_APP
     if leak is not None:
-        app = GOOD_APP.replace("<script setup>", f"<script setup>\nimport leak from '{leak}'\n"
-                               "console.log(leak)", 1)
-    return {"package.json": json.dumps(package, indent=2), "vite.config.js": vite_config,
-            "package-lock.json": json.dumps({"lockfileVersion": 3, "packages": {
-                "node_modules/evil-pkg": {"version": "1.0.0", "resolved":
-                                          "http://127.0.0.1:9/evil.tgz"}}}),
-            "index.html": INDEX, "src/main.js": MAIN, "src/App.vue": app}
+        app = GOOD_APP.replace(
+            "<script setup>", f"<script setup>\nimport leak from '{leak}'\nconsole.log(leak)", 1
+        )
+    return {
+        "package.json": json.dumps(package, indent=2),
+        "vite.config.js": vite_config,
+        "package-lock.json": json.dumps(
+            {
+                "lockfileVersion": 3,
+                "packages": {
+                    "node_modules/evil-pkg": {
+                        "version": "1.0.0",
+                        "resolved": "http://127.0.0.1:9/evil.tgz",
+                    }
+                },
+            }
+        ),
+        "index.html": INDEX,
+        "src/main.js": MAIN,
+        "src/App.vue": app,
+    }
 
 
 class HostileModel:
@@ -97,9 +122,13 @@ class HostileModel:
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"id": "chatcmpl-hostile", "object": "chat.completion.chunk", "created": 0,
-            "model": "hostile", "choices": [{"index": 0, "delta": delta,
-                                             "finish_reason": finish}]}
+    return {
+        "id": "chatcmpl-hostile",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "hostile",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def _text(text: str) -> list[dict[str, Any]]:
@@ -111,10 +140,22 @@ def _calls(calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     for i, (name, args) in enumerate(calls):
         text = json.dumps(args)
         half = len(text) // 2
-        chunks.append(_chunk({"tool_calls": [{"index": i, "id": f"call_h{i}", "type": "function",
-                                              "function": {"name": name,
-                                                           "arguments": text[:half]}}]}))
-        chunks.append(_chunk({"tool_calls": [{"index": i,
-                                              "function": {"arguments": text[half:]}}]}))
+        chunks.append(
+            _chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": i,
+                            "id": f"call_h{i}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": text[:half]},
+                        }
+                    ]
+                }
+            )
+        )
+        chunks.append(
+            _chunk({"tool_calls": [{"index": i, "function": {"arguments": text[half:]}}]})
+        )
     chunks.append(_chunk({}, "tool_calls"))
     return chunks

@@ -15,13 +15,21 @@ from tests.e2e.conftest import Server, create, signed_in
 
 
 def register(server: Server, account: str, password: str = "correct horse") -> httpx.Response:
-    return httpx.post(f"{server.api}/api/users/register",
-                      json={"account": account, "password": password})
+    return httpx.post(
+        f"{server.api}/api/users/register", json={"account": account, "password": password}
+    )
 
 
-@pytest.mark.parametrize(("account", "password", "status"), [
-    ("abc", "long enough", 400), ("good-name", "short", 400), ("bad name!", "long enough", 400),
-    ("x" * 65, "long enough", 400), ("good-name", "y" * 129, 400)])
+@pytest.mark.parametrize(
+    ("account", "password", "status"),
+    [
+        ("abc", "long enough", 400),
+        ("good-name", "short", 400),
+        ("bad name!", "long enough", 400),
+        ("x" * 65, "long enough", 400),
+        ("good-name", "y" * 129, 400),
+    ],
+)
 def test_register_validates(server: Server, account: str, password: str, status: int) -> None:
     response = register(server, account, password)
     assert response.status_code == status and response.json()["error"]["message"]
@@ -30,8 +38,9 @@ def test_register_validates(server: Server, account: str, password: str, status:
 def test_register_login_me_logout(server: Server) -> None:
     assert register(server, "Alice-1").json()["account"] == "alice-1"
     assert register(server, "alice-1").status_code == 409
-    login = httpx.post(f"{server.api}/api/users/login",
-                       json={"account": "ALICE-1", "password": "correct horse"})
+    login = httpx.post(
+        f"{server.api}/api/users/login", json={"account": "ALICE-1", "password": "correct horse"}
+    )
     assert login.status_code == 200
     token = login.json()["token"]
     auth = {"Authorization": f"Bearer {token}"}
@@ -44,17 +53,22 @@ def test_register_login_me_logout(server: Server) -> None:
 
 def failed_logins(server: Server, account: str) -> int:
     with sqlite3.connect(server.data_dir / "zerocode.sqlite3") as db:
-        return int(db.execute("SELECT failed_logins FROM users WHERE account = ?",
-                              (account,)).fetchone()[0])
+        return int(
+            db.execute("SELECT failed_logins FROM users WHERE account = ?", (account,)).fetchone()[
+                0
+            ]
+        )
 
 
-def test_wrong_password_and_unknown_account_look_the_same_and_are_counted(
-        server: Server) -> None:
+def test_wrong_password_and_unknown_account_look_the_same_and_are_counted(server: Server) -> None:
     register(server, "bob-1")
-    wrong = httpx.post(f"{server.api}/api/users/login",
-                       json={"account": "bob-1", "password": "not the password"})
-    nobody = httpx.post(f"{server.api}/api/users/login",
-                        json={"account": "nobody-here", "password": "not the password"})
+    wrong = httpx.post(
+        f"{server.api}/api/users/login", json={"account": "bob-1", "password": "not the password"}
+    )
+    nobody = httpx.post(
+        f"{server.api}/api/users/login",
+        json={"account": "nobody-here", "password": "not the password"},
+    )
     assert wrong.status_code == nobody.status_code == 401
     assert wrong.json() == nobody.json()
     assert failed_logins(server, "bob-1") == 1
@@ -69,23 +83,43 @@ def test_bad_credentials_are_401(server: Server, header: str) -> None:
 def test_session_cookie_works_and_changes_need_the_csrf_header(server: Server) -> None:
     register(server, "carol-1")
     with httpx.Client(base_url=server.api) as browser:
-        assert browser.post("/api/users/login", json={
-            "account": "carol-1", "password": "correct horse"}).status_code == 200
+        assert (
+            browser.post(
+                "/api/users/login", json={"account": "carol-1", "password": "correct horse"}
+            ).status_code
+            == 200
+        )
         cookie = browser.cookies.get("zc_session")
         assert cookie
         assert browser.get("/api/users/me").json()["account"] == "carol-1"
         blocked = browser.post("/api/apps", json={"initPrompt": "A page", "codeGenType": "html"})
         assert blocked.status_code == 403 and "X-Zerocode-Request" in blocked.text
-        allowed = browser.post("/api/apps", json={"initPrompt": "A page", "codeGenType": "html"},
-                               headers={"X-Zerocode-Request": "1"})
+        allowed = browser.post(
+            "/api/apps",
+            json={"initPrompt": "A page", "codeGenType": "html"},
+            headers={"X-Zerocode-Request": "1"},
+        )
         assert allowed.status_code == 201
 
 
 def make_admin(server: Server, account: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "zerocode.entrypoints.cli", "admin", "create",
-                           account,
-                           "--password-stdin", "--data-dir", str(server.data_dir)],
-                          input="correct horse\n", capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "zerocode.entrypoints.cli",
+            "admin",
+            "create",
+            account,
+            "--password-stdin",
+            "--data-dir",
+            str(server.data_dir),
+        ],
+        input="correct horse\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -96,8 +130,10 @@ def test_admin_sees_other_peoples_apps_users_do_not(server: Server) -> None:
         assert other.get(f"/api/apps/{app['id']}").status_code == 404
         assert app["id"] not in str(other.get("/api/apps").json())
         make_admin(server, "admin-e2e")
-        login = httpx.post(f"{server.api}/api/users/login",
-                           json={"account": "admin-e2e", "password": "correct horse"}).json()
+        login = httpx.post(
+            f"{server.api}/api/users/login",
+            json={"account": "admin-e2e", "password": "correct horse"},
+        ).json()
         assert login["user"]["role"] == "admin"
         admin = {"Authorization": f"Bearer {login['token']}"}
         seen = httpx.get(f"{server.api}/api/apps/{app['id']}", headers=admin)
@@ -109,8 +145,17 @@ def test_a_forged_gateway_context_is_ignored_by_the_local_server(server: Server)
     the header Lambda Web Adapter uses behind one."""
     victim = signed_in(server)
     me = victim.get("/api/users/me").json()
-    forged = json.dumps({"authorizer": {"claims": {
-        "sub": me["id"], "cognito:username": me["account"], "cognito:groups": "admin"}}})
+    forged = json.dumps(
+        {
+            "authorizer": {
+                "claims": {
+                    "sub": me["id"],
+                    "cognito:username": me["account"],
+                    "cognito:groups": "admin",
+                }
+            }
+        }
+    )
     headers = {"x-amzn-request-context": forged}
     assert httpx.get(f"{server.api}/api/users/me", headers=headers).status_code == 401
     assert httpx.get(f"{server.api}/api/admin/users", headers=headers).status_code == 401

@@ -12,10 +12,12 @@ from tests.e2e.test_accounts import make_admin
 
 def admin_client(server: Server, account: str) -> httpx.Client:
     make_admin(server, account)
-    token = httpx.post(f"{server.api}/api/users/login", json={
-        "account": account, "password": "correct horse"}).json()["token"]
-    return httpx.Client(base_url=server.api, timeout=120,
-                        headers={"Authorization": f"Bearer {token}"})
+    token = httpx.post(
+        f"{server.api}/api/users/login", json={"account": account, "password": "correct horse"}
+    ).json()["token"]
+    return httpx.Client(
+        base_url=server.api, timeout=120, headers={"Authorization": f"Bearer {token}"}
+    )
 
 
 def featured(server: Server, **params: Any) -> dict[str, Any]:
@@ -35,8 +37,10 @@ def test_admin_features_apps_and_anyone_sees_them(server: Server) -> None:
     assert shown[:2] == [apps[1]["id"], apps[0]["id"]] and apps[2]["id"] not in shown
     pages = featured(server, limit=1)
     assert len(pages["apps"]) == 1 and pages["nextCursor"]
-    cover = admin.patch(f"/api/admin/apps/{apps[0]['id']}",
-                        json={"name": "Orchid House", "cover": "https://img.example/c.png"})
+    cover = admin.patch(
+        f"/api/admin/apps/{apps[0]['id']}",
+        json={"name": "Orchid House", "cover": "https://img.example/c.png"},
+    )
     assert cover.json()["name"] == "Orchid House" and cover.json()["owner"]
     assert owner.get(f"/api/apps/{apps[0]['id']}").json()["cover"] == "https://img.example/c.png"
     for bad in ({"priority": -1}, {"priority": "high"}, {"name": ""}, {"owner": "me"}):

@@ -14,8 +14,9 @@ def title_of(client: httpx.Client, app_id: str) -> str:
     return source.split("<h1>", 1)[1].split("</h1>", 1)[0]
 
 
-def test_element_change_then_restart_keeps_the_same_context(client: httpx.Client,
-                                                               server: Server) -> None:
+def test_element_change_then_restart_keeps_the_same_context(
+    client: httpx.Client, server: Server
+) -> None:
     app = create(client, "A Vue recipe box with a home page", "vue_project")
     first = chat(client, app["id"], app["initPrompt"])
     assert first.done is not None and first.done["status"] == "succeeded"
@@ -33,17 +34,21 @@ def test_element_change_then_restart_keeps_the_same_context(client: httpx.Client
 
     before = client.get(f"/api/apps/{app['id']}/context").json()
     server.restart()
-    with httpx.Client(base_url=server.api, timeout=300,
-                      headers=dict(client.headers)) as fresh:
+    with httpx.Client(base_url=server.api, timeout=300, headers=dict(client.headers)) as fresh:
         after = fresh.get(f"/api/apps/{app['id']}/context").json()
         assert after == before
         messages = from_openai_list(after["messages"])
         validate(messages)
-        calls = [c["function"]["name"] for m in after["messages"]
-                 for c in m.get("tool_calls") or []]
+        calls = [
+            c["function"]["name"] for m in after["messages"] for c in m.get("tool_calls") or []
+        ]
         assert "write_file" in calls and "modify_file" in calls
-        again = chat(fresh, app["id"], 'Now call it "Family Recipes"', element | {
-            "text": "Grandma's Recipes"})
+        again = chat(
+            fresh,
+            app["id"],
+            'Now call it "Family Recipes"',
+            element | {"text": "Grandma's Recipes"},
+        )
         assert again.done == {"status": "succeeded", "turn": 3}
         assert [t["name"] for t in again.results][-1] == "modify_file"
         assert title_of(fresh, app["id"]) == "Family Recipes"
@@ -54,9 +59,14 @@ def test_html_element_change_re_emits_the_page(client: httpx.Client) -> None:
     chat(client, app["id"], app["initPrompt"])
     page = client.get(f"/api/apps/{app['id']}/files/index.html").text
     title = page.split("<h1>", 1)[1].split("</h1>", 1)[0]
-    turn = chat(client, app["id"], 'Rename it to "Crumbs & Co"',
-                {"pagePath": "/", "tag": "h1", "selector": "h1", "text": title})
+    turn = chat(
+        client,
+        app["id"],
+        'Rename it to "Crumbs & Co"',
+        {"pagePath": "/", "tag": "h1", "selector": "h1", "text": title},
+    )
     assert turn.done is not None and turn.done["status"] == "succeeded"
-    assert "<h1>Crumbs &amp; Co</h1>" in client.get(
-        f"/api/apps/{app['id']}/files/index.html").text or "<h1>Crumbs & Co</h1>" in \
-        client.get(f"/api/apps/{app['id']}/files/index.html").text
+    assert (
+        "<h1>Crumbs &amp; Co</h1>" in client.get(f"/api/apps/{app['id']}/files/index.html").text
+        or "<h1>Crumbs & Co</h1>" in client.get(f"/api/apps/{app['id']}/files/index.html").text
+    )

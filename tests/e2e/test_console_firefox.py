@@ -35,8 +35,9 @@ from tests.e2e.conftest import Server
 ARTIFACTS = Path(os.environ.get("ZEROCODE_TEST_ARTIFACTS", "test-artifacts")) / "console-firefox"
 TURN_S = 240
 # marionette-driver's dependencies import telnetlib and call distro.linux_distribution().
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:mozinfo",
-                                        "ignore::DeprecationWarning:mozrunner")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning:mozinfo", "ignore::DeprecationWarning:mozrunner"
+)
 
 # On top of the prefs Marionette's own launcher writes for automation (imported below).
 NO_NETWORK_PREFS: dict[str, bool | int | str] = {
@@ -89,8 +90,9 @@ def firefox_prefs() -> dict[str, Any]:
     prefs: dict[str, Any] = {**GeckoInstance.required_prefs, **DesktopInstance.desktop_prefs}
     for name, value in prefs.items():  # their placeholders for a dummy server: a dead address
         if isinstance(value, str):
-            prefs[name] = value.replace("%(server)s", "127.0.0.1:9").replace("{server}",
-                                                                             "127.0.0.1:9")
+            prefs[name] = value.replace("%(server)s", "127.0.0.1:9").replace(
+                "{server}", "127.0.0.1:9"
+            )
     return {**prefs, **NO_NETWORK_PREFS}
 
 
@@ -110,8 +112,10 @@ def firefox() -> Iterator[Any]:
     executable = shutil.which("firefox-esr")
     if executable is None:
         if os.environ.get("ZEROCODE_REQUIRE_FIREFOX"):
-            raise RuntimeError("ZEROCODE_REQUIRE_FIREFOX is set but firefox-esr is not installed "
-                               "(apt-get install firefox-esr)")
+            raise RuntimeError(
+                "ZEROCODE_REQUIRE_FIREFOX is set but firefox-esr is not installed "
+                "(apt-get install firefox-esr)"
+            )
         pytest.skip("firefox-esr is not installed")
     if sys.version_info >= (3, 13) and not os.environ.get("ZEROCODE_REQUIRE_FIREFOX"):
         pytest.skip("marionette-driver needs telnetlib, which Python 3.13 removed")
@@ -119,16 +123,27 @@ def firefox() -> Iterator[Any]:
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     profile = Path(tempfile.mkdtemp(prefix="zerocode-firefox-"))
-    (profile / "user.js").write_text("".join(
-        f"user_pref({json.dumps(name)}, {json.dumps(value)});\n"
-        for name, value in firefox_prefs().items()))
-    env = {**os.environ, "MOZ_HEADLESS": "1", "MOZ_DISABLE_NONLOCAL_CONNECTIONS": "1",
-           "MOZ_CRASHREPORTER_DISABLE": "1",
-           "MOZ_REMOTE_ALLOW_SYSTEM_ACCESS": "1"}  # chrome scope: read the console service
+    (profile / "user.js").write_text(
+        "".join(
+            f"user_pref({json.dumps(name)}, {json.dumps(value)});\n"
+            for name, value in firefox_prefs().items()
+        )
+    )
+    env = {
+        **os.environ,
+        "MOZ_HEADLESS": "1",
+        "MOZ_DISABLE_NONLOCAL_CONNECTIONS": "1",
+        "MOZ_CRASHREPORTER_DISABLE": "1",
+        "MOZ_REMOTE_ALLOW_SYSTEM_ACCESS": "1",
+    }  # chrome scope: read the console service
     with (ARTIFACTS / "firefox.log").open("wb") as log:
         proc = subprocess.Popen(
             [executable, "-marionette", "-headless", "-no-remote", "-profile", str(profile)],
-            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
     client = None
     try:
         port_file, deadline = profile / "MarionetteActivePort", time.monotonic() + 60
@@ -156,46 +171,67 @@ def css(ff: Any, selector: str) -> Any:
     return ff.find_element("css selector", selector)
 
 
-def wait(ff: Any, condition: Callable[[Any], Any], timeout: float = 30,
-         message: str = "") -> Any:
+def wait(ff: Any, condition: Callable[[Any], Any], timeout: float = 30, message: str = "") -> Any:
     from marionette_driver import errors
     from marionette_driver.wait import Wait
 
-    return Wait(ff, timeout=timeout, interval=0.1, ignored_exceptions=(
-        errors.NoSuchElementException, errors.StaleElementException,
-        errors.NoSuchFrameException)).until(condition, message=message)
+    return Wait(
+        ff,
+        timeout=timeout,
+        interval=0.1,
+        ignored_exceptions=(
+            errors.NoSuchElementException,
+            errors.StaleElementException,
+            errors.NoSuchFrameException,
+        ),
+    ).until(condition, message=message)
 
 
 def wait_for_text(ff: Any, text: str, timeout: float = 30) -> None:
-    wait(ff, lambda m: m.execute_script("return document.body.innerText.includes(arguments[0])",
-                                        script_args=(text,)),
-         timeout, f"page never showed {text!r}")
+    wait(
+        ff,
+        lambda m: m.execute_script(
+            "return document.body.innerText.includes(arguments[0])", script_args=(text,)
+        ),
+        timeout,
+        f"page never showed {text!r}",
+    )
 
 
 def finished_turns(ff: Any, count: int) -> list[str]:
     """Wait until `count` turns ran to an end; their data-turn states."""
+
     def finished(m: Any) -> list[str] | None:
-        turns = [str(t) for t in m.execute_script(
-            "return [...document.querySelectorAll('[data-turn]')].map(e => e.dataset.turn)")]
+        turns = [
+            str(t)
+            for t in m.execute_script(
+                "return [...document.querySelectorAll('[data-turn]')].map(e => e.dataset.turn)"
+            )
+        ]
         return turns if len(turns) >= count and "running" not in turns else None
+
     return list(wait(ff, finished, TURN_S, f"{count} turn(s) never finished"))
 
 
 def preview_h1(ff: Any, timeout: float = 60, text: str | None = None) -> str:
     """The preview's first h1 once the frame has loaded its current src (the console reloads
     it after every turn), waiting for one that reads `text` if given."""
+
     def read(m: Any) -> str | None:
         m.switch_to_default_content()
         frame = css(m, "#preview")
         src = frame.get_property("src")
         m.switch_to_frame(frame)
         try:
-            loaded = m.execute_script("return document.readyState === 'complete' && "
-                                      "location.href === arguments[0]", script_args=(src,))
+            loaded = m.execute_script(
+                "return document.readyState === 'complete' && location.href === arguments[0]",
+                script_args=(src,),
+            )
             h1 = str(css(m, "h1").text) if loaded else None
         finally:
             m.switch_to_default_content()
         return h1 if h1 and (text is None or h1 == text) else None
+
     return str(wait(ff, read, timeout, f"the preview never showed an h1 {text or ''}"))
 
 
@@ -203,13 +239,15 @@ def script_errors(ff: Any) -> list[str]:
     """Every JavaScript error a web page reported to Firefox's console service, in any tab
     or frame, from launch on (uncaught exceptions and unhandled rejections alike)."""
     with ff.using_context("chrome"):
-        return list(ff.execute_script("""
+        return list(
+            ff.execute_script("""
             return Services.console.getMessageArray()
               .filter(m => m instanceof Ci.nsIScriptError && !m.isFromChromeContext
                            && !(m.flags & (Ci.nsIScriptError.warningFlag
                                            | Ci.nsIScriptError.infoFlag)))
               .map(m => `${m.category}: ${m.errorMessage} (${m.sourceName}:${m.lineNumber})`);
-        """))
+        """)
+        )
 
 
 def register(ff: Any, server: Server) -> None:
@@ -230,8 +268,9 @@ def test_create_pick_change_and_deploy_in_firefox(firefox: Any, server: Server) 
     assert css(ff, "select[aria-label=mode]").get_property("value") == "html"
     css(ff, "form.create button[type=submit]").click()
     assert finished_turns(ff, 1) == ["succeeded"]
-    steps = ff.execute_script("return [...document.querySelectorAll('.steps li')]"
-                              ".map(e => [e.className, e.textContent])")
+    steps = ff.execute_script(
+        "return [...document.querySelectorAll('.steps li')].map(e => [e.className, e.textContent])"
+    )
     assert ["ok", "save_file index.html"] in steps, steps
     assert preview_h1(ff)
     shot(ff, "2-first-turn")
@@ -253,8 +292,9 @@ def test_create_pick_change_and_deploy_in_firefox(firefox: Any, server: Server) 
     shot(ff, "4-preview-changed")
 
     css(ff, "#deploy").click()
-    url = str(wait(ff, lambda m: css(m, "#deploy-url"), TURN_S, "no deploy URL")
-              .get_attribute("href"))
+    url = str(
+        wait(ff, lambda m: css(m, "#deploy-url"), TURN_S, "no deploy URL").get_attribute("href")
+    )
     assert re.fullmatch(rf"http://[a-z0-9]{{12}}\.localhost:{server.sites_port}/", url), url
     shot(ff, "5-deployed")
     console = ff.current_window_handle

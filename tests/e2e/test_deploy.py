@@ -38,7 +38,8 @@ def bundle(url: str) -> str:
 
 
 def test_a_vue_app_is_published_kept_through_a_broken_build_and_rolled_back(
-        server: Server, client: httpx.Client) -> None:
+    server: Server, client: httpx.Client
+) -> None:
     app = create(client, "A Vue todo app with an about page", "vue_project")
     first_turn = chat(client, app["id"], app["initPrompt"])
     assert first_turn.done == {"status": "succeeded", "turn": 1}, first_turn.errors
@@ -53,8 +54,10 @@ def test_a_vue_app_is_published_kept_through_a_broken_build_and_rolled_back(
     url = record["deployUrl"]
     assert re.fullmatch(rf"http://[a-z0-9]{{12}}\.localhost:{server.sites_port}/", url)
     site = bundle(url)
-    assert "createWebHashHistory" in client.get(
-        f"/api/apps/{app['id']}/files/src/router/index.js").text
+    assert (
+        "createWebHashHistory"
+        in client.get(f"/api/apps/{app['id']}/files/src/router/index.js").text
+    )
     assert httpx.get(url + "about").text == httpx.get(url).text  # deep links get the app
     key = url.split("//")[1].split(".")[0]  # the old path URL, on the API's site: nothing
     assert httpx.get(f"http://127.0.0.1:{server.sites_port}/sites/{key}/").status_code == 404
@@ -80,17 +83,24 @@ def test_a_vue_app_is_published_kept_through_a_broken_build_and_rolled_back(
     assert "Published Todos" not in bundle(url)
     listed = client.get(f"/api/apps/{app['id']}/builds", params={"purpose": "deploy"}).json()
     assert [(b["id"], b["state"], b["published"]) for b in listed["builds"]] == [
-        (third["id"], "failed", False), (second["id"], "succeeded", False),
-        (first["id"], "succeeded", True)]
+        (third["id"], "failed", False),
+        (second["id"], "succeeded", False),
+        (first["id"], "succeeded", True),
+    ]
 
-    for bad, status in ((third["id"], 400), (preview_id, 400),
-                        ("b0000000000000000000", 404), ("nonsense", 400)):
+    for bad, status in (
+        (third["id"], 400),
+        (preview_id, 400),
+        ("b0000000000000000000", 404),
+        ("nonsense", 400),
+    ):
         answer = client.post(f"/api/apps/{app['id']}/rollback", json={"buildId": bad})
         assert answer.status_code == status, (bad, answer.text)
 
 
 def test_two_concurrent_deploys_give_two_ordered_builds_and_one_final_pointer(
-        client: httpx.Client) -> None:
+    client: httpx.Client,
+) -> None:
     app = create(client, "A page about herons", "html")
     chat(client, app["id"], app["initPrompt"])
     ids: list[str] = []
@@ -114,8 +124,9 @@ def test_two_concurrent_deploys_give_two_ordered_builds_and_one_final_pointer(
     assert "herons" in httpx.get(record["deployUrl"]).text.lower()
 
 
-def test_deploying_nothing_and_deleting_a_published_app(server: Server,
-                                                        client: httpx.Client) -> None:
+def test_deploying_nothing_and_deleting_a_published_app(
+    server: Server, client: httpx.Client
+) -> None:
     empty = create(client, "A page about nothing yet", "html")
     answer = client.post(f"/api/apps/{empty['id']}/deploy")
     assert answer.status_code == 400 and "nothing to deploy" in answer.json()["error"]["message"]
@@ -160,20 +171,22 @@ def test_a_published_app_gets_a_cover_screenshot(client: httpx.Client) -> None:
 
 
 def test_hash_router_deep_links_open_the_right_view_on_the_published_site(
-        client: httpx.Client) -> None:
+    client: httpx.Client,
+) -> None:
     """In a real browser: a deep link straight to #/about renders the about view, its lazy
     chunk loaded from the published build."""
     chromium_or_skip()
     from playwright.sync_api import sync_playwright
 
     app = create(client, "A Vue notebook for birdwatchers", "vue_project")
-    assert chat(client, app["id"], app["initPrompt"]).done == {"status": "succeeded",
-                                                               "turn": 1}
+    assert chat(client, app["id"], app["initPrompt"]).done == {"status": "succeeded", "turn": 1}
     assert deploy(client, app["id"])["state"] == "succeeded"
     url = client.get(f"/api/apps/{app['id']}").json()["deployUrl"]
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = pw.chromium.launch(
+            executable_path=shutil.which("chromium"),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
         try:
             page = browser.new_page()
             failed: list[str] = []

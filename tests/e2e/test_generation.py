@@ -16,9 +16,16 @@ def test_health_says_which_model_answers(client: httpx.Client) -> None:
 
 def test_openapi_lists_the_endpoints(client: httpx.Client) -> None:
     paths = client.get("/api/openapi.json").json()["paths"]
-    for path in ("/api/apps", "/api/apps/{app_id}", "/api/apps/{app_id}/chat",
-                 "/api/apps/{app_id}/history", "/api/apps/{app_id}/context",
-                 "/api/apps/{app_id}/files", "/api/apps/{app_id}/download", "/api/health"):
+    for path in (
+        "/api/apps",
+        "/api/apps/{app_id}",
+        "/api/apps/{app_id}/chat",
+        "/api/apps/{app_id}/history",
+        "/api/apps/{app_id}/context",
+        "/api/apps/{app_id}/files",
+        "/api/apps/{app_id}/download",
+        "/api/health",
+    ):
         assert path in paths
 
 
@@ -53,8 +60,7 @@ def test_mode_is_routed_by_the_model_when_absent(client: httpx.Client) -> None:
     assert plain["codeGenType"] == "html"
 
 
-def test_vue_app_is_written_through_tools_and_built(client: httpx.Client,
-                                                     server: Server) -> None:
+def test_vue_app_is_written_through_tools_and_built(client: httpx.Client, server: Server) -> None:
     app = create(client, "A Vue todo app with a home and an about page", "vue_project")
     turn = chat(client, app["id"], app["initPrompt"])
     assert turn.done == {"status": "succeeded", "turn": 1}, (turn.errors, turn.builds)
@@ -76,7 +82,8 @@ def test_no_get_starts_a_turn(client: httpx.Client) -> None:
     """Chat is POST only: a link, an image or a hidden frame can never start a turn."""
     app = create(client, "A page about comets", "html")
     element = '{"pagePath": "/", "tag": "h1", "text": "x"}'
-    answer = client.get(f"/api/apps/{app['id']}/chat",
-                        params={"message": app["initPrompt"], "element": element})
+    answer = client.get(
+        f"/api/apps/{app['id']}/chat", params={"message": app["initPrompt"], "element": element}
+    )
     assert answer.status_code == 405 and answer.headers["allow"] == "POST"
     assert client.get(f"/api/apps/{app['id']}/history").json()["entries"] == []

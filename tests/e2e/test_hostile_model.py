@@ -33,11 +33,17 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
     markers.chmod(0o777)  # were any command of the model's to run as nobody, it could write
     with HostileModel(markers) as model:
         srv = Server(tmp_path_factory.mktemp("zerocode-hostile"))
-        srv.env.update({"ZEROCODE_MODEL_BASE_URL": model.base_url,
-                        "ZEROCODE_MODEL_API_KEY": f"sk-{CANARY}",
-                        "ZEROCODE_CANARY_SECRET": CANARY, "VITE_CANARY": CANARY,
-                        "ZEROCODE_MODEL_VUE": "hostile", "ZEROCODE_MODEL_ROUTING": "hostile",
-                        "ZEROCODE_MODEL_CODE": "hostile"})
+        srv.env.update(
+            {
+                "ZEROCODE_MODEL_BASE_URL": model.base_url,
+                "ZEROCODE_MODEL_API_KEY": f"sk-{CANARY}",
+                "ZEROCODE_CANARY_SECRET": CANARY,
+                "VITE_CANARY": CANARY,
+                "ZEROCODE_MODEL_VUE": "hostile",
+                "ZEROCODE_MODEL_ROUTING": "hostile",
+                "ZEROCODE_MODEL_CODE": "hostile",
+            }
+        )
         srv.start()
         try:
             yield srv, model
@@ -46,8 +52,11 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
 
 
 def digest_tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def leaks(root: Path) -> list[str]:
@@ -55,7 +64,8 @@ def leaks(root: Path) -> list[str]:
 
 
 def test_a_hostile_model_runs_nothing_and_leaks_nothing(
-        hostile: tuple[Server, HostileModel]) -> None:
+    hostile: tuple[Server, HostileModel],
+) -> None:
     server, model = hostile
     victim = signed_in(server, "victim")
     other = create(victim, "Someone else's page", "html")
@@ -72,8 +82,10 @@ def test_a_hostile_model_runs_nothing_and_leaks_nothing(
     results = {r["path"]: r for r in first.results}
     for path in ("package.json", "vite.config.js", "package-lock.json"):
         assert results[path]["ok"] is False, results[path]
-    assert "not an allowed dependency" in results["package.json"]["summary"] \
+    assert (
+        "not an allowed dependency" in results["package.json"]["summary"]
         or "scripts are the platform's" in results["package.json"]["summary"]
+    )
     assert "is the platform's" in results["vite.config.js"]["summary"]
     assert results["src/App.vue"]["ok"] is True
     assert first.done == {"status": "succeeded", "turn": 1}, (first.errors, first.builds)
@@ -124,4 +136,3 @@ def test_a_hostile_model_runs_nothing_and_leaks_nothing(
     assert server.log is not None and CANARY not in server.log.read_text(errors="replace")
     victim.close()
     client.close()
-

@@ -20,8 +20,9 @@ def log_lines(server: Server) -> list[dict[str, Any]]:
     return out
 
 
-def test_requests_and_turns_are_logged_as_json_with_context(client: httpx.Client,
-                                                            server: Server) -> None:
+def test_requests_and_turns_are_logged_as_json_with_context(
+    client: httpx.Client, server: Server
+) -> None:
     app = create(client, "A page about herons", "html")
     response = client.get(f"/api/apps/{app['id']}", headers={"X-Request-Id": "trace-me-42"})
     assert response.headers["x-request-id"] == "trace-me-42"
@@ -33,13 +34,26 @@ def test_requests_and_turns_are_logged_as_json_with_context(client: httpx.Client
     access = [entry for entry in lines if entry.get("request_id") == "trace-me-42"]
     assert access and access[-1]["status"] == 200 and access[-1]["user_id"] == me["id"]
     assert access[-1]["path"] == f"/api/apps/{app['id']}" and "duration_ms" in access[-1]
-    turns = [entry for entry in lines if entry.get("app_id") == app["id"] and "turn" in entry
-             and str(entry.get("message", "")).startswith("turn ")]
+    turns = [
+        entry
+        for entry in lines
+        if entry.get("app_id") == app["id"]
+        and "turn" in entry
+        and str(entry.get("message", "")).startswith("turn ")
+    ]
     assert turns and turns[-1]["status"] == "succeeded" and turns[-1]["turn"] == 1
     assert turns[-1]["tokens_in"] > 0 and turns[-1]["user_id"] == me["id"]
     emf = [entry for entry in lines if "_aws" in entry]
     assert emf, "no metrics line"
     names = {m["Name"] for m in emf[-1]["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
-    assert {"Turns", "TurnDuration", "ModelTokensIn", "ModelTokensOut", "ToolCalls",
-            "ToolFailures", "Builds", "Errors"} <= names
+    assert {
+        "Turns",
+        "TurnDuration",
+        "ModelTokensIn",
+        "ModelTokensOut",
+        "ToolCalls",
+        "ToolFailures",
+        "Builds",
+        "Errors",
+    } <= names
     assert emf[-1]["Turns"] == [1.0] or emf[-1]["Turns"] == 1.0

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -122,18 +122,22 @@ def test_an_app_page_cannot_act_for_a_signed_in_visitor(browser: Any, server: Se
     context = console.context
     assert any(c["name"] == "zc_session" for c in context.cookies())
     token = console.evaluate("localStorage.getItem('zc_token')")
-    visitor = httpx.Client(base_url=server.api, timeout=300,
-                           headers={"Authorization": f"Bearer {token}"})
+    visitor = httpx.Client(
+        base_url=server.api, timeout=300, headers={"Authorization": f"Bearer {token}"}
+    )
     notes = create(visitor, "A page about my notes", "html")
     notes_site = publish(visitor, server, notes["id"], victim_page())
     # The cookie alone authenticates this browser on the console's origin.
-    assert console.evaluate(
-        "fetch('/api/users/me', {credentials: 'include'}).then(r => r.status)") == 200
+    assert (
+        console.evaluate("fetch('/api/users/me', {credentials: 'include'}).then(r => r.status)")
+        == 200
+    )
 
     attacker = signed_in(server, "attacker")
     lure = create(attacker, "A page about free stickers", "html")
-    lure_site = publish(attacker, server, lure["id"],
-                        hostile_page(server.api, notes["id"], notes_site))
+    lure_site = publish(
+        attacker, server, lure["id"], hostile_page(server.api, notes["id"], notes_site)
+    )
     assert lure_site.split("/")[2] != notes_site.split("/")[2]  # two origins
 
     mine = context.new_page()
@@ -157,29 +161,39 @@ def test_an_app_page_cannot_act_for_a_signed_in_visitor(browser: Any, server: Se
     # Every attempt reached the API and was refused: the GET route is gone, the POSTs came
     # without the cookie (another site), the preflight for the header found no CORS grant.
     assert sorted(answers(server, f"/api/apps/{notes['id']}/chat")) == [
-        ("GET", 405), ("OPTIONS", 405), ("POST", 401), ("POST", 401)]
+        ("GET", 405),
+        ("OPTIONS", 405),
+        ("POST", 401),
+        ("POST", 401),
+    ]
     assert visitor.get(f"/api/apps/{notes['id']}/history").json()["entries"] == []  # no turn
     builds = visitor.get(f"/api/apps/{notes['id']}/builds").json()["builds"]
     assert [b["purpose"] for b in builds] == ["deploy"]  # and no preview build of one
 
     # From the console's origin the same cookie (and the header) does start a turn.
-    status = console.evaluate("""id => fetch(`/api/apps/${id}/chat`, {
+    status = console.evaluate(
+        """id => fetch(`/api/apps/${id}/chat`, {
         method: "POST", credentials: "include",
         headers: {"Content-Type": "application/json", "X-Zerocode-Request": "1"},
         body: JSON.stringify({message: "A page about my notes"})})
-      .then(async r => { await r.text(); return r.status; })""", notes["id"])
+      .then(async r => { await r.text(); return r.status; })""",
+        notes["id"],
+    )
     assert status == 200
     entries = visitor.get(f"/api/apps/{notes['id']}/history").json()["entries"]
     assert [e["role"] for e in entries] == ["ai", "user"]
     assert "Delete everything" not in json.dumps(entries)
 
 
-def test_the_console_frames_previews_without_their_origin(browser: Any,  # noqa: F811
-                                                          server: Server) -> None:
+def test_the_console_frames_previews_without_their_origin(
+    browser: Any,  # noqa: F811
+    server: Server,
+) -> None:
     console = register(browser, server)
     token = console.evaluate("localStorage.getItem('zc_token')")
-    owner = httpx.Client(base_url=server.api, timeout=300,
-                         headers={"Authorization": f"Bearer {token}"})
+    owner = httpx.Client(
+        base_url=server.api, timeout=300, headers={"Authorization": f"Bearer {token}"}
+    )
     app = create(owner, "A page about owls", "html")
     assert chat(owner, app["id"], app["initPrompt"]).done is not None
     console.goto(f"{server.api}/console/#/apps/{app['id']}")
@@ -190,22 +204,33 @@ def test_the_console_frames_previews_without_their_origin(browser: Any,  # noqa:
     preview.wait_for_selector("h1")
     assert preview.url.startswith("http://p-") and ".localhost:" in preview.url
     assert preview.evaluate("self.origin") == "null"  # sandboxed: an opaque origin
-    assert preview.evaluate(
-        "(() => { try { localStorage.length; return 'readable'; } "
-        "catch (e) { return e.name; } })()") == "SecurityError"
-    assert preview.evaluate(
-        "(() => { try { return String(parent.document.title); } "
-        "catch (e) { return e.name; } })()") == "SecurityError"
+    assert (
+        preview.evaluate(
+            "(() => { try { localStorage.length; return 'readable'; } "
+            "catch (e) { return e.name; } })()"
+        )
+        == "SecurityError"
+    )
+    assert (
+        preview.evaluate(
+            "(() => { try { return String(parent.document.title); } "
+            "catch (e) { return e.name; } })()"
+        )
+        == "SecurityError"
+    )
 
     # The console listens to that frame's window only: a message from any other window (its
     # own here, as a stand-in for any other) is ignored; the frame's is taken, cut to size.
     console.click("#edit")
-    forged = {"zerocode": "picked", "element": {"tag": "h1", "text": "forged",
-                                                "selector": "h1", "pagePath": "/"}}
+    forged = {
+        "zerocode": "picked",
+        "element": {"tag": "h1", "text": "forged", "selector": "h1", "pagePath": "/"},
+    }
     console.evaluate("m => window.postMessage(m, '*')", forged)
     console.wait_for_timeout(500)
     assert console.query_selector("#picked") is None
-    framed = {**forged, "element": {**forged["element"], "text": "x" * 2000, "tag": 7}}
+    element = cast(dict[str, Any], forged["element"])
+    framed = {**forged, "element": {**element, "text": "x" * 2000, "tag": 7}}
     preview.evaluate("m => parent.postMessage(m, '*')", framed)
     chip = console.wait_for_selector("#picked")
     assert chip.inner_text().startswith("<> xxx")  # a non-string tag dropped, text cut

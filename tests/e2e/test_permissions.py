@@ -41,10 +41,10 @@ RULES: dict[tuple[str, str], str] = {
 }
 # What a well-formed request to each route carries (besides credentials).
 BODIES: dict[tuple[str, str], dict[str, Any]] = {
-    ("POST", "/api/users/register"): {"json": {"account": "perm-new-1",
-                                               "password": "correct horse"}},
-    ("POST", "/api/users/login"): {"json": {"account": "perm-new-1",
-                                            "password": "correct horse"}},
+    ("POST", "/api/users/register"): {
+        "json": {"account": "perm-new-1", "password": "correct horse"}
+    },
+    ("POST", "/api/users/login"): {"json": {"account": "perm-new-1", "password": "correct horse"}},
     ("POST", "/api/apps"): {"json": {"initPrompt": "A page", "codeGenType": "html"}},
     ("PATCH", "/api/apps/{app_id}"): {"json": {"name": "Renamed"}},
     ("PATCH", "/api/admin/apps/{app_id}"): {"json": {"priority": 100}},
@@ -61,8 +61,7 @@ def deployed(owner: httpx.Client, app_id: str) -> str:
 
 def routes(server: Server) -> list[tuple[str, str]]:
     spec = httpx.get(f"{server.api}/api/openapi.json").json()
-    return sorted((method.upper(), path) for path, ops in spec["paths"].items()
-                  for method in ops)
+    return sorted((method.upper(), path) for path, ops in spec["paths"].items() for method in ops)
 
 
 def test_every_route_has_a_rule(server: Server) -> None:
@@ -71,8 +70,11 @@ def test_every_route_has_a_rule(server: Server) -> None:
 
 
 def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: str) -> int:
-    url = path.replace("{app_id}", app_id).replace("{path}", "index.html") \
+    url = (
+        path.replace("{app_id}", app_id)
+        .replace("{path}", "index.html")
         .replace("{build_id}", build_id)
+    )
     client.cookies.clear()  # a login answered earlier must not turn "anonymous" into a user
     request = BODIES.get((method, path), {})
     if path.endswith("/rollback"):
@@ -85,28 +87,42 @@ def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: st
 @pytest.fixture(scope="module")
 def people(server: Server) -> dict[str, httpx.Client]:
     make_admin(server, "perm-admin")
-    token = httpx.post(f"{server.api}/api/users/login", json={
-        "account": "perm-admin", "password": "correct horse"}).json()["token"]
-    admin = httpx.Client(base_url=server.api, timeout=120,
-                         headers={"Authorization": f"Bearer {token}"})
+    token = httpx.post(
+        f"{server.api}/api/users/login", json={"account": "perm-admin", "password": "correct horse"}
+    ).json()["token"]
+    admin = httpx.Client(
+        base_url=server.api, timeout=120, headers={"Authorization": f"Bearer {token}"}
+    )
     # The account the login route signs in to (its register check then meets 409).
-    assert httpx.post(f"{server.api}/api/users/register",
-                      json=BODIES[("POST", "/api/users/register")]["json"]).status_code == 201
-    return {"anonymous": httpx.Client(base_url=server.api, timeout=120),
-            "other": signed_in(server), "owner": signed_in(server), "admin": admin}
+    assert (
+        httpx.post(
+            f"{server.api}/api/users/register", json=BODIES[("POST", "/api/users/register")]["json"]
+        ).status_code
+        == 201
+    )
+    return {
+        "anonymous": httpx.Client(base_url=server.api, timeout=120),
+        "other": signed_in(server),
+        "owner": signed_in(server),
+        "admin": admin,
+    }
 
 
 @pytest.mark.parametrize("route", sorted(RULES))
-def test_route_answers_each_kind_of_caller_rightly(server: Server, people: dict[str, Any],
-                                                   route: tuple[str, str]) -> None:
+def test_route_answers_each_kind_of_caller_rightly(
+    server: Server, people: dict[str, Any], route: tuple[str, str]
+) -> None:
     method, path = route
     rule = RULES[route]
     statuses = {}
     for who in ("anonymous", "other", "owner", "admin"):
         app = create(people["owner"], "A page about bees", "html")
         chat(people["owner"], app["id"], app["initPrompt"])
-        build_id = deployed(people["owner"], app["id"]) if "{build_id}" in path or \
-            path.endswith("/rollback") else "b0000000000000000000"
+        build_id = (
+            deployed(people["owner"], app["id"])
+            if "{build_id}" in path or path.endswith("/rollback")
+            else "b0000000000000000000"
+        )
         caller = people[who]
         if route == ("POST", "/api/users/logout") and who != "anonymous":
             caller = signed_in(server)  # logging out must not end the sessions used above

@@ -13,9 +13,14 @@ from tests.e2e.conftest import Server, chat, create, signed_in
 
 @pytest.fixture(scope="module")
 def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("zerocode-quota"), env={
-        "ZEROCODE_RATE_CHAT": "2", "ZEROCODE_RATE_CREATE": "3",
-        "ZEROCODE_RATE_WINDOW_SECONDS": "3"})
+    srv = Server(
+        tmp_path_factory.mktemp("zerocode-quota"),
+        env={
+            "ZEROCODE_RATE_CHAT": "2",
+            "ZEROCODE_RATE_CREATE": "3",
+            "ZEROCODE_RATE_WINDOW_SECONDS": "3",
+        },
+    )
     srv.start()
     yield srv
     srv.stop()
@@ -45,6 +50,7 @@ def test_create_quota(strict_server: Server) -> None:
     refused = client.post("/api/apps", json={"initPrompt": "one more", "codeGenType": "html"})
     assert refused.status_code == 429 and "Retry-After" in refused.headers
     # Invalid requests are refused before they count.
-    bad = httpx.post(f"{strict_server.api}/api/apps", json={"initPrompt": ""},
-                     headers=dict(client.headers))
+    bad = httpx.post(
+        f"{strict_server.api}/api/apps", json={"initPrompt": ""}, headers=dict(client.headers)
+    )
     assert bad.status_code == 422

@@ -11,9 +11,16 @@ from pathlib import Path
 
 from tests.e2e.conftest import Server, signed_in
 
-CHECKS = ",".join(["not_a_server_error", "status_code_conformance", "content_type_conformance",
-                   "response_schema_conformance", "response_headers_conformance",
-                   "unsupported_method"])
+CHECKS = ",".join(
+    [
+        "not_a_server_error",
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_schema_conformance",
+        "response_headers_conformance",
+        "unsupported_method",
+    ]
+)
 
 
 def test_api_never_fails_and_keeps_its_schema(server: Server) -> None:
@@ -22,12 +29,31 @@ def test_api_never_fails_and_keeps_its_schema(server: Server) -> None:
     token = client.headers["Authorization"]
     client.close()
     done = subprocess.run(
-        [cli, "run", f"{server.api}/api/openapi.json", "--checks", CHECKS,
-         "--max-examples", "25", "--seed", "20261130", "-H", f"Authorization: {token}",
-         "--workers", "1", "--request-timeout", "60",
-         # logging out would end the session the rest of the run uses
-         "--exclude-path", "/api/users/logout", "--no-color"],
-        capture_output=True, text=True, timeout=600)
+        [
+            cli,
+            "run",
+            f"{server.api}/api/openapi.json",
+            "--checks",
+            CHECKS,
+            "--max-examples",
+            "25",
+            "--seed",
+            "20261130",
+            "-H",
+            f"Authorization: {token}",
+            "--workers",
+            "1",
+            "--request-timeout",
+            "60",
+            # logging out would end the session the rest of the run uses
+            "--exclude-path",
+            "/api/users/logout",
+            "--no-color",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     failures = done.stdout.split("FAILURES")[-1][:6000] if "FAILURES" in done.stdout else ""
     assert done.returncode == 0, failures + done.stdout[-2000:] + done.stderr[-2000:]
     assert "passed" in done.stdout

@@ -40,8 +40,11 @@ class Synth:
         return dict(self.resources[logical_id].get("Properties", {}))
 
     def one(self, kind: str, **match: Any) -> tuple[str, dict[str, Any]]:
-        found = [(k, v.get("Properties", {})) for k, v in self.of_type(kind).items()
-                 if all(v.get("Properties", {}).get(p) == want for p, want in match.items())]
+        found = [
+            (k, v.get("Properties", {}))
+            for k, v in self.of_type(kind).items()
+            if all(v.get("Properties", {}).get(p) == want for p, want in match.items())
+        ]
         assert len(found) == 1, f"{kind} {match}: {len(found)} found"
         return found[0]
 

@@ -51,15 +51,19 @@ def every_statement(synth: Synth, role: str) -> list[dict[str, Any]]:
     for arn in props.get("ManagedPolicyArns", []):
         assert any(f'{name}"' in json.dumps(arn) for name in LAMBDA_MANAGED), (role, arn)
     inline = [s for p in props.get("Policies", []) for s in p["PolicyDocument"]["Statement"]]
-    managed = [s for p in synth.of_type("AWS::IAM::ManagedPolicy").values()
-               if role in refs(p["Properties"].get("Roles", []))
-               for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    managed = [
+        s
+        for p in synth.of_type("AWS::IAM::ManagedPolicy").values()
+        if role in refs(p["Properties"].get("Roles", []))
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
     return [*policy_statements(synth, role), *inline, *managed]
 
 
 def grants(statement: dict[str, Any], action: str) -> bool:
     return statement["Effect"] == "Allow" and any(
-        fnmatchcase(action, str(a)) for a in _list(statement["Action"]))
+        fnmatchcase(action, str(a)) for a in _list(statement["Action"])
+    )
 
 
 def rendered(resource: Any, synth: Synth) -> str:
@@ -77,33 +81,46 @@ def rendered(resource: Any, synth: Synth) -> str:
 
 
 def s3_resources(synth: Synth, statements: list[dict[str, Any]]) -> set[tuple[str, str]]:
-    return {(str(a), rendered(r, synth)) for s in statements if s["Effect"] == "Allow"
-            for a in _list(s["Action"]) if str(a).startswith("s3:")
-            for r in _list(s["Resource"])}
+    return {
+        (str(a), rendered(r, synth))
+        for s in statements
+        if s["Effect"] == "Allow"
+        for a in _list(s["Action"])
+        if str(a).startswith("s3:")
+        for r in _list(s["Resource"])
+    }
 
 
-def allowed_by(statements: list[dict[str, Any]], synth: Synth, action: str,
-               resource: str) -> bool:
-    return any(grants(s, action) and any(fnmatchcase(resource, rendered(r, synth))
-                                         for r in _list(s["Resource"]))
-               for s in statements)
+def allowed_by(statements: list[dict[str, Any]], synth: Synth, action: str, resource: str) -> bool:
+    return any(
+        grants(s, action)
+        and any(fnmatchcase(resource, rendered(r, synth)) for r in _list(s["Resource"]))
+        for s in statements
+    )
 
 
 # -- CodeBuild's role ----------------------------------------------------------------------
+
 
 def test_codebuild_role_holds_no_tenant_data_rights(synth: Synth) -> None:
     role = codebuild_role(synth)
     statements = every_statement(synth, role)
     assert s3_resources(synth, statements) == {
-        ("s3:GetObject", f"{BUCKET_ARN}/cache/*"), ("s3:PutObject", f"{BUCKET_ARN}/cache/*"),
-        ("s3:GetBucketAcl", BUCKET_ARN), ("s3:GetBucketLocation", BUCKET_ARN)}
-    for action, key in (("s3:ListBucket", ""), ("s3:ListBucketVersions", ""),
-                        ("s3:GetObject", "/sources/app1/b1.zip"),
-                        ("s3:GetObject", "/builds/app1/b1/index.html"),
-                        ("s3:PutObject", "/builds/app1/b1/index.html"),
-                        ("s3:PutObject", "/sources/app1/b1.zip"),
-                        ("s3:DeleteObject", "/builds/app1/b1/index.html"),
-                        ("s3:GetObject", "/workspaces/app1/src/App.vue")):
+        ("s3:GetObject", f"{BUCKET_ARN}/cache/*"),
+        ("s3:PutObject", f"{BUCKET_ARN}/cache/*"),
+        ("s3:GetBucketAcl", BUCKET_ARN),
+        ("s3:GetBucketLocation", BUCKET_ARN),
+    }
+    for action, key in (
+        ("s3:ListBucket", ""),
+        ("s3:ListBucketVersions", ""),
+        ("s3:GetObject", "/sources/app1/b1.zip"),
+        ("s3:GetObject", "/builds/app1/b1/index.html"),
+        ("s3:PutObject", "/builds/app1/b1/index.html"),
+        ("s3:PutObject", "/sources/app1/b1.zip"),
+        ("s3:DeleteObject", "/builds/app1/b1/index.html"),
+        ("s3:GetObject", "/workspaces/app1/src/App.vue"),
+    ):
         assert not allowed_by(statements, synth, action, BUCKET_ARN + key), (action, key)
     # ... and it cannot borrow the data role either.
     assert not any(grants(s, "sts:AssumeRole") for s in statements)
@@ -120,12 +137,15 @@ def test_the_project_has_no_source_and_no_artifacts(synth: Synth) -> None:
 
 # -- the build data role -------------------------------------------------------------------
 
-def test_the_build_data_role_trusts_the_api_function_for_as_long_as_a_build(
-        synth: Synth) -> None:
+
+def test_the_build_data_role_trusts_the_api_function_for_as_long_as_a_build(synth: Synth) -> None:
     props = synth.props(data_role(synth))
     (trust,) = props["AssumeRolePolicyDocument"]["Statement"]
-    assert trust == {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {
-        "AWS": {"Fn::GetAtt": [role_of(synth, "run.sh"), "Arn"]}}}
+    assert trust == {
+        "Action": "sts:AssumeRole",
+        "Effect": "Allow",
+        "Principal": {"AWS": {"Fn::GetAtt": [role_of(synth, "run.sh"), "Arn"]}},
+    }
     _, project = synth.one("AWS::CodeBuild::Project")
     longest_build = 60 * (project["TimeoutInMinutes"] + project["QueuedTimeoutInMinutes"])
     # The builder asks for credentials that outlive a queued and running build; IAM's
@@ -151,11 +171,14 @@ def test_only_the_api_function_may_assume_the_build_data_role(synth: Synth) -> N
 def test_the_build_data_role_reads_sources_and_writes_outputs_only(synth: Synth) -> None:
     statements = every_statement(synth, data_role(synth))
     assert s3_resources(synth, statements) == {
-        ("s3:GetObject", f"{BUCKET_ARN}/sources/*"), ("s3:PutObject", f"{BUCKET_ARN}/builds/*")}
-    (key_id, _), = synth.of_type("AWS::KMS::Key").items()
+        ("s3:GetObject", f"{BUCKET_ARN}/sources/*"),
+        ("s3:PutObject", f"{BUCKET_ARN}/builds/*"),
+    }
+    ((key_id, _),) = synth.of_type("AWS::KMS::Key").items()
     kms = [s for s in statements if any(str(a).startswith("kms:") for a in _list(s["Action"]))]
     assert [(s["Action"], refs(s["Resource"])) for s in kms] == [
-        (["kms:Decrypt", "kms:GenerateDataKey"], {key_id})]
+        (["kms:Decrypt", "kms:GenerateDataKey"], {key_id})
+    ]
     assert len(statements) == 3
     assert not allowed_by(statements, synth, "s3:ListBucket", BUCKET_ARN)
 
@@ -164,8 +187,9 @@ def test_every_session_policy_lies_within_the_build_data_role(synth: Synth) -> N
     """A build's session policy (what the builder sends to STS) names only objects the data
     role's own policy covers, so the session is exactly the build's source and prefix."""
     statements = every_statement(synth, data_role(synth))
-    policy = session_policy("zc-builds", "sources/app1/b1700000000000abcdef.zip",
-                            "builds/app1/b1700000000000abcdef/")
+    policy = session_policy(
+        "zc-builds", "sources/app1/b1700000000000abcdef.zip", "builds/app1/b1700000000000abcdef/"
+    )
     for statement in policy["Statement"]:
         for action in _list(statement["Action"]):
             if str(action).startswith("s3:"):

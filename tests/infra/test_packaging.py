@@ -34,21 +34,33 @@ def test_defaults() -> None:
     config = read_config(Context(), "eu-west-1")
     assert config.removal_policy == RemovalPolicy.RETAIN and config.retain
     assert config.nat_gateways == 1 and config.architecture == "arm64"
-    assert config.lwa_layer_arn == \
-        "arn:aws:lambda:eu-west-1:753240598075:layer:LambdaAdapterLayerArm64:25"
+    assert (
+        config.lwa_layer_arn
+        == "arn:aws:lambda:eu-west-1:753240598075:layer:LambdaAdapterLayerArm64:25"
+    )
     assert config.console_origin == ""
 
 
 def test_a_region_without_an_adapter_layer_stops_the_synth_with_a_clear_message() -> None:
-    with pytest.raises(ValueError, match=r"no Lambda Web Adapter layer ARN for region "
-                                         r"af-south-1 \(arm64\).*-c lwaLayerArn="):
+    with pytest.raises(
+        ValueError,
+        match=r"no Lambda Web Adapter layer ARN for region "
+        r"af-south-1 \(arm64\).*-c lwaLayerArn=",
+    ):
         read_config(Context(), "af-south-1")
 
 
 def test_context_values_from_the_command_line_are_parsed() -> None:
     arn = "arn:aws:lambda:af-south-1:753240598075:layer:LambdaAdapterLayerArm64:25"
-    config = read_config(Context(lwaLayerArn=arn, natGateways="2", removalPolicy="DESTROY",
-                                 consoleOrigin="https://console.example.com/"), "af-south-1")
+    config = read_config(
+        Context(
+            lwaLayerArn=arn,
+            natGateways="2",
+            removalPolicy="DESTROY",
+            consoleOrigin="https://console.example.com/",
+        ),
+        "af-south-1",
+    )
     assert config.lwa_layer_arn == arn and config.nat_gateways == 2
     assert config.removal_policy == RemovalPolicy.DESTROY and not config.retain
     assert config.console_origin == "https://console.example.com"
@@ -61,12 +73,15 @@ def test_x86_functions_get_the_x86_adapter_layer() -> None:
     assert config.lwa_layer_arn.endswith(":layer:LambdaAdapterLayerX86:25")
 
 
-@pytest.mark.parametrize(("key", "value", "message"), [
-    ("removalPolicy", "snapshot", "removalPolicy must be"),
-    ("natGateways", "many", "natGateways must be an integer"),
-    ("natGateways", -1, "natGateways must be at least 0"),
-    ("architecture", "riscv", "architecture must be"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("removalPolicy", "snapshot", "removalPolicy must be"),
+        ("natGateways", "many", "natGateways must be an integer"),
+        ("natGateways", -1, "natGateways must be at least 0"),
+        ("architecture", "riscv", "architecture must be"),
+    ],
+)
 def test_bad_context_values_are_refused(key: str, value: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         read_config(Context(**{key: value}), "us-east-1")
@@ -94,14 +109,19 @@ def test_layer_dependencies_are_the_packages_runtime_dependencies() -> None:
 def test_pip_installs_binary_wheels_for_the_lambda_platform() -> None:
     args = pip_arguments("/out/python", "arm64", ["redis>=5"])
     assert args[0] == "install" and args[-1] == "redis>=5"
-    for flag, value in (("--platform", "manylinux2014_aarch64"), ("--implementation", "cp"),
-                        ("--python-version", "3.13"), ("--target", "/out/python")):
+    for flag, value in (
+        ("--platform", "manylinux2014_aarch64"),
+        ("--implementation", "cp"),
+        ("--python-version", "3.13"),
+        ("--target", "/out/python"),
+    ):
         assert args[args.index(flag) + 1] == value
     assert "--only-binary=:all:" in args and "--no-compile" in args
 
 
-def test_local_bundling_runs_pip_and_copies_the_package(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_local_bundling_runs_pip_and_copies_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls: list[list[str]] = []
 
     def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -111,8 +131,9 @@ def test_local_bundling_runs_pip_and_copies_the_package(tmp_path: Path,
     monkeypatch.setattr(subprocess, "run", run)
     bundling = PipLocalBundling("arm64", ["redis>=5"])
     assert bundling.try_bundle(str(tmp_path), image=DockerImage.from_registry("unused"))
-    assert calls == [[sys.executable, "-m", "pip",
-                      *pip_arguments(tmp_path / "python", "arm64", ["redis>=5"])]]
+    assert calls == [
+        [sys.executable, "-m", "pip", *pip_arguments(tmp_path / "python", "arm64", ["redis>=5"])]
+    ]
     copied = tmp_path / "python" / "zerocode"
     assert (copied / "__init__.py").is_file()
     assert (copied / "entrypoints" / "lambda_api.py").is_file()
@@ -127,7 +148,8 @@ def test_a_failed_pip_stops_the_synth(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(subprocess, "run", run)
     with pytest.raises(RuntimeError, match="No matching distribution"):
         PipLocalBundling("arm64", ["nope"]).try_bundle(
-            str(tmp_path), image=DockerImage.from_registry("unused"))
+            str(tmp_path), image=DockerImage.from_registry("unused")
+        )
 
 
 def test_layer_hash_follows_package_dependencies_and_platform() -> None:

@@ -43,11 +43,17 @@ NOT_FOUND = {
 def run(uris: list[str], kvs: dict[str, str] = KVS) -> list[dict[str, Any]]:
     """What the function returns for each URI, in order (one Node process for all)."""
     assert NODE is not None
-    events = [{"request": {"uri": uri, "method": "GET", "headers": {}, "querystring": {}}}
-              for uri in uris]
-    proc = subprocess.run([NODE, str(HARNESS), str(FUNCTION)],
-                          input=json.dumps({"kvs": kvs, "events": events}),
-                          capture_output=True, text=True, timeout=30, check=False)
+    events = [
+        {"request": {"uri": uri, "method": "GET", "headers": {}, "querystring": {}}} for uri in uris
+    ]
+    proc = subprocess.run(
+        [NODE, str(HARNESS), str(FUNCTION)],
+        input=json.dumps({"kvs": kvs, "events": events}),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     results: list[dict[str, Any]] = json.loads(proc.stdout)
     for uri, result in zip(uris, results, strict=True):
@@ -59,24 +65,27 @@ def route(uri: str) -> dict[str, Any]:
     return run([uri])[0]
 
 
-@pytest.mark.parametrize(("uri", "origin_uri"), [
-    # the site root and directories serve their index.html
-    ("/sites/deploykey1/", "/builds/app1/b1/index.html"),
-    ("/sites/deploykey1/docs/", "/builds/app1/b1/docs/index.html"),
-    # files are served as they are
-    ("/sites/deploykey1/index.html", "/builds/app1/b1/index.html"),
-    ("/sites/deploykey1/assets/index-abc.js", "/builds/app1/b1/assets/index-abc.js"),
-    ("/sites/deploykey1/favicon.ico", "/builds/app1/b1/favicon.ico"),
-    # a path with no extension is a client-side route: the SPA's index.html
-    ("/sites/deploykey1/about", "/builds/app1/b1/index.html"),
-    ("/sites/deploykey1/users/42/edit", "/builds/app1/b1/index.html"),
-    # keys may use - and _
-    ("/sites/Key_with-dash/app.css", "/builds/app2/b2/app.css"),
-    # previews read their own namespace
-    ("/preview/previewkey1/", "/builds/app1/p7/index.html"),
-    ("/preview/previewkey1/assets/index-abc.js", "/builds/app1/p7/assets/index-abc.js"),
-    ("/preview/previewkey1/about", "/builds/app1/p7/index.html"),
-])
+@pytest.mark.parametrize(
+    ("uri", "origin_uri"),
+    [
+        # the site root and directories serve their index.html
+        ("/sites/deploykey1/", "/builds/app1/b1/index.html"),
+        ("/sites/deploykey1/docs/", "/builds/app1/b1/docs/index.html"),
+        # files are served as they are
+        ("/sites/deploykey1/index.html", "/builds/app1/b1/index.html"),
+        ("/sites/deploykey1/assets/index-abc.js", "/builds/app1/b1/assets/index-abc.js"),
+        ("/sites/deploykey1/favicon.ico", "/builds/app1/b1/favicon.ico"),
+        # a path with no extension is a client-side route: the SPA's index.html
+        ("/sites/deploykey1/about", "/builds/app1/b1/index.html"),
+        ("/sites/deploykey1/users/42/edit", "/builds/app1/b1/index.html"),
+        # keys may use - and _
+        ("/sites/Key_with-dash/app.css", "/builds/app2/b2/app.css"),
+        # previews read their own namespace
+        ("/preview/previewkey1/", "/builds/app1/p7/index.html"),
+        ("/preview/previewkey1/assets/index-abc.js", "/builds/app1/p7/assets/index-abc.js"),
+        ("/preview/previewkey1/about", "/builds/app1/p7/index.html"),
+    ],
+)
 def test_rewrites_to_the_pointed_build(uri: str, origin_uri: str) -> None:
     result = route(uri)
     assert result == {"uri": origin_uri, "method": "GET", "headers": {}, "querystring": {}}
@@ -89,71 +98,100 @@ def test_site_root_without_slash_redirects(uri: str) -> None:
     assert result["headers"] == {"location": {"value": uri + "/"}}
 
 
-@pytest.mark.parametrize("uri", [
-    "/sites/unknownkey1/",
-    "/sites/unknownkey1/about",
-    "/preview/unknownkey1/",
-], ids=["site", "site-route", "preview"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "/sites/unknownkey1/",
+        "/sites/unknownkey1/about",
+        "/preview/unknownkey1/",
+    ],
+    ids=["site", "site-route", "preview"],
+)
 def test_unknown_key_is_not_found(uri: str) -> None:
     assert route(uri) == NOT_FOUND
 
 
-@pytest.mark.parametrize("uri", [
-    "/sites/short/",  # under 8 characters
-    "/sites/short",  # ... not even redirected
-    "/sites/" + "k" * 65 + "/",  # over 64
-    "/sites/deploy.key1/",
-    "/sites/deploy%20key/",
-    "/sites/deploykey!/",
-], ids=["short", "short-no-slash", "long", "dot", "encoded-space", "punctuation"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "/sites/short/",  # under 8 characters
+        "/sites/short",  # ... not even redirected
+        "/sites/" + "k" * 65 + "/",  # over 64
+        "/sites/deploy.key1/",
+        "/sites/deploy%20key/",
+        "/sites/deploykey!/",
+    ],
+    ids=["short", "short-no-slash", "long", "dot", "encoded-space", "punctuation"],
+)
 def test_badly_shaped_key_is_not_found(uri: str) -> None:
     assert route(uri) == NOT_FOUND
 
 
-@pytest.mark.parametrize("uri", ["/sites/previewkey1/", "/preview/deploykey1/"],
-                         ids=["preview-key-as-site", "site-key-as-preview"])
+@pytest.mark.parametrize(
+    "uri",
+    ["/sites/previewkey1/", "/preview/deploykey1/"],
+    ids=["preview-key-as-site", "site-key-as-preview"],
+)
 def test_keys_do_not_cross_namespaces(uri: str) -> None:
     assert route(uri) == NOT_FOUND
 
 
-@pytest.mark.parametrize("uri", [
-    "/sites/deploykey1/..",
-    "/sites/deploykey1/../b2/index.html",
-    "/sites/deploykey1/assets/../../b2/index.html",
-    "/sites/deploykey1/./index.html",
-    "/sites/deploykey1/%2e%2e/b2/index.html",
-    "/sites/deploykey1/%2E%2E/b2/index.html",
-    "/sites/deploykey1/.%2e/b2/index.html",
-    "/sites/deploykey1/assets%2f..%2f..%2fb2/index.html",
-    "/sites/deploykey1//etc/passwd",
-    "/sites/deploykey1/assets//index.js",
-    "/sites/deploykey1/assets\\index.js",
-    "/sites/deploykey1/assets%5cindex.js",
-    "/sites/deploykey1/bad%E0%A4%A.js",
-], ids=["dotdot-end", "dotdot", "dotdot-deep", "dot", "encoded", "encoded-upper",
-        "half-encoded", "encoded-slash", "double-slash-start", "double-slash",
-        "backslash", "encoded-backslash", "malformed-encoding"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "/sites/deploykey1/..",
+        "/sites/deploykey1/../b2/index.html",
+        "/sites/deploykey1/assets/../../b2/index.html",
+        "/sites/deploykey1/./index.html",
+        "/sites/deploykey1/%2e%2e/b2/index.html",
+        "/sites/deploykey1/%2E%2E/b2/index.html",
+        "/sites/deploykey1/.%2e/b2/index.html",
+        "/sites/deploykey1/assets%2f..%2f..%2fb2/index.html",
+        "/sites/deploykey1//etc/passwd",
+        "/sites/deploykey1/assets//index.js",
+        "/sites/deploykey1/assets\\index.js",
+        "/sites/deploykey1/assets%5cindex.js",
+        "/sites/deploykey1/bad%E0%A4%A.js",
+    ],
+    ids=[
+        "dotdot-end",
+        "dotdot",
+        "dotdot-deep",
+        "dot",
+        "encoded",
+        "encoded-upper",
+        "half-encoded",
+        "encoded-slash",
+        "double-slash-start",
+        "double-slash",
+        "backslash",
+        "encoded-backslash",
+        "malformed-encoding",
+    ],
+)
 def test_traversal_is_not_found(uri: str) -> None:
     assert route(uri) == NOT_FOUND
 
 
-@pytest.mark.parametrize("key", ["novalue01", "extrapart1", "dotdotval1", "emptyapp1",
-                                 "badchars1"])
+@pytest.mark.parametrize("key", ["novalue01", "extrapart1", "dotdotval1", "emptyapp1", "badchars1"])
 def test_malformed_pointer_value_is_not_found(key: str) -> None:
     assert route(f"/sites/{key}/") == NOT_FOUND
 
 
-@pytest.mark.parametrize("uri", [
-    "/",
-    "/index.html",
-    "/builds/app1/b1/index.html",  # build outputs are reachable only through a pointer
-    "/sites/",
-    "/sites",
-    "/site/deploykey1/",
-    "/Sites/deploykey1/",
-    "/sitesx/deploykey1/",
-    "/previews/previewkey1/",
-])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "/",
+        "/index.html",
+        "/builds/app1/b1/index.html",  # build outputs are reachable only through a pointer
+        "/sites/",
+        "/sites",
+        "/site/deploykey1/",
+        "/Sites/deploykey1/",
+        "/sitesx/deploykey1/",
+        "/previews/previewkey1/",
+    ],
+)
 def test_other_paths_are_not_found(uri: str) -> None:
     assert route(uri) == NOT_FOUND
 
@@ -163,7 +201,10 @@ def test_many_requests_share_one_function_instance() -> None:
     uris = ["/sites/deploykey1/about", "/sites/unknownkey1/", "/preview/previewkey1/a.js"]
     results = run(uris)
     assert [r.get("uri", r.get("statusCode")) for r in results] == [
-        "/builds/app1/b1/index.html", 404, "/builds/app1/p7/a.js"]
+        "/builds/app1/b1/index.html",
+        404,
+        "/builds/app1/p7/a.js",
+    ]
 
 
 def test_function_fits_cloudfront_limits() -> None:
@@ -178,72 +219,110 @@ def test_function_fits_cloudfront_limits() -> None:
 # -- each app its own origin: the key in the Host (context value sitesDomain) -------------
 
 DOMAIN = "apps.example.net"
-HOST_KVS = {"site:deploykey1": "app1/b1", "preview:previewkey1": "app1/p7",
-            "site:previewkey1x": "app2/b2"}
+HOST_KVS = {
+    "site:deploykey1": "app1/b1",
+    "preview:previewkey1": "app1/p7",
+    "site:previewkey1x": "app2/b2",
+}
 
 
-def route_hosts(tmp_path: Path, requests: list[tuple[str, str]],
-                kvs: dict[str, str] = HOST_KVS) -> list[dict[str, Any]]:
+def route_hosts(
+    tmp_path: Path, requests: list[tuple[str, str]], kvs: dict[str, str] = HOST_KVS
+) -> list[dict[str, Any]]:
     """What the router built for ``DOMAIN`` returns for each (Host, URI)."""
     from zerocode_infra.hosting import router_code
 
     assert NODE is not None
     function = tmp_path / "site_router.js"
     function.write_text(router_code(DOMAIN))
-    events = [{"request": {"uri": uri, "method": "GET", "querystring": {},
-                           "headers": {"host": {"value": host}} if host else {}}}
-              for host, uri in requests]
-    proc = subprocess.run([NODE, str(HARNESS), str(function)],
-                          input=json.dumps({"kvs": kvs, "events": events}),
-                          capture_output=True, text=True, timeout=30, check=False)
+    events = [
+        {
+            "request": {
+                "uri": uri,
+                "method": "GET",
+                "querystring": {},
+                "headers": {"host": {"value": host}} if host else {},
+            }
+        }
+        for host, uri in requests
+    ]
+    proc = subprocess.run(
+        [NODE, str(HARNESS), str(function)],
+        input=json.dumps({"kvs": kvs, "events": events}),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     results: list[dict[str, Any]] = json.loads(proc.stdout)
     assert all("error" not in r for r in results), results
     return results
 
 
-@pytest.mark.parametrize(("host", "uri", "origin_uri"), [
-    (f"deploykey1.{DOMAIN}", "/", "/builds/app1/b1/index.html"),
-    (f"deploykey1.{DOMAIN}", "/assets/index-abc.js", "/builds/app1/b1/assets/index-abc.js"),
-    (f"deploykey1.{DOMAIN}", "/about", "/builds/app1/b1/index.html"),
-    (f"deploykey1.{DOMAIN}", "/docs/", "/builds/app1/b1/docs/index.html"),
-    ("DeployKey1.Apps.Example.NET", "/", "/builds/app1/b1/index.html"),  # any case
-    (f"deploykey1.{DOMAIN}:443", "/", "/builds/app1/b1/index.html"),
-    (f"p-previewkey1.{DOMAIN}", "/", "/builds/app1/p7/index.html"),
-    (f"p-previewkey1.{DOMAIN}", "/assets/a.js", "/builds/app1/p7/assets/a.js"),
-])
-def test_a_host_of_the_sites_domain_names_its_build(tmp_path: Path, host: str, uri: str,
-                                                    origin_uri: str) -> None:
+@pytest.mark.parametrize(
+    ("host", "uri", "origin_uri"),
+    [
+        (f"deploykey1.{DOMAIN}", "/", "/builds/app1/b1/index.html"),
+        (f"deploykey1.{DOMAIN}", "/assets/index-abc.js", "/builds/app1/b1/assets/index-abc.js"),
+        (f"deploykey1.{DOMAIN}", "/about", "/builds/app1/b1/index.html"),
+        (f"deploykey1.{DOMAIN}", "/docs/", "/builds/app1/b1/docs/index.html"),
+        ("DeployKey1.Apps.Example.NET", "/", "/builds/app1/b1/index.html"),  # any case
+        (f"deploykey1.{DOMAIN}:443", "/", "/builds/app1/b1/index.html"),
+        (f"p-previewkey1.{DOMAIN}", "/", "/builds/app1/p7/index.html"),
+        (f"p-previewkey1.{DOMAIN}", "/assets/a.js", "/builds/app1/p7/assets/a.js"),
+    ],
+)
+def test_a_host_of_the_sites_domain_names_its_build(
+    tmp_path: Path, host: str, uri: str, origin_uri: str
+) -> None:
     (result,) = route_hosts(tmp_path, [(host, uri)])
     assert result["uri"] == origin_uri
 
 
-@pytest.mark.parametrize("host", [
-    "d111111abcdef8.cloudfront.net",  # the shared domain serves nothing once apps have hosts
-    DOMAIN,
-    f"x.deploykey1.{DOMAIN}",
-    f"deploykey1.{DOMAIN}.evil.example",
-    f"deploykey1.other{DOMAIN}",
-    f"previewkey1.{DOMAIN}",  # a preview key without its p- names no site
-    f"p-deploykey1.{DOMAIN}",  # ... and a deploy key with one no preview
-    f"p-previewkey1x.{DOMAIN}",
-    f"unknownkey1.{DOMAIN}",
-    f"key_with-dash.{DOMAIN}",  # keys made before: no host can carry them
-    f"short.{DOMAIN}",
-    "",
-])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "d111111abcdef8.cloudfront.net",  # the shared domain serves nothing once apps have hosts
+        DOMAIN,
+        f"x.deploykey1.{DOMAIN}",
+        f"deploykey1.{DOMAIN}.evil.example",
+        f"deploykey1.other{DOMAIN}",
+        f"previewkey1.{DOMAIN}",  # a preview key without its p- names no site
+        f"p-deploykey1.{DOMAIN}",  # ... and a deploy key with one no preview
+        f"p-previewkey1x.{DOMAIN}",
+        f"unknownkey1.{DOMAIN}",
+        f"key_with-dash.{DOMAIN}",  # keys made before: no host can carry them
+        f"short.{DOMAIN}",
+        "",
+    ],
+)
 def test_any_other_host_is_not_found(tmp_path: Path, host: str) -> None:
     assert route_hosts(tmp_path, [(host, "/")]) == [NOT_FOUND]
 
 
 def test_the_path_scheme_is_gone_with_a_sites_domain(tmp_path: Path) -> None:
-    results = route_hosts(tmp_path, [("d111111abcdef8.cloudfront.net", "/sites/deploykey1/"),
-                                     ("d111111abcdef8.cloudfront.net", "/preview/previewkey1/")])
+    results = route_hosts(
+        tmp_path,
+        [
+            ("d111111abcdef8.cloudfront.net", "/sites/deploykey1/"),
+            ("d111111abcdef8.cloudfront.net", "/preview/previewkey1/"),
+        ],
+    )
     assert results == [NOT_FOUND, NOT_FOUND]
 
 
-@pytest.mark.parametrize("uri", ["/..", "/../b2/index.html", "/%2e%2e/b2/index.html",
-                                 "//etc/passwd", "/assets\\index.js", "/bad%E0%A4%A.js"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "/..",
+        "/../b2/index.html",
+        "/%2e%2e/b2/index.html",
+        "//etc/passwd",
+        "/assets\\index.js",
+        "/bad%E0%A4%A.js",
+    ],
+)
 def test_traversal_is_not_found_on_hosts_too(tmp_path: Path, uri: str) -> None:
     assert route_hosts(tmp_path, [(f"deploykey1.{DOMAIN}", uri)]) == [NOT_FOUND]
 

@@ -15,7 +15,8 @@ from zerocode_infra.config import DEFAULTS, read_config
 from zerocode_infra.hosting import router_code
 from zerocode_infra.stack import build_app
 
-from tests.infra.test_stack import REGION, Synth, distribution, env
+from tests.infra.conftest import REGION, Synth
+from tests.infra.test_stack import distribution, env
 
 DOMAIN = "apps.example.net"
 CERTIFICATE = "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
@@ -25,8 +26,13 @@ SITES = "zerocode published sites and previews"
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
-    context = {**DEFAULTS, "region": REGION, "aws:cdk:bundling-stacks": [],
-               "sitesDomain": DOMAIN, "sitesCertificateArn": CERTIFICATE}
+    context = {
+        **DEFAULTS,
+        "region": REGION,
+        "aws:cdk:bundling-stacks": [],
+        "sitesDomain": DOMAIN,
+        "sitesCertificateArn": CERTIFICATE,
+    }
     _, stack = build_app(context, outdir=str(tmp_path_factory.mktemp("cdk.out")))
     template = Template.from_stack(stack)
     raw = dict(template.to_json())
@@ -36,9 +42,11 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
 def test_the_sites_distribution_answers_for_every_host_of_the_domain(synth: Synth) -> None:
     sites = distribution(synth, SITES)
     assert sites["Aliases"] == [f"*.{DOMAIN}"]
-    assert sites["ViewerCertificate"] == {"AcmCertificateArn": CERTIFICATE,
-                                          "MinimumProtocolVersion": "TLSv1.2_2021",
-                                          "SslSupportMethod": "sni-only"}
+    assert sites["ViewerCertificate"] == {
+        "AcmCertificateArn": CERTIFICATE,
+        "MinimumProtocolVersion": "TLSv1.2_2021",
+        "SslSupportMethod": "sni-only",
+    }
     (function,) = synth.of_type("AWS::CloudFront::Function").values()
     assert function["Properties"]["FunctionCode"] == router_code(DOMAIN)
     assert f"const SITES_DOMAIN = '{DOMAIN}';" in router_code(DOMAIN)
@@ -50,8 +58,13 @@ def test_the_api_names_the_hosts(synth: Synth) -> None:
     from zerocode.bootstrap.settings import Settings
     from zerocode.publishing.pointers import site_urls
 
-    urls = site_urls(Settings(mode="aws", sites_url="https://d1.cloudfront.net",
-                              sites_domain=variables["ZEROCODE_SITES_DOMAIN"]))
+    urls = site_urls(
+        Settings(
+            mode="aws",
+            sites_url="https://d1.cloudfront.net",
+            sites_domain=variables["ZEROCODE_SITES_DOMAIN"],
+        )
+    )
     assert urls.site("abcdefgh1234") == f"https://abcdefgh1234.{DOMAIN}/"
     assert urls.preview("abcdefgh1234") == f"https://p-abcdefgh1234.{DOMAIN}/"
     outputs = synth.raw["Outputs"]
@@ -66,12 +79,21 @@ def test_sites_answer_cors_requests_from_sandboxed_previews(synth: Synth) -> Non
 
 def test_cdk_nag_has_nothing_to_say_with_a_custom_domain(synth: Synth) -> None:
     errors = Annotations.from_stack(synth.stack).find_error(
-        "*", Match.string_like_regexp("AwsSolutions-.*"))
+        "*", Match.string_like_regexp("AwsSolutions-.*")
+    )
     assert [f"{e.id}: {e.entry.data}" for e in errors] == []
-    sites_id = next(k for k, v in synth.of_type("AWS::CloudFront::Distribution").items()
-                    if v["Properties"]["DistributionConfig"]["Comment"] == SITES)
-    rules = [r["id"] for r in synth.resources[sites_id].get("Metadata", {})
-             .get("cdk_nag", {}).get("rules_to_suppress", [])]
+    sites_id = next(
+        k
+        for k, v in synth.of_type("AWS::CloudFront::Distribution").items()
+        if v["Properties"]["DistributionConfig"]["Comment"] == SITES
+    )
+    rules = [
+        r["id"]
+        for r in synth.resources[sites_id]
+        .get("Metadata", {})
+        .get("cdk_nag", {})
+        .get("rules_to_suppress", [])
+    ]
     assert "AwsSolutions-CFR4" not in rules  # its own certificate, TLS 1.2 at least
 
 
@@ -84,16 +106,20 @@ class Context:
 
 
 def test_the_domain_is_checked_when_the_app_is_synthesized() -> None:
-    config = read_config(Context(sitesDomain="Apps.Example.NET.",
-                                 sitesCertificateArn=CERTIFICATE), REGION)
+    config = read_config(
+        Context(sitesDomain="Apps.Example.NET.", sitesCertificateArn=CERTIFICATE), REGION
+    )
     assert (config.sites_domain, config.sites_certificate_arn) == (DOMAIN, CERTIFICATE)
     assert read_config(Context(), REGION).sites_domain == ""
-    for bad in ({"sitesDomain": DOMAIN},  # no certificate
-                {"sitesDomain": DOMAIN,  # CloudFront needs it in us-east-1
-                 "sitesCertificateArn": CERTIFICATE.replace("us-east-1", "eu-west-1")},
-                {"sitesCertificateArn": CERTIFICATE},  # no domain
-                {"sitesDomain": "not a domain", "sitesCertificateArn": CERTIFICATE},
-                {"sitesDomain": "apps.example.net'; alert(1); '",
-                 "sitesCertificateArn": CERTIFICATE}):
+    for bad in (
+        {"sitesDomain": DOMAIN},  # no certificate
+        {
+            "sitesDomain": DOMAIN,  # CloudFront needs it in us-east-1
+            "sitesCertificateArn": CERTIFICATE.replace("us-east-1", "eu-west-1"),
+        },
+        {"sitesCertificateArn": CERTIFICATE},  # no domain
+        {"sitesDomain": "not a domain", "sitesCertificateArn": CERTIFICATE},
+        {"sitesDomain": "apps.example.net'; alert(1); '", "sitesCertificateArn": CERTIFICATE},
+    ):
         with pytest.raises(ValueError, match="sites"):
             read_config(Context(**bad), REGION)

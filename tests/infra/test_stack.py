@@ -27,10 +27,12 @@ from tests.infra.conftest import REGION, Synth
 
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # AWS managed cache policy id
 # CodeBuild managed images whose runtime list includes Node.js 20 or later.
-NODE20_IMAGES = {"aws/codebuild/amazonlinux-aarch64-standard:3.0",
-                 "aws/codebuild/amazonlinux2-aarch64-standard:3.0",
-                 "aws/codebuild/amazonlinux-x86_64-standard:5.0",
-                 "aws/codebuild/standard:7.0"}
+NODE20_IMAGES = {
+    "aws/codebuild/amazonlinux-aarch64-standard:3.0",
+    "aws/codebuild/amazonlinux2-aarch64-standard:3.0",
+    "aws/codebuild/amazonlinux-x86_64-standard:5.0",
+    "aws/codebuild/standard:7.0",
+}
 
 
 def refs(value: Any) -> set[str]:
@@ -52,8 +54,11 @@ def refs(value: Any) -> set[str]:
 # The functions by what the tests call them: their handler, except that build_events and the
 # deletion sweep both run "handler.handler", so the sweep is asked for as SWEEP.
 SWEEP = "deletion_sweep"
-_DESCRIPTIONS = {"run.sh": "zerocode Api", "handler.handler": "zerocode BuildEvents",
-                 SWEEP: "zerocode DeletionSweep"}
+_DESCRIPTIONS = {
+    "run.sh": "zerocode Api",
+    "handler.handler": "zerocode BuildEvents",
+    SWEEP: "zerocode DeletionSweep",
+}
 
 
 def lambda_function(synth: Synth, handler: str) -> tuple[str, dict[str, Any]]:
@@ -70,6 +75,7 @@ def env(synth: Synth, handler: str) -> dict[str, Any]:
 
 
 # -- data ------------------------------------------------------------------------------------
+
 
 class CapturingDynamo:
     """Stands in for a DynamoDB client: records create_table, says every table exists."""
@@ -101,11 +107,17 @@ def adapter_tables() -> dict[str, dict[str, Any]]:
 
 
 def _schema(props: dict[str, Any]) -> dict[str, Any]:
-    gsis = {g["IndexName"]: (g["KeySchema"], g["Projection"]["ProjectionType"])
-            for g in props.get("GlobalSecondaryIndexes", [])}
-    return {"keys": props["KeySchema"], "gsis": gsis,
-            "attributes": sorted((a["AttributeName"], a["AttributeType"])
-                                 for a in props["AttributeDefinitions"])}
+    gsis = {
+        g["IndexName"]: (g["KeySchema"], g["Projection"]["ProjectionType"])
+        for g in props.get("GlobalSecondaryIndexes", [])
+    }
+    return {
+        "keys": props["KeySchema"],
+        "gsis": gsis,
+        "attributes": sorted(
+            (a["AttributeName"], a["AttributeType"]) for a in props["AttributeDefinitions"]
+        ),
+    }
 
 
 def test_tables_have_exactly_the_adapters_key_schemas(synth: Synth) -> None:
@@ -126,32 +138,43 @@ def test_every_table_is_on_demand_with_ttl_pitr_and_encryption(synth: Synth) -> 
     for table_id, table in tables.items():
         props = table["Properties"]
         assert props["BillingMode"] == "PAY_PER_REQUEST", table_id
-        assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at",
-                                                    "Enabled": True}, table_id
-        assert props["PointInTimeRecoverySpecification"] == {
-            "PointInTimeRecoveryEnabled": True}, table_id
+        assert props["TimeToLiveSpecification"] == {
+            "AttributeName": "expires_at",
+            "Enabled": True,
+        }, table_id
+        assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}, (
+            table_id
+        )
         assert props["SSESpecification"]["SSEEnabled"] is True, table_id
         assert table["DeletionPolicy"] == "Retain", table_id  # the default removal policy
 
 
 # -- buckets, keys, secret ---------------------------------------------------------------
 
+
 def test_no_bucket_is_public_and_all_are_encrypted_and_https_only(synth: Synth) -> None:
     buckets = synth.of_type("AWS::S3::Bucket")
     assert len(buckets) == 5  # logs, workspaces, payloads, console, builds
-    policies = {next(iter(refs(p["Properties"]["Bucket"]))): p["Properties"]
-                for p in synth.of_type("AWS::S3::BucketPolicy").values()}
+    policies = {
+        next(iter(refs(p["Properties"]["Bucket"]))): p["Properties"]
+        for p in synth.of_type("AWS::S3::BucketPolicy").values()
+    }
     for bucket_id, bucket in buckets.items():
         props = bucket["Properties"]
         assert props["PublicAccessBlockConfiguration"] == {
-            "BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True,
-            "RestrictPublicBuckets": True}, bucket_id
+            "BlockPublicAcls": True,
+            "BlockPublicPolicy": True,
+            "IgnorePublicAcls": True,
+            "RestrictPublicBuckets": True,
+        }, bucket_id
         rule = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
         assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in ("AES256", "aws:kms")
-        denies = [s for s in policies[bucket_id]["PolicyDocument"]["Statement"]
-                  if s["Effect"] == "Deny"]
-        assert any(s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-                   for s in denies), bucket_id
+        denies = [
+            s for s in policies[bucket_id]["PolicyDocument"]["Statement"] if s["Effect"] == "Deny"
+        ]
+        assert any(s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} for s in denies), (
+            bucket_id
+        )
         for statement in policies[bucket_id]["PolicyDocument"]["Statement"]:
             assert statement["Principal"] != "*" or statement["Effect"] == "Deny", bucket_id
             assert statement["Principal"] != {"AWS": "*"} or statement["Effect"] == "Deny"
@@ -167,8 +190,11 @@ def test_builds_bucket_key_rotates_and_lets_only_cloudfront_decrypt(synth: Synth
     rule = synth.props(builds_id)["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
     assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
     assert refs(rule["ServerSideEncryptionByDefault"]["KMSMasterKeyID"]) == {key_id}
-    cloudfront = [s for s in key["KeyPolicy"]["Statement"]
-                  if s.get("Principal") == {"Service": "cloudfront.amazonaws.com"}]
+    cloudfront = [
+        s
+        for s in key["KeyPolicy"]["Statement"]
+        if s.get("Principal") == {"Service": "cloudfront.amazonaws.com"}
+    ]
     assert len(cloudfront) == 1 and "kms:Decrypt" in cloudfront[0]["Action"]
 
 
@@ -184,16 +210,23 @@ def test_model_key_secret_is_encrypted_with_the_customer_key(synth: Synth) -> No
 
 # -- network and cache -------------------------------------------------------------------
 
+
 def test_cache_is_valkey_reachable_only_from_the_functions(synth: Synth) -> None:
     _, cache = synth.one("AWS::ElastiCache::ServerlessCache")
     assert cache["Engine"] == "valkey"
     (cache_sg,) = refs(cache["SecurityGroupIds"])
-    function_sgs = {sg for f in synth.of_type("AWS::Lambda::Function").values()
-                    for sg in refs(f["Properties"]["VpcConfig"]["SecurityGroupIds"])}
+    function_sgs = {
+        sg
+        for f in synth.of_type("AWS::Lambda::Function").values()
+        for sg in refs(f["Properties"]["VpcConfig"]["SecurityGroupIds"])
+    }
     assert len(function_sgs) == 1 and cache_sg not in function_sgs
     assert "SecurityGroupIngress" not in synth.props(cache_sg)  # no inline (CIDR) rules
-    ingress = [r["Properties"] for r in synth.of_type("AWS::EC2::SecurityGroupIngress").values()
-               if refs(r["Properties"]["GroupId"]) == {cache_sg}]
+    ingress = [
+        r["Properties"]
+        for r in synth.of_type("AWS::EC2::SecurityGroupIngress").values()
+        if refs(r["Properties"]["GroupId"]) == {cache_sg}
+    ]
     assert len(ingress) == 1
     assert ingress[0]["IpProtocol"] == "tcp"
     assert ingress[0]["FromPort"] == ingress[0]["ToPort"] == 6379
@@ -201,8 +234,9 @@ def test_cache_is_valkey_reachable_only_from_the_functions(synth: Synth) -> None
     assert not {"CidrIp", "CidrIpv6"} & set(ingress[0])
     # TLS is always on for a serverless cache; the functions must speak it.
     url = env(synth, "run.sh")["ZEROCODE_REDIS_URL"]["Fn::Join"][1]
-    assert url[0] == "rediss://" and refs(url) == {synth.one(
-        "AWS::ElastiCache::ServerlessCache")[0]}
+    assert url[0] == "rediss://" and refs(url) == {
+        synth.one("AWS::ElastiCache::ServerlessCache")[0]
+    }
 
 
 def test_vpc_has_gateway_endpoints_flow_logs_and_the_default_nat_count(synth: Synth) -> None:
@@ -220,12 +254,18 @@ def test_nat_gateway_count_comes_from_context() -> None:
     from aws_cdk import App, RemovalPolicy
 
     stack = Stack(App(), "Net", env={"region": REGION})
-    Network(stack, "Network", nat_gateways=2, removal_policy=RemovalPolicy.DESTROY,
-            cache_name="net-cache")
+    Network(
+        stack,
+        "Network",
+        nat_gateways=2,
+        removal_policy=RemovalPolicy.DESTROY,
+        cache_name="net-cache",
+    )
     Template.from_stack(stack).resource_count_is("AWS::EC2::NatGateway", 2)
 
 
 # -- functions ---------------------------------------------------------------------------
+
 
 def test_api_function_runs_under_lambda_web_adapter_in_stream_mode(synth: Synth) -> None:
     _, api = lambda_function(synth, "run.sh")
@@ -264,8 +304,9 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
 
     for handler in ("run.sh", "handler.handler", SWEEP):
         names = [n for n in env(synth, handler) if n.startswith("ZEROCODE_")]
-        unknown = [n for n in names if n.removeprefix("ZEROCODE_").lower()
-                   not in Settings.model_fields]
+        unknown = [
+            n for n in names if n.removeprefix("ZEROCODE_").lower() not in Settings.model_fields
+        ]
         assert not unknown, f"{handler}: not settings: {unknown}"
     variables = env(synth, "run.sh")
     assert variables["ZEROCODE_MODE"] == "aws" and variables["ZEROCODE_COVERS"] == "false"
@@ -275,12 +316,13 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
     # and builds publishing alone (wiring.publishing): no Cognito, no model settings.
     api_only = ("ZEROCODE_BUILD_DATA_ROLE_ARN", "ZEROCODE_COGNITO_", "ZEROCODE_MODEL_")
     assert env(synth, "handler.handler") == {
-        k: v for k, v in variables.items()
-        if not k.startswith(("AWS_", *api_only))}
+        k: v for k, v in variables.items() if not k.startswith(("AWS_", *api_only))
+    }
     assert {"ZEROCODE_COGNITO_USER_POOL_ID", "ZEROCODE_MODEL_API_KEY_SECRET_ARN"} <= set(variables)
 
 
 # -- API ---------------------------------------------------------------------------------
+
 
 def gateway(synth: Synth) -> dict[str, dict[str, dict[str, Any]]]:
     """Resource path -> {verb: method properties}, from the template's resource tree."""
@@ -323,7 +365,7 @@ def test_every_route_streams_because_the_adapter_does(synth: Synth) -> None:
 
 
 def test_cognito_authorizer_on_every_route_except_the_public_ones(synth: Synth) -> None:
-    (authorizer_id, authorizer), = synth.of_type("AWS::ApiGateway::Authorizer").items()
+    ((authorizer_id, authorizer),) = synth.of_type("AWS::ApiGateway::Authorizer").items()
     assert authorizer["Properties"]["Type"] == "COGNITO_USER_POOLS"
     public = set()
     for where, methods in gateway(synth).items():
@@ -336,9 +378,18 @@ def test_cognito_authorizer_on_every_route_except_the_public_ones(synth: Synth) 
                 assert props["AuthorizationType"] == "COGNITO_USER_POOLS", (verb, where)
                 assert refs(props["AuthorizerId"]) == {authorizer_id}
                 assert props["AuthorizationScopes"] == [ACCESS_TOKEN_SCOPE]
-    assert public == PUBLIC_ROUTES == {
-        ("POST", "/api/users/register"), ("POST", "/api/users/login"), ("GET", "/api/health"),
-        ("GET", "/api/openapi.json"), ("GET", "/api/docs"), ("GET", "/api/apps")}
+    assert (
+        public
+        == PUBLIC_ROUTES
+        == {
+            ("POST", "/api/users/register"),
+            ("POST", "/api/users/login"),
+            ("GET", "/api/health"),
+            ("GET", "/api/openapi.json"),
+            ("GET", "/api/docs"),
+            ("GET", "/api/apps"),
+        }
+    )
 
 
 def route(tree: dict[str, dict[str, dict[str, Any]]], path: str) -> str | None:
@@ -346,8 +397,9 @@ def route(tree: dict[str, dict[str, dict[str, Any]]], path: str) -> str | None:
     child first, then a path variable, then a greedy ``{proxy+}``."""
     current = ""
     for part in path.strip("/").split("/"):
-        children = {p.rsplit("/", 1)[1]: p for p in tree_paths(tree)
-                    if p.rsplit("/", 1)[0] == current}
+        children = {
+            p.rsplit("/", 1)[1]: p for p in tree_paths(tree) if p.rsplit("/", 1)[0] == current
+        }
         variables = [c for c in children if c.startswith("{") and not c.endswith("+}")]
         greedy = [c for c in children if c.endswith("+}")]
         if part in children:
@@ -370,8 +422,9 @@ def tree_paths(tree: dict[str, dict[str, dict[str, Any]]]) -> set[str]:
     return paths
 
 
-def test_every_app_route_reaches_the_function_with_the_right_guard(tmp_path: Path,
-                                                                   synth: Synth) -> None:
+def test_every_app_route_reaches_the_function_with_the_right_guard(
+    tmp_path: Path, synth: Synth
+) -> None:
     """Each route of the FastAPI app resolves to a method (a resource without one would
     answer 403 itself) that is public exactly when the route is meant to be."""
     from starlette.routing import Route
@@ -385,8 +438,9 @@ def test_every_app_route_reaches_the_function_with_the_right_guard(tmp_path: Pat
     checked = 0
     # The routers' routes (FastAPI keeps each included router as one entry of app.routes, so
     # they are read from the OpenAPI paths), then the app's own (the API docs).
-    routes = [(path, {verb.upper() for verb in ops})
-              for path, ops in app.openapi()["paths"].items()]
+    routes = [
+        (path, {verb.upper() for verb in ops}) for path, ops in app.openapi()["paths"].items()
+    ]
     routes += [(r.path, set(r.methods or ())) for r in app.routes if isinstance(r, Route)]
     for path, methods in routes:
         if not path.startswith("/api/"):
@@ -412,12 +466,16 @@ def test_cors_throttling_tracing_and_access_logs(synth: Synth) -> None:
     assert settings["ThrottlingRateLimit"] == DEFAULTS["throttleRateLimit"]
     assert settings["ThrottlingBurstLimit"] == DEFAULTS["throttleBurstLimit"]
     assert settings["LoggingLevel"] == "ERROR" and settings["DataTraceEnabled"] is False
-    console_id = next(k for k, v in synth.of_type("AWS::CloudFront::Distribution").items()
-                      if v["Properties"]["DistributionConfig"]["Comment"] == "zerocode console")
+    console_id = next(
+        k
+        for k, v in synth.of_type("AWS::CloudFront::Distribution").items()
+        if v["Properties"]["DistributionConfig"]["Comment"] == "zerocode console"
+    )
     for methods in gateway(synth).values():
         if "OPTIONS" in methods:
             headers = methods["OPTIONS"]["Integration"]["IntegrationResponses"][0][
-                "ResponseParameters"]
+                "ResponseParameters"
+            ]
             origin = headers["method.response.header.Access-Control-Allow-Origin"]
             assert refs(origin) == {console_id}
     assert len(synth.of_type("AWS::ApiGateway::GatewayResponse")) == 2
@@ -454,17 +512,20 @@ def test_cognito_pool_and_client_match_the_platform(synth: Synth) -> None:
 
 # -- hosting -----------------------------------------------------------------------------
 
+
 def distribution(synth: Synth, comment: str) -> dict[str, Any]:
-    (config,) = [d["Properties"]["DistributionConfig"]
-                 for d in synth.of_type("AWS::CloudFront::Distribution").values()
-                 if d["Properties"]["DistributionConfig"]["Comment"] == comment]
+    (config,) = [
+        d["Properties"]["DistributionConfig"]
+        for d in synth.of_type("AWS::CloudFront::Distribution").values()
+        if d["Properties"]["DistributionConfig"]["Comment"] == comment
+    ]
     return dict(config)
 
 
 def test_sites_come_from_the_builds_bucket_through_oac(synth: Synth) -> None:
     oacs = synth.of_type("AWS::CloudFront::OriginAccessControl")
     assert len(oacs) == 2
-    builds_id, = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    (builds_id,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
     sites = distribution(synth, "zerocode published sites and previews")
     (origin,) = sites["Origins"]
     assert refs(origin["DomainName"]) == {builds_id}
@@ -473,11 +534,16 @@ def test_sites_come_from_the_builds_bucket_through_oac(synth: Synth) -> None:
     for oac in oacs.values():
         config = oac["Properties"]["OriginAccessControlConfig"]
         assert config["SigningBehavior"] == "always" and config["SigningProtocol"] == "sigv4"
-    sites_id = next(k for k, v in synth.of_type("AWS::CloudFront::Distribution").items()
-                    if v["Properties"]["DistributionConfig"]["Comment"].startswith("zerocode pub"))
-    (policy,) = [p["Properties"]["PolicyDocument"]["Statement"]
-                 for p in synth.of_type("AWS::S3::BucketPolicy").values()
-                 if refs(p["Properties"]["Bucket"]) == {builds_id}]
+    sites_id = next(
+        k
+        for k, v in synth.of_type("AWS::CloudFront::Distribution").items()
+        if v["Properties"]["DistributionConfig"]["Comment"].startswith("zerocode pub")
+    )
+    (policy,) = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in synth.of_type("AWS::S3::BucketPolicy").values()
+        if refs(p["Properties"]["Bucket"]) == {builds_id}
+    ]
     readers = [s for s in policy if s["Effect"] == "Allow"]
     assert len(readers) == 1 and readers[0]["Action"] == "s3:GetObject"
     assert readers[0]["Principal"] == {"Service": "cloudfront.amazonaws.com"}
@@ -493,16 +559,20 @@ def test_key_value_store_is_associated_with_the_router_on_viewer_request(synth: 
     function_id_, fn = synth.one("AWS::CloudFront::Function")
     assert fn["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
     assert fn["FunctionConfig"]["KeyValueStoreAssociations"] == [
-        {"KeyValueStoreARN": {"Fn::GetAtt": [kvs_id, "Arn"]}}]
+        {"KeyValueStoreARN": {"Fn::GetAtt": [kvs_id, "Arn"]}}
+    ]
     assert fn["FunctionCode"] == ROUTER.read_text()
     assert fn["AutoPublish"] is True
     sites = distribution(synth, "zerocode published sites and previews")
     behaviors = [sites["DefaultCacheBehavior"], *sites["CacheBehaviors"]]
     assert [b.get("PathPattern") for b in behaviors] == [None, "/preview/*"]
     for behavior in behaviors:
-        assert behavior["FunctionAssociations"] == [{
-            "EventType": "viewer-request",
-            "FunctionARN": {"Fn::GetAtt": [function_id_, "FunctionARN"]}}]
+        assert behavior["FunctionAssociations"] == [
+            {
+                "EventType": "viewer-request",
+                "FunctionARN": {"Fn::GetAtt": [function_id_, "FunctionARN"]},
+            }
+        ]
         assert behavior["ViewerProtocolPolicy"] == "redirect-to-https"
     assert behaviors[1]["CachePolicyId"] == CACHING_DISABLED  # previews change per turn
     assert behaviors[0]["CachePolicyId"] != CACHING_DISABLED
@@ -520,11 +590,14 @@ def test_functions_may_write_the_key_value_store(synth: Synth) -> None:
         assert len(kvs) == 1
         assert set(kvs[0]["Action"]) == {
             "cloudfront-keyvaluestore:DescribeKeyValueStore",
-            "cloudfront-keyvaluestore:GetKey", "cloudfront-keyvaluestore:PutKey",
-            "cloudfront-keyvaluestore:DeleteKey"}
+            "cloudfront-keyvaluestore:GetKey",
+            "cloudfront-keyvaluestore:PutKey",
+            "cloudfront-keyvaluestore:DeleteKey",
+        }
 
 
 # -- IAM ---------------------------------------------------------------------------------
+
 
 def role_of(synth: Synth, handler: str) -> str:
     _, fn = lambda_function(synth, handler)
@@ -533,9 +606,12 @@ def role_of(synth: Synth, handler: str) -> str:
 
 
 def policy_statements(synth: Synth, role: str) -> list[dict[str, Any]]:
-    return [s for p in synth.of_type("AWS::IAM::Policy").values()
-            if role in refs(p["Properties"]["Roles"])
-            for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    return [
+        s
+        for p in synth.of_type("AWS::IAM::Policy").values()
+        if role in refs(p["Properties"]["Roles"])
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
 
 
 def all_statements(synth: Synth) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -574,7 +650,7 @@ def test_no_wildcard_actions_and_no_wildcard_resources_on_data(synth: Synth) -> 
 def test_codebuild_role_is_limited_to_its_prefixes(synth: Synth) -> None:
     _, project = synth.one("AWS::CodeBuild::Project")
     (role,) = refs(project["ServiceRole"])
-    builds_id, = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    (builds_id,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
     scopes = set()
     for statement in policy_statements(synth, role):
         if any(str(a).startswith("s3:") for a in _list(statement["Action"])):
@@ -588,9 +664,13 @@ def test_codebuild_role_is_limited_to_its_prefixes(synth: Synth) -> None:
 
 def test_api_function_reads_and_writes_only_its_data(synth: Synth) -> None:
     statements = policy_statements(synth, role_of(synth, "run.sh"))
-    tables = {r for s in statements if any(str(a).startswith("dynamodb:")
-                                           for a in _list(s["Action"]))
-              for res in _list(s["Resource"]) for r in refs(res)}
+    tables = {
+        r
+        for s in statements
+        if any(str(a).startswith("dynamodb:") for a in _list(s["Action"]))
+        for res in _list(s["Resource"])
+        for r in refs(res)
+    }
     assert tables == set(synth.of_type("AWS::DynamoDB::Table"))
     events = policy_statements(synth, role_of(synth, "handler.handler"))
     assert not any("s3:PutObject" in _list(s["Action"]) for s in events)  # reads outputs only
@@ -614,11 +694,13 @@ def test_only_the_api_may_read_the_model_key_or_call_cognito(synth: Synth) -> No
     assert reaches(SWEEP) == (False, False)  # wiring.deletion_sweep
 
 
-def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(
-        synth: Synth) -> None:
+def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(synth: Synth) -> None:
     fn = function_id(synth, SWEEP)
-    (rule,) = [r["Properties"] for r in synth.of_type("AWS::Events::Rule").values()
-               if "ScheduleExpression" in r["Properties"]]
+    (rule,) = [
+        r["Properties"]
+        for r in synth.of_type("AWS::Events::Rule").values()
+        if "ScheduleExpression" in r["Properties"]
+    ]
     assert rule["ScheduleExpression"] == "rate(15 minutes)"
     assert [refs(t["Arn"]) for t in rule["Targets"]] == [{fn}]
     variables = env(synth, SWEEP)
@@ -626,22 +708,33 @@ def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(
     assert "ZEROCODE_BUILD_DATA_ROLE_ARN" not in variables
     statements = policy_statements(synth, role_of(synth, SWEEP))
     actions = {str(a) for s in statements for a in _list(s["Action"])}
-    assert not {a for a in actions if a.startswith(
-        ("secretsmanager:", "cognito-idp:", "cloudfront-keyvaluestore:", "codebuild:",
-         "sts:"))}
+    assert not {
+        a
+        for a in actions
+        if a.startswith(
+            ("secretsmanager:", "cognito-idp:", "cloudfront-keyvaluestore:", "codebuild:", "sts:")
+        )
+    }
     assert not {"s3:PutObject", "s3:PutObject*"} & actions  # lists and deletes, never writes
-    tables = {r for s in statements if any(str(a).startswith("dynamodb:")
-                                           for a in _list(s["Action"]))
-              for res in _list(s["Resource"]) for r in refs(res)}
-    by_name = {name: refs(env(synth, "run.sh")[f"ZEROCODE_{name.upper()}_TABLE"])
-               for name in ("transcript", "display", "builds", "deletions")}
+    tables = {
+        r
+        for s in statements
+        if any(str(a).startswith("dynamodb:") for a in _list(s["Action"]))
+        for res in _list(s["Resource"])
+        for r in refs(res)
+    }
+    by_name = {
+        name: refs(env(synth, "run.sh")[f"ZEROCODE_{name.upper()}_TABLE"])
+        for name in ("transcript", "display", "builds", "deletions")
+    }
     assert tables == set().union(*by_name.values())  # not apps, leases: no app is reachable
 
 
 # -- builds ------------------------------------------------------------------------------
 
+
 def test_codebuild_project_has_node_20_and_an_s3_cache(synth: Synth) -> None:
-    import yaml  # type: ignore[import-untyped]
+    import yaml
 
     from zerocode.adapters.aws.codebuild_builder import BUILDSPEC
 
@@ -649,28 +742,37 @@ def test_codebuild_project_has_node_20_and_an_s3_cache(synth: Synth) -> None:
     _, project = synth.one("AWS::CodeBuild::Project")
     assert project["Environment"]["Image"] in NODE20_IMAGES
     assert project["Environment"]["PrivilegedMode"] is False
-    builds_id, = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
-    assert project["Cache"] == {"Type": "S3", "Location": {
-        "Fn::Join": ["", [{"Ref": builds_id}, "/cache"]]}}
+    (builds_id,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    assert project["Cache"] == {
+        "Type": "S3",
+        "Location": {"Fn::Join": ["", [{"Ref": builds_id}, "/cache"]]},
+    }
     assert refs(project["EncryptionKey"]) == {key_id}
     node = yaml.safe_load(BUILDSPEC)["phases"]["install"]["runtime-versions"]["nodejs"]
     assert int(node) >= 20
     assert env(synth, "run.sh")["ZEROCODE_CODEBUILD_PROJECT"] == {
-        "Ref": synth.one("AWS::CodeBuild::Project")[0]}
+        "Ref": synth.one("AWS::CodeBuild::Project")[0]
+    }
 
 
 def test_build_state_changes_invoke_build_events(synth: Synth) -> None:
-    (rule,) = [r["Properties"] for r in synth.of_type("AWS::Events::Rule").values()
-               if "EventPattern" in r["Properties"]]
+    (rule,) = [
+        r["Properties"]
+        for r in synth.of_type("AWS::Events::Rule").values()
+        if "EventPattern" in r["Properties"]
+    ]
     project_id, _ = synth.one("AWS::CodeBuild::Project")
     assert rule["EventPattern"] == {
-        "source": ["aws.codebuild"], "detail-type": ["CodeBuild Build State Change"],
-        "detail": {"project-name": [{"Ref": project_id}], "build-status": FINAL_STATES}}
+        "source": ["aws.codebuild"],
+        "detail-type": ["CodeBuild Build State Change"],
+        "detail": {"project-name": [{"Ref": project_id}], "build-status": FINAL_STATES},
+    }
     (target,) = rule["Targets"]
     assert refs(target["Arn"]) == {function_id(synth, "handler.handler")}
 
 
 # -- observability -----------------------------------------------------------------------
+
 
 def test_alarms_cover_errors_throttles_turns_and_builds(synth: Synth) -> None:
     alarms = [a["Properties"] for a in synth.of_type("AWS::CloudWatch::Alarm").values()]
@@ -683,8 +785,12 @@ def test_alarms_cover_errors_throttles_turns_and_builds(synth: Synth) -> None:
     for handler in ("run.sh", "handler.handler", SWEEP):
         fn = function_id(synth, handler)
         for metric in ("Errors", "Throttles"):
-            assert any(a.get("MetricName") == metric and a["Namespace"] == "AWS/Lambda"
-                       and refs(a["Dimensions"]) == {fn} for a in alarms), (handler, metric)
+            assert any(
+                a.get("MetricName") == metric
+                and a["Namespace"] == "AWS/Lambda"
+                and refs(a["Dimensions"]) == {fn}
+                for a in alarms
+            ), (handler, metric)
     assert len(alarms) == 9
     synth.template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
 
@@ -696,16 +802,27 @@ def test_xray_tracing_on_functions_and_the_api_stage(synth: Synth) -> None:
 
 
 def test_outputs_name_what_an_operator_needs(synth: Synth) -> None:
-    assert {"ApiUrl", "ConsoleUrl", "ConsoleBucket", "SitesUrl", "UserPoolId",
-            "UserPoolClientId", "ModelKeySecretArn", "DashboardName", "ApiFunctionName",
-            "BuildEventsFunctionName"} <= set(synth.raw["Outputs"])
+    assert {
+        "ApiUrl",
+        "ConsoleUrl",
+        "ConsoleBucket",
+        "SitesUrl",
+        "UserPoolId",
+        "UserPoolClientId",
+        "ModelKeySecretArn",
+        "DashboardName",
+        "ApiFunctionName",
+        "BuildEventsFunctionName",
+    } <= set(synth.raw["Outputs"])
 
 
 # -- cdk-nag -----------------------------------------------------------------------------
 
+
 def test_cdk_nag_reports_no_unsuppressed_errors(synth: Synth) -> None:
     errors = Annotations.from_stack(synth.stack).find_error(
-        "*", Match.string_like_regexp("AwsSolutions-.*"))
+        "*", Match.string_like_regexp("AwsSolutions-.*")
+    )
     assert [f"{e.id}: {e.entry.data}" for e in errors] == []
 
 
@@ -715,8 +832,10 @@ def test_synth_is_free_of_warnings(synth: Synth) -> None:
 
 
 def suppressions(synth: Synth) -> list[tuple[str, dict[str, Any]]]:
-    found = [("stack", rule) for rule in
-             synth.raw.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", [])]
+    found = [
+        ("stack", rule)
+        for rule in synth.raw.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", [])
+    ]
     for resource_id, resource in synth.resources.items():
         for rule in resource.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", []):
             found.append((resource_id, rule))

@@ -32,20 +32,24 @@ def sqlite_backend(tmp_path: Path) -> Backend:
     admin = SqliteDatabase(path)
 
     def raw(app_id: str, seq: int) -> dict[str, Any]:
-        cur = admin.conn.execute("SELECT * FROM transcript WHERE app_id = ? AND seq = ?",
-                                 (app_id, seq))
+        cur = admin.conn.execute(
+            "SELECT * FROM transcript WHERE app_id = ? AND seq = ?", (app_id, seq)
+        )
         row = cur.fetchone()
         return dict(zip([d[0] for d in cur.description], row, strict=True)) if row else {}
 
     def corrupt(app_id: str, seq: int) -> None:
-        admin.conn.execute("UPDATE transcript SET body = '{not json' WHERE app_id = ? AND seq = ?",
-                           (app_id, seq))
+        admin.conn.execute(
+            "UPDATE transcript SET body = '{not json' WHERE app_id = ? AND seq = ?", (app_id, seq)
+        )
 
     return Backend(
         "sqlite",
         lambda **kw: SqliteTranscriptStore(SqliteDatabase(path), **kw),
         lambda **kw: SqliteDisplayHistoryStore(SqliteDatabase(path), **kw),
-        raw, corrupt)
+        raw,
+        corrupt,
+    )
 
 
 def dynamodb_backend() -> Backend:
@@ -62,22 +66,28 @@ def dynamodb_backend() -> Backend:
     create_display_table(client, "zc-display")
 
     def raw(app_id: str, seq: int) -> dict[str, Any]:
-        item = client.get_item(TableName="zc-transcript",
-                               Key={"app_id": {"S": app_id}, "seq": {"N": str(seq)}}).get("Item")
+        item = client.get_item(
+            TableName="zc-transcript", Key={"app_id": {"S": app_id}, "seq": {"N": str(seq)}}
+        ).get("Item")
         return {k: next(iter(v.values())) for k, v in (item or {}).items()}
 
     def corrupt(app_id: str, seq: int) -> None:
-        client.update_item(TableName="zc-transcript",
-                           Key={"app_id": {"S": app_id}, "seq": {"N": str(seq)}},
-                           UpdateExpression="SET body = :b REMOVE bodyz, bodyref",
-                           ExpressionAttributeValues={":b": {"S": "{not json"}})
+        client.update_item(
+            TableName="zc-transcript",
+            Key={"app_id": {"S": app_id}, "seq": {"N": str(seq)}},
+            UpdateExpression="SET body = :b REMOVE bodyz, bodyref",
+            ExpressionAttributeValues={":b": {"S": "{not json"}},
+        )
 
     return Backend(
         "dynamodb",
-        lambda **kw: DynamoTranscriptStore(client, "zc-transcript", s3=s3,
-                                           payload_bucket="zc-payloads", **kw),
+        lambda **kw: DynamoTranscriptStore(
+            client, "zc-transcript", s3=s3, payload_bucket="zc-payloads", **kw
+        ),
         lambda **kw: DynamoDisplayHistoryStore(client, "zc-display", **kw),
-        raw, corrupt)
+        raw,
+        corrupt,
+    )
 
 
 class OneRequestAtATime:

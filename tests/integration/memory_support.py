@@ -49,16 +49,29 @@ class CountingStore:
         self.entries_read = 0
 
 
-def tool_step(memory: Memory, turn: Turn, n: int, calls: int = 2, payload: str = "x",
-              failed: Sequence[int] = ()) -> None:
+def tool_step(
+    memory: Memory,
+    turn: Turn,
+    n: int,
+    calls: int = 2,
+    payload: str = "x",
+    failed: Sequence[int] = (),
+) -> None:
     """Commit one step of ``calls`` write_file calls; indexes in ``failed`` fail."""
     tool_calls = tuple(
-        ToolCall(f"t{turn.number}_{n}_{i}", "write_file",
-                 json.dumps({"path": f"src/c{i}.vue", "content": payload}))
-        for i in range(calls))
-    results = [ToolResult.failure(c, "disk full") if i in failed else
-               ToolResult.success(c, f"wrote src/c{i}.vue")
-               for i, c in enumerate(tool_calls)]
+        ToolCall(
+            f"t{turn.number}_{n}_{i}",
+            "write_file",
+            json.dumps({"path": f"src/c{i}.vue", "content": payload}),
+        )
+        for i in range(calls)
+    )
+    results = [
+        ToolResult.failure(c, "disk full")
+        if i in failed
+        else ToolResult.success(c, f"wrote src/c{i}.vue")
+        for i, c in enumerate(tool_calls)
+    ]
     memory.commit_step(turn, AssistantMessage(None, tool_calls), results)
 
 

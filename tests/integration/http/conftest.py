@@ -28,10 +28,15 @@ class Api:
     def user(self, prefix: str = "user") -> dict[str, str]:
         """Bearer headers of a new account."""
         account = f"{prefix}-{secrets.token_hex(4)}"
-        assert self.client.post("/api/users/register", json={
-            "account": account, "password": PASSWORD}).status_code == 201
-        login = self.client.post("/api/users/login",
-                                 json={"account": account, "password": PASSWORD})
+        assert (
+            self.client.post(
+                "/api/users/register", json={"account": account, "password": PASSWORD}
+            ).status_code
+            == 201
+        )
+        login = self.client.post(
+            "/api/users/login", json={"account": account, "password": PASSWORD}
+        )
         self.client.cookies.clear()  # bearer only: the cookie is tested on its own
         return {"Authorization": f"Bearer {login.json()['token']}"}
 
@@ -44,14 +49,16 @@ class Api:
 
     def app(self, headers: dict[str, str], prompt: str = "A page about newts") -> dict[str, Any]:
         """A new single-page app (no build until a turn changes files)."""
-        created = self.client.post("/api/apps", headers=headers,
-                                   json={"initPrompt": prompt, "codeGenType": "html"})
+        created = self.client.post(
+            "/api/apps", headers=headers, json={"initPrompt": prompt, "codeGenType": "html"}
+        )
         assert created.status_code == 201, created.text
         return dict(created.json())
 
     def chat(self, headers: dict[str, str], app_id: str, message: str) -> str:
-        with self.client.stream("POST", f"/api/apps/{app_id}/chat", headers=headers,
-                                json={"message": message}) as stream:
+        with self.client.stream(
+            "POST", f"/api/apps/{app_id}/chat", headers=headers, json={"message": message}
+        ) as stream:
             assert stream.status_code == 200
             return "".join(stream.iter_text())
 

@@ -10,13 +10,18 @@ def test_admin_lists_changes_and_deletes_other_peoples_apps(api: Api) -> None:
     app = api.app(owner)
     listed = c.get("/api/admin/apps", headers=admin).json()["apps"]
     assert [(a["id"], bool(a["owner"])) for a in listed] == [(app["id"], True)]
-    changed = c.patch(f"/api/admin/apps/{app['id']}", headers=admin,
-                      json={"name": "Picked", "cover": "https://example.com/c.png",
-                            "priority": 7})
+    changed = c.patch(
+        f"/api/admin/apps/{app['id']}",
+        headers=admin,
+        json={"name": "Picked", "cover": "https://example.com/c.png", "priority": 7},
+    )
     assert changed.status_code == 200
     out = changed.json()
     assert (out["name"], out["cover"], out["priority"]) == (
-        "Picked", "https://example.com/c.png", 7)
+        "Picked",
+        "https://example.com/c.png",
+        7,
+    )
     cleared = c.patch(f"/api/admin/apps/{app['id']}", headers=admin, json={"cover": ""})
     assert cleared.json()["cover"] is None and cleared.json()["name"] == "Picked"
     assert c.get(f"/api/apps/{app['id']}", headers=owner).json()["priority"] == 7
@@ -46,10 +51,13 @@ def test_admin_lists_users(api: Api) -> None:
 def test_refusals(api: Api) -> None:
     c, owner, admin = api.client, api.user(), api.admin()
     app = api.app(owner)
-    routes = [("GET", "/api/admin/apps", None), ("GET", "/api/admin/users", None),
-              ("PATCH", f"/api/admin/apps/{app['id']}", {"priority": 1}),
-              ("DELETE", f"/api/admin/apps/{app['id']}/history", None),
-              ("DELETE", f"/api/admin/apps/{app['id']}", None)]
+    routes = [
+        ("GET", "/api/admin/apps", None),
+        ("GET", "/api/admin/users", None),
+        ("PATCH", f"/api/admin/apps/{app['id']}", {"priority": 1}),
+        ("DELETE", f"/api/admin/apps/{app['id']}/history", None),
+        ("DELETE", f"/api/admin/apps/{app['id']}", None),
+    ]
     for method, path, body in routes:
         assert c.request(method, path, json=body).status_code == 401
         refused = c.request(method, path, headers=owner, json=body)  # even the app's owner

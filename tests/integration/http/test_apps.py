@@ -23,10 +23,14 @@ def test_create_read_rename_list_and_delete(api: Api) -> None:
 
 
 def test_the_model_routes_the_mode_when_none_is_given(api: Api) -> None:
-    made = api.client.post("/api/apps", headers=api.user(),
-                           json={"initPrompt": "A page about herons"})
+    made = api.client.post(
+        "/api/apps", headers=api.user(), json={"initPrompt": "A page about herons"}
+    )
     assert made.status_code == 201 and made.json()["codeGenType"] in (
-        "html", "multi_file", "vue_project")
+        "html",
+        "multi_file",
+        "vue_project",
+    )
 
 
 def test_refusals(api: Api) -> None:
@@ -39,13 +43,16 @@ def test_refusals(api: Api) -> None:
     mode = c.post("/api/apps", headers=owner, json={"initPrompt": "x", "codeGenType": "php"})
     assert mode.status_code == 422
     for method in ("GET", "PATCH", "DELETE"):  # another user's app does not exist for them
-        answer = c.request(method, f"/api/apps/{app['id']}", headers=other,
-                           json={"name": "Mine"} if method == "PATCH" else None)
+        answer = c.request(
+            method,
+            f"/api/apps/{app['id']}",
+            headers=other,
+            json={"name": "Mine"} if method == "PATCH" else None,
+        )
         assert answer.status_code == 404 and error_code(answer) == "not_found"
         assert c.request(method, f"/api/apps/{app['id']}").status_code == 401
     assert c.get("/api/apps/not-an-id", headers=owner).status_code == 404
-    assert c.patch(f"/api/apps/{app['id']}", headers=owner, json={"name": " "}
-                   ).status_code == 400
+    assert c.patch(f"/api/apps/{app['id']}", headers=owner, json={"name": " "}).status_code == 400
     assert c.get(f"/api/apps/{app['id']}", headers=owner).json()["name"] == app["name"]
 
 
@@ -56,8 +63,9 @@ def test_featured_apps_are_public_and_cached_until_an_admin_changes_one(api: Api
     stored = api.platform.apps.get(app["id"])
     assert stored is not None
     api.platform.apps.put(stored.renamed("Behind the cache's back"))
-    promoted = c.patch(f"/api/admin/apps/{app['id']}", headers=admin,
-                       json={"priority": FEATURED_PRIORITY})
+    promoted = c.patch(
+        f"/api/admin/apps/{app['id']}", headers=admin, json={"priority": FEATURED_PRIORITY}
+    )
     assert promoted.status_code == 200
     featured = c.get("/api/apps?scope=featured").json()["apps"]
     assert [a["id"] for a in featured] == [app["id"]]

@@ -26,8 +26,12 @@ def test_a_picked_element_is_kept_with_the_message(api: Api) -> None:
     c, owner = api.client, api.user()
     app = api.app(owner)
     element = {"pagePath": "/index.html", "tag": "h1", "selector": "h1", "text": "Newts"}
-    with c.stream("POST", f"/api/apps/{app['id']}/chat", headers=owner,
-                  json={"message": "Make it bigger", "element": element}) as stream:
+    with c.stream(
+        "POST",
+        f"/api/apps/{app['id']}/chat",
+        headers=owner,
+        json={"message": "Make it bigger", "element": element},
+    ) as stream:
         assert stream.status_code == 200
         assert stream.headers["content-type"].startswith("text/event-stream")
         "".join(stream.iter_text())
@@ -44,8 +48,9 @@ def test_refusals(api: Api) -> None:
     assert c.get(chat, headers=owner).status_code == 405  # no GET starts a turn
     blank = c.post(chat, headers=owner, json={"message": "  "})
     assert blank.status_code == 400 and error_code(blank) == "invalid_input"
-    long = c.post(chat, headers=owner,
-                  json={"message": "x" * (api.platform.settings.max_message_chars + 1)})
+    long = c.post(
+        chat, headers=owner, json={"message": "x" * (api.platform.settings.max_message_chars + 1)}
+    )
     assert long.status_code in (400, 413)
     picked = c.post(chat, headers=owner, json={"message": "hi", "element": {"tag": "x" * 41}})
     assert picked.status_code == 422

@@ -27,8 +27,7 @@ def test_deploy_lists_builds_and_rolls_back(api: Api) -> None:
     app = api.app(owner)
     api.platform.workspace.write(app["id"], "index.html", b"<h1>One</h1>")
     first = c.post(f"/api/apps/{app['id']}/deploy", headers=owner)
-    assert first.status_code == 202 and first.json()["state"] in ("queued", "running",
-                                                                   "succeeded")
+    assert first.status_code == 202 and first.json()["state"] in ("queued", "running", "succeeded")
     one = published(c, owner, app["id"], first.json()["buildId"])
     assert one["state"] == "succeeded" and one["purpose"] == "deploy" and one["published"]
     api.platform.workspace.write(app["id"], "index.html", b"<h1>Two</h1>")
@@ -36,20 +35,21 @@ def test_deploy_lists_builds_and_rolls_back(api: Api) -> None:
     assert published(c, owner, app["id"], second)["published"]
     listed = c.get(f"/api/apps/{app['id']}/builds?purpose=deploy", headers=owner).json()
     assert [b["id"] for b in listed["builds"]] == [second, one["id"]]
-    back = c.post(f"/api/apps/{app['id']}/rollback", headers=owner,
-                  json={"buildId": one["id"]})
+    back = c.post(f"/api/apps/{app['id']}/rollback", headers=owner, json={"buildId": one["id"]})
     assert back.status_code == 200 and back.json()["deployBuildId"] == one["id"]
-    assert c.get(f"/api/apps/{app['id']}/builds/{one['id']}", headers=owner
-                 ).json()["published"]
+    assert c.get(f"/api/apps/{app['id']}/builds/{one['id']}", headers=owner).json()["published"]
 
 
 def test_refusals(api: Api) -> None:
     c, owner, other = api.client, api.user(), api.user()
     app = api.app(owner)
     base = f"/api/apps/{app['id']}"
-    for method, path, body in [("POST", "/deploy", None), ("GET", "/builds", None),
-                               ("GET", "/builds/whatever", None),
-                               ("POST", "/rollback", {"buildId": "x"})]:
+    for method, path, body in [
+        ("POST", "/deploy", None),
+        ("GET", "/builds", None),
+        ("GET", "/builds/whatever", None),
+        ("POST", "/rollback", {"buildId": "x"}),
+    ]:
         assert c.request(method, base + path, json=body).status_code == 401
         assert c.request(method, base + path, headers=other, json=body).status_code == 404
     missing = c.get(f"{base}/builds/not-a-build", headers=owner)

@@ -36,7 +36,6 @@ def test_refusals(api: Api) -> None:
     for path in ("files", "files/index.html", "download"):
         assert c.get(f"/api/apps/{app['id']}/{path}").status_code == 401
         assert c.get(f"/api/apps/{app['id']}/{path}", headers=other).status_code == 404
-    assert c.get(f"/api/apps/{app['id']}/files/missing.html", headers=owner
-                 ).status_code == 404
+    assert c.get(f"/api/apps/{app['id']}/files/missing.html", headers=owner).status_code == 404
     escape = c.get(f"/api/apps/{app['id']}/files/..%2F..%2Fetc%2Fpasswd", headers=owner)
     assert escape.status_code in (400, 404)

@@ -21,8 +21,15 @@ def test_the_document_matches_the_snapshot(api: Api) -> None:
 def test_every_route_is_in_a_router_module() -> None:
     from zerocode.http.routes import admin, apps, chat, deploy, files, health, users
 
-    routes = {(m, r.path) for module in (admin, apps, chat, deploy, files, health, users)
-              for r in module.router.routes for m in getattr(r, "methods", ())}
-    documented = {(m.upper(), path) for path, ops in json.loads(SNAPSHOT.read_text())[
-        "paths"].items() for m in ops}
+    routes = {
+        (m, r.path)
+        for module in (admin, apps, chat, deploy, files, health, users)
+        for r in module.router.routes
+        for m in getattr(r, "methods", ())
+    }
+    documented = {
+        (m.upper(), path)
+        for path, ops in json.loads(SNAPSHOT.read_text())["paths"].items()
+        for m in ops
+    }
     assert {(m, p.replace("{path:path}", "{path}")) for m, p in routes} == documented

@@ -8,8 +8,9 @@ from zerocode.http.deps import CSRF_HEADER, SESSION_COOKIE
 
 def test_register_login_me_and_logout(api: Api) -> None:
     c = api.client
-    made = c.post("/api/users/register", json={"account": "ada-1", "password": PASSWORD,
-                                               "name": "Ada"})
+    made = c.post(
+        "/api/users/register", json={"account": "ada-1", "password": PASSWORD, "name": "Ada"}
+    )
     assert made.status_code == 201
     assert made.json()["account"] == "ada-1" and made.json()["role"] == "user"
     login = c.post("/api/users/login", json={"account": "ada-1", "password": PASSWORD})
@@ -24,21 +25,23 @@ def test_register_login_me_and_logout(api: Api) -> None:
 
 def test_refusals(api: Api) -> None:
     c = api.client
-    assert c.post("/api/users/register", json={"account": "bob-1", "password": PASSWORD}
-                  ).status_code == 201
+    assert (
+        c.post("/api/users/register", json={"account": "bob-1", "password": PASSWORD}).status_code
+        == 201
+    )
     again = c.post("/api/users/register", json={"account": "bob-1", "password": PASSWORD})
     assert again.status_code == 409
     short = c.post("/api/users/register", json={"account": "bob-2", "password": "x"})
     assert short.status_code == 400
-    extra = c.post("/api/users/register", json={"account": "bob-3", "password": PASSWORD,
-                                                "role": "admin"})
+    extra = c.post(
+        "/api/users/register", json={"account": "bob-3", "password": PASSWORD, "role": "admin"}
+    )
     assert extra.status_code == 422 and error_code(extra) == "validation_error"
     wrong = c.post("/api/users/login", json={"account": "bob-1", "password": "wrong horse"})
     assert wrong.status_code == 401
     assert c.get("/api/users/me").status_code == 401
     assert c.post("/api/users/logout").status_code == 401
-    assert c.get("/api/users/me", headers={"Authorization": "Bearer nonsense"}
-                 ).status_code == 401
+    assert c.get("/api/users/me", headers={"Authorization": "Bearer nonsense"}).status_code == 401
 
 
 def test_the_session_cookie_needs_the_csrf_header_to_change_anything(api: Api) -> None:

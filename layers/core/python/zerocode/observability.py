@@ -26,8 +26,12 @@ REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 USER_ID: ContextVar[str | None] = ContextVar("user_id", default=None)
 APP_ID: ContextVar[str | None] = ContextVar("app_id", default=None)
 TURN: ContextVar[int | None] = ContextVar("turn", default=None)
-_VARS: dict[str, ContextVar[Any]] = {"request_id": REQUEST_ID, "user_id": USER_ID,
-                                     "app_id": APP_ID, "turn": TURN}
+_VARS: dict[str, ContextVar[Any]] = {
+    "request_id": REQUEST_ID,
+    "user_id": USER_ID,
+    "app_id": APP_ID,
+    "turn": TURN,
+}
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 metrics = Metrics(namespace=SERVICE, service=SERVICE)
@@ -57,27 +61,43 @@ def configure_logging(level: int = logging.INFO) -> None:
     logging.getLogger("uvicorn.access").disabled = True
 
 
-def record_turn(*, status: str, seconds: float, tokens_in: int, tokens_out: int,
-                tool_calls: int, tool_failures: int, builds: int, build_failures: int,
-                errors: int) -> None:
+def record_turn(
+    *,
+    status: str,
+    seconds: float,
+    tokens_in: int,
+    tokens_out: int,
+    tool_calls: int,
+    tool_failures: int,
+    builds: int,
+    build_failures: int,
+    errors: int,
+) -> None:
     """One EMF line per turn. Called from the event loop, so add and flush never interleave."""
     for name, unit, value in (
-            ("Turns", MetricUnit.Count, 1),
-            ("TurnFailures", MetricUnit.Count, int(status != "succeeded")),
-            ("TurnDuration", MetricUnit.Milliseconds, round(seconds * 1000, 1)),
-            ("ModelTokensIn", MetricUnit.Count, tokens_in),
-            ("ModelTokensOut", MetricUnit.Count, tokens_out),
-            ("ToolCalls", MetricUnit.Count, tool_calls),
-            ("ToolFailures", MetricUnit.Count, tool_failures),
-            ("Builds", MetricUnit.Count, builds),
-            ("BuildFailures", MetricUnit.Count, build_failures),
-            ("Errors", MetricUnit.Count, errors)):
+        ("Turns", MetricUnit.Count, 1),
+        ("TurnFailures", MetricUnit.Count, int(status != "succeeded")),
+        ("TurnDuration", MetricUnit.Milliseconds, round(seconds * 1000, 1)),
+        ("ModelTokensIn", MetricUnit.Count, tokens_in),
+        ("ModelTokensOut", MetricUnit.Count, tokens_out),
+        ("ToolCalls", MetricUnit.Count, tool_calls),
+        ("ToolFailures", MetricUnit.Count, tool_failures),
+        ("Builds", MetricUnit.Count, builds),
+        ("BuildFailures", MetricUnit.Count, build_failures),
+        ("Errors", MetricUnit.Count, errors),
+    ):
         metrics.add_metric(name=name, unit=unit, value=value)
     metrics.flush_metrics()
 
 
-ASGIApp = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Any]],
-                    Callable[[MutableMapping[str, Any]], Awaitable[None]]], Awaitable[None]]
+ASGIApp = Callable[
+    [
+        MutableMapping[str, Any],
+        Callable[[], Awaitable[Any]],
+        Callable[[MutableMapping[str, Any]], Awaitable[None]],
+    ],
+    Awaitable[None],
+]
 
 
 class RequestContext:
@@ -87,16 +107,23 @@ class RequestContext:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: MutableMapping[str, Any],
-                       receive: Callable[[], Awaitable[Any]],
-                       send: Callable[[MutableMapping[str, Any]], Awaitable[None]]) -> None:
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[MutableMapping[str, Any]], Awaitable[None]],
+    ) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
         request_id = given if _REQUEST_ID.match(given) else secrets.token_hex(8)
-        rid, uid, aid, tid = (REQUEST_ID.set(request_id), USER_ID.set(None),
-                              APP_ID.set(None), TURN.set(None))
+        rid, uid, aid, tid = (
+            REQUEST_ID.set(request_id),
+            USER_ID.set(None),
+            APP_ID.set(None),
+            TURN.set(None),
+        )
         start = time.perf_counter()
         status = [500]
 
@@ -104,17 +131,24 @@ class RequestContext:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
                 message.setdefault("headers", [])
-                message["headers"] = [*message["headers"],
-                                      (b"x-request-id", request_id.encode())]
+                message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode())]
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            log.info("%s %s %s", scope.get("method"), scope.get("path"), status[0],
-                     extra={"method": scope.get("method"), "path": scope.get("path"),
-                            "status": status[0],
-                            "duration_ms": round((time.perf_counter() - start) * 1000, 2)})
+            log.info(
+                "%s %s %s",
+                scope.get("method"),
+                scope.get("path"),
+                status[0],
+                extra={
+                    "method": scope.get("method"),
+                    "path": scope.get("path"),
+                    "status": status[0],
+                    "duration_ms": round((time.perf_counter() - start) * 1000, 2),
+                },
+            )
             REQUEST_ID.reset(rid)
             USER_ID.reset(uid)
             APP_ID.reset(aid)

@@ -42,8 +42,9 @@ def enforce(limiter: RateLimiter, key: str, limit: int, window_seconds: float) -
     """Hit ``key`` and raise RateLimited (429) when refused, so handlers need no branch."""
     decision = limiter.hit(key, limit, window_seconds)
     if not decision.allowed:
-        raise RateLimited(f"too many requests, retry in {math.ceil(decision.retry_after)} s",
-                          decision.retry_after)
+        raise RateLimited(
+            f"too many requests, retry in {math.ceil(decision.retry_after)} s", decision.retry_after
+        )
     return decision
 
 

@@ -77,8 +77,9 @@ class UserStore(Protocol):
 
     def delete_token(self, token_hash: str) -> None: ...
 
-    def list_users(self, cursor: str | None = None, limit: int = 20,
-                   query: str | None = None) -> tuple[list[User], str | None]:
+    def list_users(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> tuple[list[User], str | None]:
         """Accounts in name order (for admins), filtered by a substring of the account."""
         ...
 
@@ -98,8 +99,9 @@ class AccountService(Protocol):
 
     def make_admin(self, account: str) -> User: ...
 
-    def list_users(self, cursor: str | None = None, limit: int = 20,
-                   query: str | None = None) -> tuple[list[User], str | None]: ...
+    def list_users(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> tuple[list[User], str | None]: ...
 
 
 def check_account(account: object) -> str:
@@ -127,8 +129,7 @@ def verify_password(password: str, stored: str) -> bool:
         return False
     if scheme != "scrypt":
         return False
-    candidate = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt),
-                               **_SCRYPT)
+    candidate = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt), **_SCRYPT)
     return hmac.compare_digest(candidate.hex(), digest)
 
 
@@ -158,8 +159,10 @@ class Accounts:
     def login(self, account: object, password: object) -> tuple[str, User]:
         """A new token; the same slow failure whether the account or the password is wrong."""
         user = self.users.by_account(account.lower()) if isinstance(account, str) else None
-        ok = verify_password(password if isinstance(password, str) else "",
-                             user.password_hash if user else _dummy_hash())
+        ok = verify_password(
+            password if isinstance(password, str) else "",
+            user.password_hash if user else _dummy_hash(),
+        )
         if user is None or not ok:
             if user is not None:
                 self.users.count_failed_login(user.id)
@@ -176,8 +179,9 @@ class Accounts:
     def logout(self, token: str) -> None:
         self.users.delete_token(token_hash(token))
 
-    def list_users(self, cursor: str | None = None, limit: int = 20,
-                   query: str | None = None) -> tuple[list[User], str | None]:
+    def list_users(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> tuple[list[User], str | None]:
         return self.users.list_users(cursor, limit, query)
 
     def make_admin(self, account: str) -> User:
@@ -186,4 +190,3 @@ class Accounts:
             raise InvalidInput(f"no account {account!r}; register it first")
         self.users.set_role(user.id, Role.ADMIN)
         return replace(user, role=Role.ADMIN)
-

@@ -26,15 +26,20 @@ class PendingDeletions(Protocol):
         ...
 
 
-def purge(app_id: str, steps: Sequence[Callable[[str], object]],
-          deletions: PendingDeletions) -> bool:
+def purge(
+    app_id: str, steps: Sequence[Callable[[str], object]], deletions: PendingDeletions
+) -> bool:
     """Run every idempotent delete step; True when all succeeded and the app is forgotten."""
     try:
         for step in steps:
             step(app_id)
     except Exception as exc:  # any store may fail; the deletion is retried later
-        log.error("deleting the data of app %s failed, will retry: %s", app_id, exc,
-                  extra={"app_id": app_id})
+        log.error(
+            "deleting the data of app %s failed, will retry: %s",
+            app_id,
+            exc,
+            extra={"app_id": app_id},
+        )
         deletions.failed(app_id, str(exc)[:500])
         return False
     deletions.done(app_id)
@@ -45,10 +50,10 @@ def purge(app_id: str, steps: Sequence[Callable[[str], object]],
 class DeletionSweep:
     """Finishes deletions that failed midway: the server runs it at start and every few
     minutes, ``functions/deletion_sweep`` on a schedule on AWS."""
+
     deletions: PendingDeletions
     steps: Sequence[Callable[[str], object]]
 
     def run(self) -> int:
         """How many pending deletions completed."""
-        return sum(purge(app_id, self.steps, self.deletions)
-                   for app_id in self.deletions.pending())
+        return sum(purge(app_id, self.steps, self.deletions) for app_id in self.deletions.pending())

@@ -93,19 +93,22 @@ class AppStore(Protocol):
 
     def get(self, app_id: str) -> App | None: ...
 
-    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20,
-                      query: str | None = None) -> AppPage:
+    def list_by_owner(
+        self, owner: str, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         """Newest first; ``cursor`` is the ``next_cursor`` of the previous page;
         ``query`` keeps the apps whose name contains it."""
         ...
 
-    def list_featured(self, cursor: str | None = None, limit: int = 20,
-                      query: str | None = None) -> AppPage:
+    def list_featured(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         """Apps with priority >= FEATURED_PRIORITY: highest priority first, then newest."""
         ...
 
-    def list_all(self, cursor: str | None = None, limit: int = 20,
-                 query: str | None = None) -> AppPage:
+    def list_all(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         """Every app, newest first (for admins)."""
         ...
 

@@ -57,8 +57,13 @@ class AppService:
         self.apps.put(renamed)
         return renamed
 
-    def admin_update(self, app: App, name: str | None = None, cover: str | None = None,
-                     priority: int | None = None) -> App:
+    def admin_update(
+        self,
+        app: App,
+        name: str | None = None,
+        cover: str | None = None,
+        priority: int | None = None,
+    ) -> App:
         """Change what an admin may change; a field left None stays, an empty cover clears."""
         changes: dict[str, Any] = {"updated_at": time.time()}
         if name is not None:
@@ -82,8 +87,7 @@ class AppService:
             self.publishing.unpublish(app)
         except Exception as exc:
             log.error("could not unpublish app %s: %s", app.id, exc, extra={"app_id": app.id})
-            raise Unavailable("could not take the app's site down; try deleting again") \
-                from exc
+            raise Unavailable("could not take the app's site down; try deleting again") from exc
         self.deletions.add(app.id)  # remembered before anything is gone, so a crash resumes
         self.apps.delete(app.id)
         return purge(app.id, self._purge_steps(), self.deletions)
@@ -111,8 +115,14 @@ class AppService:
         return f"{safe or app.id}.zip", buffer.getvalue()
 
     def _purge_steps(self) -> list[Callable[[str], object]]:
-        return purge_steps(self.memory, self.display, self.workspace, self.publishing.builder,
-                           self.builds, covers=self.publishing.covers)
+        return purge_steps(
+            self.memory,
+            self.display,
+            self.workspace,
+            self.publishing.builder,
+            self.builds,
+            covers=self.publishing.covers,
+        )
 
     async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
         messages: list[Message] = [SystemMessage(prompts.load(prompt_name)), UserMessage(text)]
@@ -125,13 +135,22 @@ class AppService:
         return "".join(parts)
 
 
-def purge_steps(memory: Memory, display: DisplayHistoryStore, workspace: Workspace,
-                builder: Builder, builds: BuildStore,
-                covers: Covers | None = None) -> list[Callable[[str], object]]:
+def purge_steps(
+    memory: Memory,
+    display: DisplayHistoryStore,
+    workspace: Workspace,
+    builder: Builder,
+    builds: BuildStore,
+    covers: Covers | None = None,
+) -> list[Callable[[str], object]]:
     """Every store an app's data lives in, in the order its deletion empties them."""
     steps: list[Callable[[str], object]] = [
-        memory.delete, display.delete_app, workspace.delete_app, builder.delete_app,
-        builds.delete_app]
+        memory.delete,
+        display.delete_app,
+        workspace.delete_app,
+        builder.delete_app,
+        builds.delete_app,
+    ]
     if covers is not None:
         steps.append(covers.delete_app)
     return steps

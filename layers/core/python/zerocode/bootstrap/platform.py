@@ -50,8 +50,11 @@ class Platform:
 
     def quota(self, action: str, user_id: str) -> None:
         """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""
-        limit = {"chat": self.settings.rate_chat, "create": self.settings.rate_create,
-                 "deploy": self.settings.rate_deploy}[action]
+        limit = {
+            "chat": self.settings.rate_chat,
+            "create": self.settings.rate_create,
+            "deploy": self.settings.rate_deploy,
+        }[action]
         enforce(self.rates, f"{action}:{user_id}", limit, self.settings.rate_window_seconds)
 
     def system_prompt(self, app: App) -> str:
@@ -60,8 +63,16 @@ class Platform:
     @property
     def app_service(self) -> AppService:
         """The app operations over the parts as they are now (tests swap parts in)."""
-        return AppService(self.apps, self.memory, self.display, self.workspace, self.model,
-                          self.deletions, self.builds, self.publishing)
+        return AppService(
+            self.apps,
+            self.memory,
+            self.display,
+            self.workspace,
+            self.model,
+            self.deletions,
+            self.builds,
+            self.publishing,
+        )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app."""

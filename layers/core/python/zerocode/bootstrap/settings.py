@@ -141,9 +141,11 @@ class Settings(BaseSettings):
         return self.data_dir / "zerocode.sqlite3"
 
     def window_policy(self) -> WindowPolicy:
-        return WindowPolicy(max_messages=self.window_max_messages,
-                            max_tokens=self.window_max_tokens,
-                            elide_min_chars=self.window_elide_min_chars,
-                            full_turns=self.window_full_turns,
-                            summary=self.window_summary,
-                            summary_max_tokens=self.window_summary_max_tokens)
+        return WindowPolicy(
+            max_messages=self.window_max_messages,
+            max_tokens=self.window_max_tokens,
+            elide_min_chars=self.window_elide_min_chars,
+            full_turns=self.window_full_turns,
+            summary=self.window_summary,
+            summary_max_tokens=self.window_summary_max_tokens,
+        )

@@ -42,22 +42,31 @@ def stores(settings: Settings) -> tuple[TranscriptStore, DisplayHistoryStore]:
         from zerocode.adapters.dynamodb.transcript import DynamoTranscriptStore
 
         client, s3 = _aws_client("dynamodb", settings), _aws_client("s3", settings)
-        return (DynamoTranscriptStore(client, settings.transcript_table, s3=s3,
-                                      payload_bucket=settings.payload_bucket,
-                                      retention_days=settings.retention_days),
-                DynamoDisplayHistoryStore(client, settings.display_table,
-                                          retention_days=settings.retention_days))
+        return (
+            DynamoTranscriptStore(
+                client,
+                settings.transcript_table,
+                s3=s3,
+                payload_bucket=settings.payload_bucket,
+                retention_days=settings.retention_days,
+            ),
+            DynamoDisplayHistoryStore(
+                client, settings.display_table, retention_days=settings.retention_days
+            ),
+        )
     from zerocode.adapters.sqlite.database import SqliteDatabase
     from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
     from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 
-    return (SqliteTranscriptStore(SqliteDatabase(settings.sqlite_path), settings.retention_days),
-            SqliteDisplayHistoryStore(SqliteDatabase(settings.sqlite_path),
-                                      settings.retention_days))
+    return (
+        SqliteTranscriptStore(SqliteDatabase(settings.sqlite_path), settings.retention_days),
+        SqliteDisplayHistoryStore(SqliteDatabase(settings.sqlite_path), settings.retention_days),
+    )
 
 
-def memory(settings: Settings, transcript: TranscriptStore | None = None,
-           model: ChatModel | None = None) -> Memory:
+def memory(
+    settings: Settings, transcript: TranscriptStore | None = None, model: ChatModel | None = None
+) -> Memory:
     """The memory facade; with ``window_summary`` on and a ``model``, the routing model
     writes the running summary of turns that leave the window."""
     store = transcript if transcript is not None else stores(settings)[0]
@@ -66,22 +75,28 @@ def memory(settings: Settings, transcript: TranscriptStore | None = None,
         from zerocode.engine.summary import ModelSummarizer
 
         summarizer = ModelSummarizer(model, timeout=min(30.0, settings.model_timeout_seconds))
-    return Memory(store, window_cache(settings), settings.window_policy(),
-                  summarizer=summarizer)
+    return Memory(store, window_cache(settings), settings.window_policy(), summarizer=summarizer)
 
 
 def chat_model(settings: Settings) -> ChatModel:
     """The configured endpoint, or the offline scripted model when none is configured."""
     from zerocode.adapters.model.openai import build_chat_model
 
-    models = {ModelRole.ROUTING: settings.model_routing, ModelRole.CODE: settings.model_code,
-              ModelRole.VUE: settings.model_vue}
+    models = {
+        ModelRole.ROUTING: settings.model_routing,
+        ModelRole.CODE: settings.model_code,
+        ModelRole.VUE: settings.model_vue,
+    }
     key = settings.model_api_key
     if key is None and settings.model_api_key_secret_arn:
         key = model_api_key(settings.model_api_key_secret_arn, settings.aws_region)
-    return build_chat_model(settings.model_base_url, key, models,
-                            timeout=settings.model_timeout_seconds,
-                            max_retries=settings.model_max_retries)
+    return build_chat_model(
+        settings.model_base_url,
+        key,
+        models,
+        timeout=settings.model_timeout_seconds,
+        max_retries=settings.model_max_retries,
+    )
 
 
 @functools.cache
@@ -95,8 +110,12 @@ def model_api_key(secret_arn: str, region: str) -> str:
     return str(secret).strip()
 
 
-def platform(settings: Settings, model: ChatModel | None = None,
-             builder: Builder | None = None, publisher: Publisher | None = None) -> Platform:
+def platform(
+    settings: Settings,
+    model: ChatModel | None = None,
+    builder: Builder | None = None,
+    publisher: Publisher | None = None,
+) -> Platform:
     """Everything the API needs, for the configured mode. ``model``, ``builder`` and
     ``publisher`` replace the configured ones (tests, and AWS mode until CodeBuild lands)."""
     if settings.mode == "aws":
@@ -125,34 +144,72 @@ def platform(settings: Settings, model: ChatModel | None = None,
     workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
     box = sandbox(settings.dangerously_unsandboxed_builds)
-    limits = Limits(seconds=settings.build_timeout_seconds,
-                    memory_bytes=settings.build_memory_mb << 20,
-                    processes=settings.build_max_processes)
+    limits = Limits(
+        seconds=settings.build_timeout_seconds,
+        memory_bytes=settings.build_memory_mb << 20,
+        processes=settings.build_max_processes,
+    )
     publishing = Publishing(
-        apps, builds, builder or LocalBuilder(
-            settings.data_dir, box,
-            ToolchainStore(settings.toolchain_dir or settings.data_dir / "toolchain",
-                           settings.npm_cache), limits),
-        publisher or SqlitePublisher(db), workspace, lease, site_urls(settings),
-        covers=chromium_covers(settings.data_dir / "covers", settings.public_sites_url,
-                               settings.chromium_path) if settings.covers else None)
-    engine = Engine(memory=mem, display=display, workspace=workspace,
-                    preview=publishing.preview, model=model, lease=lease,
-                    limits=_engine_limits(settings))
+        apps,
+        builds,
+        builder
+        or LocalBuilder(
+            settings.data_dir,
+            box,
+            ToolchainStore(
+                settings.toolchain_dir or settings.data_dir / "toolchain", settings.npm_cache
+            ),
+            limits,
+        ),
+        publisher or SqlitePublisher(db),
+        workspace,
+        lease,
+        site_urls(settings),
+        covers=chromium_covers(
+            settings.data_dir / "covers", settings.public_sites_url, settings.chromium_path
+        )
+        if settings.covers
+        else None,
+    )
+    engine = Engine(
+        memory=mem,
+        display=display,
+        workspace=workspace,
+        preview=publishing.preview,
+        model=model,
+        lease=lease,
+        limits=_engine_limits(settings),
+    )
 
     def site_root(target: SiteTarget) -> Path | None:
         """A local build's output directory (the sites origin serves it)."""
         build = builds.get(target.app_id, target.build_id)
         return Path(build.output) if build is not None and build.output else None
 
-    return Platform(settings, apps, mem, display, workspace, model, engine,
-                    Accounts(SqliteUserStore(db)), rate_limiter(settings),
-                    SqlitePendingDeletions(db), builds, publishing, site_root,
-                    build_isolation=box.description if builder is None else "injected builder")
+    return Platform(
+        settings,
+        apps,
+        mem,
+        display,
+        workspace,
+        model,
+        engine,
+        Accounts(SqliteUserStore(db)),
+        rate_limiter(settings),
+        SqlitePendingDeletions(db),
+        builds,
+        publishing,
+        site_root,
+        build_isolation=box.description if builder is None else "injected builder",
+    )
 
 
-def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder | None,
-                  publisher: Publisher | None) -> Platform:
+def _aws_platform(
+    settings: Settings,
+    model: ChatModel | None,
+    builder: Builder | None,
+    publisher: Publisher | None,
+) -> Platform:
     """DynamoDB, S3, Cognito, CloudFront KeyValueStore (and ElastiCache when
     ZEROCODE_REDIS_URL is set)."""
     from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
@@ -163,21 +220,43 @@ def _aws_platform(settings: Settings, model: ChatModel | None, builder: Builder 
     model = model or chat_model(settings)
     mem = memory(settings, transcript, model)
     publishing = _aws_publishing(settings, builder, publisher)
-    apps, builds, lease, workspace = \
-        publishing.apps, publishing.builds, publishing.lease, publishing.workspace
-    engine = Engine(memory=mem, display=display, workspace=workspace,
-                    preview=publishing.preview, model=model, lease=lease,
-                    limits=_engine_limits(settings))
+    apps, builds, lease, workspace = (
+        publishing.apps,
+        publishing.builds,
+        publishing.lease,
+        publishing.workspace,
+    )
+    engine = Engine(
+        memory=mem,
+        display=display,
+        workspace=workspace,
+        preview=publishing.preview,
+        model=model,
+        lease=lease,
+        limits=_engine_limits(settings),
+    )
     cognito = _cognito(settings)
-    return Platform(settings, apps, mem, display, workspace, model, engine, cognito,
-                    rate_limiter(settings),
-                    DynamoPendingDeletions(client, settings.deletions_table), builds,
-                    publishing, lambda target: None,  # CloudFront serves sites, not the API
-                    gateway_claims=cognito.user_from_claims)
+    return Platform(
+        settings,
+        apps,
+        mem,
+        display,
+        workspace,
+        model,
+        engine,
+        cognito,
+        rate_limiter(settings),
+        DynamoPendingDeletions(client, settings.deletions_table),
+        builds,
+        publishing,
+        lambda target: None,  # CloudFront serves sites, not the API
+        gateway_claims=cognito.user_from_claims,
+    )
 
 
-def publishing(settings: Settings, builder: Builder | None = None,
-               publisher: Publisher | None = None) -> Publishing:
+def publishing(
+    settings: Settings, builder: Builder | None = None, publisher: Publisher | None = None
+) -> Publishing:
     """Publishing alone: what ``functions/build_events`` needs to record a build's outcome
     and publish it (the apps, builds and leases tables, the workspace bucket, CodeBuild, the
     site pointers). No accounts (Cognito), no model (and so no model key), no memory.
@@ -187,8 +266,9 @@ def publishing(settings: Settings, builder: Builder | None = None,
     return platform(settings, builder=builder, publisher=publisher).publishing
 
 
-def _aws_publishing(settings: Settings, builder: Builder | None,
-                    publisher: Publisher | None) -> Publishing:
+def _aws_publishing(
+    settings: Settings, builder: Builder | None, publisher: Publisher | None
+) -> Publishing:
     from zerocode.adapters.aws.s3_workspace import S3Workspace
     from zerocode.adapters.dynamodb.apps import DynamoAppStore
     from zerocode.adapters.dynamodb.builds import DynamoBuildStore
@@ -198,13 +278,19 @@ def _aws_publishing(settings: Settings, builder: Builder | None,
     assert settings.workspace_bucket is not None  # checked by _require
     builder = builder or _codebuild(settings)
     client = _aws_client("dynamodb", settings)
-    workspace = S3Workspace(_aws_client("s3", settings), settings.workspace_bucket,
-                            limits=_workspace_limits(settings))
-    return Publishing(DynamoAppStore(client, settings.apps_table),
-                      DynamoBuildStore(client, settings.builds_table), builder,
-                      publisher or _kvs_publisher(settings), workspace,
-                      DynamoLease(client, settings.leases_table), site_urls(settings),
-                      in_process=not isinstance(builder, RemoteBuilder))
+    workspace = S3Workspace(
+        _aws_client("s3", settings), settings.workspace_bucket, limits=_workspace_limits(settings)
+    )
+    return Publishing(
+        DynamoAppStore(client, settings.apps_table),
+        DynamoBuildStore(client, settings.builds_table),
+        builder,
+        publisher or _kvs_publisher(settings),
+        workspace,
+        DynamoLease(client, settings.leases_table),
+        site_urls(settings),
+        in_process=not isinstance(builder, RemoteBuilder),
+    )
 
 
 def deletion_sweep(settings: Settings, builder: Builder | None = None) -> DeletionSweep:
@@ -221,13 +307,20 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
     assert settings.workspace_bucket is not None  # checked by _require
     client = _aws_client("dynamodb", settings)
     transcript, display = stores(settings)
-    workspace = S3Workspace(_aws_client("s3", settings), settings.workspace_bucket,
-                            limits=_workspace_limits(settings))
+    workspace = S3Workspace(
+        _aws_client("s3", settings), settings.workspace_bucket, limits=_workspace_limits(settings)
+    )
     return DeletionSweep(
         DynamoPendingDeletions(client, settings.deletions_table),
-        purge_steps(memory(settings, transcript), display, workspace,
-                    builder or _codebuild(settings),
-                    DynamoBuildStore(client, settings.builds_table), covers=None))
+        purge_steps(
+            memory(settings, transcript),
+            display,
+            workspace,
+            builder or _codebuild(settings),
+            DynamoBuildStore(client, settings.builds_table),
+            covers=None,
+        ),
+    )
 
 
 def _codebuild(settings: Settings) -> Builder:
@@ -238,10 +331,14 @@ def _codebuild(settings: Settings) -> Builder:
     # Only the API function starts builds and has the build data role; build_events only
     # finishes them (a Vue build started without the role is refused with its name).
     role = settings.build_data_role_arn
-    return CodeBuildBuilder(_aws_client("codebuild", settings), _aws_client("s3", settings),
-                            settings.codebuild_project, settings.builds_bucket,
-                            sts=_aws_client("sts", settings) if role else None,
-                            data_role_arn=role)
+    return CodeBuildBuilder(
+        _aws_client("codebuild", settings),
+        _aws_client("s3", settings),
+        settings.codebuild_project,
+        settings.builds_bucket,
+        sts=_aws_client("sts", settings) if role else None,
+        data_role_arn=role,
+    )
 
 
 def _kvs_publisher(settings: Settings) -> Publisher:
@@ -267,8 +364,11 @@ def _cognito(settings: Settings) -> CognitoAccounts:
 
     _require(settings, "cognito_user_pool_id", "cognito_client_id")
     assert settings.cognito_user_pool_id and settings.cognito_client_id
-    return CognitoAccounts(_aws_client("cognito-idp", settings), settings.cognito_user_pool_id,
-                           settings.cognito_client_id)
+    return CognitoAccounts(
+        _aws_client("cognito-idp", settings),
+        settings.cognito_user_pool_id,
+        settings.cognito_client_id,
+    )
 
 
 def _require(settings: Settings, *names: str) -> None:
@@ -282,9 +382,11 @@ def _workspace_limits(settings: Settings) -> WorkspaceLimits:
 
 
 def _engine_limits(settings: Settings) -> EngineLimits:
-    return EngineLimits(max_tool_calls=settings.max_tool_calls,
-                        turn_timeout=settings.turn_timeout_seconds,
-                        max_turns=settings.max_turns_per_app)
+    return EngineLimits(
+        max_tool_calls=settings.max_tool_calls,
+        turn_timeout=settings.turn_timeout_seconds,
+        max_turns=settings.max_turns_per_app,
+    )
 
 
 def rate_limiter(settings: Settings) -> RateLimiter:

@@ -21,13 +21,19 @@ class CodeParseError(InvalidInput):
     code = "code_parse_error"
 
 
-_LANGS = {"html": "html", "htm": "html", "css": "css", "javascript": "javascript",
-          "js": "javascript"}
+_LANGS = {
+    "html": "html",
+    "htm": "html",
+    "css": "css",
+    "javascript": "javascript",
+    "js": "javascript",
+}
 _FILES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
 _HTML_TAG = re.compile(
     r"<\s*(!doctype|html|head|body|main|div|section|article|header|footer|nav|h[1-6]|p|"
     r"ul|ol|table|form|button|canvas|svg|img|a|span|script|style|template)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +77,9 @@ def _first(blocks: list[_Block], lang: str, *, required: bool) -> str | None:
             raise CodeParseError(f"the answer has no ```{lang} code block")
         return None
     if not block.closed:
-        raise CodeParseError(f"the ```{lang} code block is not closed; the answer was "
-                             "probably cut off")
+        raise CodeParseError(
+            f"the ```{lang} code block is not closed; the answer was probably cut off"
+        )
     if not block.body.strip():
         raise CodeParseError(f"the ```{lang} code block is empty")
     return block.body.strip("\n") + "\n"

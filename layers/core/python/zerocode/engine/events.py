@@ -44,8 +44,12 @@ class DoneEvent:
 
 TurnEvent = TextEvent | ToolEvent | BuildEvent | ErrorEvent | DoneEvent
 
-_NAMES: dict[type, str] = {ToolEvent: "tool", BuildEvent: "build", ErrorEvent: "error",
-                           DoneEvent: "done"}
+_NAMES: dict[type, str] = {
+    ToolEvent: "tool",
+    BuildEvent: "build",
+    ErrorEvent: "error",
+    DoneEvent: "done",
+}
 
 
 def sse(event: TurnEvent) -> bytes:

@@ -59,7 +59,8 @@ class ChatModel(Protocol):
         """What answers, for /api/health and the start-up banner (never a secret)."""
         ...
 
-    def stream(self, role: ModelRole, messages: Sequence[Message],
-               tools: Sequence[dict[str, Any]] = ()) -> AsyncIterator[ModelEvent]:
+    def stream(
+        self, role: ModelRole, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
+    ) -> AsyncIterator[ModelEvent]:
         """Text deltas as they arrive, then exactly one ModelReply; raises ModelError."""
         ...

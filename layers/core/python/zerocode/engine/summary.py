@@ -30,9 +30,11 @@ ASKED_CHARS = 200  # the request, per turn line
 SHORT_CHARS = 80  # an outcome's detail
 _WRITES = frozenset({"write_file", "modify_file", "delete_file"})
 # html / multi_file turns change files through code blocks in the closing answer.
-_FENCES = (("index.html", re.compile(r"^\s*```(html|htm)\b", re.M | re.I)),
-           ("style.css", re.compile(r"^\s*```css\b", re.M | re.I)),
-           ("script.js", re.compile(r"^\s*```(javascript|js)\b", re.M | re.I)))
+_FENCES = (
+    ("index.html", re.compile(r"^\s*```(html|htm)\b", re.M | re.I)),
+    ("style.css", re.compile(r"^\s*```css\b", re.M | re.I)),
+    ("script.js", re.compile(r"^\s*```(javascript|js)\b", re.M | re.I)),
+)
 _WHY = re.compile(r"was interrupted \((.*?)\) before it finished")
 
 
@@ -45,8 +47,10 @@ class ModelSummarizer:
         self.model, self.timeout = model, timeout
 
     async def summarize(self, previous: str | None, evicted: Sequence[Unit]) -> str:
-        messages: list[Message] = [SystemMessage(prompts.load("summary")),
-                                   UserMessage(request(previous, evicted))]
+        messages: list[Message] = [
+            SystemMessage(prompts.load("summary")),
+            UserMessage(request(previous, evicted)),
+        ]
         parts: list[str] = []
         async with asyncio.timeout(self.timeout):
             async for event in self.model.stream(ModelRole.ROUTING, messages):
@@ -66,8 +70,7 @@ def request(previous: str | None, evicted: Sequence[Unit]) -> str:
     before = previous_text(previous)
     if not before:
         return "\n".join(lines)
-    return f"Previous summary:\n{before}\n\nTurns that just left the window:\n" + \
-        "\n".join(lines)
+    return f"Previous summary:\n{before}\n\nTurns that just left the window:\n" + "\n".join(lines)
 
 
 def turn_lines(evicted: Sequence[Unit]) -> list[str]:
@@ -92,11 +95,16 @@ def _line(number: int, units: list[Unit]) -> str:
             if unit.kind is EntryKind.USER and isinstance(message, UserMessage):
                 asked = _clip(message.content, ASKED_CHARS)
             elif isinstance(message, AssistantMessage) and message.tool_calls:
-                failed = {m.tool_call_id for m in unit.messages
-                          if isinstance(m, ToolResult) and not m.ok}
-                changed += [path for c in message.tool_calls
-                            if c.name in _WRITES and c.id not in failed
-                            and isinstance(path := (c.parsed_arguments() or {}).get("path"), str)]
+                failed = {
+                    m.tool_call_id for m in unit.messages if isinstance(m, ToolResult) and not m.ok
+                }
+                changed += [
+                    path
+                    for c in message.tool_calls
+                    if c.name in _WRITES
+                    and c.id not in failed
+                    and isinstance(path := (c.parsed_arguments() or {}).get("path"), str)
+                ]
             elif isinstance(message, ToolResult) and not message.ok:
                 failures.append(message.content.removeprefix(FAILED_PREFIX))
         if unit.kind is EntryKind.FINAL:
@@ -108,8 +116,9 @@ def _line(number: int, units: list[Unit]) -> str:
         elif unit.kind is EntryKind.INTERRUPTED:
             note = unit.messages[0].content if unit.messages else ""
             why = _WHY.search(note) if isinstance(note, str) else None
-            outcome = "failed: interrupted" + (f" ({_clip(why.group(1), SHORT_CHARS)})"
-                                               if why else "")
+            outcome = "failed: interrupted" + (
+                f" ({_clip(why.group(1), SHORT_CHARS)})" if why else ""
+            )
     if failures and outcome.startswith("ok"):
         outcome = f"ok after failures: {_clip(failures[-1], SHORT_CHARS)}"
     elif failures and outcome.startswith("failed"):
@@ -120,4 +129,4 @@ def _line(number: int, units: list[Unit]) -> str:
 
 def _clip(text: str, limit: int) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

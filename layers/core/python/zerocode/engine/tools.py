@@ -21,47 +21,78 @@ from zerocode.publishing import toolchain
 
 DEFAULT_PROTECTED = frozenset({"package.json", "vite.config.js", "index.html", "src/main.js"})
 
-_PATH_RULES = ("Paths are relative to the project root, e.g. 'src/App.vue'; absolute paths, "
-               "'..', node_modules/, dist/ and .git/ are refused.")
+_PATH_RULES = (
+    "Paths are relative to the project root, e.g. 'src/App.vue'; absolute paths, "
+    "'..', node_modules/, dist/ and .git/ are refused."
+)
 
 
-def _tool(name: str, description: str, properties: dict[str, str],
-          required: tuple[str, ...]) -> dict[str, Any]:
-    return {"type": "function", "function": {
-        "name": name,
-        "description": description,
-        "parameters": {
-            "type": "object",
-            "properties": {k: {"type": "string", "description": v}
-                           for k, v in properties.items()},
-            "required": list(required),
-            "additionalProperties": False,
+def _tool(
+    name: str, description: str, properties: dict[str, str], required: tuple[str, ...]
+) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    k: {"type": "string", "description": v} for k, v in properties.items()
+                },
+                "required": list(required),
+                "additionalProperties": False,
+            },
         },
-    }}
+    }
 
 
 TOOL_DEFINITIONS: list[dict[str, Any]] = [
-    _tool("read_dir", "List the project's files with their sizes in bytes. " + _PATH_RULES,
-          {"path": "Directory to list, e.g. 'src/components'; omit for the whole project."},
-          ()),
-    _tool("read_file", "Read one UTF-8 text file of the project. " + _PATH_RULES,
-          {"path": "File to read, e.g. 'src/App.vue'."}, ("path",)),
-    _tool("write_file", "Create a file or replace its whole content. Prefer modify_file for "
-          "small changes to an existing file. " + _PATH_RULES,
-          {"path": "File to write, e.g. 'src/components/Hero.vue'.",
-           "content": "The complete new content of the file."}, ("path", "content")),
-    _tool("modify_file", "Replace one exact piece of text in a file. 'old' must match the "
-          "file's current text exactly (spaces and line breaks included) and occur exactly "
-          "once; include surrounding lines to make it unique. Read the file first if unsure. "
-          + _PATH_RULES,
-          {"path": "File to change.",
-           "old": "The exact text to replace; must occur exactly once; not empty.",
-           "new": "The replacement text."}, ("path", "old", "new")),
-    _tool("delete_file", "Delete one file. package.json, vite.config.js, index.html and "
-          "src/main.js are protected and cannot be deleted. " + _PATH_RULES,
-          {"path": "File to delete."}, ("path",)),
-    _tool("exit", "Call when the requested change is complete; no further tool calls follow.",
-          {}, ()),
+    _tool(
+        "read_dir",
+        "List the project's files with their sizes in bytes. " + _PATH_RULES,
+        {"path": "Directory to list, e.g. 'src/components'; omit for the whole project."},
+        (),
+    ),
+    _tool(
+        "read_file",
+        "Read one UTF-8 text file of the project. " + _PATH_RULES,
+        {"path": "File to read, e.g. 'src/App.vue'."},
+        ("path",),
+    ),
+    _tool(
+        "write_file",
+        "Create a file or replace its whole content. Prefer modify_file for "
+        "small changes to an existing file. " + _PATH_RULES,
+        {
+            "path": "File to write, e.g. 'src/components/Hero.vue'.",
+            "content": "The complete new content of the file.",
+        },
+        ("path", "content"),
+    ),
+    _tool(
+        "modify_file",
+        "Replace one exact piece of text in a file. 'old' must match the "
+        "file's current text exactly (spaces and line breaks included) and occur exactly "
+        "once; include surrounding lines to make it unique. Read the file first if unsure. "
+        + _PATH_RULES,
+        {
+            "path": "File to change.",
+            "old": "The exact text to replace; must occur exactly once; not empty.",
+            "new": "The replacement text.",
+        },
+        ("path", "old", "new"),
+    ),
+    _tool(
+        "delete_file",
+        "Delete one file. package.json, vite.config.js, index.html and "
+        "src/main.js are protected and cannot be deleted. " + _PATH_RULES,
+        {"path": "File to delete."},
+        ("path",),
+    ),
+    _tool(
+        "exit", "Call when the requested change is complete; no further tool calls follow.", {}, ()
+    ),
 ]
 
 _SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOL_DEFINITIONS}
@@ -91,17 +122,26 @@ class _Done:
 class ToolBox:
     """The tools of one turn: counts calls so a looping model is stopped at ``max_calls``."""
 
-    def __init__(self, workspace: Workspace, app_id: str, *, max_calls: int = 20,
-                 protected: frozenset[str] = DEFAULT_PROTECTED) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        app_id: str,
+        *,
+        max_calls: int = 20,
+        protected: frozenset[str] = DEFAULT_PROTECTED,
+    ) -> None:
         self.workspace = workspace
         self.app_id = app_id
         self.max_calls = max_calls
         self.protected = protected
         self.calls = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], _Done]] = {
-            "read_dir": self._read_dir, "read_file": self._read_file,
-            "write_file": self._write_file, "modify_file": self._modify_file,
-            "delete_file": self._delete_file, "exit": self._exit,
+            "read_dir": self._read_dir,
+            "read_file": self._read_file,
+            "write_file": self._write_file,
+            "modify_file": self._modify_file,
+            "delete_file": self._delete_file,
+            "exit": self._exit,
         }
 
     def run(self, call: ToolCall) -> ToolOutcome:
@@ -115,26 +155,38 @@ class ToolBox:
                 raise _Failed(f"tool call limit of {self.max_calls} per turn reached; call exit")
             handler = self._handlers.get(call.name)
             if handler is None:
-                raise _Failed(f"unknown tool {call.name!r}; the tools are "
-                              + ", ".join(self._handlers))
+                raise _Failed(
+                    f"unknown tool {call.name!r}; the tools are " + ", ".join(self._handlers)
+                )
             args = _arguments(call)
             path = _display_path(args.get("path"))
             done = handler(args)
         except (_Failed, PathRefused, FileMissing, WorkspaceFull, Conflict) as exc:
-            return ToolOutcome(ToolResult.failure(call, exc.message), path,
-                               _one_line(exc.message), changed=False, exit=False)
+            return ToolOutcome(
+                ToolResult.failure(call, exc.message),
+                path,
+                _one_line(exc.message),
+                changed=False,
+                exit=False,
+            )
         return self._outcome(call, path, done)
 
     @staticmethod
     def _outcome(call: ToolCall, path: str | None, done: _Done) -> ToolOutcome:
-        return ToolOutcome(ToolResult.success(call, done.text), path, _one_line(done.summary),
-                           done.changed, done.exit)
+        return ToolOutcome(
+            ToolResult.success(call, done.text),
+            path,
+            _one_line(done.summary),
+            done.changed,
+            done.exit,
+        )
 
     def _read_dir(self, args: dict[str, Any]) -> _Done:
         raw = args.get("path", "")
         base = "" if raw.strip() in ("", ".", "./") else clean_path(raw)
-        files = [f for f in self.workspace.list(self.app_id)
-                 if not base or f.path.startswith(base + "/")]
+        files = [
+            f for f in self.workspace.list(self.app_id) if not base or f.path.startswith(base + "/")
+        ]
         if not files:
             if base:
                 raise _Failed(f"no directory {base} in the project")
@@ -157,19 +209,21 @@ class ToolBox:
         except FileMissing:
             current = None
         if current == data:
-            return _Done(f"{path} already has this content; nothing changed",
-                         f"{path} unchanged")
+            return _Done(f"{path} already has this content; nothing changed", f"{path} unchanged")
         self.workspace.write(self.app_id, path, data)
         verb = "created" if current is None else "replaced"
-        return _Done(f"{verb} {path} ({len(data)} bytes)", f"{verb} {path} ({len(data)} bytes)",
-                     changed=True)
+        return _Done(
+            f"{verb} {path} ({len(data)} bytes)", f"{verb} {path} ({len(data)} bytes)", changed=True
+        )
 
     def _modify_file(self, args: dict[str, Any]) -> _Done:
         path = clean_path(args["path"])
         old, new = args["old"], args["new"]
         if old == "":
-            raise _Failed(f"old text is empty; give the exact text to replace in {path} "
-                          "(use write_file to create or rewrite a file)")
+            raise _Failed(
+                f"old text is empty; give the exact text to replace in {path} "
+                "(use write_file to create or rewrite a file)"
+            )
         text = _text(path, self.workspace.read(self.app_id, path))
         count = text.count(old)
         if count == 0:
@@ -200,10 +254,12 @@ def _check_build_config(path: str, data: bytes) -> None:
     """The build configuration is the platform's (docs/security.md): vite.config.js and the
     lockfile cannot be written, and package.json only with allowed dependencies."""
     if path in toolchain.PLATFORM_OWNED:
-        raise _Failed(f"{path} is the platform's and cannot be written: every build uses the "
-                      "platform's vite.config.js (base './', the Vue plugin) and lockfile. "
-                      "Choose dependencies in package.json instead (allowed: "
-                      f"{toolchain.allowed_list()}).")
+        raise _Failed(
+            f"{path} is the platform's and cannot be written: every build uses the "
+            "platform's vite.config.js (base './', the Vue plugin) and lockfile. "
+            "Choose dependencies in package.json instead (allowed: "
+            f"{toolchain.allowed_list()})."
+        )
     if path == toolchain.PACKAGE_JSON:
         refused = toolchain.check_package_json(data)
         if refused is not None:
@@ -217,16 +273,16 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
     else:
         args = call.parsed_arguments()
     if args is None:
-        raise _Failed(f"arguments of {call.name} must be a JSON object, got "
-                      f"{_clip(call.arguments)!r}")
+        raise _Failed(
+            f"arguments of {call.name} must be a JSON object, got {_clip(call.arguments)!r}"
+        )
     schema = _SCHEMAS[call.name]
     missing = [k for k in schema["required"] if k not in args]
     if missing:
         raise _Failed(f"{call.name} needs " + ", ".join(repr(k) for k in missing))
     for key in schema["properties"]:
         if key in args and not isinstance(args[key], str):
-            raise _Failed(f"{call.name}: {key!r} must be a string, got "
-                          f"{type(args[key]).__name__}")
+            raise _Failed(f"{call.name}: {key!r} must be a string, got {type(args[key]).__name__}")
     return args
 
 
@@ -243,8 +299,9 @@ def _changed_chars(old: str, new: str) -> tuple[int, int]:
     while start < min(len(old), len(new)) and old[start] == new[start]:
         start += 1
     end = 0
-    while (end < min(len(old), len(new)) - start
-           and old[len(old) - 1 - end] == new[len(new) - 1 - end]):
+    while (
+        end < min(len(old), len(new)) - start and old[len(old) - 1 - end] == new[len(new) - 1 - end]
+    ):
         end += 1
     return len(new) - start - end, len(old) - start - end
 

@@ -42,8 +42,11 @@ Preview = Callable[[App, str], Awaitable[Build]]
 
 log = logging.getLogger(__name__)
 
-PROMPT_OF = {CodeGenType.HTML: "html", CodeGenType.MULTI_FILE: "multi_file",
-             CodeGenType.VUE_PROJECT: "vue_project"}
+PROMPT_OF = {
+    CodeGenType.HTML: "html",
+    CodeGenType.MULTI_FILE: "multi_file",
+    CodeGenType.VUE_PROJECT: "vue_project",
+}
 LEASE_SECONDS = 15 * 60  # API Gateway's streaming limit: no turn outlives it
 
 
@@ -91,9 +94,17 @@ class TurnState:
 
 
 class Engine:
-    def __init__(self, *, memory: Memory, display: DisplayHistoryStore, workspace: Workspace,
-                 preview: Preview, model: ChatModel, lease: Lease,
-                 limits: EngineLimits = EngineLimits()) -> None:
+    def __init__(
+        self,
+        *,
+        memory: Memory,
+        display: DisplayHistoryStore,
+        workspace: Workspace,
+        preview: Preview,
+        model: ChatModel,
+        lease: Lease,
+        limits: EngineLimits = EngineLimits(),
+    ) -> None:
         self.memory, self.display, self.workspace = memory, display, workspace
         self.preview, self.model, self.lease = preview, model, lease
         self.limits = limits
@@ -101,8 +112,9 @@ class Engine:
     def start(self, app: App, message: str, element: dict[str, Any] | None) -> TurnRun:
         """Take the app's lease or raise Conflict (409) before anything is streamed."""
         if self.memory.head(app.id).turn >= self.limits.max_turns:
-            raise PayloadTooLarge(f"this app has reached {self.limits.max_turns} turns; "
-                                  "start a new app to keep going")
+            raise PayloadTooLarge(
+                f"this app has reached {self.limits.max_turns} turns; start a new app to keep going"
+            )
         holder = secrets.token_hex(8)
         if not self.lease.acquire(f"turn:{app.id}", holder, LEASE_SECONDS):
             raise Conflict("a turn is already running for this app; wait for it to finish")
@@ -110,8 +122,9 @@ class Engine:
 
 
 class TurnRun:
-    def __init__(self, engine: Engine, app: App, message: str,
-                 element: dict[str, Any] | None, holder: str) -> None:
+    def __init__(
+        self, engine: Engine, app: App, message: str, element: dict[str, Any] | None, holder: str
+    ) -> None:
         self.engine, self.app, self.message, self.element = engine, app, message, element
         self.holder = holder
         self.system = prompts.load(PROMPT_OF[app.code_gen_type])
@@ -127,29 +140,43 @@ class TurnRun:
         self.started = time.monotonic()
         APP_ID.set(app.id)
         try:
-            self.turn = await e.memory.open_turn(app.id, self.message, self.element,
-                                                 self.system)
+            self.turn = await e.memory.open_turn(app.id, self.message, self.element, self.system)
             TURN.set(self.turn.number)
-            await _io(e.display.append, app.id, DisplayRole.USER, self.message,
-                      turn=self.turn.number, element=self.element)
+            await _io(
+                e.display.append,
+                app.id,
+                DisplayRole.USER,
+                self.message,
+                turn=self.turn.number,
+                element=self.element,
+            )
             try:
                 async with asyncio.timeout(e.limits.turn_timeout):
                     async for event in self._work(self.turn):
                         yield event
-                status = "failed" if self.state.error or self.state.failure_after_change \
-                    else "succeeded"
+                status = (
+                    "failed" if self.state.error or self.state.failure_after_change else "succeeded"
+                )
             except (ModelError, TimeoutError) as exc:
-                reason = exc.message if isinstance(exc, ModelError) else \
-                    f"the turn took longer than {e.limits.turn_timeout:.0f} s"
+                reason = (
+                    exc.message
+                    if isinstance(exc, ModelError)
+                    else f"the turn took longer than {e.limits.turn_timeout:.0f} s"
+                )
                 self.state.error = reason
                 if not self.turn.closed:
                     await _io(e.memory.mark_interrupted, self.turn, reason)
-                yield ErrorEvent("model_error" if isinstance(exc, ModelError) else "timeout",
-                                 reason)
-            await _io(e.display.append, app.id, DisplayRole.AI if status == "succeeded"
-                      else DisplayRole.ERROR, self.state.display(),
-                      status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
-                      turn=self.turn.number)
+                yield ErrorEvent(
+                    "model_error" if isinstance(exc, ModelError) else "timeout", reason
+                )
+            await _io(
+                e.display.append,
+                app.id,
+                DisplayRole.AI if status == "succeeded" else DisplayRole.ERROR,
+                self.state.display(),
+                status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
+                turn=self.turn.number,
+            )
             self.finished = True
             self._record(status)
             yield DoneEvent(status, self.turn.number)
@@ -175,16 +202,30 @@ class TurnRun:
     def _record(self, status: str) -> None:
         """The turn's log line and metrics (tokens, tools, builds, duration)."""
         st = self.state
-        log.info("turn %s status=%s tokens_in=%s tokens_out=%s", self.turn.number
-                 if self.turn else "-", status, *self.usage,
-                 extra={"status": status, "tokens_in": self.usage[0],
-                        "tokens_out": self.usage[1], "tool_calls": st.tool_calls,
-                        "tool_failures": st.tool_failures})
-        record_turn(status=status, seconds=time.monotonic() - self.started,
-                    tokens_in=self.usage[0], tokens_out=self.usage[1],
-                    tool_calls=st.tool_calls, tool_failures=st.tool_failures,
-                    builds=st.builds, build_failures=st.build_failures,
-                    errors=int(st.error is not None))
+        log.info(
+            "turn %s status=%s tokens_in=%s tokens_out=%s",
+            self.turn.number if self.turn else "-",
+            status,
+            *self.usage,
+            extra={
+                "status": status,
+                "tokens_in": self.usage[0],
+                "tokens_out": self.usage[1],
+                "tool_calls": st.tool_calls,
+                "tool_failures": st.tool_failures,
+            },
+        )
+        record_turn(
+            status=status,
+            seconds=time.monotonic() - self.started,
+            tokens_in=self.usage[0],
+            tokens_out=self.usage[1],
+            tool_calls=st.tool_calls,
+            tool_failures=st.tool_failures,
+            builds=st.builds,
+            build_failures=st.build_failures,
+            errors=int(st.error is not None),
+        )
 
     def _close_abandoned(self) -> None:
         """The client went away (or the server is stopping): close the turn, synchronously,
@@ -195,25 +236,30 @@ class TurnRun:
         try:
             if not self.turn.closed:
                 self._interrupt_latest("the client disconnected")
-            e.display.append(self.app.id, DisplayRole.ERROR, self.state.display() +
-                             "\n\n**Interrupted:** the connection closed before the turn ended.",
-                             status=DisplayStatus.INTERRUPTED, turn=self.turn.number)
+            e.display.append(
+                self.app.id,
+                DisplayRole.ERROR,
+                self.state.display()
+                + "\n\n**Interrupted:** the connection closed before the turn ended.",
+                status=DisplayStatus.INTERRUPTED,
+                turn=self.turn.number,
+            )
             self._record("interrupted")
         except (ZerocodeError, OSError) as exc:
             # The next turn closes it instead (begin_turn sees the open turn).
             log.error("could not close interrupted turn app=%s: %s", self.app.id, exc)
 
     async def _work(self, turn: Turn) -> AsyncIterator[TurnEvent]:
-        work = self._agent if self.app.code_gen_type is CodeGenType.VUE_PROJECT \
-            else self._generate
+        work = self._agent if self.app.code_gen_type is CodeGenType.VUE_PROJECT else self._generate
         async for event in work(turn):
             yield event
         if self.state.changed and not self.state.error:
             async for event in self._build():
                 yield event
 
-    async def _stream(self, role: ModelRole, tools: list[dict[str, Any]]) \
-            -> AsyncIterator[TurnEvent | ModelReply]:
+    async def _stream(
+        self, role: ModelRole, tools: list[dict[str, Any]]
+    ) -> AsyncIterator[TurnEvent | ModelReply]:
         window = await _io(self.engine.memory.window, self.app.id, self.system)
         async for event in self.engine.model.stream(role, window.messages, tools):
             if isinstance(event, TextDelta):
@@ -246,8 +292,9 @@ class TurnRun:
                 outcome = await _io(toolbox.run, call)
                 outcomes.append(outcome)
                 self.state.record(outcome)
-                yield ToolEvent(call.id, call.name, "result", outcome.result.ok, outcome.path,
-                                outcome.summary)
+                yield ToolEvent(
+                    call.id, call.name, "result", outcome.result.ok, outcome.path, outcome.summary
+                )
             await _io(e.memory.commit_step, turn, message, [o.result for o in outcomes])
             if any(o.exit for o in outcomes):
                 await _io(e.memory.commit_final, turn, message.content or "Done.")
@@ -270,8 +317,11 @@ class TurnRun:
         await _io(e.memory.commit_final, turn, text)
         if not codegen.has_code(text):
             return  # a question or an explanation: nothing to save, and that is fine
-        parse = codegen.parse_html if self.app.code_gen_type is CodeGenType.HTML \
+        parse = (
+            codegen.parse_html
+            if self.app.code_gen_type is CodeGenType.HTML
             else codegen.parse_multi_file
+        )
         try:
             files = parse(text)
             saved = await _io(codegen.save_files, e.workspace, self.app.id, files)

@@ -21,8 +21,10 @@ FINAL = {"SUCCEEDED", "FAILED", "FAULT", "STOPPED", "TIMED_OUT"}
 
 def handle(publishing: Publishing, event: Mapping[str, Any]) -> dict[str, str]:
     detail = event.get("detail") if isinstance(event, Mapping) else None
-    if not isinstance(detail, Mapping) or event.get("detail-type") != \
-            "CodeBuild Build State Change":
+    if (
+        not isinstance(detail, Mapping)
+        or event.get("detail-type") != "CodeBuild Build State Change"
+    ):
         return {"result": "ignored", "reason": "not a CodeBuild build state change"}
     status = str(detail.get("build-status", ""))
     if status not in FINAL:
@@ -35,17 +37,26 @@ def handle(publishing: Publishing, event: Mapping[str, Any]) -> dict[str, str]:
     if build is None:
         log.warning("build event for unknown build %s of app %s", build_id, app_id)
         return {"result": "ignored", "reason": "no such build (its app was deleted?)"}
-    log.info("build %s of app %s is %s", build_id, app_id, build.state.value,
-             extra={"app_id": app_id, "build_id": build_id})
+    log.info(
+        "build %s of app %s is %s",
+        build_id,
+        app_id,
+        build.state.value,
+        extra={"app_id": app_id, "build_id": build_id},
+    )
     return {"result": build.state.value, "buildId": build_id}
 
 
 def _variables(detail: Mapping[str, Any]) -> dict[str, str]:
     info = detail.get("additional-information")
     environment = info.get("environment") if isinstance(info, Mapping) else None
-    variables = environment.get("environment-variables") \
-        if isinstance(environment, Mapping) else None
+    variables = (
+        environment.get("environment-variables") if isinstance(environment, Mapping) else None
+    )
     if not isinstance(variables, list):
         return {}
-    return {str(v.get("name")): str(v.get("value")) for v in variables
-            if isinstance(v, Mapping) and v.get("name")}
+    return {
+        str(v.get("name")): str(v.get("value"))
+        for v in variables
+        if isinstance(v, Mapping) and v.get("name")
+    }

@@ -28,8 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
     make = admin_sub.add_parser("create", help="make ACCOUNT an admin (registering it if new)")
     make.add_argument("account")
-    make.add_argument("--password-stdin", action="store_true",
-                      help="read the new account's password from stdin instead of a prompt")
+    make.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the new account's password from stdin instead of a prompt",
+    )
     make.add_argument("--data-dir", type=Path, default=None)
     window = sub.add_parser("window", help="print the window the model would see for an app")
     window.add_argument("app_id")
@@ -41,11 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     from zerocode.bootstrap import wiring
     from zerocode.bootstrap.settings import Settings
 
-    overrides = {k: v for k, v in (("data_dir", args.data_dir),
-                                   ("host", getattr(args, "host", None)),
-                                   ("port", getattr(args, "port", None)),
-                                   ("sites_port", getattr(args, "sites_port", None)))
-                 if v is not None}
+    overrides = {
+        k: v
+        for k, v in (
+            ("data_dir", args.data_dir),
+            ("host", getattr(args, "host", None)),
+            ("port", getattr(args, "port", None)),
+            ("sites_port", getattr(args, "sites_port", None)),
+        )
+        if v is not None
+    }
     settings = Settings().model_copy(update=overrides)
     if args.command == "admin":
         return _admin_create(settings, args.account, args.password_stdin)
@@ -61,9 +69,18 @@ def main(argv: list[str] | None = None) -> int:
         run_demo(settings, args.turns)
     else:
         w = wiring.memory(settings).window(args.app_id, args.system)
-        json.dump({"messages": w.openai(), "tokens": list(w.tokens),
-                   "totalTokens": w.total_tokens, "evictedUnits": w.evicted_units,
-                   "elidedPayloads": w.elided_payloads}, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(
+            {
+                "messages": w.openai(),
+                "tokens": list(w.tokens),
+                "totalTokens": w.total_tokens,
+                "evictedUnits": w.evicted_units,
+                "elidedPayloads": w.elided_payloads,
+            },
+            sys.stdout,
+            indent=2,
+            ensure_ascii=False,
+        )
         print()
     return 0
 
@@ -80,8 +97,11 @@ def _admin_create(settings: Any, account: str, password_stdin: bool) -> int:
         try:
             user = accounts.make_admin(account)
         except InvalidInput:  # no such account yet: register it, then promote it
-            password = sys.stdin.readline().rstrip("\n") if password_stdin else \
-                getpass.getpass(f"password for {account}: ")
+            password = (
+                sys.stdin.readline().rstrip("\n")
+                if password_stdin
+                else getpass.getpass(f"password for {account}: ")
+            )
             accounts.register(account, password)
             user = accounts.make_admin(account)
     except ZerocodeError as exc:

@@ -37,8 +37,10 @@ def run_demo(settings: Settings, turns: int = 12, out: Callable[[str], None] = p
         w = memory.window(APP, SYSTEM)
         validate(w.messages)
         calls = sum(len(m.tool_calls) for m in w.messages if isinstance(m, AssistantMessage))
-        out(f"{turn.number:>4} {handle.head:>7} {len(w.messages):>7} {w.total_tokens:>7} "
-            f"{w.elided_payloads:>7} {calls:>10}")
+        out(
+            f"{turn.number:>4} {handle.head:>7} {len(w.messages):>7} {w.total_tokens:>7} "
+            f"{w.elided_payloads:>7} {calls:>10}"
+        )
 
     before = memory.window(APP, SYSTEM)
     fresh = Memory(transcript, LruWindowCache(), settings.window_policy())  # a new container

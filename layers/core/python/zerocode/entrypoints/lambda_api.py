@@ -24,8 +24,9 @@ def main() -> None:
     platform = wiring.platform(settings)
     o200k()
     port = int(os.environ.get("AWS_LWA_PORT") or os.environ.get("PORT") or 8080)
-    uvicorn.run(create_app(platform), host="127.0.0.1", port=port, log_config=None,
-                timeout_keep_alive=900)
+    uvicorn.run(
+        create_app(platform), host="127.0.0.1", port=port, log_config=None, timeout_keep_alive=900
+    )
 
 
 if __name__ == "__main__":

@@ -25,16 +25,22 @@ from zerocode.publishing.pointers import site_urls
 
 def banner(settings: Settings, model: str, builds: str = "") -> str:
     api, urls = console_origin(settings), site_urls(settings)
-    return "\n".join(line for line in [
-        f"zerocode {__version__} — local platform",
-        f"  console   {api}/console/" if settings.console_path else "  console   (no web/ here)",
-        f"  API       {api}/api   (docs: {api}/api/docs)",
-        f"  previews  {urls.template(preview=True)}   (each app its own origin)",
-        f"  sites     {urls.template(preview=False)}   (published apps)",
-        f"  model     {model}",
-        f"  builds    {builds}" if builds else "",
-        f"  data      {settings.data_dir.resolve()}",
-    ] if line)
+    return "\n".join(
+        line
+        for line in [
+            f"zerocode {__version__} — local platform",
+            f"  console   {api}/console/"
+            if settings.console_path
+            else "  console   (no web/ here)",
+            f"  API       {api}/api   (docs: {api}/api/docs)",
+            f"  previews  {urls.template(preview=True)}   (each app its own origin)",
+            f"  sites     {urls.template(preview=False)}   (published apps)",
+            f"  model     {model}",
+            f"  builds    {builds}" if builds else "",
+            f"  data      {settings.data_dir.resolve()}",
+        ]
+        if line
+    )
 
 
 def with_console(app: FastAPI, settings: Settings) -> FastAPI:
@@ -50,8 +56,9 @@ def with_console(app: FastAPI, settings: Settings) -> FastAPI:
     def root() -> RedirectResponse:
         return RedirectResponse("/console/")
 
-    app.mount("/console", OffTheAppsSite(StaticFiles(directory=console, html=True), home),
-              name="console")
+    app.mount(
+        "/console", OffTheAppsSite(StaticFiles(directory=console, html=True), home), name="console"
+    )
     return app
 
 
@@ -77,20 +84,37 @@ def serve(settings: Settings) -> None:
     finished = platform.retry_deletions()  # deletions a previous run could not finish
     print(banner(settings, platform.model.description, platform.build_isolation), flush=True)
     if "UNSANDBOXED" in platform.build_isolation:
-        print("  WARNING   Vue builds run WITHOUT a sandbox: model-written code can read this "
-              "machine's files and secrets. Development only.", flush=True)
+        print(
+            "  WARNING   Vue builds run WITHOUT a sandbox: model-written code can read this "
+            "machine's files and secrets. Development only.",
+            flush=True,
+        )
     elif platform.build_isolation.startswith("refused"):
-        print("  WARNING   Vue builds are refused until bubblewrap is installed "
-              "(apt-get install bubblewrap)", flush=True)
+        print(
+            "  WARNING   Vue builds are refused until bubblewrap is installed "
+            "(apt-get install bubblewrap)",
+            flush=True,
+        )
     if finished:
         print(f"  finished deleting {finished} app(s) left over from an earlier run", flush=True)
     servers = [
-        uvicorn.Server(uvicorn.Config(with_console(create_app(platform), settings),
-                                      host=settings.host,
-                                      port=settings.port, log_config=None,
-                                      timeout_graceful_shutdown=5)),
-        uvicorn.Server(uvicorn.Config(create_sites_app(platform), host=settings.host,
-                                      port=settings.sites_port, log_config=None)),
+        uvicorn.Server(
+            uvicorn.Config(
+                with_console(create_app(platform), settings),
+                host=settings.host,
+                port=settings.port,
+                log_config=None,
+                timeout_graceful_shutdown=5,
+            )
+        ),
+        uvicorn.Server(
+            uvicorn.Config(
+                create_sites_app(platform),
+                host=settings.host,
+                port=settings.sites_port,
+                log_config=None,
+            )
+        ),
     ]
 
     async def sweep() -> None:

@@ -30,16 +30,26 @@ log = logging.getLogger(__name__)
 
 
 def create_app(platform: Platform) -> FastAPI:
-    app = FastAPI(title="zerocode", version=__version__, openapi_url="/api/openapi.json",
-                  docs_url="/api/docs", redoc_url=None, responses=ERRORS)
+    app = FastAPI(
+        title="zerocode",
+        version=__version__,
+        openapi_url="/api/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+        responses=ERRORS,
+    )
     _install_error_handlers(app)
     app.add_middleware(RequestContext)
     if platform.settings.allowed_origins:
         app.add_middleware(
-            CORSMiddleware, allow_origins=platform.settings.allowed_origins,
-            allow_credentials=True, allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            CORSMiddleware,
+            allow_origins=platform.settings.allowed_origins,
+            allow_credentials=True,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
             allow_headers=["Authorization", "Content-Type", CSRF_HEADER, "Last-Event-ID"],
-            expose_headers=["Retry-After", "X-Request-Id"], max_age=3600)
+            expose_headers=["Retry-After", "X-Request-Id"],
+            max_age=3600,
+        )
     app.state.platform = platform
     # One cache per API process (an admin's change clears it here at once).
     app.state.featured = FeaturedApps(platform.apps, platform.settings.featured_cache_seconds)
@@ -48,24 +58,31 @@ def create_app(platform: Platform) -> FastAPI:
     return app
 
 
-def error_response(status: int, code: str, message: str,
-                   headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status,
-                        headers=headers)
+def error_response(
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
 
 
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ZerocodeError)
     async def domain_error(_: Request, exc: ZerocodeError) -> JSONResponse:
-        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} \
-            if isinstance(exc, RateLimited) else None
+        headers = (
+            {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+            if isinstance(exc, RateLimited)
+            else None
+        )
         return error_response(exc.status, exc.code, exc.message, headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         problems = "; ".join(
             f"{'.'.join(str(x) for x in err.get('loc', ()) if x != 'body') or 'body'}: "
-            f"{err.get('msg', 'invalid')}" for err in exc.errors()[:5])
+            f"{err.get('msg', 'invalid')}"
+            for err in exc.errors()[:5]
+        )
         return error_response(422, "validation_error", problems or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)

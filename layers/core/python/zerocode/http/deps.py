@@ -59,14 +59,21 @@ async def caller(request: Request, credentials: Credentials = None) -> User:
     elif credentials is not None:
         user = p.accounts.authenticate(credentials.credentials)
     else:
-        user = p.accounts.authenticate(request.cookies.get(SESSION_COOKIE)) \
-            if cookie_may_authenticate(request.headers) else None
-        if user is not None and request.method not in ("GET", "HEAD") and \
-                CSRF_HEADER.lower() not in request.headers:
+        user = (
+            p.accounts.authenticate(request.cookies.get(SESSION_COOKIE))
+            if cookie_may_authenticate(request.headers)
+            else None
+        )
+        if (
+            user is not None
+            and request.method not in ("GET", "HEAD")
+            and CSRF_HEADER.lower() not in request.headers
+        ):
             raise Forbidden(f"cookie-authenticated changes need the {CSRF_HEADER} header")
     if user is None:
-        raise Unauthenticated("sign in first: POST /api/users/login, then send "
-                              "Authorization: Bearer <token>")
+        raise Unauthenticated(
+            "sign in first: POST /api/users/login, then send Authorization: Bearer <token>"
+        )
     USER_ID.set(user.id)  # async on purpose: the context reaches the endpoint and its logs
     return user
 

@@ -206,15 +206,26 @@ class HealthOut(BaseModel):
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429, 503)}
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429, 503)
+}
 
 
 def app_out(a: App, urls: SiteUrls) -> AppOut:
-    return AppOut(id=a.id, name=a.name, codeGenType=a.code_gen_type, initPrompt=a.init_prompt,
-                  previewUrl=urls.preview(a.preview_key), deployKey=a.deploy_key,
-                  deployUrl=urls.site(a.deploy_key) if a.deploy_key else None,
-                  deployBuildId=a.deploy_build_id, deployedAt=a.deployed_at, cover=a.cover,
-                  priority=a.priority, createdAt=a.created_at, updatedAt=a.updated_at)
+    return AppOut(
+        id=a.id,
+        name=a.name,
+        codeGenType=a.code_gen_type,
+        initPrompt=a.init_prompt,
+        previewUrl=urls.preview(a.preview_key),
+        deployKey=a.deploy_key,
+        deployUrl=urls.site(a.deploy_key) if a.deploy_key else None,
+        deployBuildId=a.deploy_build_id,
+        deployedAt=a.deployed_at,
+        cover=a.cover,
+        priority=a.priority,
+        createdAt=a.created_at,
+        updatedAt=a.updated_at,
+    )
 
 
 def admin_app_out(a: App, urls: SiteUrls) -> AdminAppOut:
@@ -222,22 +233,46 @@ def admin_app_out(a: App, urls: SiteUrls) -> AdminAppOut:
 
 
 def user_out(u: User) -> UserOut:
-    return UserOut(id=u.id, account=u.account, name=u.name, role=u.role.value,
-                   createdAt=u.created_at)
+    return UserOut(
+        id=u.id, account=u.account, name=u.name, role=u.role.value, createdAt=u.created_at
+    )
 
 
 def admin_user_out(u: User) -> AdminUserOut:
-    return AdminUserOut(id=u.id, account=u.account, name=u.name, role=u.role.value,
-                        createdAt=u.created_at, failedLogins=u.failed_logins)
+    return AdminUserOut(
+        id=u.id,
+        account=u.account,
+        name=u.name,
+        role=u.role.value,
+        createdAt=u.created_at,
+        failedLogins=u.failed_logins,
+    )
 
 
 def build_out(b: Build, a: App) -> BuildOut:
-    return BuildOut(id=b.id, appId=b.app_id, purpose=b.purpose, state=b.state,
-                    sourceDigest=b.source_digest, createdAt=b.created_at,
-                    startedAt=b.started_at, finishedAt=b.finished_at, seconds=b.seconds,
-                    logTail=b.log_tail, error=b.error, published=b.id == a.deploy_build_id)
+    return BuildOut(
+        id=b.id,
+        appId=b.app_id,
+        purpose=b.purpose,
+        state=b.state,
+        sourceDigest=b.source_digest,
+        createdAt=b.created_at,
+        startedAt=b.started_at,
+        finishedAt=b.finished_at,
+        seconds=b.seconds,
+        logTail=b.log_tail,
+        error=b.error,
+        published=b.id == a.deploy_build_id,
+    )
 
 
 def entry_out(e: DisplayEntry) -> HistoryEntryOut:
-    return HistoryEntryOut(id=e.id, role=e.role.value, content=e.content, status=e.status.value,
-                           turn=e.turn, createdAt=e.created_at, element=e.element)
+    return HistoryEntryOut(
+        id=e.id,
+        role=e.role.value,
+        content=e.content,
+        status=e.status.value,
+        turn=e.turn,
+        createdAt=e.created_at,
+        element=e.element,
+    )

@@ -67,13 +67,17 @@ def create_sites_app(platform: Platform) -> Starlette:
         # The console frames previews sandboxed, so their pages have an opaque origin and
         # fetch even their own module scripts with CORS; the files are public (or unlisted
         # by key) and never sent with credentials, so any origin may read them.
-        headers = {"Cache-Control": cache, "X-Content-Type-Options": "nosniff",
-                   "Access-Control-Allow-Origin": "*"}
+        headers = {
+            "Cache-Control": cache,
+            "X-Content-Type-Options": "nosniff",
+            "Access-Control-Allow-Origin": "*",
+        }
         media = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         if preview and media == "text/html":
             page = await asyncio.to_thread(file.read_bytes)
-            return Response(with_picker(page), media_type="text/html; charset=utf-8",
-                            headers=headers)
+            return Response(
+                with_picker(page), media_type="text/html; charset=utf-8", headers=headers
+            )
         return FileResponse(file, media_type=media, headers=headers)
 
     async def shared_paths(path: str) -> Response:
@@ -94,8 +98,9 @@ def create_sites_app(platform: Platform) -> Starlette:
     async def dispatch(request: Request) -> Response:
         path = request.path_params.get("path", "")
         if "/" + path == PICKER_PATH:
-            return Response(picker, media_type="text/javascript",
-                            headers={"Cache-Control": "no-cache"})
+            return Response(
+                picker, media_type="text/javascript", headers={"Cache-Control": "no-cache"}
+            )
         pointer = urls.pointer_of_host(request.headers.get("host", ""))
         if pointer is not None:
             return await serve(pointer, path)
@@ -106,18 +111,22 @@ def create_sites_app(platform: Platform) -> Starlette:
         if path.startswith(("sites/", "preview/")):
             return PlainTextResponse(
                 f"not found: previews and sites now have their own origins, "
-                f"http://{{key}}.{urls.domain}/ (the app's previewUrl and deployUrl)", 404)
+                f"http://{{key}}.{urls.domain}/ (the app's previewUrl and deployUrl)",
+                404,
+            )
         return PlainTextResponse("not found", 404)
 
     async def cover(path: str) -> Response:
         covers = platform.publishing.covers
         parts = path.split("/")
-        file = covers.path(parts[1], parts[2]) \
-            if covers is not None and len(parts) == 3 else None
+        file = covers.path(parts[1], parts[2]) if covers is not None and len(parts) == 3 else None
         if file is None:
             return PlainTextResponse("not found", 404)
-        return FileResponse(file, media_type="image/png",
-                            headers={"Cache-Control": "public, max-age=86400, immutable"})
+        return FileResponse(
+            file,
+            media_type="image/png",
+            headers={"Cache-Control": "public, max-age=86400, immutable"},
+        )
 
     return Starlette(routes=[Route("/{path:path}", dispatch, methods=["GET", "HEAD"])])
 

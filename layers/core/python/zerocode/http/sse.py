@@ -15,12 +15,16 @@ _END = object()
 
 
 def event_stream(events: AsyncIterator[Any]) -> StreamingResponse:
-    return StreamingResponse(frames(events), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        frames(events),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
-async def frames(events: AsyncIterator[Any],
-                 keepalive: float = KEEPALIVE_SECONDS) -> AsyncIterator[bytes]:
+async def frames(
+    events: AsyncIterator[Any], keepalive: float = KEEPALIVE_SECONDS
+) -> AsyncIterator[bytes]:
     """The turn's events as SSE frames, and a comment line whenever nothing was sent for
     ``keepalive`` seconds: API Gateway closes a stream idle for 5 minutes, and a preview
     build on CodeBuild can take longer than that.

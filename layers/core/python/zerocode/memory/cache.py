@@ -33,10 +33,17 @@ class WindowCache(Protocol):
 
 
 def encode_tail(tail: CachedTail) -> bytes:
-    return json.dumps({"v": 1, "head": tail.head, "uid": tail.head_uid,
-                       "entries": [_entry(e) for e in tail.entries],
-                       "pinned": _entry(tail.pinned) if tail.pinned else None},
-                      ensure_ascii=False, separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "v": 1,
+            "head": tail.head,
+            "uid": tail.head_uid,
+            "entries": [_entry(e) for e in tail.entries],
+            "pinned": _entry(tail.pinned) if tail.pinned else None,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    ).encode()
 
 
 def decode_tail(raw: bytes) -> CachedTail:
@@ -47,19 +54,40 @@ def decode_tail(raw: bytes) -> CachedTail:
             raise ValueError(f"unknown cache format {data.get('v')!r}")
         pinned = data["pinned"]
         entries = tuple(_unentry(e) for e in data["entries"])
-        return CachedTail(int(data["head"]), str(data["uid"]), entries,
-                          _unentry(pinned) if pinned is not None else None)
+        return CachedTail(
+            int(data["head"]),
+            str(data["uid"]),
+            entries,
+            _unentry(pinned) if pinned is not None else None,
+        )
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed cached tail: {exc}") from exc
 
 
 def _entry(e: Entry) -> list[Any]:
-    return [e.seq, e.turn, e.unit, e.turn_start, e.kind.value, e.covers,
-            to_dict(e.message) if e.message is not None else None, e.error, e.uid]
+    return [
+        e.seq,
+        e.turn,
+        e.unit,
+        e.turn_start,
+        e.kind.value,
+        e.covers,
+        to_dict(e.message) if e.message is not None else None,
+        e.error,
+        e.uid,
+    ]
 
 
 def _unentry(raw: Sequence[Any]) -> Entry:
     seq, turn, unit, turn_start, kind, covers, message, error, uid = raw
-    return Entry(int(seq), int(turn), int(unit), int(turn_start), EntryKind(kind),
-                 from_dict(message) if message is not None else None, int(covers), error,
-                 str(uid))
+    return Entry(
+        int(seq),
+        int(turn),
+        int(unit),
+        int(turn_start),
+        EntryKind(kind),
+        from_dict(message) if message is not None else None,
+        int(covers),
+        error,
+        str(uid),
+    )

@@ -49,9 +49,16 @@ class DisplayPage:
 
 
 class DisplayHistoryStore(Protocol):
-    def append(self, app_id: str, role: DisplayRole, content: str, *,
-               status: DisplayStatus = DisplayStatus.OK, turn: int = 0,
-               element: dict[str, Any] | None = None) -> DisplayEntry: ...
+    def append(
+        self,
+        app_id: str,
+        role: DisplayRole,
+        content: str,
+        *,
+        status: DisplayStatus = DisplayStatus.OK,
+        turn: int = 0,
+        element: dict[str, Any] | None = None,
+    ) -> DisplayEntry: ...
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
         """Entries older than ``before`` (all when None), newest first."""

@@ -40,8 +40,7 @@ from zerocode.memory.transcript import (
 )
 from zerocode.memory.window import Window, WindowPolicy, build_window, evicted_units
 
-__all__ = ["AsyncSummarizer", "Memory", "Summarizer", "Turn", "interrupted_note",
-           "user_content"]
+__all__ = ["AsyncSummarizer", "Memory", "Summarizer", "Turn", "interrupted_note", "user_content"]
 
 log = logging.getLogger(__name__)
 
@@ -62,28 +61,46 @@ def user_content(text: str, element: dict[str, Any] | None) -> str:
     """The user message as the model sees it, with the element picked in the preview."""
     if not element:
         return text
-    fields = ", ".join(f"{k}: {element[k]!r}" for k in ("pagePath", "tag", "selector", "text")
-                       if element.get(k) not in (None, ""))
+    fields = ", ".join(
+        f"{k}: {element[k]!r}"
+        for k in ("pagePath", "tag", "selector", "text")
+        if element.get(k) not in (None, "")
+    )
     return f"{text}\n\n[Selected element] {fields}"
 
 
 def interrupted_note(turn: int, reason: str) -> str:
-    return (f"[Turn {turn} was interrupted ({reason}) before it finished. The tool steps "
-            "above were applied and nothing else was done. That request is not pending: do "
-            "not resume it unless the user asks again.]")
+    return (
+        f"[Turn {turn} was interrupted ({reason}) before it finished. The tool steps "
+        "above were applied and nothing else was done. That request is not pending: do "
+        "not resume it unless the user asks again.]"
+    )
 
 
 class Memory:
-    def __init__(self, store: TranscriptStore, cache: WindowCache, policy: WindowPolicy, *,
-                 summarizer: Summarizer | AsyncSummarizer | None = None,
-                 count: TokenCounter = count_tokens) -> None:
+    def __init__(
+        self,
+        store: TranscriptStore,
+        cache: WindowCache,
+        policy: WindowPolicy,
+        *,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        count: TokenCounter = count_tokens,
+    ) -> None:
         self.store, self.cache, self.policy = store, cache, policy
         self.summarizer, self.count = summarizer, count
 
     # -- writes -----------------------------------------------------------------------
 
-    def begin_turn(self, app_id: str, text: str, element: dict[str, Any] | None = None,
-                   system: str = "", *, summary: NewSummary | None = None) -> Turn:
+    def begin_turn(
+        self,
+        app_id: str,
+        text: str,
+        element: dict[str, Any] | None = None,
+        system: str = "",
+        *,
+        summary: NewSummary | None = None,
+    ) -> Turn:
         """Append the user message; first close a turn left open by a crash (M7).
 
         With the running summary on, a summary of what left the window goes in the same
@@ -95,19 +112,32 @@ class Memory:
         entries = _crash_note(head)
         seq = head.seq + len(entries)
         asked = UserMessage(user_content(text, element))
-        new = self._new_summary(app_id, system, head, _pending(head, asked), summary) \
-            if self.policy.summary else None
+        new = (
+            self._new_summary(app_id, system, head, _pending(head, asked), summary)
+            if self.policy.summary
+            else None
+        )
         if new is not None:
             seq += 1
-            entries.append(Entry(seq, number, seq, seq, EntryKind.SUMMARY,
-                                 SystemMessage(new.text), covers=new.covers))
+            entries.append(
+                Entry(
+                    seq,
+                    number,
+                    seq,
+                    seq,
+                    EntryKind.SUMMARY,
+                    SystemMessage(new.text),
+                    covers=new.covers,
+                )
+            )
         seq += 1
         entries.append(Entry(seq, number, seq, seq, EntryKind.USER, asked))
         self._append(app_id, entries, head.seq, head.uid)
         return Turn(app_id, number, seq, seq, entries[-1].uid)
 
-    async def open_turn(self, app_id: str, text: str, element: dict[str, Any] | None = None,
-                        system: str = "") -> Turn:
+    async def open_turn(
+        self, app_id: str, text: str, element: dict[str, Any] | None = None, system: str = ""
+    ) -> Turn:
         """:meth:`begin_turn` for async callers (store calls run in a worker thread).
 
         With an :class:`AsyncSummarizer` (a model), the summary is asked for first, outside
@@ -116,35 +146,47 @@ class Memory:
         """
         summary = None
         if self.policy.summary and isinstance(self.summarizer, AsyncSummarizer):
-            due = await asyncio.to_thread(self.summary_due, app_id, system,
-                                          UserMessage(user_content(text, element)))
+            due = await asyncio.to_thread(
+                self.summary_due, app_id, system, UserMessage(user_content(text, element))
+            )
             if due is not None:
                 summary = await self._ask(app_id, self.summarizer, due)
-        return await asyncio.to_thread(self.begin_turn, app_id, text, element, system,
-                                       summary=summary)
+        return await asyncio.to_thread(
+            self.begin_turn, app_id, text, element, system, summary=summary
+        )
 
-    async def _ask(self, app_id: str, summarizer: AsyncSummarizer,
-                   due: SummaryDue) -> NewSummary | None:
+    async def _ask(
+        self, app_id: str, summarizer: AsyncSummarizer, due: SummaryDue
+    ) -> NewSummary | None:
         try:
             text = await summarizer.summarize(due.previous, due.evicted)
         except Exception as exc:  # any failure: no new summary, but never no turn
-            log.warning("running summary skipped for app %s (%d units left the window): %s",
-                        app_id, len(due.evicted), exc, extra={"app_id": app_id})
+            log.warning(
+                "running summary skipped for app %s (%d units left the window): %s",
+                app_id,
+                len(due.evicted),
+                exc,
+                extra={"app_id": app_id},
+            )
             return None
         return NewSummary(due.head, self._bounded(text), due.covers)
 
-    def commit_step(self, turn: Turn, call: AssistantMessage,
-                    results: Sequence[ToolResult]) -> None:
+    def commit_step(
+        self, turn: Turn, call: AssistantMessage, results: Sequence[ToolResult]
+    ) -> None:
         """One assistant tool-call message and all its results, in one atomic write (M2)."""
         wanted = [c.id for c in call.tool_calls]
         got = [r.tool_call_id for r in results]
         if not wanted or sorted(wanted) != sorted(got):
-            raise ValueError(f"a step must answer every tool call exactly once: "
-                             f"calls {wanted}, results {got}")
+            raise ValueError(
+                f"a step must answer every tool call exactly once: calls {wanted}, results {got}"
+            )
         seq = turn.head + 1
         entries = [Entry(seq, turn.number, seq, turn.start, EntryKind.CALL, call)]
-        entries += [Entry(seq + i, turn.number, seq, turn.start, EntryKind.RESULT, r)
-                    for i, r in enumerate(results, start=1)]
+        entries += [
+            Entry(seq + i, turn.number, seq, turn.start, EntryKind.RESULT, r)
+            for i, r in enumerate(results, start=1)
+        ]
         self._write(turn, entries)
 
     def commit_final(self, turn: Turn, text: str) -> None:
@@ -157,8 +199,10 @@ class Memory:
 
     def _close(self, turn: Turn, kind: EntryKind, text: str) -> None:
         seq = turn.head + 1
-        self._write(turn, [Entry(seq, turn.number, seq, turn.start, kind,
-                                 AssistantMessage(text or "(no text)"))])
+        self._write(
+            turn,
+            [Entry(seq, turn.number, seq, turn.start, kind, AssistantMessage(text or "(no text)"))],
+        )
 
     def _write(self, turn: Turn, entries: list[Entry]) -> None:
         if turn.closed:
@@ -235,8 +279,7 @@ class Memory:
         head = self.store.head(app_id)
         return self._due(app_id, system, head, _pending(head, asked))
 
-    def _due(self, app_id: str, system: str, head: Head,
-             pending: list[Entry]) -> SummaryDue | None:
+    def _due(self, app_id: str, system: str, head: Head, pending: list[Entry]) -> SummaryDue | None:
         units = self.units(app_id) + group_units(app_id, pending)
         kept = build_window(system, units, self.policy, self.count).kept_units
         summaries = [u for u in units if u.kind is EntryKind.SUMMARY]
@@ -246,16 +289,26 @@ class Memory:
         if not evicted:
             return None
         prior = previous.messages[0].content if previous else None
-        return SummaryDue(head.seq, prior if isinstance(prior, str) else None, tuple(evicted),
-                          evicted[-1].entries[-1].seq)
+        return SummaryDue(
+            head.seq,
+            prior if isinstance(prior, str) else None,
+            tuple(evicted),
+            evicted[-1].entries[-1].seq,
+        )
 
-    def _new_summary(self, app_id: str, system: str, head: Head, pending: list[Entry],
-                     given: NewSummary | None) -> NewSummary | None:
+    def _new_summary(
+        self, app_id: str, system: str, head: Head, pending: list[Entry], given: NewSummary | None
+    ) -> NewSummary | None:
         if given is not None:
             if given.head == head.seq:
                 return given
-            log.info("running summary dropped for app %s: the transcript moved from %d to %d",
-                     app_id, given.head, head.seq, extra={"app_id": app_id})
+            log.info(
+                "running summary dropped for app %s: the transcript moved from %d to %d",
+                app_id,
+                given.head,
+                head.seq,
+                extra={"app_id": app_id},
+            )
             return None
         if self.summarizer is None or isinstance(self.summarizer, AsyncSummarizer):
             return None
@@ -265,8 +318,13 @@ class Memory:
         try:
             text = self.summarizer(due.previous, due.evicted)
         except Exception as exc:  # any failure: no new summary, but never no turn
-            log.warning("running summary skipped for app %s (%d units left the window): %s",
-                        app_id, len(due.evicted), exc, extra={"app_id": app_id})
+            log.warning(
+                "running summary skipped for app %s (%d units left the window): %s",
+                app_id,
+                len(due.evicted),
+                exc,
+                extra={"app_id": app_id},
+            )
             return None
         return NewSummary(head.seq, self._bounded(text), due.covers)
 
@@ -286,8 +344,16 @@ def _crash_note(head: Head) -> list[Entry]:
     if not head.turn_open:
         return []
     seq = head.seq + 1
-    return [Entry(seq, head.turn, seq, head.turn_start, EntryKind.INTERRUPTED,
-                  AssistantMessage(interrupted_note(head.turn, "crash or timeout")))]
+    return [
+        Entry(
+            seq,
+            head.turn,
+            seq,
+            head.turn_start,
+            EntryKind.INTERRUPTED,
+            AssistantMessage(interrupted_note(head.turn, "crash or timeout")),
+        )
+    ]
 
 
 def _advance(cached: CachedTail, new: list[Entry], limit: int) -> CachedTail | None:

@@ -74,8 +74,10 @@ class ToolResult:
     def __post_init__(self) -> None:
         if self.ok == self.content.startswith(FAILED_PREFIX):
             state = "ok" if self.ok else "failed"
-            raise ValueError(f"a {state} tool result must {'not ' if self.ok else ''}start with "
-                             f"{FAILED_PREFIX!r}; use ToolResult.failure() for failures")
+            raise ValueError(
+                f"a {state} tool result must {'not ' if self.ok else ''}start with "
+                f"{FAILED_PREFIX!r}; use ToolResult.failure() for failures"
+            )
 
     @classmethod
     def success(cls, call: ToolCall, content: str) -> ToolResult:
@@ -99,8 +101,11 @@ def to_openai(message: Message) -> OpenAIMessage:
         out: OpenAIMessage = {"role": "assistant", "content": message.content}
         if message.tool_calls:
             out["tool_calls"] = [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": c.arguments}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
                 for c in message.tool_calls
             ]
         return out
@@ -132,8 +137,14 @@ def from_openai_list(raw: Sequence[OpenAIMessage]) -> list[Message]:
             call_id = item.get("tool_call_id")
             if not isinstance(call_id, str) or not isinstance(content, str):
                 raise ValueError(f"message {index}: tool message needs tool_call_id and content")
-            out.append(ToolResult(call_id, names.get(call_id, ""), content,
-                                  ok=not content.startswith(FAILED_PREFIX)))
+            out.append(
+                ToolResult(
+                    call_id,
+                    names.get(call_id, ""),
+                    content,
+                    ok=not content.startswith(FAILED_PREFIX),
+                )
+            )
         else:
             raise ValueError(f"message {index}: unknown role {role!r}")
     return out
@@ -164,8 +175,12 @@ def from_dict(raw: dict[str, Any]) -> Message:
     if raw.get("role") == "tool":
         content, name, ok = raw.get("content"), raw.get("name"), raw.get("ok")
         call_id = raw.get("tool_call_id")
-        if not (isinstance(content, str) and isinstance(name, str) and isinstance(ok, bool)
-                and isinstance(call_id, str)):
+        if not (
+            isinstance(content, str)
+            and isinstance(name, str)
+            and isinstance(ok, bool)
+            and isinstance(call_id, str)
+        ):
             raise ValueError("malformed stored tool result")
         return ToolResult(call_id, name, content, ok)
     (message,) = from_openai_list([raw])

@@ -72,11 +72,11 @@ def stored_text(text: str, max_tokens: int, count: TokenCounter = count_tokens) 
     low, high = 0, len(rest)  # the longest end of ``rest`` that fits
     while low < high:
         mid = (low + high + 1) // 2
-        if count(SUMMARY_PREFIX + CUT_MARK + rest[len(rest) - mid:]) <= max_tokens:
+        if count(SUMMARY_PREFIX + CUT_MARK + rest[len(rest) - mid :]) <= max_tokens:
             low = mid
         else:
             high = mid - 1
-    return SUMMARY_PREFIX + CUT_MARK + rest[len(rest) - low:]
+    return SUMMARY_PREFIX + CUT_MARK + rest[len(rest) - low :]
 
 
 def previous_text(stored: str | None) -> str | None:

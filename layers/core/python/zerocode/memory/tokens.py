@@ -20,15 +20,17 @@ import tiktoken
 from zerocode.memory.messages import AssistantMessage, Message, ToolResult
 
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-_O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
 # Per-message framing as counted in OpenAI's cookbook for chat models.
 MESSAGE_OVERHEAD = 3
 TOOL_CALL_OVERHEAD = 3
@@ -50,10 +52,16 @@ def o200k_vocabulary() -> bytes:
 
 @functools.cache
 def o200k() -> tiktoken.Encoding:
-    ranks = {base64.b64decode(tok): int(rank)
-             for tok, rank in (line.split() for line in o200k_vocabulary().splitlines() if line)}
-    return tiktoken.Encoding("o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks,
-                             special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018})
+    ranks = {
+        base64.b64decode(tok): int(rank)
+        for tok, rank in (line.split() for line in o200k_vocabulary().splitlines() if line)
+    }
+    return tiktoken.Encoding(
+        "o200k_base",
+        pat_str=_O200K_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    )
 
 
 @functools.lru_cache(maxsize=8192)

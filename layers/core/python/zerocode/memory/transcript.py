@@ -71,8 +71,11 @@ class Head:
 
     @property
     def turn_open(self) -> bool:
-        return self.kind is not None and self.kind not in CLOSING_KINDS and \
-            self.kind is not EntryKind.SUMMARY
+        return (
+            self.kind is not None
+            and self.kind not in CLOSING_KINDS
+            and self.kind is not EntryKind.SUMMARY
+        )
 
 
 EMPTY_HEAD = Head(0, 0, 0, None)
@@ -120,14 +123,21 @@ def expires_at(retention_days: int, now: float) -> int | None:
 
 # -- storage form shared by the adapters -------------------------------------------------
 
+
 def entry_attributes(entry: Entry) -> dict[str, Any]:
     """Plain attributes an adapter stores; ``body`` is the message as JSON text."""
     if entry.message is None:
         raise ValueError("cannot store an unreadable entry")
-    return {"seq": entry.seq, "turn": entry.turn, "unit": entry.unit,
-            "turn_start": entry.turn_start, "kind": entry.kind.value, "covers": entry.covers,
-            "uid": entry.uid,
-            "body": json.dumps(to_dict(entry.message), ensure_ascii=False, separators=(",", ":"))}
+    return {
+        "seq": entry.seq,
+        "turn": entry.turn,
+        "unit": entry.unit,
+        "turn_start": entry.turn_start,
+        "kind": entry.kind.value,
+        "covers": entry.covers,
+        "uid": entry.uid,
+        "body": json.dumps(to_dict(entry.message), ensure_ascii=False, separators=(",", ":")),
+    }
 
 
 def entry_from_attributes(app_id: str, attrs: dict[str, Any]) -> Entry:
@@ -146,13 +156,34 @@ def entry_from_attributes(app_id: str, attrs: dict[str, Any]) -> Entry:
         message = from_dict(raw)
         if min(seq, turn, unit, turn_start) < 0:
             raise ValueError("missing or non-integer position attributes")
-        return Entry(seq, turn, unit, turn_start, kind, message, _int(attrs.get("covers"), 0),
-                     uid=str(attrs.get("uid", "")))
+        return Entry(
+            seq,
+            turn,
+            unit,
+            turn_start,
+            kind,
+            message,
+            _int(attrs.get("covers"), 0),
+            uid=str(attrs.get("uid", "")),
+        )
     except (ValueError, TypeError) as exc:
-        log.error("unreadable transcript item app=%s seq=%s: %s", app_id, seq, exc,
-                  extra={"app_id": app_id, "seq": seq})
-        return Entry(seq, turn, unit, turn_start, EntryKind.RESULT, None, error=str(exc),
-                     uid=str(attrs.get("uid", "")))
+        log.error(
+            "unreadable transcript item app=%s seq=%s: %s",
+            app_id,
+            seq,
+            exc,
+            extra={"app_id": app_id, "seq": seq},
+        )
+        return Entry(
+            seq,
+            turn,
+            unit,
+            turn_start,
+            EntryKind.RESULT,
+            None,
+            error=str(exc),
+            uid=str(attrs.get("uid", "")),
+        )
 
 
 def head_from_attributes(app_id: str, attrs: dict[str, Any]) -> Head:
@@ -166,8 +197,13 @@ def head_from_attributes(app_id: str, attrs: dict[str, Any]) -> Head:
     except ValueError:
         log.error("transcript head of app=%s has unknown kind %r", app_id, attrs.get("kind"))
         kind = EntryKind.RESULT
-    return Head(_int(attrs.get("seq"), 0), max(_int(attrs.get("turn"), 0), 0),
-                max(_int(attrs.get("turn_start"), 0), 0), kind, str(attrs.get("uid", "")))
+    return Head(
+        _int(attrs.get("seq"), 0),
+        max(_int(attrs.get("turn"), 0), 0),
+        max(_int(attrs.get("turn_start"), 0), 0),
+        kind,
+        str(attrs.get("uid", "")),
+    )
 
 
 def _int(value: Any, default: int) -> int:
@@ -180,6 +216,7 @@ def _int(value: Any, default: int) -> int:
 
 
 # -- units -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -232,8 +269,13 @@ def group_units(app_id: str, entries: Iterable[Entry]) -> list[Unit]:
 
 def _report(app_id: str, group: Sequence[Entry], problem: str) -> None:
     keys = [e.seq for e in group]
-    log.error("left a transcript unit out of the window app=%s seqs=%s: %s", app_id, keys,
-              problem, extra={"app_id": app_id, "seqs": keys})
+    log.error(
+        "left a transcript unit out of the window app=%s seqs=%s: %s",
+        app_id,
+        keys,
+        problem,
+        extra={"app_id": app_id, "seqs": keys},
+    )
 
 
 def _unit_problem(group: Sequence[Entry]) -> str | None:

@@ -35,18 +35,26 @@ def validate(messages: Sequence[Message]) -> None:
             elif call_id in answered:
                 raise InvalidWindow(index, f"tool result answers {call_id!r} a second time")
             else:
-                raise InvalidWindow(index, f"tool result answers {call_id!r}, which no preceding "
-                                           "assistant tool_calls requested")
+                raise InvalidWindow(
+                    index,
+                    f"tool result answers {call_id!r}, which no preceding "
+                    "assistant tool_calls requested",
+                )
             continue
         if pending:
-            raise InvalidWindow(index, f"tool_calls {sorted(pending)} of message "
-                                       f"{min(pending.values())} are not answered before it")
+            raise InvalidWindow(
+                index,
+                f"tool_calls {sorted(pending)} of message "
+                f"{min(pending.values())} are not answered before it",
+            )
         answered.clear()
         if isinstance(message, AssistantMessage):
             pending = {call.id: index for call in message.tool_calls}
     if pending:
-        raise InvalidWindow(len(messages), f"tool_calls {sorted(pending)} of message "
-                                           f"{min(pending.values())} are never answered")
+        raise InvalidWindow(
+            len(messages),
+            f"tool_calls {sorted(pending)} of message {min(pending.values())} are never answered",
+        )
 
 
 def is_valid(messages: Sequence[Message]) -> bool:

@@ -61,8 +61,13 @@ class WindowPolicy:
     summary_max_tokens: int = 400
 
     def __post_init__(self) -> None:
-        if self.max_messages < 3 or self.max_tokens < 1 or self.elide_min_chars < 64 \
-                or self.full_turns < 1 or self.summary_max_tokens < 16:
+        if (
+            self.max_messages < 3
+            or self.max_tokens < 1
+            or self.elide_min_chars < 64
+            or self.full_turns < 1
+            or self.summary_max_tokens < 16
+        ):
             raise ValueError(f"window policy out of range: {self}")
 
     @property
@@ -89,8 +94,9 @@ class Window:
         return to_openai_list(self.messages)
 
 
-def build_window(system: str, units: Sequence[Unit], policy: WindowPolicy,
-                 count: TokenCounter = count_tokens) -> Window:
+def build_window(
+    system: str, units: Sequence[Unit], policy: WindowPolicy, count: TokenCounter = count_tokens
+) -> Window:
     """pin → elide → reserve (system prompt, summary) → budget → summary (show) → validate.
 
     What is kept is one contiguous run of the newest units (plus the pinned
@@ -104,16 +110,27 @@ def build_window(system: str, units: Sequence[Unit], policy: WindowPolicy,
 
     conversation = pinned.conversation
     evicted = len(conversation) - len(kept)
-    elided = sum(slim is not original for unit in conversation if unit.seq in kept
-                 for slim, original in zip(kept[unit.seq], unit.messages, strict=True))
+    elided = sum(
+        slim is not original
+        for unit in conversation
+        if unit.seq in kept
+        for slim, original in zip(kept[unit.seq], unit.messages, strict=True)
+    )
     include_summary = summary is not None and show_summary(conversation, evicted)
     head = [pinned.system, summary] if include_summary and summary else [pinned.system]
     body = [m for unit in conversation if unit.seq in kept for m in kept[unit.seq]]
     messages = tuple(head + body)
     validate(messages)
     per_message = tuple(message_tokens(m, count) for m in messages)
-    return Window(messages, per_message, sum(per_message) + REPLY_PRIMING, evicted, elided,
-                  include_summary, tuple(sorted(kept)))
+    return Window(
+        messages,
+        per_message,
+        sum(per_message) + REPLY_PRIMING,
+        evicted,
+        elided,
+        include_summary,
+        tuple(sorted(kept)),
+    )
 
 
 # -- step 1: pin -------------------------------------------------------------------------
@@ -180,9 +197,13 @@ class Reserved:
     tokens: int
 
 
-def budget(reserved: Reserved, pinned: Pinned,
-           render: Callable[[Unit], tuple[Message, ...]], policy: WindowPolicy,
-           count: TokenCounter = count_tokens) -> dict[int, tuple[Message, ...]]:
+def budget(
+    reserved: Reserved,
+    pinned: Pinned,
+    render: Callable[[Unit], tuple[Message, ...]],
+    policy: WindowPolicy,
+    count: TokenCounter = count_tokens,
+) -> dict[int, tuple[Message, ...]]:
     """Rule: after the ``reserved`` room (see :func:`reserve`) and the pinned user
     message, keep whole units newest-first; stop at the first unit that would cross
     ``max_messages`` or ``max_tokens`` (reply priming counted) and evict it and every
@@ -207,8 +228,10 @@ def budget(reserved: Reserved, pinned: Pinned,
             continue
         msgs = render(unit)
         unit_cost = cost(msgs)
-        if used_messages + len(msgs) > policy.max_messages or \
-                used_tokens + unit_cost > policy.max_tokens:
+        if (
+            used_messages + len(msgs) > policy.max_messages
+            or used_tokens + unit_cost > policy.max_tokens
+        ):
             break
         kept[unit.seq] = msgs
         used_messages += len(msgs)
@@ -229,8 +252,12 @@ def latest_summary(units: Sequence[Unit]) -> Message | None:
     return summaries[-1].messages[0] if summaries else None
 
 
-def reserve(system: SystemMessage, summary: Message | None, policy: WindowPolicy,
-            count: TokenCounter = count_tokens) -> Reserved:
+def reserve(
+    system: SystemMessage,
+    summary: Message | None,
+    policy: WindowPolicy,
+    count: TokenCounter = count_tokens,
+) -> Reserved:
     """Rule: the system prompt's room is always reserved; with the summary on, so is one
     message of ``summary_max_tokens`` (or the newest summary's cost, if larger), whether
     or not a summary exists yet.
@@ -258,14 +285,18 @@ def show_summary(conversation: Sequence[Unit], evicted: int) -> bool:
     return evicted > 0 or (bool(conversation) and conversation[0].seq > 1)
 
 
-def evicted_units(units: Sequence[Unit], kept: Mapping[int, object] | Sequence[int],
-                  covered: int) -> list[Unit]:
+def evicted_units(
+    units: Sequence[Unit], kept: Mapping[int, object] | Sequence[int], covered: int
+) -> list[Unit]:
     """The conversation units left out of a window (``kept``: its unit seqs) that no
     summary covers yet (seq after ``covered``), oldest first: what the next running
     summary has to fold in."""
     inside = set(kept)
-    return [u for u in units if u.kind is not EntryKind.SUMMARY
-            and u.seq > covered and u.seq not in inside]
+    return [
+        u
+        for u in units
+        if u.kind is not EntryKind.SUMMARY and u.seq > covered and u.seq not in inside
+    ]
 
 
 # -- elision helpers ---------------------------------------------------------------------
@@ -310,5 +341,4 @@ def elision_stub(payload: str) -> str:
     data = payload.encode("utf-8")
     size = f"{len(data)} B" if len(data) < 1024 else f"{len(data) / 1024:.1f} KB"
     digest = hashlib.sha256(data).hexdigest()[:16]
-    return (f"[content elided: {size}, sha256 {digest}; "
-            "read the file for the current version]")
+    return f"[content elided: {size}, sha256 {digest}; read the file for the current version]"

@@ -110,9 +110,14 @@ class Build:
         return replace(self, state=BuildState.RUNNING, started_at=time.time())
 
     def succeeded(self, output: str, log_tail: str) -> Build:
-        return replace(self, state=BuildState.SUCCEEDED, output=output,
-                       log_tail=log_tail[-LOG_TAIL_CHARS:], finished_at=time.time(),
-                       started_at=self.started_at or time.time())
+        return replace(
+            self,
+            state=BuildState.SUCCEEDED,
+            output=output,
+            log_tail=log_tail[-LOG_TAIL_CHARS:],
+            finished_at=time.time(),
+            started_at=self.started_at or time.time(),
+        )
 
     def ended(self, outcome: BuildOutcome) -> Build:
         """Succeeded only with an output to show; otherwise failed, with the reason."""
@@ -121,9 +126,14 @@ class Build:
         return self.failed(outcome.error or "the build failed", outcome.log_tail)
 
     def failed(self, error: str, log_tail: str = "") -> Build:
-        return replace(self, state=BuildState.FAILED, error=error[:500],
-                       log_tail=log_tail[-LOG_TAIL_CHARS:], finished_at=time.time(),
-                       started_at=self.started_at or time.time())
+        return replace(
+            self,
+            state=BuildState.FAILED,
+            error=error[:500],
+            log_tail=log_tail[-LOG_TAIL_CHARS:],
+            finished_at=time.time(),
+            started_at=self.started_at or time.time(),
+        )
 
 
 @dataclass(frozen=True)
@@ -137,8 +147,13 @@ class BuildStore(Protocol):
 
     def get(self, app_id: str, build_id: str) -> Build | None: ...
 
-    def list(self, app_id: str, cursor: str | None = None, limit: int = 20,
-             purpose: BuildPurpose | None = None) -> BuildPage:
+    def list(
+        self,
+        app_id: str,
+        cursor: str | None = None,
+        limit: int = 20,
+        purpose: BuildPurpose | None = None,
+    ) -> BuildPage:
         """Newest first; ``cursor`` is the previous page's ``next_cursor``."""
         ...
 
@@ -146,8 +161,9 @@ class BuildStore(Protocol):
 
 
 def job_of(build: Build, source: Snapshot) -> BuildJob:
-    return BuildJob(build.app_id, build.id, build.kind, source,
-                    preview=build.purpose is BuildPurpose.PREVIEW)
+    return BuildJob(
+        build.app_id, build.id, build.kind, source, preview=build.purpose is BuildPurpose.PREVIEW
+    )
 
 
 def check_build_id(value: object) -> str:

@@ -93,7 +93,7 @@ def pointer_of_label(label: str) -> str | None:
     site; None for anything else."""
     label = label.lower()
     if label.startswith(PREVIEW_LABEL):
-        key = label[len(PREVIEW_LABEL):]
+        key = label[len(PREVIEW_LABEL) :]
         return PREVIEW_PREFIX + key if is_host_key(key) else None
     return SITE_PREFIX + label if is_host_key(label) else None
 
@@ -165,8 +165,9 @@ def site_urls(settings: Settings) -> SiteUrls:
     domain = settings.sites_domain
     if domain is None and settings.mode == "local":
         domain = f"localhost:{settings.sites_port}"
-    return SiteUrls(settings.public_sites_url, domain.strip().strip(".").lower() or None
-                    if domain else None)
+    return SiteUrls(
+        settings.public_sites_url, domain.strip().strip(".").lower() or None if domain else None
+    )
 
 
 class Publisher(Protocol):

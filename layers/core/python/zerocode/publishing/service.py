@@ -53,6 +53,7 @@ log = logging.getLogger(__name__)
 
 DEPLOY_LEASE_SECONDS = 20 * 60  # longer than any build; renewed by nothing, freed at the end
 
+
 class Covers(Protocol):
     """Cover images of published apps (a screenshot), kept per build."""
 
@@ -91,13 +92,19 @@ class Publishing:
     async def preview(self, app: App, build_id: str | None = None) -> Build:
         """Build what the workspace holds now and, if it built, show it in the preview."""
         source = await asyncio.to_thread(snapshot, self.workspace, app.id)
-        build = Build(build_id or new_build_id(), app.id, BuildPurpose.PREVIEW, app.code_gen_type,
-                      source.digest)
+        build = Build(
+            build_id or new_build_id(),
+            app.id,
+            BuildPurpose.PREVIEW,
+            app.code_gen_type,
+            source.digest,
+        )
         done = await self._run(build, source)
         if done.state is BuildState.SUCCEEDED:
             key = await asyncio.to_thread(self._preview_key, app)
-            await asyncio.to_thread(self.publisher.point, preview_pointer(key),
-                                    SiteTarget(app.id, done.id))
+            await asyncio.to_thread(
+                self.publisher.point, preview_pointer(key), SiteTarget(app.id, done.id)
+            )
         return done
 
     def _preview_key(self, app: App) -> str:
@@ -137,8 +144,7 @@ class Publishing:
         return source
 
     def _queue(self, app: App, source: Snapshot) -> tuple[Build, Snapshot]:
-        build = Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type,
-                      source.digest)
+        build = Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type, source.digest)
         self.builds.put(build)
         return build, source
 
@@ -209,8 +215,9 @@ class Publishing:
     async def deploy(self, build: Build, source: Snapshot) -> Build:
         async with self._locks[build.app_id]:
             holder = secrets.token_hex(8)
-            while not await asyncio.to_thread(self.lease.acquire, f"deploy:{build.app_id}",
-                                              holder, DEPLOY_LEASE_SECONDS):
+            while not await asyncio.to_thread(
+                self.lease.acquire, f"deploy:{build.app_id}", holder, DEPLOY_LEASE_SECONDS
+            ):
                 await asyncio.sleep(1)  # another process is deploying this app
             try:
                 done = await self._run(build, source)
@@ -237,13 +244,23 @@ class Publishing:
             key, stale = new_deploy_key(), key  # before sites had their own origins
         self.publisher.point(site_pointer(key), SiteTarget(app.id, build.id))
         now = time.time()
-        published = replace(app, deploy_key=key, deploy_url=self.site_url(key),
-                            deploy_build_id=build.id, deployed_at=now, updated_at=now)
+        published = replace(
+            app,
+            deploy_key=key,
+            deploy_url=self.site_url(key),
+            deploy_build_id=build.id,
+            deployed_at=now,
+            updated_at=now,
+        )
         self.apps.put(published)
         if stale is not None:
             self.publisher.remove(site_pointer(stale))
-        log.info("published app %s build %s", app.id, build.id,
-                 extra={"app_id": app.id, "build_id": build.id})
+        log.info(
+            "published app %s build %s",
+            app.id,
+            build.id,
+            extra={"app_id": app.id, "build_id": build.id},
+        )
         return published
 
     async def rollback(self, app: App, build_id: str) -> App:

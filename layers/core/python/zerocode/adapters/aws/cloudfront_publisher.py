@@ -49,8 +49,11 @@ class KvsPublisher:
 
     def point(self, pointer: str, target: SiteTarget) -> None:
         value = target.encode()
-        self._conditional(lambda etag: self.client.put_key(
-            KvsARN=self.kvs_arn, Key=pointer, Value=value, IfMatch=etag))
+        self._conditional(
+            lambda etag: self.client.put_key(
+                KvsARN=self.kvs_arn, Key=pointer, Value=value, IfMatch=etag
+            )
+        )
 
     def target(self, pointer: str) -> SiteTarget | None:
         try:

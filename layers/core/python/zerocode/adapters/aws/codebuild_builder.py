@@ -56,19 +56,30 @@ CREDENTIAL_SECONDS = 30 * 60
 TOOLCHAIN_DIR = ".zerocode/toolchain"
 # The build's scoped credentials travel under these names (never AWS_*, so no tool picks
 # them up by itself); only the two `aws s3 cp` steps map them to AWS_* for one command.
-CREDENTIAL_VARIABLES = ("ZEROCODE_S3_ACCESS_KEY_ID", "ZEROCODE_S3_SECRET_ACCESS_KEY",
-                        "ZEROCODE_S3_SESSION_TOKEN")
+CREDENTIAL_VARIABLES = (
+    "ZEROCODE_S3_ACCESS_KEY_ID",
+    "ZEROCODE_S3_SECRET_ACCESS_KEY",
+    "ZEROCODE_S3_SESSION_TOKEN",
+)
 # Everything that could give a build's install or compile step AWS rights: the scoped
 # credentials, any AWS_* credentials, and the container's own role (CodeBuild serves it at
 # 169.254.170.2$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI).
-_UNSET = (*CREDENTIAL_VARIABLES, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-          "AWS_SESSION_TOKEN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-          "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN")
+_UNSET = (
+    *CREDENTIAL_VARIABLES,
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+)
 NO_CREDENTIALS = "env " + " ".join(f"-u {name}" for name in _UNSET)
 # One `aws` command with the build's scoped credentials (the AWS CLI takes credentials from
 # the environment before the container's role).
-_SCOPED = " ".join(f'AWS_{name.removeprefix("ZEROCODE_S3_")}="${name}"'
-                   for name in CREDENTIAL_VARIABLES) + " aws"
+_SCOPED = (
+    " ".join(f'AWS_{name.removeprefix("ZEROCODE_S3_")}="${name}"' for name in CREDENTIAL_VARIABLES)
+    + " aws"
+)
 NPM_CI = "npm ci --ignore-scripts --no-audit --no-fund --prefer-offline"
 VITE_BUILD = "node " + " ".join(toolchain.VITE_ARGS)
 
@@ -116,16 +127,28 @@ _MISSING = {"404", "NoSuchKey", "NotFound"}
 
 
 class CodeBuildBuilder:
-    def __init__(self, codebuild: Any, s3: Any, project: str, bucket: str, *,
-                 sts: Any = None, data_role_arn: str | None = None,
-                 credential_seconds: int = CREDENTIAL_SECONDS,
-                 poll_seconds: float = 5.0, timeout_seconds: float = 14 * 60,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        codebuild: Any,
+        s3: Any,
+        project: str,
+        bucket: str,
+        *,
+        sts: Any = None,
+        data_role_arn: str | None = None,
+        credential_seconds: int = CREDENTIAL_SECONDS,
+        poll_seconds: float = 5.0,
+        timeout_seconds: float = 14 * 60,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         """``sts`` and ``data_role_arn`` (the build data role, infra) are needed for Vue
         builds: each one runs with credentials of that role scoped to the build."""
         self.codebuild, self.s3, self.project, self.bucket = codebuild, s3, project, bucket
-        self.sts, self.data_role_arn, self.credential_seconds = \
-            sts, data_role_arn, credential_seconds
+        self.sts, self.data_role_arn, self.credential_seconds = (
+            sts,
+            data_role_arn,
+            credential_seconds,
+        )
         self.poll_seconds, self.timeout_seconds, self.sleep = poll_seconds, timeout_seconds, sleep
 
     def output_prefix(self, app_id: str, build_id: str) -> str:
@@ -142,8 +165,9 @@ class CodeBuildBuilder:
             done = await asyncio.to_thread(self.outcome, job.app_id, job.build_id, started)
             if done is not None:
                 return done
-        return BuildOutcome(False, "", None, f"CodeBuild did not finish within "
-                                             f"{self.timeout_seconds:.0f} s")
+        return BuildOutcome(
+            False, "", None, f"CodeBuild did not finish within {self.timeout_seconds:.0f} s"
+        )
 
     def source_key(self, app_id: str, build_id: str) -> str:
         return f"sources/{check_app_id(app_id)}/{check_app_id(build_id)}.zip"
@@ -155,40 +179,59 @@ class CodeBuildBuilder:
         prefix = self.output_prefix(job.app_id, job.build_id)
         credentials = self._scoped_credentials(job.build_id, source_key, prefix)
         extra = {".zerocode/picker.js": PICKER.read_bytes()} if job.preview else {}
-        self.s3.put_object(Bucket=self.bucket, Key=source_key, Body=_zip(job, extra),
-                           ContentType="application/zip")
+        self.s3.put_object(
+            Bucket=self.bucket, Key=source_key, Body=_zip(job, extra), ContentType="application/zip"
+        )
         variables = {
-            "ZEROCODE_APP_ID": job.app_id, "ZEROCODE_BUILD_ID": job.build_id,
+            "ZEROCODE_APP_ID": job.app_id,
+            "ZEROCODE_BUILD_ID": job.build_id,
             "ZEROCODE_PREVIEW": "1" if job.preview else "0",
             "ZEROCODE_SOURCE_URI": f"s3://{self.bucket}/{source_key}",
             "ZEROCODE_OUTPUT_URI": f"s3://{self.bucket}/{prefix}",
-            **credentials}
+            **credentials,
+        }
         answer = self.codebuild.start_build(
-            projectName=self.project, idempotencyToken=job.build_id,
-            sourceTypeOverride="NO_SOURCE", buildspecOverride=BUILDSPEC,
+            projectName=self.project,
+            idempotencyToken=job.build_id,
+            sourceTypeOverride="NO_SOURCE",
+            buildspecOverride=BUILDSPEC,
             artifactsOverride={"type": "NO_ARTIFACTS"},
-            environmentVariablesOverride=[{"name": name, "value": value, "type": "PLAINTEXT"}
-                                          for name, value in variables.items()])
+            environmentVariablesOverride=[
+                {"name": name, "value": value, "type": "PLAINTEXT"}
+                for name, value in variables.items()
+            ],
+        )
         return str(answer["build"]["id"])
 
-    def _scoped_credentials(self, build_id: str, source_key: str,
-                            prefix: str) -> dict[str, str]:
+    def _scoped_credentials(self, build_id: str, source_key: str, prefix: str) -> dict[str, str]:
         """Credentials of the build data role that can read this build's source and write
         its output prefix, nothing else, for as long as the build can run."""
         if self.sts is None or not self.data_role_arn:
-            raise RuntimeError("Vue builds on CodeBuild need the build data role "
-                               "(ZEROCODE_BUILD_DATA_ROLE_ARN)")
+            raise RuntimeError(
+                "Vue builds on CodeBuild need the build data role (ZEROCODE_BUILD_DATA_ROLE_ARN)"
+            )
         meta = self.s3.meta
-        policy = session_policy(self.bucket, source_key, prefix,
-                                partition=meta.partition, region=meta.region_name)
+        policy = session_policy(
+            self.bucket, source_key, prefix, partition=meta.partition, region=meta.region_name
+        )
         answer = self.sts.assume_role(
-            RoleArn=self.data_role_arn, RoleSessionName=f"zerocode-{build_id}",
+            RoleArn=self.data_role_arn,
+            RoleSessionName=f"zerocode-{build_id}",
             Policy=json.dumps(policy, separators=(",", ":")),
-            DurationSeconds=self.credential_seconds)
+            DurationSeconds=self.credential_seconds,
+        )
         given = answer["Credentials"]
-        return dict(zip(CREDENTIAL_VARIABLES, (str(given["AccessKeyId"]),
-                                               str(given["SecretAccessKey"]),
-                                               str(given["SessionToken"])), strict=True))
+        return dict(
+            zip(
+                CREDENTIAL_VARIABLES,
+                (
+                    str(given["AccessKeyId"]),
+                    str(given["SecretAccessKey"]),
+                    str(given["SessionToken"]),
+                ),
+                strict=True,
+            )
+        )
 
     def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
         builds = self.codebuild.batch_get_builds(ids=[runner_id]).get("builds", [])
@@ -200,8 +243,9 @@ class CodeBuildBuilder:
         if status == "SUCCEEDED":
             prefix = self.output_prefix(app_id, build_id)
             if not self._exists(prefix + "index.html"):
-                return BuildOutcome(False, tail, None, "the build succeeded but its output "
-                                                       "has no index.html")
+                return BuildOutcome(
+                    False, tail, None, "the build succeeded but its output has no index.html"
+                )
             return BuildOutcome(True, tail, f"s3://{self.bucket}/{prefix}")
         if status in _FAILED:
             return BuildOutcome(False, tail, None, f"the project did not build ({status})")
@@ -214,8 +258,9 @@ class CodeBuildBuilder:
             for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
                 keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
                 if keys:
-                    self.s3.delete_objects(Bucket=self.bucket,
-                                           Delete={"Objects": keys, "Quiet": True})
+                    self.s3.delete_objects(
+                        Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True}
+                    )
                     removed += len(keys)
         return removed
 
@@ -225,16 +270,25 @@ class CodeBuildBuilder:
         prefix = self.output_prefix(job.app_id, job.build_id)
         files = dict(job.source.files)
         if job.preview:
-            files = {p: with_picker(d, relative=True) if p.endswith(".html") else d
-                     for p, d in files.items()}
+            files = {
+                p: with_picker(d, relative=True) if p.endswith(".html") else d
+                for p, d in files.items()
+            }
             files[PICKER_FILE] = PICKER.read_bytes()
         # index.html last: the output counts as complete once it is there.
         for path in sorted(files, key=lambda p: p == "index.html"):
             media = mimetypes.guess_type(path)[0] or "application/octet-stream"
-            self.s3.put_object(Bucket=self.bucket, Key=prefix + clean_path(path),
-                               Body=files[path], ContentType=media)
-        return BuildOutcome(True, f"checked and copied {len(job.source.files)} file(s)",
-                            f"s3://{self.bucket}/{prefix}")
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=prefix + clean_path(path),
+                Body=files[path],
+                ContentType=media,
+            )
+        return BuildOutcome(
+            True,
+            f"checked and copied {len(job.source.files)} file(s)",
+            f"s3://{self.bucket}/{prefix}",
+        )
 
     def _exists(self, key: str) -> bool:
         try:
@@ -246,26 +300,50 @@ class CodeBuildBuilder:
         return True
 
 
-def session_policy(bucket: str, source_key: str, output_prefix: str, *,
-                   partition: str = "aws", region: str = "us-east-1") -> dict[str, Any]:
+def session_policy(
+    bucket: str,
+    source_key: str,
+    output_prefix: str,
+    *,
+    partition: str = "aws",
+    region: str = "us-east-1",
+) -> dict[str, Any]:
     """The session policy of one build's credentials: its own source object, its own output
     prefix, and the bucket's KMS key only through S3 (the build data role names the key)."""
     arn = f"arn:{partition}:s3:::{bucket}/"
-    return {"Version": "2012-10-17", "Statement": [
-        {"Sid": "ReadOwnSource", "Effect": "Allow", "Action": "s3:GetObject",
-         "Resource": arn + source_key},
-        {"Sid": "WriteOwnOutput", "Effect": "Allow", "Action": "s3:PutObject",
-         "Resource": arn + output_prefix + "*"},
-        {"Sid": "BucketKeyThroughS3", "Effect": "Allow",
-         "Action": ["kms:Decrypt", "kms:GenerateDataKey"], "Resource": "*",
-         "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}}}]}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ReadOwnSource",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": arn + source_key,
+            },
+            {
+                "Sid": "WriteOwnOutput",
+                "Effect": "Allow",
+                "Action": "s3:PutObject",
+                "Resource": arn + output_prefix + "*",
+            },
+            {
+                "Sid": "BucketKeyThroughS3",
+                "Effect": "Allow",
+                "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+                "Resource": "*",
+                "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+            },
+        ],
+    }
 
 
 def _zip(job: BuildJob, extra: dict[str, bytes]) -> bytes:
     """The platform's build tree of the snapshot, the toolchain's manifest, ``extra``."""
-    files = {**toolchain.build_tree(job.source.files),
-             **{f"{TOOLCHAIN_DIR}/{name}": data for name, data in toolchain.manifest().items()},
-             **extra}
+    files = {
+        **toolchain.build_tree(job.source.files),
+        **{f"{TOOLCHAIN_DIR}/{name}": data for name, data in toolchain.manifest().items()},
+        **extra,
+    }
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(files):
@@ -279,8 +357,9 @@ def _log_tail(build: dict[str, Any]) -> str:
     for phase in build.get("phases", []):
         status = phase.get("phaseStatus")
         if status and status != "SUCCEEDED":
-            contexts = "; ".join(c.get("message", "") for c in phase.get("contexts", [])
-                                 if c.get("message"))
+            contexts = "; ".join(
+                c.get("message", "") for c in phase.get("contexts", []) if c.get("message")
+            )
             lines.append(f"{phase.get('phaseType')}: {status} {contexts}".rstrip())
     link = build.get("logs", {}).get("deepLink")
     if link:

@@ -22,8 +22,12 @@ from zerocode.errors import Conflict, InvalidInput
 
 ADMIN_GROUP = "admin"
 _WRONG = "wrong account or password"
-_SIGN_IN_FAILED = {"NotAuthorizedException", "UserNotFoundException",
-                   "UserNotConfirmedException", "PasswordResetRequiredException"}
+_SIGN_IN_FAILED = {
+    "NotAuthorizedException",
+    "UserNotFoundException",
+    "UserNotConfirmedException",
+    "PasswordResetRequiredException",
+}
 _BAD_TOKEN = {"NotAuthorizedException", "UserNotFoundException"}
 
 
@@ -55,8 +59,13 @@ COGNITO_PAGE_MAX = 60
 
 
 class CognitoAccounts:
-    def __init__(self, client: Any, user_pool_id: str, client_id: str,
-                 token_seconds: float = ACCESS_TOKEN_SECONDS) -> None:
+    def __init__(
+        self,
+        client: Any,
+        user_pool_id: str,
+        client_id: str,
+        token_seconds: float = ACCESS_TOKEN_SECONDS,
+    ) -> None:
         self.client, self.user_pool_id, self.client_id = client, user_pool_id, client_id
         self.token_seconds = token_seconds
 
@@ -66,8 +75,11 @@ class CognitoAccounts:
         display = _display_name(name, clean)
         try:
             answer = self.client.sign_up(
-                ClientId=self.client_id, Username=clean, Password=secret,
-                UserAttributes=[{"Name": "name", "Value": display}])
+                ClientId=self.client_id,
+                Username=clean,
+                Password=secret,
+                UserAttributes=[{"Name": "name", "Value": display}],
+            )
         except ClientError as exc:
             if error_code(exc) == "UsernameExistsException":
                 raise Conflict(f"account {clean!r} is taken") from exc
@@ -83,16 +95,20 @@ class CognitoAccounts:
             raise Unauthenticated(_WRONG)
         try:
             answer = self.client.initiate_auth(
-                ClientId=self.client_id, AuthFlow="USER_PASSWORD_AUTH",
-                AuthParameters={"USERNAME": account.lower(), "PASSWORD": password})
+                ClientId=self.client_id,
+                AuthFlow="USER_PASSWORD_AUTH",
+                AuthParameters={"USERNAME": account.lower(), "PASSWORD": password},
+            )
         except ClientError as exc:
             if error_code(exc) in _SIGN_IN_FAILED:
                 raise Unauthenticated(_WRONG) from exc
             raise
         result = answer.get("AuthenticationResult")
         if not result:
-            raise Unauthenticated(f"sign-in needs a step this platform does not support: "
-                                  f"{answer.get('ChallengeName')}")
+            raise Unauthenticated(
+                f"sign-in needs a step this platform does not support: "
+                f"{answer.get('ChallengeName')}"
+            )
         token = str(result["AccessToken"])
         user = self.authenticate(token)
         if user is None:  # Cognito just issued it; only a race with a deletion gets here
@@ -126,7 +142,8 @@ class CognitoAccounts:
         for attempt in range(2):
             try:
                 self.client.admin_add_user_to_group(
-                    UserPoolId=self.user_pool_id, Username=clean, GroupName=ADMIN_GROUP)
+                    UserPoolId=self.user_pool_id, Username=clean, GroupName=ADMIN_GROUP
+                )
                 break
             except ClientError as exc:
                 if error_code(exc) == "UserNotFoundException":
@@ -136,14 +153,17 @@ class CognitoAccounts:
                 self._create_admin_group()
         return self._admin_get_user(clean)
 
-    def list_users(self, cursor: str | None = None, limit: int = 20,
-                   query: str | None = None) -> tuple[list[User], str | None]:
+    def list_users(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> tuple[list[User], str | None]:
         """One page of accounts. Cognito filters by prefix only, so ``query`` matches the
         start of the account (locally it is a substring), and pages come in Cognito's order.
         Roles come from one listing of the ``admin`` group, not a request per user; failed
         logins are Cognito's business and show as 0."""
-        kwargs: dict[str, Any] = {"UserPoolId": self.user_pool_id,
-                                  "Limit": max(1, min(limit, COGNITO_PAGE_MAX))}
+        kwargs: dict[str, Any] = {
+            "UserPoolId": self.user_pool_id,
+            "Limit": max(1, min(limit, COGNITO_PAGE_MAX)),
+        }
         if query:
             needle = query.strip().lower()
             if not _SEARCHABLE.match(needle):
@@ -154,8 +174,10 @@ class CognitoAccounts:
         try:
             page = self.client.list_users(**kwargs)
         except ClientError as exc:
-            if cursor and error_code(exc) in {"InvalidParameterException",
-                                              "NotAuthorizedException"}:
+            if cursor and error_code(exc) in {
+                "InvalidParameterException",
+                "NotAuthorizedException",
+            }:
                 raise InvalidInput("cursor is not one returned by this API") from exc
             raise
         admins = self._admins()
@@ -169,8 +191,13 @@ class CognitoAccounts:
         account = claims.get("cognito:username") or claims.get("username")
         if not isinstance(sub, str) or not sub or not isinstance(account, str) or not account:
             raise Unauthenticated("token has no user")
-        return User(sub, account, _display_name(claims.get("name"), account),
-                    _role(parse_groups(claims.get("cognito:groups"))), "")
+        return User(
+            sub,
+            account,
+            _display_name(claims.get("name"), account),
+            _role(parse_groups(claims.get("cognito:groups"))),
+            "",
+        )
 
     def _admins(self) -> set[str]:
         names: set[str] = set()
@@ -192,10 +219,14 @@ class CognitoAccounts:
         attributes = {a["Name"]: a["Value"] for a in raw.get("Attributes", [])}
         name = str(raw["Username"])
         created: Any = raw.get("UserCreateDate")
-        return User(str(attributes.get("sub", name)), name,
-                    _display_name(attributes.get("name"), name),
-                    Role.ADMIN if name in admins else Role.USER, "",
-                    created_at=created.timestamp() if hasattr(created, "timestamp") else 0.0)
+        return User(
+            str(attributes.get("sub", name)),
+            name,
+            _display_name(attributes.get("name"), name),
+            Role.ADMIN if name in admins else Role.USER,
+            "",
+            created_at=created.timestamp() if hasattr(created, "timestamp") else 0.0,
+        )
 
     def _groups(self, account: str) -> list[str]:
         groups: list[str] = []
@@ -209,8 +240,11 @@ class CognitoAccounts:
 
     def _create_admin_group(self) -> None:
         try:
-            self.client.create_group(UserPoolId=self.user_pool_id, GroupName=ADMIN_GROUP,
-                                     Description="zerocode administrators")
+            self.client.create_group(
+                UserPoolId=self.user_pool_id,
+                GroupName=ADMIN_GROUP,
+                Description="zerocode administrators",
+            )
         except ClientError as exc:
             if error_code(exc) != "GroupExistsException":  # another caller created it first
                 raise
@@ -228,13 +262,21 @@ def create_user_pool(client: Any, name: str) -> tuple[str, str]:
     """
     pool = client.create_user_pool(
         PoolName=name,
-        Policies={"PasswordPolicy": {"MinimumLength": 8, "RequireUppercase": False,
-                                     "RequireLowercase": False, "RequireNumbers": False,
-                                     "RequireSymbols": False}},
+        Policies={
+            "PasswordPolicy": {
+                "MinimumLength": 8,
+                "RequireUppercase": False,
+                "RequireLowercase": False,
+                "RequireNumbers": False,
+                "RequireSymbols": False,
+            }
+        },
         UsernameConfiguration={"CaseSensitive": False},
     )["UserPool"]
     app = client.create_user_pool_client(
-        UserPoolId=pool["Id"], ClientName=f"{name}-app", GenerateSecret=False,
+        UserPoolId=pool["Id"],
+        ClientName=f"{name}-app",
+        GenerateSecret=False,
         ExplicitAuthFlows=["ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
     )["UserPoolClient"]
     return str(pool["Id"]), str(app["ClientId"])

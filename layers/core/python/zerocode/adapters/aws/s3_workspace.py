@@ -38,8 +38,13 @@ _BATCH = 1000  # DeleteObjects accepts at most 1000 keys
 
 
 class S3Workspace:
-    def __init__(self, client: Any, bucket: str, prefix: str = "workspaces/",
-                 limits: WorkspaceLimits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        client: Any,
+        bucket: str,
+        prefix: str = "workspaces/",
+        limits: WorkspaceLimits = DEFAULT_LIMITS,
+    ) -> None:
         self.client = client
         self.bucket = bucket
         self.prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
@@ -60,13 +65,17 @@ class S3Workspace:
         key = self._key(app_id, path)
         rel = clean_path(path)
         if len(data) > self.limits.max_file_bytes:
-            raise WorkspaceFull(f"file {rel} is {len(data)} bytes; the limit is "
-                                f"{self.limits.max_file_bytes} bytes per file")
+            raise WorkspaceFull(
+                f"file {rel} is {len(data)} bytes; the limit is "
+                f"{self.limits.max_file_bytes} bytes per file"
+            )
         etag = self._etag(key)
         if etag is None:
             if self._count(app_id) >= self.limits.max_files:
-                raise WorkspaceFull(f"cannot create {rel}: the project already has "
-                                    f"{self.limits.max_files} files, the limit")
+                raise WorkspaceFull(
+                    f"cannot create {rel}: the project already has "
+                    f"{self.limits.max_files} files, the limit"
+                )
             condition = {"IfNoneMatch": "*"}
         else:
             condition = {"IfMatch": etag}
@@ -74,8 +83,9 @@ class S3Workspace:
             self.client.put_object(Bucket=self.bucket, Key=key, Body=data, **condition)
         except ClientError as exc:
             if error_code(exc) in _CONFLICT | _MISSING:
-                raise Conflict(f"file {rel} was changed by another writer; "
-                               "read it again and retry") from None
+                raise Conflict(
+                    f"file {rel} was changed by another writer; read it again and retry"
+                ) from None
             raise
 
     def delete(self, app_id: str, path: str) -> None:
@@ -89,7 +99,7 @@ class S3Workspace:
         base = self._app_prefix(app_id)
         out: list[FileInfo] = []
         for item in self._objects(base):
-            rel = item["Key"][len(base):]
+            rel = item["Key"][len(base) :]
             try:
                 if clean_path(rel) != rel:
                     continue
@@ -102,14 +112,17 @@ class S3Workspace:
         """Delete every object under the app's prefix, build output included."""
         keys = [item["Key"] for item in self._objects(self._app_prefix(app_id))]
         for start in range(0, len(keys), _BATCH):
-            batch = [{"Key": k} for k in keys[start:start + _BATCH]]
+            batch = [{"Key": k} for k in keys[start : start + _BATCH]]
             response = self.client.delete_objects(
-                Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+                Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True}
+            )
             if response.get("Errors"):
                 first = response["Errors"][0]
-                raise RuntimeError(f"could not delete {len(response['Errors'])} objects of "
-                                   f"app {app_id}, e.g. {first.get('Key')}: "
-                                   f"{first.get('Code')} {first.get('Message')}")
+                raise RuntimeError(
+                    f"could not delete {len(response['Errors'])} objects of "
+                    f"app {app_id}, e.g. {first.get('Key')}: "
+                    f"{first.get('Code')} {first.get('Message')}"
+                )
         return len(keys)
 
     def _app_prefix(self, app_id: str) -> str:

@@ -55,26 +55,53 @@ FILTERED_READ = 100
 def create_apps_table(client: Any, name: str) -> None:
     """The apps table with its four GSIs. An existing table is left as it is: one made
     before ``featured`` and ``all_apps`` existed needs them added (UpdateTable) by hand."""
-    ensure_table(client, name, "id", {"id": "S", "owner": "S", "created_key": "S",
-                                       "preview_key": "S", "featured_pk": "S",
-                                       "featured_key": "S", "all_pk": "S"}, gsis=[
-        {"IndexName": BY_OWNER,
-         "KeySchema": [{"AttributeName": "owner", "KeyType": "HASH"},
-                       {"AttributeName": "created_key", "KeyType": "RANGE"}],
-         "Projection": {"ProjectionType": "ALL"}},
-        # ALL, not KEYS_ONLY: a preview request is answered from the index alone.
-        {"IndexName": BY_PREVIEW_KEY,
-         "KeySchema": [{"AttributeName": "preview_key", "KeyType": "HASH"}],
-         "Projection": {"ProjectionType": "ALL"}},
-        # Sparse: only featured apps carry featured_pk, so only they are in the index.
-        {"IndexName": FEATURED,
-         "KeySchema": [{"AttributeName": "featured_pk", "KeyType": "HASH"},
-                       {"AttributeName": "featured_key", "KeyType": "RANGE"}],
-         "Projection": {"ProjectionType": "ALL"}},
-        {"IndexName": ALL_APPS,
-         "KeySchema": [{"AttributeName": "all_pk", "KeyType": "HASH"},
-                       {"AttributeName": "created_key", "KeyType": "RANGE"}],
-         "Projection": {"ProjectionType": "ALL"}}])
+    ensure_table(
+        client,
+        name,
+        "id",
+        {
+            "id": "S",
+            "owner": "S",
+            "created_key": "S",
+            "preview_key": "S",
+            "featured_pk": "S",
+            "featured_key": "S",
+            "all_pk": "S",
+        },
+        gsis=[
+            {
+                "IndexName": BY_OWNER,
+                "KeySchema": [
+                    {"AttributeName": "owner", "KeyType": "HASH"},
+                    {"AttributeName": "created_key", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+            # ALL, not KEYS_ONLY: a preview request is answered from the index alone.
+            {
+                "IndexName": BY_PREVIEW_KEY,
+                "KeySchema": [{"AttributeName": "preview_key", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+            # Sparse: only featured apps carry featured_pk, so only they are in the index.
+            {
+                "IndexName": FEATURED,
+                "KeySchema": [
+                    {"AttributeName": "featured_pk", "KeyType": "HASH"},
+                    {"AttributeName": "featured_key", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+            {
+                "IndexName": ALL_APPS,
+                "KeySchema": [
+                    {"AttributeName": "all_pk", "KeyType": "HASH"},
+                    {"AttributeName": "created_key", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+        ],
+    )
 
 
 class DynamoAppStore:
@@ -88,35 +115,51 @@ class DynamoAppStore:
         self.client.put_item(TableName=self.table, Item=_item(app))
 
     def get(self, app_id: str) -> App | None:
-        item = self.client.get_item(TableName=self.table, ConsistentRead=True,
-                                    Key={"id": {"S": app_id}}).get("Item")
+        item = self.client.get_item(
+            TableName=self.table, ConsistentRead=True, Key={"id": {"S": app_id}}
+        ).get("Item")
         return _app(item) if item else None
 
     def by_preview_key(self, preview_key: str) -> App | None:
         items = self.client.query(
-            TableName=self.table, IndexName=BY_PREVIEW_KEY, Limit=1,
+            TableName=self.table,
+            IndexName=BY_PREVIEW_KEY,
+            Limit=1,
             KeyConditionExpression="#pk = :pk",
             ExpressionAttributeNames={"#pk": "preview_key"},
-            ExpressionAttributeValues={":pk": {"S": preview_key}})["Items"]
+            ExpressionAttributeValues={":pk": {"S": preview_key}},
+        )["Items"]
         return _app(items[0]) if items else None
 
-    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20,
-                      query: str | None = None) -> AppPage:
+    def list_by_owner(
+        self, owner: str, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         """Newest first; ``query`` keeps the names containing it, whatever the case. A
         filtered page reads at most all of this owner's apps."""
-        return self._list(BY_OWNER, "owner", owner, "created_key", _CREATED_KEY,
-                          cursor, limit, query)
+        return self._list(
+            BY_OWNER, "owner", owner, "created_key", _CREATED_KEY, cursor, limit, query
+        )
 
-    def list_featured(self, cursor: str | None = None, limit: int = 20,
-                      query: str | None = None) -> AppPage:
+    def list_featured(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         """Highest priority first, then newest (then, at equal times, the greater id). The
         sort key ``featured_key`` ends with ``created_key``, itself ending with the id, so
         no two apps share one: a cursor is an exact position."""
-        return self._list(FEATURED, "featured_pk", FEATURED_PK, "featured_key",
-                          _FEATURED_KEY, cursor, limit, query)
+        return self._list(
+            FEATURED,
+            "featured_pk",
+            FEATURED_PK,
+            "featured_key",
+            _FEATURED_KEY,
+            cursor,
+            limit,
+            query,
+        )
 
-    def list_all(self, cursor: str | None = None, limit: int = 20,
-                 query: str | None = None) -> AppPage:
+    def list_all(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         """Every app, newest first, for admins.
 
         ``all_apps`` puts every app in one partition (``all_pk`` = "app"). That is fine for
@@ -126,11 +169,21 @@ class DynamoAppStore:
         shard ``all_pk`` ("app#0".."app#N") and merge the shards' pages here. A filtered
         page may read every app.
         """
-        return self._list(ALL_APPS, "all_pk", ALL_PK, "created_key", _CREATED_KEY,
-                          cursor, limit, query)
+        return self._list(
+            ALL_APPS, "all_pk", ALL_PK, "created_key", _CREATED_KEY, cursor, limit, query
+        )
 
-    def _list(self, index: str, pk_name: str, pk: str, sk_name: str, sk_shape: re.Pattern[str],
-              cursor: str | None, limit: int, query: str | None) -> AppPage:
+    def _list(
+        self,
+        index: str,
+        pk_name: str,
+        pk: str,
+        sk_name: str,
+        sk_shape: re.Pattern[str],
+        cursor: str | None,
+        limit: int,
+        query: str | None,
+    ) -> AppPage:
         """Query ``index`` descending from after ``cursor``. One extra match is read to learn
         whether another page exists; the cursor is the last returned item's sort key."""
         check_limit(limit)
@@ -140,8 +193,11 @@ class DynamoAppStore:
             condition += " AND #sk < :sk"
             names["#sk"], values[":sk"] = sk_name, {"S": _decode_cursor(cursor, sk_shape)}
         params: dict[str, Any] = {
-            "TableName": self.table, "IndexName": index, "ScanIndexForward": False,
-            "KeyConditionExpression": condition}
+            "TableName": self.table,
+            "IndexName": index,
+            "ScanIndexForward": False,
+            "KeyConditionExpression": condition,
+        }
         if query:
             params["FilterExpression"] = "contains(#nl, :q)"
             names["#nl"], values[":q"] = "name_lower", {"S": query.casefold()}
@@ -152,7 +208,8 @@ class DynamoAppStore:
         while len(items) <= limit:
             wanted = limit + 1 - len(items)
             page = self.client.query(
-                Limit=max(wanted, self.filtered_read) if query else wanted, **params)
+                Limit=max(wanted, self.filtered_read) if query else wanted, **params
+            )
             items += page["Items"]
             if "LastEvaluatedKey" not in page:
                 break
@@ -162,8 +219,9 @@ class DynamoAppStore:
         return AppPage(apps, _encode_cursor(items[limit - 1][sk_name]["S"]) if more else None)
 
     def delete(self, app_id: str) -> bool:
-        old = self.client.delete_item(TableName=self.table, Key={"id": {"S": app_id}},
-                                      ReturnValues="ALL_OLD").get("Attributes")
+        old = self.client.delete_item(
+            TableName=self.table, Key={"id": {"S": app_id}}, ReturnValues="ALL_OLD"
+        ).get("Attributes")
         return bool(old)
 
 
@@ -175,8 +233,8 @@ def created_key(app: App) -> str:
 def featured_key(app: App) -> str:
     """``featured`` GSI sort key. Descending, the padded priority orders first (highest),
     then ``created_key`` (newest, then the greater id): unique, since it ends with the id."""
-    if app.priority >= 10 ** _PRIORITY_DIGITS:  # would sort below 99999 as text
-        raise InvalidInput(f"priority must be below {10 ** _PRIORITY_DIGITS}")
+    if app.priority >= 10**_PRIORITY_DIGITS:  # would sort below 99999 as text
+        raise InvalidInput(f"priority must be below {10**_PRIORITY_DIGITS}")
     return f"{app.priority:0{_PRIORITY_DIGITS}d}#{created_key(app)}"
 
 
@@ -204,14 +262,21 @@ def _app(item: Item) -> App:
         return str(item[name]["S"]) if name in item else None
 
     return App(
-        id=item["id"]["S"], owner=item["owner"]["S"], name=item["name"]["S"],
+        id=item["id"]["S"],
+        owner=item["owner"]["S"],
+        name=item["name"]["S"],
         code_gen_type=CodeGenType(item["code_gen_type"]["S"]),
-        init_prompt=item["init_prompt"]["S"], preview_key=item["preview_key"]["S"],
-        deploy_key=optional("deploy_key"), deploy_url=optional("deploy_url"),
-        cover=optional("cover"), priority=int(item["priority"]["N"]),
-        created_at=float(item["created_at"]["N"]), updated_at=float(item["updated_at"]["N"]),
+        init_prompt=item["init_prompt"]["S"],
+        preview_key=item["preview_key"]["S"],
+        deploy_key=optional("deploy_key"),
+        deploy_url=optional("deploy_url"),
+        cover=optional("cover"),
+        priority=int(item["priority"]["N"]),
+        created_at=float(item["created_at"]["N"]),
+        updated_at=float(item["updated_at"]["N"]),
         deploy_build_id=optional("deploy_build_id"),
-        deployed_at=float(item["deployed_at"]["N"]) if "deployed_at" in item else None)
+        deployed_at=float(item["deployed_at"]["N"]) if "deployed_at" in item else None,
+    )
 
 
 def _encode_cursor(key: str) -> str:

@@ -25,19 +25,30 @@ class DynamoBuildStore:
         self.client.put_item(TableName=self.table, Item=_item(build))
 
     def get(self, app_id: str, build_id: str) -> Build | None:
-        item = self.client.get_item(TableName=self.table, ConsistentRead=True, Key={
-            "app_id": {"S": app_id}, "id": {"S": build_id}}).get("Item")
+        item = self.client.get_item(
+            TableName=self.table,
+            ConsistentRead=True,
+            Key={"app_id": {"S": app_id}, "id": {"S": build_id}},
+        ).get("Item")
         return _build(item) if item else None
 
-    def list(self, app_id: str, cursor: str | None = None, limit: int = 20,
-             purpose: BuildPurpose | None = None) -> BuildPage:
+    def list(
+        self,
+        app_id: str,
+        cursor: str | None = None,
+        limit: int = 20,
+        purpose: BuildPurpose | None = None,
+    ) -> BuildPage:
         """Newest first. With ``purpose`` the filter applies after each read, so this reads
         on until it has a page (builds of one app are few: hundreds, not millions)."""
         check_limit(limit)
         params: dict[str, Any] = {
-            "TableName": self.table, "ConsistentRead": True, "ScanIndexForward": False,
+            "TableName": self.table,
+            "ConsistentRead": True,
+            "ScanIndexForward": False,
             "KeyConditionExpression": "app_id = :a",
-            "ExpressionAttributeValues": {":a": {"S": app_id}}}
+            "ExpressionAttributeValues": {":a": {"S": app_id}},
+        }
         if cursor is not None:
             params["KeyConditionExpression"] += " AND id < :c"
             params["ExpressionAttributeValues"][":c"] = {"S": check_build_id(cursor)}
@@ -46,8 +57,9 @@ class DynamoBuildStore:
             params["ExpressionAttributeValues"][":p"] = {"S": purpose.value}
         found: list[Build] = []
         while len(found) <= limit:
-            page = self.client.query(**params, Limit=limit + 1 - len(found) if purpose is None
-                                     else 100)
+            page = self.client.query(
+                **params, Limit=limit + 1 - len(found) if purpose is None else 100
+            )
             found += [_build(i) for i in page.get("Items", [])]
             if "LastEvaluatedKey" not in page:
                 break
@@ -58,8 +70,11 @@ class DynamoBuildStore:
     def delete_app(self, app_id: str) -> int:
         keys: list[Item] = []
         params: dict[str, Any] = {
-            "TableName": self.table, "KeyConditionExpression": "app_id = :a",
-            "ExpressionAttributeValues": {":a": {"S": app_id}}, "ProjectionExpression": "id"}
+            "TableName": self.table,
+            "KeyConditionExpression": "app_id = :a",
+            "ExpressionAttributeValues": {":a": {"S": app_id}},
+            "ProjectionExpression": "id",
+        }
         while True:
             page = self.client.query(**params)
             keys += [{"app_id": {"S": app_id}, "id": i["id"]} for i in page.get("Items", [])]
@@ -67,15 +82,20 @@ class DynamoBuildStore:
                 break
             params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         for start in range(0, len(keys), 25):
-            batch_delete(self.client, self.table, keys[start:start + 25])
+            batch_delete(self.client, self.table, keys[start : start + 25])
         return len(keys)
 
 
 def _item(build: Build) -> Item:
     item: Item = {k: {"S": getattr(build, k)} for k in _STRINGS}
     item.update({k: {"S": v} for k in _OPTIONAL_STRINGS if (v := getattr(build, k)) is not None})
-    item.update({k: {"N": repr(float(v))} for k in _OPTIONAL_NUMBERS
-                 if (v := getattr(build, k)) is not None})
+    item.update(
+        {
+            k: {"N": repr(float(v))}
+            for k in _OPTIONAL_NUMBERS
+            if (v := getattr(build, k)) is not None
+        }
+    )
     item["purpose"] = {"S": build.purpose.value}
     item["kind"] = {"S": build.kind.value}
     item["state"] = {"S": build.state.value}
@@ -90,9 +110,18 @@ def _build(item: Item) -> Build:
     def opt_n(name: str) -> float | None:
         return float(item[name]["N"]) if name in item else None
 
-    return Build(id=item["id"]["S"], app_id=item["app_id"]["S"],
-                 purpose=BuildPurpose(item["purpose"]["S"]), kind=CodeGenType(item["kind"]["S"]),
-                 source_digest=item["source_digest"]["S"], state=BuildState(item["state"]["S"]),
-                 created_at=float(item["created_at"]["N"]), started_at=opt_n("started_at"),
-                 finished_at=opt_n("finished_at"), log_tail=item["log_tail"]["S"],
-                 output=opt_s("output"), error=opt_s("error"), runner_id=opt_s("runner_id"))
+    return Build(
+        id=item["id"]["S"],
+        app_id=item["app_id"]["S"],
+        purpose=BuildPurpose(item["purpose"]["S"]),
+        kind=CodeGenType(item["kind"]["S"]),
+        source_digest=item["source_digest"]["S"],
+        state=BuildState(item["state"]["S"]),
+        created_at=float(item["created_at"]["N"]),
+        started_at=opt_n("started_at"),
+        finished_at=opt_n("finished_at"),
+        log_tail=item["log_tail"]["S"],
+        output=opt_s("output"),
+        error=opt_s("error"),
+        runner_id=opt_s("runner_id"),
+    )

@@ -31,9 +31,13 @@ class DynamoPendingDeletions:
         try:
             self.client.put_item(
                 TableName=self.table,
-                Item={"app_id": {"S": app_id}, "since": {"N": repr(float(self.now()))},
-                      "attempts": {"N": "0"}},
-                ConditionExpression="attribute_not_exists(app_id)")
+                Item={
+                    "app_id": {"S": app_id},
+                    "since": {"N": repr(float(self.now()))},
+                    "attempts": {"N": "0"},
+                },
+                ConditionExpression="attribute_not_exists(app_id)",
+            )
         except ClientError as exc:
             if error_code(exc) != "ConditionalCheckFailedException":
                 raise  # already pending: keep its age and attempts
@@ -44,18 +48,23 @@ class DynamoPendingDeletions:
     def failed(self, app_id: str, error: str) -> None:
         try:
             self.client.update_item(
-                TableName=self.table, Key={"app_id": {"S": app_id}},
+                TableName=self.table,
+                Key={"app_id": {"S": app_id}},
                 UpdateExpression="ADD attempts :one SET last_error = :e",
                 ConditionExpression="attribute_exists(app_id)",
-                ExpressionAttributeValues={":one": {"N": "1"}, ":e": {"S": error[:500]}})
+                ExpressionAttributeValues={":one": {"N": "1"}, ":e": {"S": error[:500]}},
+            )
         except ClientError as exc:
             if error_code(exc) != "ConditionalCheckFailedException":
                 raise  # finished by another process meanwhile: nothing to count
 
     def pending(self, limit: int = 50) -> list[str]:
         found: list[tuple[float, str]] = []
-        kwargs: dict[str, Any] = {"TableName": self.table, "ConsistentRead": True,
-                                  "ProjectionExpression": "app_id, since"}
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "ConsistentRead": True,
+            "ProjectionExpression": "app_id, since",
+        }
         while True:
             page = self.client.scan(**kwargs)
             found += [(float(i["since"]["N"]), i["app_id"]["S"]) for i in page.get("Items", [])]

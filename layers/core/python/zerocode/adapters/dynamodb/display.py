@@ -35,26 +35,46 @@ def create_display_table(client: Any, name: str) -> None:
 
 
 class DynamoDisplayHistoryStore:
-    def __init__(self, client: Any, table: str, *, retention_days: int = 0,
-                 now: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        client: Any,
+        table: str,
+        *,
+        retention_days: int = 0,
+        now: Callable[[], float] = time.time,
+    ) -> None:
         self.client, self.table, self.retention_days, self.now = client, table, retention_days, now
         self.keys = KeyClock()
 
-    def append(self, app_id: str, role: DisplayRole, content: str, *,
-               status: DisplayStatus = DisplayStatus.OK, turn: int = 0,
-               element: dict[str, Any] | None = None) -> DisplayEntry:
+    def append(
+        self,
+        app_id: str,
+        role: DisplayRole,
+        content: str,
+        *,
+        status: DisplayStatus = DisplayStatus.OK,
+        turn: int = 0,
+        element: dict[str, Any] | None = None,
+    ) -> DisplayEntry:
         key = self.keys.next_key()
-        item: Item = {"app_id": {"S": app_id}, "id": {"S": key}, "role": {"S": role.value},
-                      "content": {"S": content}, "status": {"S": status.value},
-                      "turn": {"N": str(turn)}}
+        item: Item = {
+            "app_id": {"S": app_id},
+            "id": {"S": key},
+            "role": {"S": role.value},
+            "content": {"S": content},
+            "status": {"S": status.value},
+            "turn": {"N": str(turn)},
+        }
         if element is not None:
             item["element"] = {"S": json.dumps(element)}
         expires = expires_at(self.retention_days, self.now())
         if expires is not None:
             item["expires_at"] = {"N": str(expires)}
         if item_size(item) > ITEM_MAX:
-            raise PayloadTooLarge(f"display message of app {app_id} is over DynamoDB's "
-                                  f"{ITEM_MAX // 1024} KB item limit")
+            raise PayloadTooLarge(
+                f"display message of app {app_id} is over DynamoDB's "
+                f"{ITEM_MAX // 1024} KB item limit"
+            )
         self.client.put_item(TableName=self.table, Item=item)
         return DisplayEntry(key, role, content, status, turn, created_at_of(key), element)
 
@@ -62,15 +82,24 @@ class DynamoDisplayHistoryStore:
         check_page(before, limit)
         extra: dict[str, Any] = {}
         if before is not None:
-            extra = {"KeyConditionExpression": "#app = :a AND #id < :before",
-                     "ExpressionAttributeNames": {"#id": "id"},
-                     "ExpressionAttributeValues": {":a": {"S": app_id}, ":before": {"S": before}}}
+            extra = {
+                "KeyConditionExpression": "#app = :a AND #id < :before",
+                "ExpressionAttributeNames": {"#id": "id"},
+                "ExpressionAttributeValues": {":a": {"S": app_id}, ":before": {"S": before}},
+            }
         items = query_newest(self.client, self.table, app_id, limit + 1, **extra)
-        entries = [DisplayEntry(i["id"]["S"], DisplayRole(i["role"]["S"]), i["content"]["S"],
-                                DisplayStatus(i["status"]["S"]), int(i["turn"]["N"]),
-                                created_at_of(i["id"]["S"]),
-                                json.loads(i["element"]["S"]) if "element" in i else None)
-                   for i in items[:limit]]
+        entries = [
+            DisplayEntry(
+                i["id"]["S"],
+                DisplayRole(i["role"]["S"]),
+                i["content"]["S"],
+                DisplayStatus(i["status"]["S"]),
+                int(i["turn"]["N"]),
+                created_at_of(i["id"]["S"]),
+                json.loads(i["element"]["S"]) if "element" in i else None,
+            )
+            for i in items[:limit]
+        ]
         return DisplayPage(entries, entries[-1].id if len(items) > limit else None)
 
     def delete_app(self, app_id: str) -> int:

@@ -32,12 +32,15 @@ class DynamoLease:
         try:
             self.client.put_item(
                 TableName=self.table,
-                Item={"key": {"S": key}, "holder": {"S": holder},
-                      "expires_at": {"N": repr(float(now + ttl_seconds))}},
+                Item={
+                    "key": {"S": key},
+                    "holder": {"S": holder},
+                    "expires_at": {"N": repr(float(now + ttl_seconds))},
+                },
                 ConditionExpression="attribute_not_exists(#k) OR #h = :h OR #e <= :now",
                 ExpressionAttributeNames={"#k": "key", "#h": "holder", "#e": "expires_at"},
-                ExpressionAttributeValues={":h": {"S": holder},
-                                           ":now": {"N": repr(float(now))}})
+                ExpressionAttributeValues={":h": {"S": holder}, ":now": {"N": repr(float(now))}},
+            )
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
                 return False
@@ -47,10 +50,12 @@ class DynamoLease:
     def release(self, key: str, holder: str) -> None:
         try:
             self.client.delete_item(
-                TableName=self.table, Key={"key": {"S": key}},
+                TableName=self.table,
+                Key={"key": {"S": key}},
                 ConditionExpression="#h = :h",
                 ExpressionAttributeNames={"#h": "holder"},
-                ExpressionAttributeValues={":h": {"S": holder}})
+                ExpressionAttributeValues={":h": {"S": holder}},
+            )
         except ClientError as exc:
             if error_code(exc) != "ConditionalCheckFailedException":
                 raise  # a failed condition means someone took it over: not ours to free

@@ -40,8 +40,13 @@ def create_rate_table(client: Any, name: str) -> None:
 
 
 class DynamoRateLimiter:
-    def __init__(self, client: Any, table: str, now: Callable[[], float] = time.time,
-                 max_attempts: int = MAX_ATTEMPTS) -> None:
+    def __init__(
+        self,
+        client: Any,
+        table: str,
+        now: Callable[[], float] = time.time,
+        max_attempts: int = MAX_ATTEMPTS,
+    ) -> None:
         self.client, self.table, self.now = client, table, now
         self.max_attempts = max_attempts
 
@@ -49,8 +54,9 @@ class DynamoRateLimiter:
         check_rule(limit, window_seconds)
         for attempt in range(self.max_attempts):
             now = self.now()
-            item = self.client.get_item(TableName=self.table, Key={"key": {"S": key}},
-                                        ConsistentRead=True).get("Item")
+            item = self.client.get_item(
+                TableName=self.table, Key={"key": {"S": key}}, ConsistentRead=True
+            ).get("Item")
             live = sorted(e for e in _expiries(item) if e > now)
             if len(live) >= limit:
                 return refused(live, now, limit, window_seconds)
@@ -67,15 +73,19 @@ class DynamoRateLimiter:
         try:
             self.client.put_item(
                 TableName=self.table,
-                Item={"key": {"S": key}, "version": {"N": str(version + 1)},
-                      # repr() round-trips a float exactly; DynamoDB keeps 38 digits.
-                      "expiries": {"L": [{"N": repr(e)} for e in live]},
-                      "expires_at": {"N": str(math.ceil(live[-1]))}},
+                Item={
+                    "key": {"S": key},
+                    "version": {"N": str(version + 1)},
+                    # repr() round-trips a float exactly; DynamoDB keeps 38 digits.
+                    "expiries": {"L": [{"N": repr(e)} for e in live]},
+                    "expires_at": {"N": str(math.ceil(live[-1]))},
+                },
                 # Absent counts as version 0; an item TTL swept since our read held only
                 # expired hits, so recreating it loses nothing.
                 ConditionExpression="attribute_not_exists(#v) OR #v = :v",
                 ExpressionAttributeNames={"#v": "version"},
-                ExpressionAttributeValues={":v": {"N": str(version)}})
+                ExpressionAttributeValues={":v": {"N": str(version)}},
+            )
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
                 return False

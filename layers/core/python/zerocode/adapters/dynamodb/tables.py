@@ -22,19 +22,35 @@ ITEM_MAX = 400 * 1024
 
 def create_partition_table(client: Any, name: str, sort_key: str, sort_type: str) -> None:
     """A per-app table: partition key ``app_id``, sort key ``sort_key``, TTL on ``expires_at``."""
-    ensure_table(client, name, "app_id", {"app_id": "S", sort_key: sort_type},
-                 range_key=sort_key, ttl_attribute="expires_at")
+    ensure_table(
+        client,
+        name,
+        "app_id",
+        {"app_id": "S", sort_key: sort_type},
+        range_key=sort_key,
+        ttl_attribute="expires_at",
+    )
 
 
-def ensure_table(client: Any, name: str, hash_key: str, attributes: dict[str, str], *,
-                  gsis: list[dict[str, Any]] | None = None, range_key: str | None = None,
-                  ttl_attribute: str | None = None) -> None:
+def ensure_table(
+    client: Any,
+    name: str,
+    hash_key: str,
+    attributes: dict[str, str],
+    *,
+    gsis: list[dict[str, Any]] | None = None,
+    range_key: str | None = None,
+    ttl_attribute: str | None = None,
+) -> None:
     """Create the table unless it exists (deploys and local starts may race), then wait."""
     params: dict[str, Any] = {
-        "TableName": name, "BillingMode": "PAY_PER_REQUEST",
-        "AttributeDefinitions": [{"AttributeName": k, "AttributeType": t}
-                                 for k, t in attributes.items()],
-        "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}]}
+        "TableName": name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [
+            {"AttributeName": k, "AttributeType": t} for k, t in attributes.items()
+        ],
+        "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}],
+    }
     if range_key is not None:
         params["KeySchema"].append({"AttributeName": range_key, "KeyType": "RANGE"})
     if gsis:
@@ -49,8 +65,10 @@ def ensure_table(client: Any, name: str, hash_key: str, attributes: dict[str, st
         return
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
     if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
-        client.update_time_to_live(TableName=name, TimeToLiveSpecification={
-            "Enabled": True, "AttributeName": ttl_attribute})
+        client.update_time_to_live(
+            TableName=name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attribute},
+        )
 
 
 def app_key(app_id: str, sort_key: str, value: dict[str, str]) -> Item:
@@ -61,7 +79,7 @@ def item_size(item: Item) -> int:
     """DynamoDB's item size, near enough: attribute names plus values (numbers as text)."""
     size = 0
     for name, value in item.items():
-        (kind, data), = value.items()
+        ((kind, data),) = value.items()
         size += len(name.encode()) + (len(data) if kind == "B" else len(str(data).encode()))
     return size
 
@@ -70,8 +88,10 @@ def query_partition(client: Any, table: str, app_id: str, **params: Any) -> dict
     """One Query page of an app's partition, newest first unless told otherwise."""
     params.setdefault("KeyConditionExpression", "#app = :a")
     params.setdefault("ExpressionAttributeValues", {":a": {"S": app_id}})
-    params["ExpressionAttributeNames"] = {"#app": "app_id",
-                                          **params.get("ExpressionAttributeNames", {})}
+    params["ExpressionAttributeNames"] = {
+        "#app": "app_id",
+        **params.get("ExpressionAttributeNames", {}),
+    }
     params.setdefault("ScanIndexForward", False)
     result: dict[str, Any] = client.query(TableName=table, ConsistentRead=True, **params)
     return result
@@ -95,11 +115,17 @@ def delete_partition(client: Any, table: str, app_id: str, sort_key: str) -> int
     deleted = 0
     params: dict[str, Any] = {}
     while True:
-        page = query_partition(client, table, app_id, ProjectionExpression="#app, #sk",
-                      ExpressionAttributeNames={"#sk": sort_key}, **params)
+        page = query_partition(
+            client,
+            table,
+            app_id,
+            ProjectionExpression="#app, #sk",
+            ExpressionAttributeNames={"#sk": sort_key},
+            **params,
+        )
         keys = page["Items"]
         for start in range(0, len(keys), 25):
-            batch_delete(client, table, keys[start:start + 25])
+            batch_delete(client, table, keys[start : start + 25])
         deleted += len(keys)
         if "LastEvaluatedKey" not in page:
             return deleted
@@ -109,10 +135,11 @@ def delete_partition(client: Any, table: str, app_id: str, sort_key: str) -> int
 def batch_delete(client: Any, table: str, keys: list[Item], attempts: int = 8) -> None:
     requests = [{"DeleteRequest": {"Key": key}} for key in keys]
     for attempt in range(attempts):
-        unprocessed = client.batch_write_item(RequestItems={table: requests}) \
-            .get("UnprocessedItems", {})
+        unprocessed = client.batch_write_item(RequestItems={table: requests}).get(
+            "UnprocessedItems", {}
+        )
         requests = unprocessed.get(table, [])
         if not requests:
             return
-        time.sleep(min(0.05 * 2 ** attempt, 2.0))  # throttled: back off as AWS advises
+        time.sleep(min(0.05 * 2**attempt, 2.0))  # throttled: back off as AWS advises
     raise ZerocodeError(f"DynamoDB kept {len(requests)} deletes from {table} unprocessed")

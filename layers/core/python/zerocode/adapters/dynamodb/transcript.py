@@ -64,22 +64,40 @@ def create_transcript_table(client: Any, name: str) -> None:
 
 
 class DynamoTranscriptStore:
-    def __init__(self, client: Any, table: str, *, retention_days: int = 0, s3: Any = None,
-                 payload_bucket: str | None = None,
-                 now: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        client: Any,
+        table: str,
+        *,
+        retention_days: int = 0,
+        s3: Any = None,
+        payload_bucket: str | None = None,
+        now: Callable[[], float] = time.time,
+    ) -> None:
         self.client, self.table, self.retention_days = client, table, retention_days
         self.s3, self.payload_bucket, self.now = s3, payload_bucket, now
 
     def head(self, app_id: str) -> Head:
-        items = query_newest(self.client, self.table, app_id, 1,
-                              ProjectionExpression="#seq, #turn, #ts, #kind, #uid",
-                              ExpressionAttributeNames={"#seq": "seq", "#turn": "turn",
-                                                        "#ts": "turn_start", "#kind": "kind",
-                                                        "#uid": "uid"})
+        items = query_newest(
+            self.client,
+            self.table,
+            app_id,
+            1,
+            ProjectionExpression="#seq, #turn, #ts, #kind, #uid",
+            ExpressionAttributeNames={
+                "#seq": "seq",
+                "#turn": "turn",
+                "#ts": "turn_start",
+                "#kind": "kind",
+                "#uid": "uid",
+            },
+        )
         if not items:
             return EMPTY_HEAD
-        return head_from_attributes(app_id, {k: next(iter(v.values()), None)
-                                             for k, v in items[0].items() if isinstance(v, dict)})
+        return head_from_attributes(
+            app_id,
+            {k: next(iter(v.values()), None) for k, v in items[0].items() if isinstance(v, dict)},
+        )
 
     def append(self, app_id: str, entries: Sequence[Entry], expected_head: int) -> None:
         """Write ``entries`` in one transaction, or raise Conflict and write nothing.
@@ -90,34 +108,53 @@ class DynamoTranscriptStore:
         """
         check_continues(entries, expected_head)
         if len(entries) > MAX_ENTRIES:
-            raise ValueError(f"a transcript append holds at most {MAX_ENTRIES} entries "
-                             f"(one DynamoDB transaction), got {len(entries)}")
+            raise ValueError(
+                f"a transcript append holds at most {MAX_ENTRIES} entries "
+                f"(one DynamoDB transaction), got {len(entries)}"
+            )
         items, uploads = self._encode(app_id, entries)
         actions: list[dict[str, Any]] = [
-            {"Put": {"TableName": self.table, "Item": item,
-                     "ConditionExpression": "attribute_not_exists(seq)"}} for item in items]
+            {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": item,
+                    "ConditionExpression": "attribute_not_exists(seq)",
+                }
+            }
+            for item in items
+        ]
         if expected_head > 0:
-            actions.append({"ConditionCheck": {
-                "TableName": self.table, "Key": app_key(app_id, "seq", {"N": str(expected_head)}),
-                "ConditionExpression": "attribute_exists(seq)"}})
+            actions.append(
+                {
+                    "ConditionCheck": {
+                        "TableName": self.table,
+                        "Key": app_key(app_id, "seq", {"N": str(expected_head)}),
+                        "ConditionExpression": "attribute_exists(seq)",
+                    }
+                }
+            )
         try:
             for key, blob in uploads:
                 self.s3.put_object(Bucket=self.payload_bucket, Key=key, Body=blob)
             # The token makes botocore's retry after a lost response idempotent, instead of
             # a spurious Conflict against our own first attempt.
-            self.client.transact_write_items(TransactItems=actions,
-                                             ClientRequestToken=uuid.uuid4().hex)
+            self.client.transact_write_items(
+                TransactItems=actions, ClientRequestToken=uuid.uuid4().hex
+            )
         except ClientError as exc:
             # AWS answered no, so nothing was written. (After a timeout the step may have
             # landed: its payloads stay, and delete_app sweeps any that are orphans.)
             self._forget(uploads)
             if error_code(exc) == "TransactionCanceledException" and _lost_race(exc):
-                raise Conflict(f"transcript of app {app_id} is not at seq {expected_head} as "
-                               f"this writer expected; another turn is writing") from exc
+                raise Conflict(
+                    f"transcript of app {app_id} is not at seq {expected_head} as "
+                    f"this writer expected; another turn is writing"
+                ) from exc
             raise
 
-    def _encode(self, app_id: str, entries: Sequence[Entry]) -> tuple[list[Item],
-                                                                      list[tuple[str, bytes]]]:
+    def _encode(
+        self, app_id: str, entries: Sequence[Entry]
+    ) -> tuple[list[Item], list[tuple[str, bytes]]]:
         """Items to put, and the S3 objects to upload first for bodies that do not fit."""
         expires = expires_at(self.retention_days, self.now())
         items: list[Item] = []
@@ -138,8 +175,7 @@ class DynamoTranscriptStore:
         # while the transaction is over its size limit.
         total = sum(item_size(i) for i in items)
         uploads: list[tuple[str, bytes]] = []
-        for item in sorted((i for i in items if "bodyz" in i),
-                           key=lambda i: -len(i["bodyz"]["B"])):
+        for item in sorted((i for i in items if "bodyz" in i), key=lambda i: -len(i["bodyz"]["B"])):
             blob = item["bodyz"]["B"]
             if len(blob) <= INLINE_MAX and total <= TRANSACTION_BUDGET:
                 break
@@ -149,11 +185,15 @@ class DynamoTranscriptStore:
             total += len(key) - len(blob)
             uploads.append((key, blob))
         if uploads and not (self.s3 and self.payload_bucket):
-            raise PayloadTooLarge(f"transcript of app {app_id}: {len(uploads)} message(s) too "
-                                  f"large to store in DynamoDB and no payload bucket is set")
+            raise PayloadTooLarge(
+                f"transcript of app {app_id}: {len(uploads)} message(s) too "
+                f"large to store in DynamoDB and no payload bucket is set"
+            )
         if total > TRANSACTION_BUDGET:
-            raise PayloadTooLarge(f"transcript of app {app_id}: a step of {len(items)} entries "
-                                  f"needs {total} bytes, over one transaction's limit")
+            raise PayloadTooLarge(
+                f"transcript of app {app_id}: a step of {len(items)} entries "
+                f"needs {total} bytes, over one transaction's limit"
+            )
         return items, uploads
 
     def _forget(self, uploads: list[tuple[str, bytes]]) -> None:
@@ -169,19 +209,26 @@ class DynamoTranscriptStore:
         return [self._decode(app_id, item) for item in reversed(items)]
 
     def get(self, app_id: str, seq: int) -> Entry | None:
-        item = self.client.get_item(TableName=self.table, ConsistentRead=True,
-                                    Key=app_key(app_id, "seq", {"N": str(seq)})).get("Item")
+        item = self.client.get_item(
+            TableName=self.table, ConsistentRead=True, Key=app_key(app_id, "seq", {"N": str(seq)})
+        ).get("Item")
         return self._decode(app_id, item) if item else None
 
     def _decode(self, app_id: str, item: Item) -> Entry:
         """Never raises: a body we cannot restore makes an unreadable entry."""
-        attrs: dict[str, Any] = {k: next(iter(v.values()), None) for k, v in item.items()
-                                 if isinstance(v, dict)}
+        attrs: dict[str, Any] = {
+            k: next(iter(v.values()), None) for k, v in item.items() if isinstance(v, dict)
+        }
         try:
             attrs["body"] = self._body(item)
         except Exception as exc:  # any bad stored data, S3 or zlib failure
-            log.error("cannot restore transcript body app=%s seq=%s: %s", app_id,
-                      attrs.get("seq"), exc, extra={"app_id": app_id, "seq": attrs.get("seq")})
+            log.error(
+                "cannot restore transcript body app=%s seq=%s: %s",
+                app_id,
+                attrs.get("seq"),
+                exc,
+                extra={"app_id": app_id, "seq": attrs.get("seq")},
+            )
             attrs["body"] = None
             entry = entry_from_attributes(app_id, attrs)
             return replace(entry, error=f"cannot restore body: {exc}")
@@ -203,15 +250,18 @@ class DynamoTranscriptStore:
         deleted = delete_partition(self.client, self.table, app_id, "seq")
         if self.s3 and self.payload_bucket:
             pages = self.s3.get_paginator("list_objects_v2").paginate(
-                Bucket=self.payload_bucket, Prefix=f"transcript/{app_id}/")
+                Bucket=self.payload_bucket, Prefix=f"transcript/{app_id}/"
+            )
             for page in pages:
                 keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
                 if keys:
-                    errors = self.s3.delete_objects(Bucket=self.payload_bucket,
-                                                    Delete={"Objects": keys}).get("Errors")
+                    errors = self.s3.delete_objects(
+                        Bucket=self.payload_bucket, Delete={"Objects": keys}
+                    ).get("Errors")
                     if errors:
-                        raise ZerocodeError(f"could not delete payloads of app {app_id}: "
-                                            f"{errors[:3]}")
+                        raise ZerocodeError(
+                            f"could not delete payloads of app {app_id}: {errors[:3]}"
+                        )
         return deleted
 
 

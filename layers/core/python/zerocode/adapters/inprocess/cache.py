@@ -11,8 +11,12 @@ from zerocode.memory.cache import CachedTail
 
 
 class LruWindowCache:
-    def __init__(self, max_apps: int = 512, ttl_seconds: float = 900,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        max_apps: int = 512,
+        ttl_seconds: float = 900,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if max_apps < 1 or ttl_seconds <= 0:
             raise ValueError("max_apps and ttl_seconds must be positive")
         self.max_apps, self.ttl, self.clock = max_apps, ttl_seconds, clock

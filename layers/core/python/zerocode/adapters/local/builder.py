@@ -34,8 +34,9 @@ MAX_OUTPUT_BYTES = 100 << 20  # a built site larger than this is refused
 
 
 class LocalBuilder:
-    def __init__(self, root: Path, sandbox: Sandbox, store: ToolchainStore,
-                 limits: Limits | None = None) -> None:
+    def __init__(
+        self, root: Path, sandbox: Sandbox, store: ToolchainStore, limits: Limits | None = None
+    ) -> None:
         root = root.resolve()  # the sandbox binds absolute paths; data_dir may be relative
         self.outputs, self.work = root / "builds", root / "build-work"
         self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
@@ -56,17 +57,19 @@ class LocalBuilder:
             return BuildOutcome(False, self.sandbox.refusal, None, self.sandbox.refusal)
         modules, install_log = await self.store.ensure()
         if modules is None:
-            return BuildOutcome(False, "\n".join(install_log), None,
-                                "the platform's build toolchain could not be installed")
+            return BuildOutcome(
+                False,
+                "\n".join(install_log),
+                None,
+                "the platform's build toolchain could not be installed",
+            )
         work = self.work / check_app_id(job.app_id) / check_app_id(job.build_id)
         try:
             await asyncio.to_thread(_write_tree, work, toolchain.build_tree(job.source.files))
-            run = await self.sandbox.run(["node", *toolchain.VITE_ARGS], work, modules,
-                                         self.limits)
+            run = await self.sandbox.run(["node", *toolchain.VITE_ARGS], work, modules, self.limits)
             log = [*install_log, f"$ vite build ({self.sandbox.description})", *run.log]
             if not run.ok:
-                return BuildOutcome(False, "\n".join(log), None,
-                                    _failure(run.reason, run.notices))
+                return BuildOutcome(False, "\n".join(log), None, _failure(run.reason, run.notices))
             dist = work / "dist"
             if not (dist / "index.html").is_file() or (dist / "index.html").is_symlink():
                 log.append("build finished but dist/index.html is missing")
@@ -147,8 +150,9 @@ def _copy_regular(site: Path, tmp: Path) -> None:
     tmp.mkdir()
     for dirpath, dirnames, filenames in os.walk(site, followlinks=False):
         rel = Path(dirpath).relative_to(site)
-        dirnames[:] = [d for d in dirnames
-                       if stat.S_ISDIR(os.lstat(os.path.join(dirpath, d)).st_mode)]
+        dirnames[:] = [
+            d for d in dirnames if stat.S_ISDIR(os.lstat(os.path.join(dirpath, d)).st_mode)
+        ]
         for d in dirnames:
             (tmp / rel / d).mkdir()
         for name in filenames:

@@ -39,8 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 VIEWPORT = {"width": 1200, "height": 750}
-CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
 NO_SANDBOX = "--no-sandbox"
 # Run in every frame before the page's own scripts: peer connections send UDP straight from
 # the network service, which routing never sees.
@@ -85,29 +84,47 @@ def launch_args(url: str, sandbox: bool) -> list[str]:
 async def launch(pw: Playwright, executable: str, url: str) -> Browser:
     """A headless Chromium for ``url``, sandboxed where the machine allows."""
     if not sandboxed():
-        return await pw.chromium.launch(executable_path=executable, headless=True,
-                                        args=launch_args(url, sandbox=False),
-                                        chromium_sandbox=False)
+        return await pw.chromium.launch(
+            executable_path=executable,
+            headless=True,
+            args=launch_args(url, sandbox=False),
+            chromium_sandbox=False,
+        )
     try:
-        return await pw.chromium.launch(executable_path=executable, headless=True,
-                                        args=launch_args(url, sandbox=True),
-                                        chromium_sandbox=True)
+        return await pw.chromium.launch(
+            executable_path=executable,
+            headless=True,
+            args=launch_args(url, sandbox=True),
+            chromium_sandbox=True,
+        )
     except Exception as exc:  # no user namespaces and no setuid helper here
-        log.warning("Chromium could not start its sandbox (%s); running it without one",
-                    str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        return await pw.chromium.launch(executable_path=executable, headless=True,
-                                        args=launch_args(url, sandbox=False),
-                                        chromium_sandbox=False)
+        log.warning(
+            "Chromium could not start its sandbox (%s); running it without one",
+            str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+        )
+        return await pw.chromium.launch(
+            executable_path=executable,
+            headless=True,
+            args=launch_args(url, sandbox=False),
+            chromium_sandbox=False,
+        )
 
 
-async def confined(browser: Browser, url: str, viewport: dict[str, int] | None = None,
-                   seen: list[str] | None = None) -> BrowserContext:
+async def confined(
+    browser: Browser,
+    url: str,
+    viewport: dict[str, int] | None = None,
+    seen: list[str] | None = None,
+) -> BrowserContext:
     """A browser context that loads only ``url``'s origin: anything else is aborted (and its
     URL appended to ``seen``, for tests and logs)."""
     own = origin_of(url)
     context = await browser.new_context(
         viewport=viewport or VIEWPORT,  # type: ignore[arg-type]
-        service_workers="block", accept_downloads=False, java_script_enabled=True)
+        service_workers="block",
+        accept_downloads=False,
+        java_script_enabled=True,
+    )
 
     async def route(route: Route) -> None:
         target = route.request.url
@@ -134,8 +151,9 @@ async def confined(browser: Browser, url: str, viewport: dict[str, int] | None =
 
 
 class ChromiumCovers:
-    def __init__(self, root: Path, sites_url: str, executable: str,
-                 timeout_ms: float = 15_000) -> None:
+    def __init__(
+        self, root: Path, sites_url: str, executable: str, timeout_ms: float = 15_000
+    ) -> None:
         self.root, self.sites_url, self.executable = root, sites_url.rstrip("/"), executable
         self.timeout_ms = timeout_ms
 

@@ -31,9 +31,11 @@ from pathlib import Path
 from typing import Protocol
 
 NOBODY = 65534
-MISSING = ("builds need bubblewrap, the sandbox untrusted code is built in, and `bwrap` is "
-           "not installed: install the package `bubblewrap` (apt-get install bubblewrap), or "
-           "for development only set ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS=1")
+MISSING = (
+    "builds need bubblewrap, the sandbox untrusted code is built in, and `bwrap` is "
+    "not installed: install the package `bubblewrap` (apt-get install bubblewrap), or "
+    "for development only set ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS=1"
+)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -66,8 +68,9 @@ class Sandbox(Protocol):
     sandboxed: bool
     refusal: str | None  # why no build may run at all (no sandbox, no override)
 
-    async def run(self, argv: Sequence[str], project: Path, modules: Path,
-                  limits: Limits) -> Run: ...
+    async def run(
+        self, argv: Sequence[str], project: Path, modules: Path, limits: Limits
+    ) -> Run: ...
 
 
 class Refusing:
@@ -79,8 +82,7 @@ class Refusing:
         self.refusal: str | None = why
         self.description = f"refused: {why}"
 
-    async def run(self, argv: Sequence[str], project: Path, modules: Path,
-                  limits: Limits) -> Run:
+    async def run(self, argv: Sequence[str], project: Path, modules: Path, limits: Limits) -> Run:
         why = self.refusal or MISSING
         return Run(False, [why], why)
 
@@ -94,8 +96,9 @@ class Bubblewrap:
     def __init__(self, bwrap: str, node: str, cgroups: Path | None = None) -> None:
         self.bwrap, self.node, self.cgroups = bwrap, node, cgroups
         self.drop_to_nobody = os.geteuid() == 0
-        self.description = "sandboxed (bubblewrap" + (", uid nobody" if self.drop_to_nobody
-                                                     else "") + ")"
+        self.description = (
+            "sandboxed (bubblewrap" + (", uid nobody" if self.drop_to_nobody else "") + ")"
+        )
 
     def prepare(self, project: Path) -> None:
         """Make the build directory the box's user's: the only place it can write."""
@@ -107,8 +110,7 @@ class Bubblewrap:
                     os.chown(os.path.join(dirpath, name), NOBODY, NOBODY, follow_symlinks=False)
             project.chmod(0o700)
 
-    def argv(self, argv: Sequence[str], project: Path, modules: Path,
-             limits: Limits) -> list[str]:
+    def argv(self, argv: Sequence[str], project: Path, modules: Path, limits: Limits) -> list[str]:
         """bwrap's command line. As root, bwrap makes the box (it can reach any path, e.g. a
         data directory only root may enter) and ``setpriv`` then drops the command to uid
         nobody with no capabilities and no_new_privs; otherwise bwrap runs as the platform's
@@ -125,32 +127,77 @@ class Bubblewrap:
                 binds += ["--ro-bind", str(target), str(target)]
         heap = max(256, limits.memory_bytes // (1 << 20) * 3 // 4)
         if self.drop_to_nobody:
-            unshare = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                       "--unshare-cgroup-try"]
-            drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+            unshare = [
+                "--unshare-pid",
+                "--unshare-net",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--unshare-cgroup-try",
+            ]
+            drop = [
+                "setpriv",
+                f"--reuid={NOBODY}",
+                f"--regid={NOBODY}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--",
+            ]
         else:
             unshare, drop = ["--unshare-all", "--cap-drop", "ALL"], []
         return [
-            self.bwrap, *unshare, "--die-with-parent", "--new-session", "--clearenv",
-            "--setenv", "PATH", ":".join(dict.fromkeys(
-                [str(Path(self.node).resolve().parent), "/usr/bin", "/bin"])),
-            "--setenv", "HOME", "/tmp", "--setenv", "CI", "1", "--setenv", "NO_COLOR", "1",
-            "--setenv", "NODE_OPTIONS", f"--max-old-space-size={heap}",
-            *binds, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-            "--bind", str(project.resolve()), "/build",
-            "--ro-bind", str(modules.resolve()), "/build/node_modules",
-            "--chdir", "/build", "--", *drop, *argv,
+            self.bwrap,
+            *unshare,
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+            "--setenv",
+            "PATH",
+            ":".join(dict.fromkeys([str(Path(self.node).resolve().parent), "/usr/bin", "/bin"])),
+            "--setenv",
+            "HOME",
+            "/tmp",
+            "--setenv",
+            "CI",
+            "1",
+            "--setenv",
+            "NO_COLOR",
+            "1",
+            "--setenv",
+            "NODE_OPTIONS",
+            f"--max-old-space-size={heap}",
+            *binds,
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            str(project.resolve()),
+            "/build",
+            "--ro-bind",
+            str(modules.resolve()),
+            "/build/node_modules",
+            "--chdir",
+            "/build",
+            "--",
+            *drop,
+            *argv,
         ]
 
-    async def run(self, argv: Sequence[str], project: Path, modules: Path,
-                  limits: Limits) -> Run:
+    async def run(self, argv: Sequence[str], project: Path, modules: Path, limits: Limits) -> Run:
         await asyncio.to_thread(self.prepare, project)
         cgroup = _Cgroup.make(self.cgroups, limits)
         try:
             return await _supervise(
-                self.argv(argv, project, modules, limits), Path("/"), limits,
-                user=NOBODY if self.drop_to_nobody else None, cgroup=cgroup)
+                self.argv(argv, project, modules, limits),
+                Path("/"),
+                limits,
+                user=NOBODY if self.drop_to_nobody else None,
+                cgroup=cgroup,
+            )
         finally:
             if cgroup is not None:
                 cgroup.remove()
@@ -167,8 +214,7 @@ class Unsandboxed:
     def __init__(self, node: str) -> None:
         self.node = node
 
-    async def run(self, argv: Sequence[str], project: Path, modules: Path,
-                  limits: Limits) -> Run:
+    async def run(self, argv: Sequence[str], project: Path, modules: Path, limits: Limits) -> Run:
         link = project / "node_modules"
         if link.is_symlink() or link.exists():
             if link.is_dir() and not link.is_symlink():
@@ -176,10 +222,19 @@ class Unsandboxed:
             else:
                 link.unlink()
         link.symlink_to(modules.resolve(), target_is_directory=True)
-        return await _supervise([self.node, *argv[1:]] if argv[0] == "node" else list(argv),
-                                project, limits, user=None, cgroup=None,
-                                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                                     "HOME": str(project), "CI": "1", "NO_COLOR": "1"})
+        return await _supervise(
+            [self.node, *argv[1:]] if argv[0] == "node" else list(argv),
+            project,
+            limits,
+            user=None,
+            cgroup=None,
+            env={
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOME": str(project),
+                "CI": "1",
+                "NO_COLOR": "1",
+            },
+        )
 
 
 def sandbox(override: bool, cgroups: bool = True) -> Sandbox:
@@ -200,9 +255,22 @@ def _probe(bwrap: str) -> str | None:
     if os.geteuid() == 0:
         if shutil.which("setpriv") is None:
             return "setpriv (util-linux) is needed to drop builds to an unprivileged uid"
-        argv = [bwrap, "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--",
-                "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                "--no-new-privs", "--", "true"]
+        argv = [
+            bwrap,
+            "--unshare-pid",
+            "--unshare-net",
+            "--ro-bind",
+            "/",
+            "/",
+            "--",
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            "--no-new-privs",
+            "--",
+            "true",
+        ]
     else:
         argv = [bwrap, "--unshare-all", "--ro-bind", "/", "/", "--", "true"]
     try:
@@ -210,13 +278,22 @@ def _probe(bwrap: str) -> str | None:
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap is installed but cannot run: {exc}"
     if done.returncode != 0:
-        return ("bubblewrap is installed but cannot create a sandbox here: "
-                + done.stderr.decode(errors="replace").strip()[:300])
+        return (
+            "bubblewrap is installed but cannot create a sandbox here: "
+            + done.stderr.decode(errors="replace").strip()[:300]
+        )
     return None
 
 
-async def _supervise(argv: list[str], cwd: Path, limits: Limits, *, user: int | None,
-                     cgroup: _Cgroup | None, env: dict[str, str] | None = None) -> Run:
+async def _supervise(
+    argv: list[str],
+    cwd: Path,
+    limits: Limits,
+    *,
+    user: int | None,
+    cgroup: _Cgroup | None,
+    env: dict[str, str] | None = None,
+) -> Run:
     """Run with rlimits (and the cgroup), a deadline and a bounded log."""
     log: deque[str] = deque(maxlen=limits.log_lines)
 
@@ -230,9 +307,15 @@ async def _supervise(argv: list[str], cwd: Path, limits: Limits, *, user: int | 
 
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=env if env is not None else {"PATH": "/usr/bin:/bin"},
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, preexec_fn=limit, start_new_session=True)
+            *argv,
+            cwd=cwd,
+            env=env if env is not None else {"PATH": "/usr/bin:/bin"},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            preexec_fn=limit,
+            start_new_session=True,
+        )
     except OSError as exc:
         return Run(False, [f"cannot start the build: {exc}"], f"cannot start the build: {exc}")
     assert proc.stdout is not None
@@ -245,13 +328,15 @@ async def _supervise(argv: list[str], cwd: Path, limits: Limits, *, user: int | 
                     break
                 printed += len(line)
                 if printed > limits.output_bytes:
-                    reason = (f"the build printed more than {limits.output_bytes // 1024} KiB "
-                              "and was stopped")
+                    reason = (
+                        f"the build printed more than {limits.output_bytes // 1024} KiB "
+                        "and was stopped"
+                    )
                     break
                 text = _ANSI.sub("", line.decode(errors="replace")).rstrip()
-                text = text if len(text) <= limits.line_chars else text[:limits.line_chars] + "…"
+                text = text if len(text) <= limits.line_chars else text[: limits.line_chars] + "…"
                 if "zerocode: " in text and len(notices) < 3:
-                    notices.append(text[text.index("zerocode: "):])
+                    notices.append(text[text.index("zerocode: ") :])
                 if _FRAME.match(text):
                     continue  # a JavaScript stack frame: noise in a build log for people
                 log.append(text)
@@ -333,8 +418,10 @@ class _Cgroup:
             for name, key in (("memory.events", "oom_kill "), ("memory.failcnt", "")):
                 with contextlib.suppress(OSError):
                     text = (group / name).read_text()
-                    if key and any(line.startswith(key) and line.split()[1] != "0"
-                                   for line in text.splitlines()):
+                    if key and any(
+                        line.startswith(key) and line.split()[1] != "0"
+                        for line in text.splitlines()
+                    ):
                         return True
                     if not key and text.strip() not in ("", "0"):
                         return True

@@ -25,8 +25,9 @@ LOG_LINES = 30
 
 
 class ToolchainStore:
-    def __init__(self, root: Path, npm_cache: Path, npm: str | None = None,
-                 timeout: float = 600) -> None:
+    def __init__(
+        self, root: Path, npm_cache: Path, npm: str | None = None, timeout: float = 600
+    ) -> None:
         self.root, self.npm_cache = root.resolve(), npm_cache.resolve()
         self.npm = npm or shutil.which("npm") or "npm"
         self.timeout = timeout
@@ -53,22 +54,47 @@ class ToolchainStore:
         tmp = self.root / f".tmp-{toolchain.digest()}-{secrets.token_hex(4)}"
         tmp.mkdir()
         log: deque[str] = deque(maxlen=LOG_LINES)
-        log.append(f"installing the platform's toolchain {toolchain.digest()} "
-                   "(npm ci --ignore-scripts, once)")
+        log.append(
+            f"installing the platform's toolchain {toolchain.digest()} "
+            "(npm ci --ignore-scripts, once)"
+        )
         try:
             for name, data in toolchain.manifest().items():
                 (tmp / name).write_bytes(data)
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp),
-                   "CI": "1", "NO_COLOR": "1", "npm_config_update_notifier": "false"}
-            for key in ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
-                        "no_proxy", "npm_config_registry", "NPM_CONFIG_REGISTRY"):
+            env = {
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOME": str(tmp),
+                "CI": "1",
+                "NO_COLOR": "1",
+                "npm_config_update_notifier": "false",
+            }
+            for key in (
+                "HTTPS_PROXY",
+                "HTTP_PROXY",
+                "NO_PROXY",
+                "https_proxy",
+                "http_proxy",
+                "no_proxy",
+                "npm_config_registry",
+                "NPM_CONFIG_REGISTRY",
+            ):
                 if key in os.environ:  # how this host reaches the registry; no secrets
                     env[key] = os.environ[key]
             proc = await asyncio.create_subprocess_exec(
-                self.npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund",
-                "--prefer-offline", "--cache", str(self.npm_cache), cwd=tmp, env=env,
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT)
+                self.npm,
+                "ci",
+                "--ignore-scripts",
+                "--no-audit",
+                "--no-fund",
+                "--prefer-offline",
+                "--cache",
+                str(self.npm_cache),
+                cwd=tmp,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
             assert proc.stdout is not None
             try:
                 async with asyncio.timeout(self.timeout):

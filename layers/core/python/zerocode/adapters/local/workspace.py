@@ -70,13 +70,17 @@ class LocalWorkspace:
     def write(self, app_id: str, path: str, data: bytes) -> None:
         rel = clean_path(path)
         if len(data) > self.limits.max_file_bytes:
-            raise WorkspaceFull(f"file {rel} is {len(data)} bytes; the limit is "
-                                f"{self.limits.max_file_bytes} bytes per file")
+            raise WorkspaceFull(
+                f"file {rel} is {len(data)} bytes; the limit is "
+                f"{self.limits.max_file_bytes} bytes per file"
+            )
         with self._parent(app_id, rel, create=True) as (dir_fd, name):
             exists = _lstat(dir_fd, name, rel) is not None
             if not exists and len(self.list(app_id)) >= self.limits.max_files:
-                raise WorkspaceFull(f"cannot create {rel}: the project already has "
-                                    f"{self.limits.max_files} files, the limit")
+                raise WorkspaceFull(
+                    f"cannot create {rel}: the project already has "
+                    f"{self.limits.max_files} files, the limit"
+                )
             _atomic_write(dir_fd, name, data)
 
     def delete(self, app_id: str, path: str) -> None:
@@ -100,8 +104,7 @@ class LocalWorkspace:
             for name in filenames:
                 st = os.lstat(here / name)
                 if stat.S_ISREG(st.st_mode) and not name.startswith(_TEMP_PREFIX):
-                    out.append(FileInfo((here / name).relative_to(app_dir).as_posix(),
-                                        st.st_size))
+                    out.append(FileInfo((here / name).relative_to(app_dir).as_posix(), st.st_size))
         return sorted(out, key=lambda f: f.path)
 
     def delete_app(self, app_id: str) -> int:
@@ -148,8 +151,9 @@ class LocalWorkspace:
 
 def _not_a_directory(dir_fd: int, part: str, rel: str, create: bool) -> NoReturn:
     if stat.S_ISLNK(os.stat(part, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-        raise PathRefused(f"path {rel!r}: {part!r} is a symbolic link; links are never "
-                          "written through")
+        raise PathRefused(
+            f"path {rel!r}: {part!r} is a symbolic link; links are never written through"
+        )
     if create:
         raise PathRefused(f"path {rel!r}: {part!r} is a file, not a directory")
     raise FileMissing(f"file {rel} does not exist")

@@ -80,8 +80,13 @@ class _Assembly:
             pending = self.calls[index]
             if not pending.name:
                 raise ModelError(f"The model sent a tool call without a name (call {index}).")
-            calls.append(ToolCall(pending.id or f"call_{uuid.uuid4().hex[:24]}", pending.name,
-                                  "".join(pending.arguments)))
+            calls.append(
+                ToolCall(
+                    pending.id or f"call_{uuid.uuid4().hex[:24]}",
+                    pending.name,
+                    "".join(pending.arguments),
+                )
+            )
         if len({c.id for c in calls}) != len(calls):
             raise ModelError("The model sent two tool calls with the same id.")
         text = "".join(self.text)
@@ -89,16 +94,27 @@ class _Assembly:
         return ModelReply(AssistantMessage(content, tuple(calls)), self.usage, self.finish_reason)
 
 
-_TRANSIENT = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError,
-              _Truncated)  # APITimeoutError is an APIConnectionError
+_TRANSIENT = (
+    openai.APIConnectionError,
+    openai.RateLimitError,
+    openai.InternalServerError,
+    _Truncated,
+)  # APITimeoutError is an APIConnectionError
 
 
 class OpenAIChatModel:
     """Streams chat completions; see :class:`zerocode.engine.model.ChatModel` for the contract."""
 
-    def __init__(self, client: openai.AsyncOpenAI, models: dict[ModelRole, str], *,
-                 timeout: float, max_retries: int, description: str,
-                 retry_delay: float = RETRY_DELAY) -> None:
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        models: dict[ModelRole, str],
+        *,
+        timeout: float,
+        max_retries: int,
+        description: str,
+        retry_delay: float = RETRY_DELAY,
+    ) -> None:
         missing = [role.value for role in ModelRole if not models.get(role)]
         if missing:
             raise ValueError(f"no model name configured for: {', '.join(missing)}")
@@ -113,8 +129,9 @@ class OpenAIChatModel:
     def description(self) -> str:
         return self._description
 
-    async def stream(self, role: ModelRole, messages: Sequence[Message],
-                     tools: Sequence[dict[str, Any]] = ()) -> AsyncIterator[ModelEvent]:
+    async def stream(
+        self, role: ModelRole, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
+    ) -> AsyncIterator[ModelEvent]:
         """Text deltas, then one ModelReply; ModelError when the endpoint fails."""
         model = self.models[role]
         attempt = 0
@@ -130,18 +147,27 @@ class OpenAIChatModel:
                 if yielded or attempt >= self.max_retries:
                     raise ModelError(_explain(exc, model, attempt + 1, cut=yielded)) from exc
                 delay = _delay(exc, attempt, self.retry_delay)
-                log.warning("model %s: %s; retry %d of %d in %.1fs", model, _reason(exc),
-                            attempt + 1, self.max_retries, delay)
+                log.warning(
+                    "model %s: %s; retry %d of %d in %.1fs",
+                    model,
+                    _reason(exc),
+                    attempt + 1,
+                    self.max_retries,
+                    delay,
+                )
                 await asyncio.sleep(delay)
                 attempt += 1
             except openai.OpenAIError as exc:
                 raise ModelError(_explain(exc, model, attempt + 1, cut=yielded)) from exc
             except ValueError as exc:  # a chunk that is not JSON or not a chunk
-                raise ModelError(f"The model ({model}) sent an answer that is not a valid "
-                                 "chat-completions stream.") from exc
+                raise ModelError(
+                    f"The model ({model}) sent an answer that is not a valid "
+                    "chat-completions stream."
+                ) from exc
 
-    async def _once(self, model: str, messages: Sequence[Message],
-                    tools: Sequence[dict[str, Any]]) -> AsyncGenerator[ModelEvent, None]:
+    async def _once(
+        self, model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+    ) -> AsyncGenerator[ModelEvent, None]:
         answer = _Assembly()
         stream = await self.client.chat.completions.create(
             model=model,
@@ -165,7 +191,7 @@ class OpenAIChatModel:
 
 def _delay(exc: Exception, attempt: int, base: float) -> float:
     """Exponential backoff; a rate limit's Retry-After wins when it is sensible."""
-    delay: float = min(base * 2.0 ** attempt, MAX_RETRY_DELAY)
+    delay: float = min(base * 2.0**attempt, MAX_RETRY_DELAY)
     if isinstance(exc, openai.RateLimitError):
         try:
             after = float(exc.response.headers.get("retry-after", ""))
@@ -185,8 +211,11 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, openai.APIStatusError):
         body = exc.body
         found = body.get("message") if isinstance(body, dict) else None
-        detail = found if isinstance(found, str) and found.strip() else \
-            str(exc.message).removeprefix(f"Error code: {exc.status_code}").lstrip(" -")
+        detail = (
+            found
+            if isinstance(found, str) and found.strip()
+            else str(exc.message).removeprefix(f"Error code: {exc.status_code}").lstrip(" -")
+        )
         detail = " ".join(detail.split()).rstrip(".")[:200]  # an HTML error page stays short
         return f"HTTP {exc.status_code}: {detail}" if detail else f"HTTP {exc.status_code}"
     return " ".join(str(exc).split())[:200] or type(exc).__name__
@@ -194,30 +223,42 @@ def _reason(exc: Exception) -> str:
 
 def _explain(exc: Exception, model: str, attempts: int, *, cut: bool) -> str:
     """A message a user can read: what failed, never a traceback or a secret."""
-    when = "while answering (the partial answer is incomplete)" if cut else \
-        f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+    when = (
+        "while answering (the partial answer is incomplete)"
+        if cut
+        else f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+    )
     return f"The model ({model}) failed {when}: {_reason(exc)}."
 
 
-def build_chat_model(base_url: str | None, api_key: str | None, models: dict[ModelRole, str],
-                     timeout: float = 120.0, max_retries: int = 2) -> OpenAIChatModel:
+def build_chat_model(
+    base_url: str | None,
+    api_key: str | None,
+    models: dict[ModelRole, str],
+    timeout: float = 120.0,
+    max_retries: int = 2,
+) -> OpenAIChatModel:
     """The configured endpoint, or the offline scripted model when none is configured."""
     if base_url is None:
         # openai 3 types http_client as httpx2 but accepts an httpx client (its documented
         # compatibility path); the in-process transport is an httpx one.
         http_client = cast(Any, httpx.AsyncClient(transport=OfflineTransport()))
-        client = openai.AsyncOpenAI(base_url=OFFLINE_BASE_URL, api_key="offline", max_retries=0,
-                                    http_client=http_client)
+        client = openai.AsyncOpenAI(
+            base_url=OFFLINE_BASE_URL, api_key="offline", max_retries=0, http_client=http_client
+        )
         names = {role: models.get(role) or OFFLINE_MODEL_NAME for role in ModelRole}
-        return OpenAIChatModel(client, names, timeout=timeout, max_retries=max_retries,
-                               description=OFFLINE_DESCRIPTION)
+        return OpenAIChatModel(
+            client, names, timeout=timeout, max_retries=max_retries, description=OFFLINE_DESCRIPTION
+        )
     # Local servers (Ollama, vLLM) need no key, but the client insists on one.
-    client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "not-needed",
-                                max_retries=0, timeout=timeout)
+    client = openai.AsyncOpenAI(
+        base_url=base_url, api_key=api_key or "not-needed", max_retries=0, timeout=timeout
+    )
     roles = ", ".join(f"{role.value}: {models.get(role, '?')}" for role in ModelRole)
     description = f"OpenAI-compatible endpoint {_public_url(base_url)} ({roles})"
-    return OpenAIChatModel(client, models, timeout=timeout, max_retries=max_retries,
-                           description=description)
+    return OpenAIChatModel(
+        client, models, timeout=timeout, max_retries=max_retries, description=description
+    )
 
 
 def _public_url(url: str) -> str:

@@ -16,14 +16,16 @@ log = logging.getLogger(__name__)
 
 
 class RedisWindowCache:
-    def __init__(self, client: redis.Redis, ttl_seconds: int = 900,
-                 prefix: str = "zerocode:tail:") -> None:
+    def __init__(
+        self, client: redis.Redis, ttl_seconds: int = 900, prefix: str = "zerocode:tail:"
+    ) -> None:
         self.client, self.ttl, self.prefix = client, ttl_seconds, prefix
 
     @classmethod
     def from_url(cls, url: str, ttl_seconds: int = 900, timeout: float = 0.5) -> RedisWindowCache:
-        client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
-                                      health_check_interval=30)
+        client = redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30
+        )
         return cls(client, ttl_seconds)
 
     def _key(self, app_id: str) -> str:
@@ -33,8 +35,9 @@ class RedisWindowCache:
         try:
             raw = self.client.get(self._key(app_id))
         except redis.RedisError as exc:
-            log.warning("window cache get failed, rebuilding from the store app=%s: %s",
-                        app_id, exc)
+            log.warning(
+                "window cache get failed, rebuilding from the store app=%s: %s", app_id, exc
+            )
             return None
         if raw is None:
             return None

@@ -44,16 +44,22 @@ return {1, limit - count - 1, ''}
 
 
 class RedisRateLimiter:
-    def __init__(self, client: redis.Redis, prefix: str = "zerocode:rate:",
-                 now: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        prefix: str = "zerocode:rate:",
+        now: Callable[[], float] = time.time,
+    ) -> None:
         self.client, self.prefix, self.now = client, prefix, now
         self._script = client.register_script(_HIT)  # EVALSHA, reloaded on NOSCRIPT
 
     @classmethod
-    def from_url(cls, url: str, timeout: float = 0.5,
-                 prefix: str = "zerocode:rate:") -> RedisRateLimiter:
-        client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
-                                      health_check_interval=30)
+    def from_url(
+        cls, url: str, timeout: float = 0.5, prefix: str = "zerocode:rate:"
+    ) -> RedisRateLimiter:
+        client = redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30
+        )
         return cls(client, prefix)
 
     def hit(self, key: str, limit: int, window_seconds: float) -> RateDecision:

@@ -9,9 +9,22 @@ from zerocode.adapters.sqlite.cursor import decode_cursor, encode_cursor
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.apps.records import FEATURED_PRIORITY, App, AppPage, CodeGenType, check_limit
 
-_APP_COLUMNS = ("id", "owner", "name", "code_gen_type", "init_prompt", "preview_key",
-                "deploy_key", "deploy_url", "cover", "priority", "created_at", "updated_at",
-                "deploy_build_id", "deployed_at")
+_APP_COLUMNS = (
+    "id",
+    "owner",
+    "name",
+    "code_gen_type",
+    "init_prompt",
+    "preview_key",
+    "deploy_key",
+    "deploy_url",
+    "cover",
+    "priority",
+    "created_at",
+    "updated_at",
+    "deploy_build_id",
+    "deployed_at",
+)
 # Columns added after the first release: (name, SQL type), added to older files at start.
 _APP_ADDED = (("deploy_build_id", "TEXT"), ("deployed_at", "REAL"))
 
@@ -38,33 +51,46 @@ class SqliteAppStore:
         values = [getattr(app, c) for c in _APP_COLUMNS]
         values[3] = app.code_gen_type.value
         with self.db.transaction() as conn:
-            conn.execute(f"INSERT OR REPLACE INTO apps ({', '.join(_APP_COLUMNS)}) "
-                         f"VALUES ({', '.join('?' * len(_APP_COLUMNS))})", values)
+            conn.execute(
+                f"INSERT OR REPLACE INTO apps ({', '.join(_APP_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_APP_COLUMNS))})",
+                values,
+            )
 
     def get(self, app_id: str) -> App | None:
-        rows = self.db.query(f"SELECT {', '.join(_APP_COLUMNS)} FROM apps WHERE id = ?",
-                             (app_id,))
+        rows = self.db.query(f"SELECT {', '.join(_APP_COLUMNS)} FROM apps WHERE id = ?", (app_id,))
         return _app(rows[0]) if rows else None
 
     def by_preview_key(self, preview_key: str) -> App | None:
-        rows = self.db.query(f"SELECT {', '.join(_APP_COLUMNS)} FROM apps "
-                             "WHERE preview_key = ?", (preview_key,))
+        rows = self.db.query(
+            f"SELECT {', '.join(_APP_COLUMNS)} FROM apps WHERE preview_key = ?", (preview_key,)
+        )
         return _app(rows[0]) if rows else None
 
-    def list_by_owner(self, owner: str, cursor: str | None = None, limit: int = 20,
-                      query: str | None = None) -> AppPage:
+    def list_by_owner(
+        self, owner: str, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         return self._page("owner = ?", [owner], False, cursor, limit, query)
 
-    def list_featured(self, cursor: str | None = None, limit: int = 20,
-                      query: str | None = None) -> AppPage:
+    def list_featured(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         return self._page("priority >= ?", [FEATURED_PRIORITY], True, cursor, limit, query)
 
-    def list_all(self, cursor: str | None = None, limit: int = 20,
-                 query: str | None = None) -> AppPage:
+    def list_all(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> AppPage:
         return self._page("1 = 1", [], False, cursor, limit, query)
 
-    def _page(self, where: str, params: list[Any], by_priority: bool, cursor: str | None,
-              limit: int, query: str | None) -> AppPage:
+    def _page(
+        self,
+        where: str,
+        params: list[Any],
+        by_priority: bool,
+        cursor: str | None,
+        limit: int,
+        query: str | None,
+    ) -> AppPage:
         """Keyset paging: newest first (highest priority first for featured), id breaks ties."""
         check_limit(limit)
         keys = ["priority", "created_at"] if by_priority else ["created_at"]
@@ -81,15 +107,18 @@ class SqliteAppStore:
                 equal = [f"{k} = ?" for k in keys[:depth]]
                 last = f"{keys[depth]} < ?" if depth < len(keys) else "id > ?"
                 terms.append("(" + " AND ".join([*equal, last]) + ")")
-                args += values[:depth + 1]
+                args += values[: depth + 1]
             sql += " AND (" + " OR ".join(terms) + ")"
         order = ", ".join(f"{k} DESC" for k in keys) + ", id"
         rows = self.db.query(f"{sql} ORDER BY {order} LIMIT ?", (*args, limit + 1))
         apps = [_app(r) for r in rows[:limit]]
         more = len(rows) > limit
         last_app = apps[-1] if more else None
-        next_cursor = encode_cursor([*(getattr(last_app, k) for k in keys), last_app.id]) \
-            if last_app else None
+        next_cursor = (
+            encode_cursor([*(getattr(last_app, k) for k in keys), last_app.id])
+            if last_app
+            else None
+        )
         return AppPage(apps, next_cursor)
 
     def delete(self, app_id: str) -> bool:

@@ -8,8 +8,21 @@ from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.apps.records import CodeGenType, check_limit
 from zerocode.publishing.builds import Build, BuildPage, BuildPurpose, BuildState, check_build_id
 
-_COLUMNS = ("id", "app_id", "purpose", "kind", "source_digest", "state", "created_at",
-            "started_at", "finished_at", "log_tail", "output", "error", "runner_id")
+_COLUMNS = (
+    "id",
+    "app_id",
+    "purpose",
+    "kind",
+    "source_digest",
+    "state",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "log_tail",
+    "output",
+    "error",
+    "runner_id",
+)
 
 
 class SqliteBuildStore:
@@ -21,22 +34,32 @@ class SqliteBuildStore:
                 "purpose TEXT NOT NULL, kind TEXT NOT NULL, source_digest TEXT NOT NULL, "
                 "state TEXT NOT NULL, created_at REAL NOT NULL, started_at REAL, "
                 "finished_at REAL, log_tail TEXT NOT NULL, output TEXT, error TEXT, "
-                "runner_id TEXT, PRIMARY KEY (app_id, id)) WITHOUT ROWID")
+                "runner_id TEXT, PRIMARY KEY (app_id, id)) WITHOUT ROWID"
+            )
 
     def put(self, build: Build) -> None:
         values = [getattr(build, c) for c in _COLUMNS]
         with self.db.transaction() as conn:
-            conn.execute(f"INSERT OR REPLACE INTO builds ({', '.join(_COLUMNS)}) "
-                         f"VALUES ({', '.join('?' * len(_COLUMNS))})",
-                         [v.value if hasattr(v, "value") else v for v in values])
+            conn.execute(
+                f"INSERT OR REPLACE INTO builds ({', '.join(_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_COLUMNS))})",
+                [v.value if hasattr(v, "value") else v for v in values],
+            )
 
     def get(self, app_id: str, build_id: str) -> Build | None:
-        rows = self.db.query(f"SELECT {', '.join(_COLUMNS)} FROM builds "
-                             "WHERE app_id = ? AND id = ?", (app_id, build_id))
+        rows = self.db.query(
+            f"SELECT {', '.join(_COLUMNS)} FROM builds WHERE app_id = ? AND id = ?",
+            (app_id, build_id),
+        )
         return _build(rows[0]) if rows else None
 
-    def list(self, app_id: str, cursor: str | None = None, limit: int = 20,
-             purpose: BuildPurpose | None = None) -> BuildPage:
+    def list(
+        self,
+        app_id: str,
+        cursor: str | None = None,
+        limit: int = 20,
+        purpose: BuildPurpose | None = None,
+    ) -> BuildPage:
         check_limit(limit)
         sql = f"SELECT {', '.join(_COLUMNS)} FROM builds WHERE app_id = ?"
         args: list[Any] = [app_id]
@@ -57,9 +80,18 @@ class SqliteBuildStore:
 
 def _build(row: Any) -> Build:
     v = dict(zip(_COLUMNS, row, strict=True))
-    return Build(id=v["id"], app_id=v["app_id"], purpose=BuildPurpose(v["purpose"]),
-                 kind=CodeGenType(v["kind"]), source_digest=v["source_digest"],
-                 state=BuildState(v["state"]), created_at=v["created_at"],
-                 started_at=v["started_at"], finished_at=v["finished_at"],
-                 log_tail=v["log_tail"], output=v["output"], error=v["error"],
-                 runner_id=v["runner_id"])
+    return Build(
+        id=v["id"],
+        app_id=v["app_id"],
+        purpose=BuildPurpose(v["purpose"]),
+        kind=CodeGenType(v["kind"]),
+        source_digest=v["source_digest"],
+        state=BuildState(v["state"]),
+        created_at=v["created_at"],
+        started_at=v["started_at"],
+        finished_at=v["finished_at"],
+        log_tail=v["log_tail"],
+        output=v["output"],
+        error=v["error"],
+        runner_id=v["runner_id"],
+    )

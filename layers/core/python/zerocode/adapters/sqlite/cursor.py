@@ -20,10 +20,12 @@ def decode_cursor(cursor: str | None, sort_keys: int) -> list[Any] | None:
         return None
     try:
         values = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if not isinstance(values, list) or len(values) != sort_keys + 1 or \
-                not isinstance(values[-1], str) or \
-                not all(isinstance(v, int | float) and not isinstance(v, bool)
-                        for v in values[:-1]):
+        if (
+            not isinstance(values, list)
+            or len(values) != sort_keys + 1
+            or not isinstance(values[-1], str)
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values[:-1])
+        ):
             raise ValueError("wrong shape")
         return values
     except (ValueError, TypeError) as exc:

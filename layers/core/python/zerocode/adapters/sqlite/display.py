@@ -23,31 +23,59 @@ from zerocode.memory.transcript import (
 
 
 class SqliteDisplayHistoryStore:
-    def __init__(self, db: SqliteDatabase, retention_days: int = 0,
-                 now: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, db: SqliteDatabase, retention_days: int = 0, now: Callable[[], float] = time.time
+    ) -> None:
         self.db, self.retention_days, self.now = db, retention_days, now
         self.keys = KeyClock()
 
-    def append(self, app_id: str, role: DisplayRole, content: str, *,
-               status: DisplayStatus = DisplayStatus.OK, turn: int = 0,
-               element: dict[str, Any] | None = None) -> DisplayEntry:
+    def append(
+        self,
+        app_id: str,
+        role: DisplayRole,
+        content: str,
+        *,
+        status: DisplayStatus = DisplayStatus.OK,
+        turn: int = 0,
+        element: dict[str, Any] | None = None,
+    ) -> DisplayEntry:
         key = self.keys.next_key()
         with self.db.transaction() as conn:
-            conn.execute("INSERT INTO display (app_id, id, role, content, status, turn, element, "
-                         "expires_at) VALUES (?,?,?,?,?,?,?,?)",
-                         (app_id, key, role.value, content, status.value, turn,
-                          json.dumps(element) if element is not None else None,
-                          expires_at(self.retention_days, self.now())))
+            conn.execute(
+                "INSERT INTO display (app_id, id, role, content, status, turn, element, "
+                "expires_at) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    app_id,
+                    key,
+                    role.value,
+                    content,
+                    status.value,
+                    turn,
+                    json.dumps(element) if element is not None else None,
+                    expires_at(self.retention_days, self.now()),
+                ),
+            )
         return DisplayEntry(key, role, content, status, turn, created_at_of(key), element)
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
         check_page(before, limit)
         rows = self.db.query(
             "SELECT id, role, content, status, turn, element FROM display WHERE app_id = ? "
-            "AND id < ? ORDER BY id DESC LIMIT ?", (app_id, before or "~", limit + 1))
-        entries = [DisplayEntry(r[0], DisplayRole(r[1]), r[2], DisplayStatus(r[3]), r[4],
-                                created_at_of(r[0]), json.loads(r[5]) if r[5] else None)
-                   for r in rows[:limit]]
+            "AND id < ? ORDER BY id DESC LIMIT ?",
+            (app_id, before or "~", limit + 1),
+        )
+        entries = [
+            DisplayEntry(
+                r[0],
+                DisplayRole(r[1]),
+                r[2],
+                DisplayStatus(r[3]),
+                r[4],
+                created_at_of(r[0]),
+                json.loads(r[5]) if r[5] else None,
+            )
+            for r in rows[:limit]
+        ]
         return DisplayPage(entries, entries[-1].id if len(rows) > limit else None)
 
     def delete_app(self, app_id: str) -> int:

@@ -12,18 +12,23 @@ class SqliteLease:
     def __init__(self, db: SqliteDatabase, now: Callable[[], float] = time.time) -> None:
         self.db, self.now = db, now
         with db.lock:
-            db.conn.execute("CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, "
-                            "holder TEXT NOT NULL, expires_at REAL NOT NULL)")
+            db.conn.execute(
+                "CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, "
+                "holder TEXT NOT NULL, expires_at REAL NOT NULL)"
+            )
 
     def acquire(self, key: str, holder: str, ttl_seconds: float) -> bool:
         now = self.now()
         with self.db.transaction() as conn:
-            row = conn.execute("SELECT holder, expires_at FROM leases WHERE key = ?",
-                               (key,)).fetchone()
+            row = conn.execute(
+                "SELECT holder, expires_at FROM leases WHERE key = ?", (key,)
+            ).fetchone()
             if row is not None and row[0] != holder and row[1] > now:
                 return False
-            conn.execute("INSERT OR REPLACE INTO leases (key, holder, expires_at) "
-                         "VALUES (?, ?, ?)", (key, holder, now + ttl_seconds))
+            conn.execute(
+                "INSERT OR REPLACE INTO leases (key, holder, expires_at) VALUES (?, ?, ?)",
+                (key, holder, now + ttl_seconds),
+            )
             return True
 
     def release(self, key: str, holder: str) -> None:

@@ -15,18 +15,23 @@ class SqlitePublisher:
     def __init__(self, db: SqliteDatabase, now: Callable[[], float] = time.time) -> None:
         self.db, self.now = db, now
         with db.lock:
-            db.conn.execute("CREATE TABLE IF NOT EXISTS site_pointers (pointer TEXT PRIMARY KEY, "
-                            "app_id TEXT NOT NULL, build_id TEXT NOT NULL, "
-                            "updated_at REAL NOT NULL) WITHOUT ROWID")
+            db.conn.execute(
+                "CREATE TABLE IF NOT EXISTS site_pointers (pointer TEXT PRIMARY KEY, "
+                "app_id TEXT NOT NULL, build_id TEXT NOT NULL, "
+                "updated_at REAL NOT NULL) WITHOUT ROWID"
+            )
 
     def point(self, pointer: str, target: SiteTarget) -> None:
         with self.db.transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO site_pointers VALUES (?, ?, ?, ?)",
-                         (pointer, target.app_id, target.build_id, self.now()))
+            conn.execute(
+                "INSERT OR REPLACE INTO site_pointers VALUES (?, ?, ?, ?)",
+                (pointer, target.app_id, target.build_id, self.now()),
+            )
 
     def target(self, pointer: str) -> SiteTarget | None:
-        rows = self.db.query("SELECT app_id, build_id FROM site_pointers WHERE pointer = ?",
-                             (pointer,))
+        rows = self.db.query(
+            "SELECT app_id, build_id FROM site_pointers WHERE pointer = ?", (pointer,)
+        )
         return SiteTarget(rows[0][0], rows[0][1]) if rows else None
 
     def remove(self, pointer: str) -> None:

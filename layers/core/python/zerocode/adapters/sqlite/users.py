@@ -12,8 +12,7 @@ from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.apps.records import check_limit
 from zerocode.errors import Conflict
 
-_USER_COLUMNS = ("id", "account", "name", "role", "password_hash", "created_at",
-                 "failed_logins")
+_USER_COLUMNS = ("id", "account", "name", "role", "password_hash", "created_at", "failed_logins")
 
 
 class SqliteUserStore:
@@ -33,16 +32,26 @@ class SqliteUserStore:
     def create(self, user: User) -> None:
         try:
             with self.db.transaction() as conn:
-                conn.execute(f"INSERT INTO users ({', '.join(_USER_COLUMNS)}) VALUES "
-                             f"({', '.join('?' * len(_USER_COLUMNS))})",
-                             (user.id, user.account, user.name, user.role.value,
-                              user.password_hash, user.created_at, user.failed_logins))
+                conn.execute(
+                    f"INSERT INTO users ({', '.join(_USER_COLUMNS)}) VALUES "
+                    f"({', '.join('?' * len(_USER_COLUMNS))})",
+                    (
+                        user.id,
+                        user.account,
+                        user.name,
+                        user.role.value,
+                        user.password_hash,
+                        user.created_at,
+                        user.failed_logins,
+                    ),
+                )
         except sqlite3.IntegrityError as exc:
             raise Conflict(f"account {user.account!r} is already taken") from exc
 
     def _one(self, where: str, value: str) -> User | None:
-        rows = self.db.query(f"SELECT {', '.join(_USER_COLUMNS)} FROM users WHERE {where} = ?",
-                             (value,))
+        rows = self.db.query(
+            f"SELECT {', '.join(_USER_COLUMNS)} FROM users WHERE {where} = ?", (value,)
+        )
         return _user(rows[0]) if rows else None
 
     def by_account(self, account: str) -> User | None:
@@ -57,27 +66,32 @@ class SqliteUserStore:
 
     def count_failed_login(self, user_id: str) -> None:
         with self.db.transaction() as conn:
-            conn.execute("UPDATE users SET failed_logins = failed_logins + 1 WHERE id = ?",
-                         (user_id,))
+            conn.execute(
+                "UPDATE users SET failed_logins = failed_logins + 1 WHERE id = ?", (user_id,)
+            )
 
     def put_token(self, token_hash: str, user_id: str, expires_at: float) -> None:
         with self.db.transaction() as conn:
-            conn.execute("INSERT INTO tokens (token_hash, user_id, expires_at) VALUES (?,?,?)",
-                         (token_hash, user_id, expires_at))
+            conn.execute(
+                "INSERT INTO tokens (token_hash, user_id, expires_at) VALUES (?,?,?)",
+                (token_hash, user_id, expires_at),
+            )
 
     def token_user(self, token_hash: str, now: float) -> User | None:
         rows = self.db.query(
             f"SELECT {', '.join('u.' + c for c in _USER_COLUMNS)} FROM tokens t "
             "JOIN users u ON u.id = t.user_id WHERE t.token_hash = ? AND t.expires_at > ?",
-            (token_hash, now))
+            (token_hash, now),
+        )
         return _user(rows[0]) if rows else None
 
     def delete_token(self, token_hash: str) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM tokens WHERE token_hash = ?", (token_hash,))
 
-    def list_users(self, cursor: str | None = None, limit: int = 20,
-                   query: str | None = None) -> tuple[list[User], str | None]:
+    def list_users(
+        self, cursor: str | None = None, limit: int = 20, query: str | None = None
+    ) -> tuple[list[User], str | None]:
         check_limit(limit)
         after = decode_cursor(cursor, 0)
         sql = f"SELECT {', '.join(_USER_COLUMNS)} FROM users WHERE 1 = 1"

@@ -20,17 +20,23 @@ router = APIRouter(prefix="/api/admin", tags=["admin"])
 
 
 @router.get("/apps", response_model=AdminAppListOut)
-def admin_apps(_: Admin, p: PlatformDep, cursor: str | None = None,
-               limit: Annotated[int, Query(ge=1, le=50)] = 20,
-               q: Annotated[str | None, Query(max_length=60)] = None) -> AdminAppListOut:
+def admin_apps(
+    _: Admin,
+    p: PlatformDep,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=50)] = 20,
+    q: Annotated[str | None, Query(max_length=60)] = None,
+) -> AdminAppListOut:
     page = p.apps.list_all(cursor, limit, q)
-    return AdminAppListOut(apps=[admin_app_out(a, p.publishing.urls) for a in page.apps],
-                           nextCursor=page.next_cursor)
+    return AdminAppListOut(
+        apps=[admin_app_out(a, p.publishing.urls) for a in page.apps], nextCursor=page.next_cursor
+    )
 
 
 @router.patch("/apps/{app_id}", response_model=AdminAppOut)
-def admin_update(_: Admin, app: OwnedApp, body: AdminAppIn, p: PlatformDep,
-                 featured: Featured) -> AdminAppOut:
+def admin_update(
+    _: Admin, app: OwnedApp, body: AdminAppIn, p: PlatformDep, featured: Featured
+) -> AdminAppOut:
     updated = p.app_service.admin_update(app, body.name, body.cover, body.priority)
     featured.clear()  # this process shows the change at once; others within minutes
     return admin_app_out(updated, p.publishing.urls)
@@ -51,8 +57,12 @@ def admin_clear_history(_: Admin, app: OwnedApp, p: PlatformDep) -> Response:
 
 
 @router.get("/users", response_model=AdminUserListOut)
-def admin_users(_: Admin, p: PlatformDep, cursor: str | None = None,
-                limit: Annotated[int, Query(ge=1, le=50)] = 20,
-                q: Annotated[str | None, Query(max_length=64)] = None) -> AdminUserListOut:
+def admin_users(
+    _: Admin,
+    p: PlatformDep,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=50)] = 20,
+    q: Annotated[str | None, Query(max_length=64)] = None,
+) -> AdminUserListOut:
     users, next_cursor = p.accounts.list_users(cursor, limit, q)
     return AdminUserListOut(users=[admin_user_out(u) for u in users], nextCursor=next_cursor)

@@ -16,18 +16,21 @@ router = APIRouter(prefix="/api/apps", tags=["apps"])
 
 @router.post("", status_code=201, response_model=AppOut)
 async def create(body: CreateAppIn, user: Caller, p: PlatformDep) -> AppOut:
-    prompt = check_text(body.initPrompt, field="initPrompt",
-                        max_chars=p.settings.max_message_chars)
+    prompt = check_text(body.initPrompt, field="initPrompt", max_chars=p.settings.max_message_chars)
     p.quota("create", user.id)
-    return app_out(await p.app_service.create(user.id, prompt, body.codeGenType),
-                   p.publishing.urls)
+    return app_out(await p.app_service.create(user.id, prompt, body.codeGenType), p.publishing.urls)
 
 
 @router.get("", response_model=AppListOut)
-def list_apps(user: MaybeCaller, p: PlatformDep, featured: Featured,
-              scope: Literal["mine", "featured"] = "mine", cursor: str | None = None,
-              limit: Annotated[int, Query(ge=1, le=50)] = 20,
-              q: Annotated[str | None, Query(max_length=60)] = None) -> AppListOut:
+def list_apps(
+    user: MaybeCaller,
+    p: PlatformDep,
+    featured: Featured,
+    scope: Literal["mine", "featured"] = "mine",
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=50)] = 20,
+    q: Annotated[str | None, Query(max_length=60)] = None,
+) -> AppListOut:
     """My apps (signed in), or the featured apps (anyone; cached for a few minutes)."""
     if scope == "featured":
         page = featured.page(cursor, limit, q)
@@ -35,8 +38,9 @@ def list_apps(user: MaybeCaller, p: PlatformDep, featured: Featured,
         raise Unauthenticated("sign in to list your apps (scope=featured is public)")
     else:
         page = p.apps.list_by_owner(user.id, cursor, limit, q)
-    return AppListOut(apps=[app_out(a, p.publishing.urls) for a in page.apps],
-                      nextCursor=page.next_cursor)
+    return AppListOut(
+        apps=[app_out(a, p.publishing.urls) for a in page.apps], nextCursor=page.next_cursor
+    )
 
 
 @router.get("/{app_id}", response_model=AppOut)

@@ -14,8 +14,12 @@ from zerocode.http.sse import event_stream
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["chat"])
 
 
-@router.post("/chat", responses={200: {"content": {"text/event-stream": {}},
-                                       "description": "SSE stream of the turn"}})
+@router.post(
+    "/chat",
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "SSE stream of the turn"}
+    },
+)
 async def chat_post(app: OwnedApp, body: ChatIn, user: Caller, p: PlatformDep) -> Response:
     """Start a turn and stream it. POST only: no GET starts a turn or changes state, so
     a link, an image or a hidden frame on another page can never start one."""
@@ -26,8 +30,12 @@ async def chat_post(app: OwnedApp, body: ChatIn, user: Caller, p: PlatformDep) -
 
 
 @router.get("/history", response_model=HistoryOut)
-def history(app: OwnedApp, p: PlatformDep, before: str | None = None,
-            limit: Annotated[int, Query(ge=1, le=50)] = 20) -> HistoryOut:
+def history(
+    app: OwnedApp,
+    p: PlatformDep,
+    before: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=50)] = 20,
+) -> HistoryOut:
     page = p.display.page(app.id, before, limit)
     return HistoryOut(entries=[entry_out(e) for e in page.entries], nextCursor=page.next_cursor)
 
@@ -35,7 +43,11 @@ def history(app: OwnedApp, p: PlatformDep, before: str | None = None,
 @router.get("/context", response_model=ContextOut)
 def context(app: OwnedApp, p: PlatformDep) -> ContextOut:
     window = p.memory.window(app.id, p.system_prompt(app))
-    return ContextOut(messages=window.openai(), tokens=list(window.tokens),
-                      totalTokens=window.total_tokens, evictedUnits=window.evicted_units,
-                      elidedPayloads=window.elided_payloads,
-                      summaryIncluded=window.summary_included)
+    return ContextOut(
+        messages=window.openai(),
+        tokens=list(window.tokens),
+        totalTokens=window.total_tokens,
+        evictedUnits=window.evicted_units,
+        elidedPayloads=window.elided_payloads,
+        summaryIncluded=window.summary_included,
+    )

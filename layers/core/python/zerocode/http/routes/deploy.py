@@ -31,12 +31,17 @@ async def deploy(app: OwnedApp, user: Caller, p: PlatformDep) -> DeployOut:
 
 
 @router.get("/builds", response_model=BuildListOut)
-def builds(app: OwnedApp, p: PlatformDep, cursor: str | None = None,
-           limit: Annotated[int, Query(ge=1, le=50)] = 20,
-           purpose: BuildPurpose | None = None) -> BuildListOut:
+def builds(
+    app: OwnedApp,
+    p: PlatformDep,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=50)] = 20,
+    purpose: BuildPurpose | None = None,
+) -> BuildListOut:
     page = p.builds.list(app.id, cursor, limit, purpose)
-    return BuildListOut(builds=[build_out(b, app) for b in page.builds],
-                        nextCursor=page.next_cursor)
+    return BuildListOut(
+        builds=[build_out(b, app) for b in page.builds], nextCursor=page.next_cursor
+    )
 
 
 @router.get("/builds/{build_id}", response_model=BuildOut)

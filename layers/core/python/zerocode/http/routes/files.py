@@ -26,5 +26,8 @@ def file(app_id: str, path: str, app: OwnedApp, p: PlatformDep) -> Response:
 @router.get("/download", responses={200: {"content": {"application/zip": {}}}})
 def download(app: OwnedApp, p: PlatformDep) -> Response:
     name, data = p.app_service.archive(app)
-    return Response(data, media_type="application/zip",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        data,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

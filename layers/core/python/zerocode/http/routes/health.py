@@ -13,5 +13,10 @@ router = APIRouter(tags=["platform"])
 
 @router.get("/api/health", response_model=HealthOut)
 def health(p: PlatformDep) -> HealthOut:
-    return HealthOut(status="ok", version=__version__, mode=p.settings.mode,
-                     model=p.model.description, builds=p.build_isolation)
+    return HealthOut(
+        status="ok",
+        version=__version__,
+        mode=p.settings.mode,
+        model=p.model.description,
+        builds=p.build_isolation,
+    )

@@ -18,14 +18,21 @@ def register(body: RegisterIn, p: PlatformDep) -> UserOut:
 @router.post("/login", response_model=LoginOut)
 def login(body: LoginIn, response: Response, p: PlatformDep) -> LoginOut:
     token, user = p.accounts.login(body.account, body.password)
-    response.set_cookie(SESSION_COOKIE, token, max_age=int(p.accounts.token_seconds),
-                        httponly=True, samesite="strict", path="/api")
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=int(p.accounts.token_seconds),
+        httponly=True,
+        samesite="strict",
+        path="/api",
+    )
     return LoginOut(token=token, user=user_out(user))
 
 
 @router.post("/logout", status_code=204)
-def logout(request: Request, user: Caller, p: PlatformDep,
-           credentials: Credentials = None) -> Response:
+def logout(
+    request: Request, user: Caller, p: PlatformDep, credentials: Credentials = None
+) -> Response:
     token = credentials.credentials if credentials else request.cookies.get(SESSION_COOKIE)
     if token:
         p.accounts.logout(token)

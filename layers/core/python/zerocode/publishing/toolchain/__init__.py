@@ -85,9 +85,11 @@ def check_package_json(data: bytes) -> str | None:
         return "package.json: scripts must be an object"
     extra = sorted(k for k, v in scripts.items() if PLATFORM_SCRIPTS.get(k) != v)
     if extra:
-        return ("package.json: scripts are the platform's and cannot be changed "
-                f"({', '.join(extra)}); the build always runs `vite build` with the "
-                "platform's vite.config.js. Keep only " + json.dumps(PLATFORM_SCRIPTS))
+        return (
+            "package.json: scripts are the platform's and cannot be changed "
+            f"({', '.join(extra)}); the build always runs `vite build` with the "
+            "platform's vite.config.js. Keep only " + json.dumps(PLATFORM_SCRIPTS)
+        )
     for field in ("dependencies", "devDependencies"):
         deps = package.get(field, {})
         if not isinstance(deps, dict):
@@ -95,16 +97,26 @@ def check_package_json(data: bytes) -> str | None:
         allowed = ALLOWED if field == "dependencies" else {**ALLOWED, **BUILD_TOOLS}
         for name, version in deps.items():
             if name not in allowed:
-                return (f"package.json: {name} is not an allowed dependency. The allowed "
-                        f"packages (pinned versions) are: {allowed_list()}; "
-                        f"devDependencies may also list "
-                        + ", ".join(f"{n} {v}" for n, v in BUILD_TOOLS.items()))
+                return (
+                    f"package.json: {name} is not an allowed dependency. The allowed "
+                    f"packages (pinned versions) are: {allowed_list()}; "
+                    f"devDependencies may also list "
+                    + ", ".join(f"{n} {v}" for n, v in BUILD_TOOLS.items())
+                )
             if version != allowed[name]:
-                return (f"package.json: {name} must be at the platform's pinned version "
-                        f"{allowed[name]!r}, not {version!r} (write \"{name}\": "
-                        f"\"{allowed[name]}\")")
-    for field in ("optionalDependencies", "peerDependencies", "bundledDependencies",
-                  "bundleDependencies", "overrides", "workspaces"):
+                return (
+                    f"package.json: {name} must be at the platform's pinned version "
+                    f'{allowed[name]!r}, not {version!r} (write "{name}": '
+                    f'"{allowed[name]}")'
+                )
+    for field in (
+        "optionalDependencies",
+        "peerDependencies",
+        "bundledDependencies",
+        "bundleDependencies",
+        "overrides",
+        "workspaces",
+    ):
         if package.get(field):
             return f"package.json: {field} is not supported; use dependencies"
     return None
@@ -126,10 +138,19 @@ def declared(files: Mapping[str, bytes]) -> dict[str, str]:
 def build_tree(files: Mapping[str, bytes]) -> dict[str, bytes]:
     """The files a build sees: the app's sources, with the platform's package.json (the
     allowed dependencies it declares, no scripts) and vite.config.js in place of its own."""
-    tree = {p: d for p, d in files.items()
-            if p not in PLATFORM_OWNED and p != PACKAGE_JSON and not p.startswith(".zerocode/")}
-    package = {"name": "zerocode-app", "private": True, "version": "0.0.0", "type": "module",
-               "dependencies": declared(files), "devDependencies": dict(BUILD_TOOLS)}
+    tree = {
+        p: d
+        for p, d in files.items()
+        if p not in PLATFORM_OWNED and p != PACKAGE_JSON and not p.startswith(".zerocode/")
+    }
+    package = {
+        "name": "zerocode-app",
+        "private": True,
+        "version": "0.0.0",
+        "type": "module",
+        "dependencies": declared(files),
+        "devDependencies": dict(BUILD_TOOLS),
+    }
     tree[PACKAGE_JSON] = (json.dumps(package, indent=2) + "\n").encode()
     tree[VITE_CONFIG] = vite_config()
     return tree

@@ -76,8 +76,14 @@ class Request:
 
 
 def parse_request(messages: list[dict[str, Any]]) -> Request:
-    kind = next((marker_of(text_of(m)) for m in messages
-                 if m.get("role") == "system" and marker_of(text_of(m))), None)
+    kind = next(
+        (
+            marker_of(text_of(m))
+            for m in messages
+            if m.get("role") == "system" and marker_of(text_of(m))
+        ),
+        None,
+    )
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     raw = text_of(messages[last_user]) if last_user >= 0 else ""
     text, _, selected = raw.partition(_SELECTED)
@@ -85,8 +91,9 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
     triggers = frozenset(_TRIGGER.findall(text))
     if last_user < 0:
         return Request(kind, "", {}, messages, [], frozenset())
-    return Request(kind, text, element, messages[:last_user], messages[last_user + 1:], triggers,
-                   raw)
+    return Request(
+        kind, text, element, messages[:last_user], messages[last_user + 1 :], triggers, raw
+    )
 
 
 def app_name(description: str, limit: int = 30) -> str:
@@ -104,14 +111,17 @@ def app_name(description: str, limit: int = 30) -> str:
     return name or "My App"
 
 
-NEEDS_QUOTES = ("Tell me the new text in double quotes, for example: change the title to "
-                 "\"My Shop\". Nothing was changed.")
+NEEDS_QUOTES = (
+    "Tell me the new text in double quotes, for example: change the title to "
+    '"My Shop". Nothing was changed.'
+)
 
 
 def is_creation(earlier: list[dict[str, Any]]) -> bool:
     """No earlier answer in the window: a first request (or one whose turn was cut off)."""
-    return not any(m.get("role") == "assistant" and not _INTERRUPTED.match(text_of(m))
-                   for m in earlier)
+    return not any(
+        m.get("role") == "assistant" and not _INTERRUPTED.match(text_of(m)) for m in earlier
+    )
 
 
 def element_text(req: Request) -> str | None:
@@ -125,8 +135,11 @@ def text_of(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict)
-                       and isinstance(p.get("text"), str))
+        return "".join(
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
     return ""
 
 
@@ -135,8 +148,7 @@ def args_of(call: dict[str, Any]) -> dict[str, str]:
         value = json.loads(call.get("function", {}).get("arguments") or "{}")
     except ValueError:
         return {}
-    return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) \
-        else {}
+    return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
 
 
 def _fields(line: str) -> Iterator[tuple[str, str]]:

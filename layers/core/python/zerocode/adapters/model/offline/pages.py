@@ -29,17 +29,24 @@ def page_answer(req: Request, *, multi: bool) -> Script:
     current = _latest_blocks(req.earlier, langs)
     if is_creation(req.earlier):
         title = app_name(req.description, 40)
-        files: tuple[str, ...] = _multi_page(title, req.description) if multi else (
-            _single_page(title, req.description),)
+        files: tuple[str, ...] = (
+            _multi_page(title, req.description)
+            if multi
+            else (_single_page(title, req.description),)
+        )
         what = "a static site in three files" if multi else "a single self-contained page"
-        return Script(f"Here is **{title}**, {what}.\n\n{_blocks(langs, files)}\n\n"
-                      "Click the button to try the script.")
+        return Script(
+            f"Here is **{title}**, {what}.\n\n{_blocks(langs, files)}\n\n"
+            "Click the button to try the script."
+        )
     new = req.quoted
     if new is None:
         return Script(NEEDS_QUOTES)
     if current is None:
-        return Script("I could not find the current version of the page in our conversation, "
-                      "so nothing was changed.")
+        return Script(
+            "I could not find the current version of the page in our conversation, "
+            "so nothing was changed."
+        )
     old, tag = element_text(req), req.element.get("tag", "")
     changed = _replace_in_page(current[0], old, new, tag)
     if changed is None:
@@ -65,8 +72,9 @@ def _latest_blocks(earlier: list[dict[str, Any]], langs: tuple[str, ...]) -> tup
 
 
 def _blocks(langs: Iterable[str], files: Iterable[str]) -> str:
-    return "\n\n".join(f"```{lang}\n{body.rstrip()}\n```" for lang, body in zip(langs, files,
-                                                                                    strict=True))
+    return "\n\n".join(
+        f"```{lang}\n{body.rstrip()}\n```" for lang, body in zip(langs, files, strict=True)
+    )
 
 
 def _replace_in_page(page: str, old: str | None, new: str, tag: str) -> tuple[str, str] | None:
@@ -78,14 +86,17 @@ def _replace_in_page(page: str, old: str | None, new: str, tag: str) -> tuple[st
         start, end = h1.span(2)
         return page[:start] + page_text(new) + page[end:], html.unescape(h1.group(2).strip())
     for needle in dict.fromkeys((page_text(old), html.escape(old), old)):
-        patterns = [rf"(<{re.escape(tag)}\b[^>]*>\s*){re.escape(needle)}(\s*</{re.escape(tag)}>)"
-                    ] if re.fullmatch(r"[a-zA-Z][\w-]*", tag) else []
+        patterns = (
+            [rf"(<{re.escape(tag)}\b[^>]*>\s*){re.escape(needle)}(\s*</{re.escape(tag)}>)"]
+            if re.fullmatch(r"[a-zA-Z][\w-]*", tag)
+            else []
+        )
         patterns += [rf"(>\s*){re.escape(needle)}(\s*<)", rf"(){re.escape(needle)}()"]
         for pattern in patterns:
             found = re.search(pattern, page)
             if found:
                 replacement = found.group(1) + page_text(new) + found.group(2)
-                return page[:found.start()] + replacement + page[found.end():], old
+                return page[: found.start()] + replacement + page[found.end() :], old
     return None
 
 
@@ -107,11 +118,15 @@ def _template(name: str) -> str:
 def _single_page(title: str, description: str) -> str:
     css, js = template("page/style.css"), template("page/script.js")
     return template("page/single.html").format(
-        title=page_text(title), description=page_text(description or title),
-        css=textwrap.indent(css, "    "), js=textwrap.indent(js, "    "))
+        title=page_text(title),
+        description=page_text(description or title),
+        css=textwrap.indent(css, "    "),
+        js=textwrap.indent(js, "    "),
+    )
 
 
 def _multi_page(title: str, description: str) -> tuple[str, str, str]:
-    page = template("page/index.html").format(title=page_text(title),
-                                              description=page_text(description or title))
+    page = template("page/index.html").format(
+        title=page_text(title), description=page_text(description or title)
+    )
     return page, template("page/style.css"), template("page/script.js")

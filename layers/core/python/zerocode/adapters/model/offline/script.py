@@ -61,9 +61,13 @@ def answer(messages: list[dict[str, Any]]) -> Script:
     pace = pace_of(req.text)
     generating = req.kind in ("html", "multi_file", "vue_project")
     script = _answer(req)
-    return Script(script.text, script.calls, pace=pace,
-                  slow=generating and "[[slow]]" in req.triggers,
-                  cut=generating and "[[stream-error]]" in req.triggers)
+    return Script(
+        script.text,
+        script.calls,
+        pace=pace,
+        slow=generating and "[[slow]]" in req.triggers,
+        cut=generating and "[[stream-error]]" in req.triggers,
+    )
 
 
 def _answer(req: Request) -> Script:
@@ -77,8 +81,10 @@ def _answer(req: Request) -> Script:
         return vue_answer(req)
     if req.kind == "summary":
         return Script(summary(req.raw))
-    return Script("The offline scripted model did not recognise this request (its system "
-                  "prompt has no zerocode prompt marker), so it has no answer.")
+    return Script(
+        "The offline scripted model did not recognise this request (its system "
+        "prompt has no zerocode prompt marker), so it has no answer."
+    )
 
 
 def route(description: str) -> str:
@@ -98,6 +104,9 @@ SUMMARY_LINE_CHARS = 160
 def summary(text: str) -> str:
     """The running summary: the heading, then the text's ``Turn `` lines (the newest
     ``SUMMARY_LINES``), each cut to ``SUMMARY_LINE_CHARS`` characters with "…" at a cut."""
-    turns = [line if len(line) <= SUMMARY_LINE_CHARS else line[:SUMMARY_LINE_CHARS - 1] + "…"
-             for line in text.splitlines() if line.startswith("Turn ")]
+    turns = [
+        line if len(line) <= SUMMARY_LINE_CHARS else line[: SUMMARY_LINE_CHARS - 1] + "…"
+        for line in text.splitlines()
+        if line.startswith("Turn ")
+    ]
     return "\n".join([SUMMARY_HEADING, *turns[-SUMMARY_LINES:]])

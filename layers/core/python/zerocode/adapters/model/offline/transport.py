@@ -49,14 +49,29 @@ class OfflineTransport(httpx.AsyncBaseTransport):
                 body = _request_body(await request.aread())
                 return _completion_response(request, body)
             if request.method == "GET" and path.endswith("/models"):
-                return httpx.Response(200, json={"object": "list", "data": [
-                    {"id": OFFLINE_MODEL, "object": "model", "created": CREATED,
-                     "owned_by": "zerocode"}]}, request=request)
+                return httpx.Response(
+                    200,
+                    json={
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": OFFLINE_MODEL,
+                                "object": "model",
+                                "created": CREATED,
+                                "owned_by": "zerocode",
+                            }
+                        ],
+                    },
+                    request=request,
+                )
             raise OfflineError(404, f"no route for {request.method} {request.url.path}")
         except OfflineError as exc:
             kind = "invalid_request_error" if exc.status < 500 else "server_error"
-            return httpx.Response(exc.status, request=request, json={"error": {
-                "message": exc.message, "type": kind, "param": None, "code": None}})
+            return httpx.Response(
+                exc.status,
+                request=request,
+                json={"error": {"message": exc.message, "type": kind, "param": None, "code": None}},
+            )
 
 
 def _request_body(raw: bytes) -> dict[str, Any]:
@@ -64,8 +79,12 @@ def _request_body(raw: bytes) -> dict[str, Any]:
         body = json.loads(raw)
     except ValueError as exc:
         raise OfflineError(400, "the request body is not valid JSON") from exc
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list) \
-            or not all(isinstance(m, dict) for m in body["messages"]) or not body["messages"]:
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("messages"), list)
+        or not all(isinstance(m, dict) for m in body["messages"])
+        or not body["messages"]
+    ):
         raise OfflineError(400, "'messages' must be a non-empty list of message objects")
     return body
 
@@ -74,21 +93,34 @@ def _completion_response(request: httpx.Request, body: dict[str, Any]) -> httpx.
     messages: list[dict[str, Any]] = body["messages"]
     script = answer(messages)
     model = str(body.get("model") or OFFLINE_MODEL)
-    digest = hashlib.sha256(json.dumps([model, messages, body.get("tools")], sort_keys=True,
-                                       ensure_ascii=False).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps(
+            [model, messages, body.get("tools")], sort_keys=True, ensure_ascii=False
+        ).encode()
+    ).hexdigest()
     usage = _usage(messages, body.get("tools"), script)
     headers = {"x-request-id": f"req_{digest[:24]}"}
     if not body.get("stream"):
-        return httpx.Response(200, request=request, headers=headers,
-                              json=_completion(script, model, digest, usage))
+        return httpx.Response(
+            200, request=request, headers=headers, json=_completion(script, model, digest, usage)
+        )
     options = body.get("stream_options") or {}
-    chunks = stream_chunks(script, model, digest,
-                           usage if isinstance(options, dict) and options.get("include_usage")
-                           else None)
-    return httpx.Response(200, request=request,
-                          headers={**headers, "content-type": "text/event-stream; charset=utf-8",
-                                   "cache-control": "no-cache"},
-                          stream=_EventStream(_sse(chunks)))
+    chunks = stream_chunks(
+        script,
+        model,
+        digest,
+        usage if isinstance(options, dict) and options.get("include_usage") else None,
+    )
+    return httpx.Response(
+        200,
+        request=request,
+        headers={
+            **headers,
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+        },
+        stream=_EventStream(_sse(chunks)),
+    )
 
 
 def _usage(messages: list[dict[str, Any]], tools: Any, script: Script) -> dict[str, int]:
@@ -98,31 +130,51 @@ def _usage(messages: list[dict[str, Any]], tools: Any, script: Script) -> dict[s
         prompt = count_tokens(json.dumps(messages, ensure_ascii=False))
     if tools:
         prompt += count_tokens(json.dumps(tools, ensure_ascii=False))
-    completion = count_tokens(script.text) + sum(count_tokens(c.name) + count_tokens(c.arguments)
-                                                 for c in script.calls)
-    return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion}
+    completion = count_tokens(script.text) + sum(
+        count_tokens(c.name) + count_tokens(c.arguments) for c in script.calls
+    )
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 def _call_id(digest: str, index: int) -> str:
     return "call_" + hashlib.sha256(f"{digest}:{index}".encode()).hexdigest()[:24]
 
 
-def _completion(script: Script, model: str, digest: str,
-                usage: dict[str, int]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant",
-                               "content": script.text or (None if script.calls else ""),
-                               "refusal": None}
+def _completion(script: Script, model: str, digest: str, usage: dict[str, int]) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": script.text or (None if script.calls else ""),
+        "refusal": None,
+    }
     if script.calls:
         message["tool_calls"] = [
-            {"id": _call_id(digest, i), "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments}}
-            for i, c in enumerate(script.calls)]
-    return {"id": f"chatcmpl-{digest[:24]}", "object": "chat.completion", "created": CREATED,
-            "model": model, "system_fingerprint": "fp_offline",
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": script.finish_reason}],
-            "usage": usage}
+            {
+                "id": _call_id(digest, i),
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
+            for i, c in enumerate(script.calls)
+        ]
+    return {
+        "id": f"chatcmpl-{digest[:24]}",
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": model,
+        "system_fingerprint": "fp_offline",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": script.finish_reason,
+            }
+        ],
+        "usage": usage,
+    }
 
 
 @dataclass(frozen=True)
@@ -133,34 +185,50 @@ class Chunk:
     delay: float = 0.0
 
 
-def stream_chunks(script: Script, model: str, digest: str,
-                  usage: dict[str, int] | None) -> list[Chunk]:
+def stream_chunks(
+    script: Script, model: str, digest: str, usage: dict[str, int] | None
+) -> list[Chunk]:
     """The answer as the chunks an OpenAI-compatible server streams, in order."""
-    base = {"id": f"chatcmpl-{digest[:24]}", "object": "chat.completion.chunk",
-            "created": CREATED, "model": model, "system_fingerprint": "fp_offline"}
+    base = {
+        "id": f"chatcmpl-{digest[:24]}",
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": model,
+        "system_fingerprint": "fp_offline",
+    }
     if usage is not None:
         base["usage"] = None
 
-    def chunk(delta: dict[str, Any], finish: str | None = None,
-              delay: float = script.pace) -> Chunk:
+    def chunk(
+        delta: dict[str, Any], finish: str | None = None, delay: float = script.pace
+    ) -> Chunk:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         return Chunk({**base, "choices": [choice]}, delay)
 
     out = [chunk({"role": "assistant", "content": "", "refusal": None})]
     if script.slow:
-        out += [chunk({"content": f"{i}… "}, delay=max(script.pace, SLOW_SECONDS))
-                for i in range(1, SLOW_DELTAS + 1)]
+        out += [
+            chunk({"content": f"{i}… "}, delay=max(script.pace, SLOW_SECONDS))
+            for i in range(1, SLOW_DELTAS + 1)
+        ]
     pieces = text_pieces(script.text or ("Working on it… " if script.cut else ""))
     if script.cut:
-        return [*out, *(chunk({"content": p}) for p in pieces[:max(1, len(pieces) // 2)]),
-                Chunk(None)]
+        return [
+            *out,
+            *(chunk({"content": p}) for p in pieces[: max(1, len(pieces) // 2)]),
+            Chunk(None),
+        ]
     out += [chunk({"content": p}) for p in pieces]
     for index, call in enumerate(script.calls):
         for n, part in enumerate(argument_pieces(call.arguments)):
             fragment: dict[str, Any] = {"index": index, "function": {"arguments": part}}
             if n == 0:
-                fragment = {"index": index, "id": _call_id(digest, index), "type": "function",
-                            "function": {"name": call.name, "arguments": part}}
+                fragment = {
+                    "index": index,
+                    "id": _call_id(digest, index),
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": part},
+                }
             out.append(chunk({"tool_calls": [fragment]}))
     out.append(chunk({}, script.finish_reason))
     if usage is not None:
@@ -173,7 +241,7 @@ def text_pieces(text: str) -> list[str]:
     words = re.findall(r"\s+|\S+\s*", text)
     if text and not words:
         words = [text]
-    return ["".join(words[i:i + WORDS_PER_DELTA]) for i in range(0, len(words), WORDS_PER_DELTA)]
+    return ["".join(words[i : i + WORDS_PER_DELTA]) for i in range(0, len(words), WORDS_PER_DELTA)]
 
 
 def argument_pieces(arguments: str) -> list[str]:
@@ -182,7 +250,7 @@ def argument_pieces(arguments: str) -> list[str]:
         return [arguments, ""]
     n = max(2, math.ceil(len(arguments) / ARGUMENT_PIECE))
     size = math.ceil(len(arguments) / n)
-    return [arguments[i:i + size] for i in range(0, len(arguments), size)]
+    return [arguments[i : i + size] for i in range(0, len(arguments), size)]
 
 
 async def _sse(chunks: list[Chunk]) -> AsyncIterator[bytes]:

@@ -21,8 +21,7 @@ from zerocode.adapters.model.offline.base import (
 )
 from zerocode.adapters.model.offline.pages import page_text, template
 
-VERSIONS = {"vue": "3.5.45", "vue-router": "4.5.1", "vite": "8.3.8",
-            "@vitejs/plugin-vue": "6.0.11"}
+VERSIONS = {"vue": "3.5.45", "vue-router": "4.5.1", "vite": "8.3.8", "@vitejs/plugin-vue": "6.0.11"}
 HOME_VIEW = "src/views/HomeView.vue"
 DEFAULT_VUE_FILES = ("src/App.vue", "src/views/AboutView.vue", HOME_VIEW)
 BROKEN_HOME_VIEW = "<template><div><h1>broken</template>\n"
@@ -39,9 +38,10 @@ def vue_answer(req: Request) -> Script:
         return trigger
     if creating:
         files = vue_project_files(app_name(req.description, 40), req.description)
-        return Script("Creating the Vue 3 + Vite project.\n",
-                      tuple(ScriptedCall.of("write_file", path=p, content=c)
-                            for p, c in files.items()))
+        return Script(
+            "Creating the Vue 3 + Vite project.\n",
+            tuple(ScriptedCall.of("write_file", path=p, content=c) for p, c in files.items()),
+        )
     if req.quoted is None:
         return Script(NEEDS_QUOTES)
     return Script("Let me look at the project first.\n", (ScriptedCall.of("read_dir", path="."),))
@@ -53,14 +53,17 @@ def _tool_trigger(req: Request, creating: bool) -> Script | None:
     if "[[bad-args]]" in req.triggers:
         return Script("", (ScriptedCall("write_file", '{"path": "src/x.vue", "content": '),))
     if "[[escape]]" in req.triggers:
-        return Script("", (ScriptedCall.of("write_file", path="../../outside.txt",
-                                           content="escaped\n"),))
+        return Script(
+            "", (ScriptedCall.of("write_file", path="../../outside.txt", content="escaped\n"),)
+        )
     if "[[broken-vue]]" in req.triggers:
-        files = vue_project_files(app_name(req.description, 40), req.description) \
-            if creating else {}
+        files = (
+            vue_project_files(app_name(req.description, 40), req.description) if creating else {}
+        )
         files[HOME_VIEW] = BROKEN_HOME_VIEW
-        return Script("", tuple(ScriptedCall.of("write_file", path=p, content=c)
-                                for p, c in files.items()))
+        return Script(
+            "", tuple(ScriptedCall.of("write_file", path=p, content=c) for p, c in files.items())
+        )
     return None
 
 
@@ -69,16 +72,20 @@ def _vue_next(req: Request, steps: list[dict[str, Any]]) -> Script:
     last = steps[-1]
     names = {c.get("function", {}).get("name") for c in last.get("tool_calls", ())}
     results = _results(req.since, last)
-    if len(steps) >= 4 or req.triggers & {"[[unknown-tool]]", "[[bad-args]]", "[[escape]]",
-                                          "[[broken-vue]]"} or names - {"read_dir", "read_file"}:
+    if (
+        len(steps) >= 4
+        or req.triggers & {"[[unknown-tool]]", "[[bad-args]]", "[[escape]]", "[[broken-vue]]"}
+        or names - {"read_dir", "read_file"}
+    ):
         return Script(_report(req, last, results))
     if any(not ok for _, ok, _ in results):
         failed = next(content for _, ok, content in results if not ok)
         return Script(f"I could not read the project ({failed}), so nothing was changed.")
     if names == {"read_dir"}:
         listed = [p for _, _, content in results for p in _vue_paths(content)]
-        paths = sorted(dict.fromkeys(p for p in listed if p.startswith("src/"))) \
-            or list(DEFAULT_VUE_FILES)
+        paths = sorted(dict.fromkeys(p for p in listed if p.startswith("src/"))) or list(
+            DEFAULT_VUE_FILES
+        )
         return Script("", tuple(ScriptedCall.of("read_file", path=p) for p in paths))
     return _vue_modify(req, _read_files(req.since))
 
@@ -89,8 +96,12 @@ def _vue_modify(req: Request, files: dict[str, str]) -> Script:
     if target is None:
         return Script(f"I could not find a <h1> heading in {HOME_VIEW}, so nothing was changed.")
     selected = element_text(req) is not None
-    path, old = _locate(files, target, req.element.get("tag", "") if selected else "h1",
-                        prefer=None if selected else HOME_VIEW)
+    path, old = _locate(
+        files,
+        target,
+        req.element.get("tag", "") if selected else "h1",
+        prefer=None if selected else HOME_VIEW,
+    )
     content = files.get(path, "")
     edit_old, edit_new = old, _vue_text(new)
     if content.count(old) > 1 and content.count(f">{old}<") == 1:
@@ -98,8 +109,7 @@ def _vue_modify(req: Request, files: dict[str, str]) -> Script:
     return Script("", (ScriptedCall.of("modify_file", path=path, old=edit_old, new=edit_new),))
 
 
-def _locate(files: dict[str, str], target: str, tag: str,
-            prefer: str | None) -> tuple[str, str]:
+def _locate(files: dict[str, str], target: str, tag: str, prefer: str | None) -> tuple[str, str]:
     """(file, exact text) of the element: inside its tag if possible, else anywhere.
 
     When no file has it, the home view is named anyway: the edit then fails, honestly.
@@ -136,22 +146,29 @@ def _report(req: Request, last: dict[str, Any], results: list[tuple[str, bool, s
         args = args_of(next(iter(calls.values())))
         old = _vue_target(req, _read_files(req.since)) or args.get("old", "")
         if failed:
-            return (f"I could not find “{old}” in {args.get('path', HOME_VIEW)}, so nothing was "
-                    f"changed. The tool said: {failed[0][1]}")
+            return (
+                f"I could not find “{old}” in {args.get('path', HOME_VIEW)}, so nothing was "
+                f"changed. The tool said: {failed[0][1]}"
+            )
         return f"Changed “{old}” to “{req.quoted or args.get('new', '')}” in {args.get('path')}."
     if failed:
-        lines = "\n".join(f"- `{c.get('function', {}).get('name', '?')}`: {content}"
-                          for c, content in failed)
+        lines = "\n".join(
+            f"- `{c.get('function', {}).get('name', '?')}`: {content}" for c, content in failed
+        )
         done = len(results) - len(failed)
-        return (f"{len(failed)} of {len(results)} tool calls failed, {done} succeeded; the failed "
-                f"ones changed nothing:\n{lines}")
+        return (
+            f"{len(failed)} of {len(results)} tool calls failed, {done} succeeded; the failed "
+            f"ones changed nothing:\n{lines}"
+        )
     if all(n == "write_file" for n in names):
         paths = ", ".join(args_of(c).get("path", "?") for c in calls.values())
         if len(calls) == 1:
             return f"Wrote {paths}."
-        return (f"Created **{app_name(req.description, 40)}**: a Vue 3 + Vite project with "
-                f"{len(calls)} files ({paths}). It uses Vue Router in hash mode with a home "
-                "and an about page.")
+        return (
+            f"Created **{app_name(req.description, 40)}**: a Vue 3 + Vite project with "
+            f"{len(calls)} files ({paths}). It uses Vue Router in hash mode with a home "
+            "and an about page."
+        )
     return "Done: " + "; ".join(content[:200] for _, _, content in results)
 
 
@@ -168,11 +185,20 @@ def _results(since: list[dict[str, Any]], call: dict[str, Any]) -> list[tuple[st
 
 def _read_files(since: list[dict[str, Any]]) -> dict[str, str]:
     """path → content of every successful read_file in this turn."""
-    paths = {c.get("id"): args_of(c).get("path", "") for m in since if m.get("role") == "assistant"
-             for c in m.get("tool_calls") or () if c.get("function", {}).get("name") == "read_file"}
-    return {paths[m["tool_call_id"]]: text_of(m) for m in since
-            if m.get("role") == "tool" and m.get("tool_call_id") in paths
-            and not text_of(m).startswith("ERROR: ")}
+    paths = {
+        c.get("id"): args_of(c).get("path", "")
+        for m in since
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or ()
+        if c.get("function", {}).get("name") == "read_file"
+    }
+    return {
+        paths[m["tool_call_id"]]: text_of(m)
+        for m in since
+        if m.get("role") == "tool"
+        and m.get("tool_call_id") in paths
+        and not text_of(m).startswith("ERROR: ")
+    }
 
 
 def _vue_paths(listing: str) -> list[str]:
@@ -185,18 +211,24 @@ def _needles(text: str) -> list[str]:
 
 def _vue_text(text: str) -> str:
     """Text as it must appear in a Vue template (no markup, no mustaches)."""
-    return html.escape(text, quote=False).replace("{{", "&#123;&#123;").replace("}}",
-                                                                               "&#125;&#125;")
+    return (
+        html.escape(text, quote=False).replace("{{", "&#123;&#123;").replace("}}", "&#125;&#125;")
+    )
 
 
 def vue_project_files(title: str, description: str) -> dict[str, str]:
     """Every file of a new Vue 3 + Vite + Vue Router (hash mode) project, pinned versions."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:50] or "zerocode-app"
     t, d = _vue_text(title), _vue_text(description or title)
-    package = {"name": slug, "private": True, "version": "0.0.0", "type": "module",
-               "scripts": {"dev": "vite", "build": "vite build", "preview": "vite preview"},
-               "dependencies": {k: VERSIONS[k] for k in ("vue", "vue-router")},
-               "devDependencies": {k: VERSIONS[k] for k in ("vite", "@vitejs/plugin-vue")}}
+    package = {
+        "name": slug,
+        "private": True,
+        "version": "0.0.0",
+        "type": "module",
+        "scripts": {"dev": "vite", "build": "vite build", "preview": "vite preview"},
+        "dependencies": {k: VERSIONS[k] for k in ("vue", "vue-router")},
+        "devDependencies": {k: VERSIONS[k] for k in ("vite", "@vitejs/plugin-vue")},
+    }
     return {
         "package.json": json.dumps(package, indent=2) + "\n",
         "index.html": template("vue/index.html").replace("TITLE", page_text(title)),

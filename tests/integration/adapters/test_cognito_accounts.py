@@ -1,0 +1,236 @@
+"""CognitoAccounts (AWS-mode accounts) on moto's Cognito user pools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import moto.cognitoidp  # noqa: F401 - moto[cognitoidp] is a dev dependency: fail, never skip
+import pytest
+
+from zerocode.accounts.service import Role, Unauthenticated
+from zerocode.adapters.aws.cognito_accounts import CognitoAccounts, create_user_pool, parse_groups
+from zerocode.errors import Conflict, InvalidInput
+
+
+class Counted:
+    def __init__(self, client: Any) -> None:
+        self.calls: list[str] = []
+        client.meta.events.register("before-call", self._count)
+
+    def _count(self, model: Any, **_: Any) -> None:
+        self.calls.append(model.name)
+
+
+@pytest.fixture
+def client(aws: None) -> Any:
+    import boto3
+
+    return boto3.client("cognito-idp", region_name="us-east-1")
+
+
+@pytest.fixture
+def accounts(client: Any) -> CognitoAccounts:
+    pool_id, client_id = create_user_pool(client, "zerocode-test")
+    return CognitoAccounts(client, pool_id, client_id)
+
+
+def test_register_login_authenticate_round_trip(accounts: CognitoAccounts) -> None:
+    user = accounts.register("Alice.Dev", "correct horse", name="  Alice  ")
+    assert (user.account, user.name, user.role, user.password_hash) == (
+        "alice.dev",
+        "Alice",
+        Role.USER,
+        "",
+    )
+    assert user.id
+
+    token, logged_in = accounts.login("ALICE.dev", "correct horse")
+    assert token and logged_in.id == user.id and logged_in.account == "alice.dev"
+    assert logged_in.name == "Alice" and logged_in.role is Role.USER
+
+    seen = accounts.authenticate(token)
+    assert seen is not None and (seen.id, seen.account, seen.name, seen.role) == (
+        user.id,
+        "alice.dev",
+        "Alice",
+        Role.USER,
+    )
+    assert seen.password_hash == ""
+
+
+def test_name_defaults_to_the_account(accounts: CognitoAccounts) -> None:
+    assert accounts.register("bob_1", "password1").name == "bob_1"
+    assert accounts.login("bob_1", "password1")[1].name == "bob_1"
+
+
+def test_register_confirms_the_user(accounts: CognitoAccounts, client: Any) -> None:
+    accounts.register("carol", "password1")
+    status = client.admin_get_user(UserPoolId=accounts.user_pool_id, Username="carol")
+    assert status["UserStatus"] == "CONFIRMED"
+
+
+def test_duplicate_account_is_a_conflict(accounts: CognitoAccounts) -> None:
+    accounts.register("alice", "password1")
+    with pytest.raises(Conflict):
+        accounts.register("ALICE", "password2")
+
+
+@pytest.mark.parametrize(
+    ("account", "password"),
+    [
+        ("ab", "password1"),  # too short
+        ("has space", "password1"),
+        (None, "password1"),
+        ("x" * 65, "password1"),
+        ("alice", "short"),
+        ("alice", "p" * 129),
+        ("alice", None),
+    ],
+)
+def test_bad_input_is_rejected_before_any_request(
+    accounts: CognitoAccounts, client: Any, account: object, password: object
+) -> None:
+    counted = Counted(client)
+    with pytest.raises(InvalidInput):
+        accounts.register(account, password)
+    assert counted.calls == []
+
+
+def test_counter_sees_requests(accounts: CognitoAccounts, client: Any) -> None:
+    """The hook the test above relies on does see the adapter's requests."""
+    counted = Counted(client)
+    accounts.register("dave", "password1")
+    assert counted.calls == ["SignUp", "AdminConfirmSignUp"]
+
+
+def test_password_rejected_by_cognito_is_invalid_input(client: Any) -> None:
+    pool_id = client.create_user_pool(
+        PoolName="strict",
+        Policies={
+            "PasswordPolicy": {
+                "MinimumLength": 8,
+                "RequireNumbers": True,
+                "RequireSymbols": False,
+                "RequireUppercase": False,
+                "RequireLowercase": False,
+            }
+        },
+    )["UserPool"]["Id"]
+    client_id = client.create_user_pool_client(
+        UserPoolId=pool_id, ClientName="strict", ExplicitAuthFlows=["ALLOW_USER_PASSWORD_AUTH"]
+    )["UserPoolClient"]["ClientId"]
+    with pytest.raises(InvalidInput) as caught:
+        CognitoAccounts(client, pool_id, client_id).register("erin", "no digits here")
+    assert "password" in caught.value.message.lower()
+
+
+def test_wrong_password_and_unknown_account_fail_alike(accounts: CognitoAccounts) -> None:
+    accounts.register("alice", "password1")
+    messages = []
+    for account, password in [
+        ("alice", "wrong-password"),
+        ("nobody", "password1"),
+        (None, "password1"),
+        ("alice", None),
+        ("alice", ""),
+    ]:
+        with pytest.raises(Unauthenticated) as caught:
+            accounts.login(account, password)
+        messages.append(caught.value.message)
+    assert set(messages) == {"wrong account or password"}
+
+
+def test_authenticate_rejects_junk(accounts: CognitoAccounts) -> None:
+    assert accounts.authenticate(None) is None
+    assert accounts.authenticate("") is None
+    assert accounts.authenticate("not-a-token") is None
+
+
+def test_logout_invalidates_the_token(accounts: CognitoAccounts) -> None:
+    """moto does revoke on GlobalSignOut: GetUser then answers NotAuthorizedException."""
+    accounts.register("alice", "password1")
+    token, _ = accounts.login("alice", "password1")
+    accounts.logout(token)
+    assert accounts.authenticate(token) is None
+    accounts.logout(token)  # already invalid: ignored
+    accounts.logout("not-a-token")
+    accounts.logout("")
+    fresh, _ = accounts.login("alice", "password1")
+    assert accounts.authenticate(fresh) is not None
+
+
+def test_make_admin_creates_the_group_and_sets_the_role(
+    accounts: CognitoAccounts, client: Any
+) -> None:
+    user = accounts.register("alice", "password1")
+    token, _ = accounts.login("alice", "password1")
+    admin = accounts.make_admin("ALICE")
+    assert admin.role is Role.ADMIN and admin.is_admin and admin.id == user.id
+    seen = accounts.authenticate(token)
+    assert seen is not None and seen.role is Role.ADMIN
+
+    accounts.register("bob_", "password1")
+    assert accounts.make_admin("bob_").role is Role.ADMIN  # the group exists by now
+    groups = client.list_groups(UserPoolId=accounts.user_pool_id)["Groups"]
+    assert [g["GroupName"] for g in groups] == ["admin"]
+
+
+def test_make_admin_of_unknown_account_is_invalid_input(accounts: CognitoAccounts) -> None:
+    with pytest.raises(InvalidInput):
+        accounts.make_admin("nobody")
+
+
+@pytest.mark.parametrize(
+    "groups", [["admin", "beta"], "admin,beta", "beta admin", "[beta admin]", "beta, admin"]
+)
+def test_user_from_claims_reads_admins_in_every_group_format(
+    accounts: CognitoAccounts, groups: object
+) -> None:
+    user = accounts.user_from_claims(
+        {"sub": "s-1", "cognito:username": "alice", "name": "Alice", "cognito:groups": groups}
+    )
+    assert (user.id, user.account, user.name, user.role, user.password_hash) == (
+        "s-1",
+        "alice",
+        "Alice",
+        Role.ADMIN,
+        "",
+    )
+
+
+@pytest.mark.parametrize("groups", [None, [], "", "beta", ["beta"], "administrators"])
+def test_user_from_claims_without_admin_group_is_a_user(
+    accounts: CognitoAccounts, groups: object
+) -> None:
+    claims: dict[str, Any] = {"sub": "s-2", "cognito:username": "bob_"}
+    if groups is not None:
+        claims["cognito:groups"] = groups
+    user = accounts.user_from_claims(claims)
+    assert user.role is Role.USER and user.name == "bob_"
+
+
+def test_user_from_claims_needs_a_subject(accounts: CognitoAccounts) -> None:
+    with pytest.raises(Unauthenticated):
+        accounts.user_from_claims({"cognito:username": "alice"})
+    with pytest.raises(Unauthenticated):
+        accounts.user_from_claims({"sub": "s-3"})
+
+
+def test_parse_groups() -> None:
+    assert parse_groups("[a, b  c]") == ["a", "b", "c"]
+    assert parse_groups(("a",)) == ["a"]
+    assert parse_groups(42) == []
+
+
+def test_list_users_pages_searches_by_prefix_and_shows_admins(accounts: CognitoAccounts) -> None:
+    for account in ("anna", "andrew", "bert"):
+        accounts.register(account, "password1")
+    accounts.make_admin("bert")
+    first, cursor = accounts.list_users(limit=2)
+    assert len(first) == 2 and cursor
+    rest, end = accounts.list_users(cursor=cursor, limit=2)
+    assert end is None
+    everyone = {u.account: u.role for u in first + rest}
+    assert everyone == {"anna": Role.USER, "andrew": Role.USER, "bert": Role.ADMIN}
+    assert sorted(u.account for u in accounts.list_users(query="AN")[0]) == ["andrew", "anna"]
+    assert accounts.list_users(query='a" or "') == ([], None)  # cannot break the filter

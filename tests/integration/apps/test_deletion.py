@@ -1,0 +1,57 @@
+"""Deleting an app: gone for users first; a failure midway is remembered and retried."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from zerocode.apps.records import CodeGenType
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.settings import Settings
+
+
+class FlakyDelete:
+    """The real workspace, whose delete_app fails the first ``failures`` times."""
+
+    def __init__(self, inner: object, failures: int) -> None:
+        self.inner, self.failures = inner, failures
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def delete_app(self, app_id: str) -> int:
+        if self.failures:
+            self.failures -= 1
+            raise OSError("disk unavailable")
+        return int(self.inner.delete_app(app_id))  # type: ignore[attr-defined]
+
+
+def test_a_failed_deletion_is_unreachable_at_once_and_finished_by_a_retry(tmp_path: Path) -> None:
+    p = wiring.platform(Settings(data_dir=tmp_path))
+    app = asyncio.run(p.create_app("owner-1", "A page about sloths", CodeGenType.HTML))
+    p.workspace.write(app.id, "index.html", b"<h1>Sloths</h1>")
+    p.memory.begin_turn(app.id, "hello")
+    p.workspace = FlakyDelete(p.workspace, failures=2)  # type: ignore[assignment]
+
+    assert p.delete_app(app) is False
+    assert p.apps.get(app.id) is None  # users can no longer reach it
+    assert p.memory.units(app.id) == []  # steps before the failing one did run
+    assert (tmp_path / "workspaces" / app.id / "index.html").exists()
+    assert p.deletions.pending() == [app.id]
+
+    assert p.retry_deletions() == 0  # still failing: still pending, attempts counted
+    assert p.deletions.pending() == [app.id]
+    assert p.retry_deletions() == 1
+    assert not (tmp_path / "workspaces" / app.id).exists()
+    assert p.deletions.pending() == []
+
+
+def test_a_deletion_interrupted_by_a_crash_resumes_on_the_next_start(tmp_path: Path) -> None:
+    p = wiring.platform(Settings(data_dir=tmp_path))
+    app = asyncio.run(p.create_app("owner-1", "A page about otters", CodeGenType.HTML))
+    p.workspace.write(app.id, "index.html", b"<h1>Otters</h1>")
+    p.deletions.add(app.id)  # the process died right after recording the intent
+    p.apps.delete(app.id)
+    restarted = wiring.platform(Settings(data_dir=tmp_path))
+    assert restarted.retry_deletions() == 1
+    assert not (tmp_path / "workspaces" / app.id).exists()

@@ -1,0 +1,523 @@
+"""The offline scripted model: the OpenAI wire format it speaks and the answers it scripts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+import httpx
+import pytest
+
+from zerocode.adapters.model.offline.base import app_name
+from zerocode.adapters.model.offline.script import answer
+from zerocode.adapters.model.offline.transport import OfflineTransport, argument_pieces
+from zerocode.adapters.model.offline.vue import BROKEN_HOME_VIEW, VERSIONS
+from zerocode.engine import prompts
+from zerocode.memory.facade import interrupted_note, user_content
+from zerocode.memory.messages import from_openai_list
+from zerocode.memory.tokens import REPLY_PRIMING, count_tokens, message_tokens
+from zerocode.publishing import toolchain
+
+URL = "http://offline.invalid/v1/chat/completions"
+
+
+def post(body: dict[str, Any]) -> httpx.Response:
+    """One request through the transport; the body is read to the end."""
+
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=OfflineTransport()) as client:
+            response = await client.post(URL, json=body)
+            await response.aread()
+            return response
+
+    return asyncio.run(go())
+
+
+def conversation(kind: str, *turns: str) -> list[dict[str, Any]]:
+    messages = [{"role": "system", "content": prompts.load(kind)}]
+    return messages + [{"role": "user", "content": t} for t in turns]
+
+
+def sse_chunks(response: httpx.Response) -> list[dict[str, Any]]:
+    """Parse an SSE body strictly: ``data:`` events separated by blank lines, ``[DONE]`` last."""
+    assert response.headers["content-type"].startswith("text/event-stream")
+    events = response.text.split("\n\n")
+    assert events[-1] == "" and events[-2] == "data: [DONE]"
+    chunks = []
+    for event in events[:-2]:
+        assert event.startswith("data: ") and "\n" not in event, event
+        chunks.append(json.loads(event[len("data: ") :]))
+    return chunks
+
+
+def streamed(messages: list[dict[str, Any]], **extra: Any) -> list[dict[str, Any]]:
+    return sse_chunks(post({"model": "m", "messages": messages, "stream": True, **extra}))
+
+
+def text_of(chunks: list[dict[str, Any]]) -> str:
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+
+def code_blocks(text: str) -> dict[str, str]:
+    return {lang: body for lang, body in re.findall(r"```(\w+)\n(.*?)\n```", text, re.DOTALL)}
+
+
+class Headings(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.h1: list[str] = []
+        self._in_h1 = False
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self._in_h1 = tag == "h1"
+        if self._in_h1:
+            self.h1.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_h1 = self._in_h1 and tag != "h1"
+
+    def handle_data(self, data: str) -> None:
+        if self._in_h1:
+            self.h1[-1] += data
+
+
+def headings(page: str) -> list[str]:
+    parser = Headings()
+    parser.feed(page)
+    parser.close()
+    return [h.strip() for h in parser.h1]
+
+
+# -- the wire ------------------------------------------------------------------------------
+
+
+def test_stream_is_chat_completion_chunks_with_split_tool_arguments() -> None:
+    messages = conversation("vue_project", "A recipe book with vue router")
+    chunks = streamed(messages, stream_options={"include_usage": True})
+    ids = {c["id"] for c in chunks}
+    assert len(ids) == 1 and ids.pop().startswith("chatcmpl-")
+    assert all(c["object"] == "chat.completion.chunk" and c["model"] == "m" for c in chunks)
+    body, usage_chunk = chunks[:-1], chunks[-1]
+    assert body[0]["choices"][0]["delta"]["role"] == "assistant"
+    calls: dict[int, dict[str, Any]] = {}
+    for chunk in body:
+        (choice,) = chunk["choices"]
+        assert choice["index"] == 0 and chunk["usage"] is None
+        for fragment in choice["delta"].get("tool_calls", ()):
+            if fragment["index"] not in calls:  # the first fragment names the call
+                assert fragment["id"].startswith("call_") and fragment["type"] == "function"
+                calls[fragment["index"]] = {
+                    "id": fragment["id"],
+                    "parts": [],
+                    "name": fragment["function"]["name"],
+                }
+            else:
+                assert "id" not in fragment and "name" not in fragment["function"]
+            calls[fragment["index"]]["parts"].append(fragment["function"]["arguments"])
+    assert [c["choices"][0]["finish_reason"] for c in body][-1] == "tool_calls"
+    assert all(c["choices"][0]["finish_reason"] is None for c in body[:-1])
+    assert sorted(calls) == list(range(len(calls))) and len(calls) >= 7
+    assert len({c["id"] for c in calls.values()}) == len(calls)
+    for call in calls.values():
+        assert call["name"] == "write_file" and len(call["parts"]) >= 2
+        args = json.loads("".join(call["parts"]))
+        assert set(args) == {"path", "content"}
+    # the usage chunk: no choices, tokens counted with the real tokenizer
+    assert usage_chunk["choices"] == []
+    usage = usage_chunk["usage"]
+    prompt = sum(message_tokens(m) for m in from_openai_list(messages)) + REPLY_PRIMING
+    script = answer(messages)
+    completion = count_tokens(script.text) + sum(
+        count_tokens(c.name) + count_tokens(c.arguments) for c in script.calls
+    )
+    assert usage == {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def test_without_include_usage_there_is_no_usage_chunk() -> None:
+    chunks = streamed(conversation("routing", "a calculator"))
+    assert all(c["choices"] and "usage" not in c for c in chunks)
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_text_arrives_in_several_pieces() -> None:
+    chunks = streamed(conversation("html", "A pomodoro timer"))
+    pieces = [c["choices"][0]["delta"].get("content") for c in chunks[1:-1]]
+    assert len(pieces) > 20 and all(pieces)
+
+
+def test_the_body_is_streamed_not_buffered() -> None:
+    async def go() -> int:
+        async with httpx.AsyncClient(transport=OfflineTransport()) as client:
+            body = {"model": "m", "messages": conversation("html", "a clock"), "stream": True}
+            async with client.stream("POST", URL, json=body) as response:
+                return len([part async for part in response.aiter_raw()])
+
+    assert asyncio.run(go()) > 10
+
+
+def test_non_stream_request_gets_a_chat_completion() -> None:
+    messages = conversation("vue_project", "a vue shop")
+    response = post({"model": "m", "messages": messages})
+    data = response.json()
+    assert data["object"] == "chat.completion"
+    (choice,) = data["choices"]
+    assert choice["finish_reason"] == "tool_calls"
+    calls = choice["message"]["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == ["write_file"] * len(calls)
+    assert data["usage"]["prompt_tokens"] > 0
+
+
+def test_same_request_gives_the_same_bytes() -> None:
+    body = {
+        "model": "m",
+        "messages": conversation("vue_project", "a vue blog"),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    assert post(body).content == post(body).content
+    other = {**body, "messages": conversation("vue_project", "a vue diary")}
+    assert post(body).content != post(other).content
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [(b"not json", 400), (b'{"messages": []}', 400), (b'{"messages": "hi"}', 400)],
+)
+def test_bad_requests_get_an_openai_error_body(body: bytes, status: int) -> None:
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=OfflineTransport()) as client:
+            return await client.post(URL, content=body)
+
+    response = asyncio.run(go())
+    assert response.status_code == status
+    assert response.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_unknown_route_is_404_and_models_are_listed() -> None:
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with httpx.AsyncClient(transport=OfflineTransport()) as client:
+            return (
+                await client.get("http://offline.invalid/v1/nothing"),
+                await client.get("http://offline.invalid/v1/models"),
+            )
+
+    missing, models = asyncio.run(go())
+    assert missing.status_code == 404 and "error" in missing.json()
+    assert models.json()["data"][0]["id"] == "zerocode-offline"
+
+
+def test_argument_pieces_always_split() -> None:
+    for arguments in ("{}", '{"path": "."}', json.dumps({"content": "x" * 500})):
+        pieces = argument_pieces(arguments)
+        assert len(pieces) >= 2 and "".join(pieces) == arguments
+
+
+# -- routing and naming --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("description", "mode"),
+    [
+        ("A todo app in Vue with a router", "vue_project"),
+        ("A multi-page portfolio", "vue_project"),
+        ("A single-page app for notes", "vue_project"),
+        ("An SPA for booking rooms", "vue_project"),
+        ("A landing page project for my bakery", "vue_project"),
+        ("A multi-file landing page", "multi_file"),
+        ("A quiz with a separate CSS file", "multi_file"),
+        ("A page with style.css and a script", "multi_file"),
+        ("A tip calculator", "html"),
+        ("A space invaders game", "html"),
+    ],
+)
+def test_routing_answers_one_mode(description: str, mode: str) -> None:
+    assert text_of(streamed(conversation("routing", description))) == mode
+
+
+@pytest.mark.parametrize(
+    ("description", "name"),
+    [
+        ("Build me a simple tip calculator", "Tip Calculator"),
+        ("A todo app in Vue with a router", "Todo Vue Router"),
+        ("", "My App"),
+        (
+            "Create an extraordinarily comprehensive multilingual encyclopaedia browser",
+            "Extraordinarily Comprehensive",
+        ),
+    ],
+)
+def test_naming_gives_a_short_title(description: str, name: str) -> None:
+    answered = text_of(streamed(conversation("naming", description)))
+    assert answered == name == app_name(description)
+    assert len(answered) <= 30
+
+
+# -- html and multi_file -------------------------------------------------------------------
+
+
+def test_html_creation_is_one_parseable_page_with_a_heading() -> None:
+    text = text_of(streamed(conversation("html", "A pomodoro timer <for> students & me")))
+    blocks = code_blocks(text)
+    assert list(blocks) == ["html"]
+    page = blocks["html"]
+    assert page.startswith("<!DOCTYPE html>") and "<script>" in page and "<style>" in page
+    assert headings(page) == ["Pomodoro Timer Students"]
+    assert "&lt;for&gt;" in page and "<for>" not in page  # the description is escaped
+
+
+def test_multi_file_creation_links_its_three_files() -> None:
+    blocks = code_blocks(text_of(streamed(conversation("multi_file", "A weather dashboard"))))
+    assert list(blocks) == ["html", "css", "javascript"]
+    assert 'href="style.css"' in blocks["html"] and 'src="script.js"' in blocks["html"]
+    assert headings(blocks["html"]) == ["Weather Dashboard"]
+    assert "addEventListener" in blocks["javascript"]
+
+
+def change(
+    kind: str, description: str, request: str, element: dict[str, Any] | None = None
+) -> tuple[str, str]:
+    """(the page created for description, the answer to the change request)."""
+    messages = conversation(kind, description)
+    created = text_of(streamed(messages))
+    messages += [
+        {"role": "assistant", "content": created},
+        {"role": "user", "content": user_content(request, element)},
+    ]
+    return created, text_of(streamed(messages))
+
+
+@pytest.mark.parametrize("kind", ["html", "multi_file"])
+def test_selected_element_text_is_replaced(kind: str) -> None:
+    element = {"pagePath": "/", "tag": "button", "selector": "main > button", "text": "Try it"}
+    created, answered = change(kind, "A pomodoro timer", 'Make it say "Start now"', element)
+    before, after = code_blocks(created), code_blocks(answered)
+    assert list(after) == list(before)
+    assert ">Start now</button>" in after["html"] and "Try it" not in after["html"]
+    assert after["html"] == before["html"].replace(">Try it<", ">Start now<")
+    assert {k: v for k, v in after.items() if k != "html"} == {
+        k: v for k, v in before.items() if k != "html"
+    }
+    assert answered.startswith("Changed “Try it” to “Start now”.")
+
+
+def test_element_text_with_quotes_survives_the_repr() -> None:
+    messages = conversation("html", "Bob's shop")
+    created = text_of(streamed(messages))
+    (title,) = headings(code_blocks(created)["html"])
+    assert title == "Bob's Shop"
+    request = user_content('Rename to "Alice & Co"', {"tag": "h1", "text": title})
+    assert 'text: "Bob\'s Shop"' in request
+    messages += [{"role": "assistant", "content": created}, {"role": "user", "content": request}]
+    page = code_blocks(text_of(streamed(messages)))["html"]
+    assert headings(page) == ["Alice & Co"] and "<h1>Alice &amp; Co</h1>" in page
+
+
+def test_without_element_the_first_heading_changes() -> None:
+    _, answered = change("html", "A tip calculator", 'Call it "Tipper"')
+    assert headings(code_blocks(answered)["html"]) == ["Tipper"]
+    assert "<title>Tip Calculator</title>" in answered  # only the heading was asked for
+
+
+def test_without_a_quoted_text_nothing_changes() -> None:
+    _, answered = change("html", "A tip calculator", "make the title nicer")
+    assert code_blocks(answered) == {} and "double quotes" in answered
+
+
+def test_an_absent_element_is_reported_not_invented() -> None:
+    _, answered = change(
+        "multi_file", "A tip calculator", 'Change to "X"', {"tag": "p", "text": "No such paragraph"}
+    )
+    assert code_blocks(answered) == {}
+    assert (
+        answered == "I could not find “No such paragraph” in the current page, so nothing "
+        "was changed."
+    )
+
+
+def test_changes_build_on_the_newest_version() -> None:
+    messages = conversation("html", "A tip calculator")
+    for new in ("One", "Two"):
+        messages.append({"role": "assistant", "content": text_of(streamed(messages))})
+        messages.append({"role": "user", "content": f'Title "{new}"'})
+    page = code_blocks(text_of(streamed(messages)))["html"]
+    assert headings(page) == ["Two"]
+
+
+# -- vue scripts and triggers --------------------------------------------------------------
+
+
+def test_vue_creation_files_pin_versions_and_use_hash_history() -> None:
+    script = answer(conversation("vue_project", "A recipe book with vue router"))
+    files = {a["path"]: a["content"] for a in (json.loads(c.arguments) for c in script.calls)}
+    assert set(files) == {
+        "package.json",
+        "index.html",
+        "src/main.js",
+        "src/App.vue",
+        "src/router/index.js",
+        "src/views/HomeView.vue",
+        "src/views/AboutView.vue",
+    }
+    package = json.loads(files["package.json"])
+    assert package["scripts"]["build"] == "vite build"
+    assert {**package["dependencies"], **package["devDependencies"]} == VERSIONS
+    assert toolchain.check_package_json(files["package.json"].encode()) is None
+    assert "createWebHashHistory()" in files["src/router/index.js"]
+    assert "<router-view/>" in files["src/App.vue"]
+    assert "<h1>Recipe Book Vue Router</h1>" in files["src/views/HomeView.vue"]
+
+
+@pytest.mark.parametrize(
+    ("trigger", "name", "check"),
+    [
+        ("[[unknown-tool]]", "format_disk", lambda a: True),
+        ("[[escape]]", "write_file", lambda a: json.loads(a)["path"] == "../../outside.txt"),
+        ("[[broken-vue]]", "write_file", lambda a: "HomeView" in a),
+    ],
+)
+def test_tool_triggers(trigger: str, name: str, check: Any) -> None:
+    script = answer(conversation("vue_project", f"a vue app {trigger}"))
+    assert any(c.name == name and check(c.arguments) for c in script.calls)
+
+
+def test_bad_args_trigger_sends_invalid_json() -> None:
+    (call,) = answer(conversation("vue_project", "x [[bad-args]]")).calls
+    with pytest.raises(ValueError):
+        json.loads(call.arguments)
+
+
+def test_broken_vue_in_a_creation_is_the_whole_project_with_one_broken_view() -> None:
+    script = answer(conversation("vue_project", "a vue app [[broken-vue]]"))
+    files = {a["path"]: a["content"] for a in (json.loads(c.arguments) for c in script.calls)}
+    assert len(files) == 7 and files["src/views/HomeView.vue"] == BROKEN_HOME_VIEW
+
+
+def test_pacing_triggers() -> None:
+    assert answer(conversation("html", "x [[pace=25]]")).pace == 0.025
+    slow = answer(conversation("html", "x [[slow]]"))
+    assert slow.slow and not slow.cut
+    assert answer(conversation("routing", "x [[slow]]")).slow is False
+    assert answer(conversation("html", "x [[stream-error]]")).cut
+
+
+def test_stream_error_cuts_the_body_before_the_finish() -> None:
+    async def go() -> tuple[list[bytes], BaseException | None]:
+        parts: list[bytes] = []
+        body = {
+            "model": "m",
+            "messages": conversation("html", "x [[stream-error]]"),
+            "stream": True,
+        }
+        async with (
+            httpx.AsyncClient(transport=OfflineTransport()) as client,
+            client.stream("POST", URL, json=body) as response,
+        ):
+            try:
+                async for part in response.aiter_raw():
+                    parts.append(part)
+            except httpx.ReadError as exc:
+                return parts, exc
+        return parts, None
+
+    parts, error = asyncio.run(go())
+    assert error is not None and len(parts) >= 2
+    assert not any(b'finish_reason": "stop' in p or b"[DONE]" in p for p in parts)
+
+
+def test_unmarked_prompt_gets_an_honest_text() -> None:
+    script = answer([{"role": "system", "content": "hi"}, {"role": "user", "content": "x"}])
+    assert "did not recognise" in script.text and not script.calls
+
+
+def test_an_interrupted_turn_does_not_make_the_next_request_a_change() -> None:
+    messages = conversation("html", "A tip calculator")
+    messages += [
+        {"role": "assistant", "content": interrupted_note(1, "client gone")},
+        {"role": "user", "content": "A tip calculator"},
+    ]
+    assert list(code_blocks(answer(messages).text)) == ["html"]
+    vue_messages = conversation("vue_project", "a vue shop")
+    vue_messages += [
+        {"role": "assistant", "content": interrupted_note(1, "crash or timeout")},
+        {"role": "user", "content": "a vue shop"},
+    ]
+    assert len(answer(vue_messages).calls) == 7
+
+
+def test_a_change_whose_creation_left_the_window_is_still_a_change() -> None:
+    vue_messages = conversation("vue_project", 'Title "Old"')
+    vue_messages += [
+        {"role": "assistant", "content": "Changed “A” to “Old” in x."},
+        {"role": "user", "content": 'Title "New"'},
+    ]
+    assert [c.name for c in answer(vue_messages).calls] == ["read_dir"]
+    page_messages = conversation("html", 'Title "Old"')
+    page_messages += [
+        {"role": "assistant", "content": "Changed it."},
+        {"role": "user", "content": 'Title "New"'},
+    ]
+    assert answer(page_messages).text == (
+        "I could not find the current version of the page in "
+        "our conversation, so nothing was changed."
+    )
+
+
+# -- summary (the running summary of turns evicted from the window) --------------------------
+
+SUMMARY_SYSTEM = "<!-- zerocode:prompt=summary -->\nSummarise the turns below."
+
+
+def summarise(text: str) -> str:
+    script = answer(
+        [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": text}]
+    )
+    assert script.calls == () and script.finish_reason == "stop"
+    return script.text
+
+
+def test_summary_lists_the_turn_lines_in_order_under_a_heading() -> None:
+    text = (
+        "Summarise these.\nTurn 1: user asked for a shop\n"
+        "  Turn 9: indented, not a turn line\nnotes\nTurn 2: assistant wrote index.html\n"
+    )
+    assert summarise(text) == (
+        "Earlier in this conversation:\nTurn 1: user asked for a shop\n"
+        "Turn 2: assistant wrote index.html"
+    )
+
+
+def test_summary_cuts_long_lines_to_160_characters_ending_in_an_ellipsis() -> None:
+    exact, long = "Turn 1: " + "a" * 152, "Turn 2: " + "b" * 300
+    lines = summarise(f"{exact}\n{long}").split("\n")
+    assert lines[1] == exact and len(exact) == 160
+    assert lines[2] == long[:159] + "…" and len(lines[2]) == 160
+
+
+def test_summary_keeps_the_last_20_turn_lines() -> None:
+    lines = summarise("\n".join(f"Turn {i}: step {i}" for i in range(1, 26))).split("\n")
+    assert lines[0] == "Earlier in this conversation:"
+    assert lines[1:] == [f"Turn {i}: step {i}" for i in range(6, 26)]
+
+
+def test_summary_without_turn_lines_is_the_heading_alone() -> None:
+    assert summarise("nothing here\nturn 1: lower case") == "Earlier in this conversation:"
+
+
+def test_summary_streams_as_plain_text_with_no_tool_calls() -> None:
+    messages = [
+        {"role": "system", "content": SUMMARY_SYSTEM},
+        {"role": "user", "content": "Turn 1: a\nTurn 2: b"},
+    ]
+    chunks = streamed(messages)
+    assert text_of(chunks) == "Earlier in this conversation:\nTurn 1: a\nTurn 2: b"
+    assert not any(c["choices"] and "tool_calls" in c["choices"][0]["delta"] for c in chunks)
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
