@@ -348,12 +348,26 @@ async def _supervise(
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, 9)
-            await asyncio.shield(proc.wait())
+            await asyncio.shield(_reap(proc))
     if reason is None and proc.returncode != 0:
         reason = _exit_reason(proc.returncode, cgroup)
     if reason is not None:
         log.append(reason)
     return Run(reason is None, list(log), reason, tuple(notices))
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a killed build to be gone. Its output is discarded to the end first: a build
+    stopped for printing too much leaves the reader paused on a full buffer, and the pipe is
+    only seen closed (and the process waited for) once it is read again."""
+    assert proc.stdout is not None
+    with contextlib.suppress(TimeoutError, OSError):
+        async with asyncio.timeout(10):
+            while await proc.stdout.read(1 << 16):
+                pass
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(10):
+            await proc.wait()
 
 
 def _exit_reason(code: int | None, cgroup: _Cgroup | None) -> str:
