@@ -20,7 +20,6 @@ import contextlib
 import functools
 import os
 import re
-import resource
 import secrets
 import shutil
 import subprocess
@@ -29,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
 
 NOBODY = 65534
 MISSING = (
@@ -252,6 +252,8 @@ def sandbox(override: bool, cgroups: bool = True) -> Sandbox:
 @functools.cache
 def _probe(bwrap: str) -> str | None:
     """None when bwrap can make a box here (as the box's user), else why not."""
+    if shutil.which("prlimit") is None:
+        return "prlimit (util-linux) is needed to set a build's limits"
     if os.geteuid() == 0:
         if shutil.which("setpriv") is None:
             return "setpriv (util-linux) is needed to drop builds to an unprivileged uid"
@@ -285,6 +287,29 @@ def _probe(bwrap: str) -> str | None:
     return None
 
 
+_ENTER = (  # sh: write its own pid into each cgroup.procs given before --, then exec the rest
+    'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; shift; exec "$@"'
+)
+
+
+def _confined(argv: list[str], limits: Limits, nproc: bool, cgroup: _Cgroup | None) -> list[str]:
+    """The command behind its limits, set by small programs rather than by Python code
+    between fork and exec (``preexec_fn`` is unsafe while the platform runs threads: a child
+    can deadlock on a lock another thread held at the fork)."""
+    limited = [
+        shutil.which("prlimit") or "prlimit",
+        "--core=0",
+        f"--fsize={limits.file_bytes}",
+        *([f"--nproc={limits.processes}"] if nproc else []),  # per uid: binds once nobody
+        "--",
+        *argv,
+    ]
+    if cgroup is None:
+        return limited
+    procs = [str(group / "cgroup.procs") for group in cgroup.dirs]
+    return ["/bin/sh", "-c", _ENTER, "sh", *procs, "--", *limited]
+
+
 async def _supervise(
     argv: list[str],
     cwd: Path,
@@ -294,72 +319,103 @@ async def _supervise(
     cgroup: _Cgroup | None,
     env: dict[str, str] | None = None,
 ) -> Run:
-    """Run with rlimits (and the cgroup), a deadline and a bounded log."""
-    log: deque[str] = deque(maxlen=limits.log_lines)
+    """Run with rlimits (and the cgroup), a deadline and a bounded log.
 
-    def limit() -> None:  # in the child, before exec
-        if cgroup is not None:
-            cgroup.enter(os.getpid())
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        if user is not None:  # per uid: binds once setpriv makes the command nobody
-            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-
+    The deadline is a timer of its own that kills the process group whatever the reader is
+    doing; output is read in chunks, so a build that prints without newlines, or without
+    end, only ever fills a bounded buffer; and the wait after a kill is bounded too."""
+    log = _Log(limits)
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            *_confined(argv, limits, user is not None, cgroup),
             cwd=cwd,
             env=env if env is not None else {"PATH": "/usr/bin:/bin"},
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            preexec_fn=limit,
             start_new_session=True,
         )
     except OSError as exc:
         return Run(False, [f"cannot start the build: {exc}"], f"cannot start the build: {exc}")
     assert proc.stdout is not None
-    printed, reason, notices = 0, None, list[str]()
+    stdout = proc.stdout
+    reason: str | None = None
+    late = False
+
+    def kill() -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, 9)
+
+    def deadline() -> None:
+        nonlocal late
+        late = True
+        kill()
+
+    timer = asyncio.get_running_loop().call_later(limits.seconds, deadline)
     try:
-        async with asyncio.timeout(limits.seconds):
-            while True:
-                line = await proc.stdout.readline()
-                if not line:
-                    break
-                printed += len(line)
+        # The timer kills; this bound also ends the wait if something outside the process
+        # group (none can, in bubblewrap's pid namespace) kept the pipe open.
+        async with asyncio.timeout(limits.seconds + 5):
+            printed = 0
+            while chunk := await stdout.read(1 << 16):
+                printed += len(chunk)
                 if printed > limits.output_bytes:
                     reason = (
                         f"the build printed more than {limits.output_bytes // 1024} KiB "
                         "and was stopped"
                     )
                     break
-                text = _ANSI.sub("", line.decode(errors="replace")).rstrip()
-                text = text if len(text) <= limits.line_chars else text[: limits.line_chars] + "…"
-                if "zerocode: " in text and len(notices) < 3:
-                    notices.append(text[text.index("zerocode: ") :])
-                if _FRAME.match(text):
-                    continue  # a JavaScript stack frame: noise in a build log for people
-                log.append(text)
-            if reason is None:
-                await proc.wait()
+                log.feed(chunk)
+            log.feed(b"\n")
+            if reason is None and not late:
+                await proc.wait()  # the timer ends this too
     except TimeoutError:
-        reason = f"the build took longer than {limits.seconds:.0f} s and was stopped"
+        late = True
     finally:
+        timer.cancel()
         if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 9)
-            await asyncio.shield(_reap(proc))
+            kill()
+        await asyncio.shield(_reap(proc))
+    if late and reason is None:
+        reason = f"the build took longer than {limits.seconds:.0f} s and was stopped"
     if reason is None and proc.returncode != 0:
         reason = _exit_reason(proc.returncode, cgroup)
     if reason is not None:
-        log.append(reason)
-    return Run(reason is None, list(log), reason, tuple(notices))
+        log.lines.append(reason)
+    return Run(reason is None, list(log.lines), reason, tuple(log.notices))
+
+
+class _Log:
+    """The last lines a build printed, each bounded, without ANSI colours or JS stack
+    frames, and the platform's own ``zerocode: `` notices among them."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.lines: deque[str] = deque(maxlen=limits.log_lines)
+        self.notices: list[str] = []
+        self._limit = limits.line_chars
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        *complete, rest = (self._partial + chunk).split(b"\n")
+        self._partial = rest[: self._limit * 4 + 4]  # utf-8: at most 4 bytes a character
+        for line in complete:
+            self._line(line)
+
+    def _line(self, raw: bytes) -> None:
+        text = _ANSI.sub("", raw.decode(errors="replace")).rstrip()
+        if not text:
+            return
+        text = text if len(text) <= self._limit else text[: self._limit] + "…"
+        if "zerocode: " in text and len(self.notices) < 3:
+            self.notices.append(text[text.index("zerocode: ") :])
+        if not _FRAME.match(text):  # a JavaScript stack frame: noise in a build log for people
+            self.lines.append(text)
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:
-    """Wait for a killed build to be gone. Its output is discarded to the end first: a build
-    stopped for printing too much leaves the reader paused on a full buffer, and the pipe is
-    only seen closed (and the process waited for) once it is read again."""
+    """Wait for a build to be gone. Its output is discarded to the end first: a build
+    stopped for printing too much leaves the reader paused on a full buffer, and asyncio
+    only counts the process as ended once the pipe is seen closed. Both waits are bounded."""
     assert proc.stdout is not None
     with contextlib.suppress(TimeoutError, OSError):
         async with asyncio.timeout(10):
@@ -422,10 +478,6 @@ class _Cgroup:
             cls(made).remove()
             return None
         return cls(made)
-
-    def enter(self, pid: int) -> None:
-        for group in self.dirs:
-            (group / "cgroup.procs").write_text(str(pid))
 
     def out_of_memory(self) -> bool:
         for group in self.dirs:
