@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ def test_demo_records_a_session_and_shows_the_window_survives_cache_loss(tmp_pat
     done = zerocode("demo", "--data-dir", str(tmp_path), "--turns", "8")
     assert done.returncode == 0, done.stderr
     assert "identical = True" in done.stdout
-    assert "was interrupted (crash or timeout)" in done.stdout
+    assert "was interrupted (the server stopped before it finished)" in done.stdout
     assert (tmp_path / "zerocode.sqlite3").exists()
     shown = zerocode("window", "demo-app", "--data-dir", str(tmp_path), "--system", "sys")
     assert shown.returncode == 0, shown.stderr
@@ -35,6 +36,22 @@ def test_bad_arguments_get_a_usage_error_not_a_traceback(tmp_path: Path) -> None
     done = zerocode("demo", "--data-dir", str(tmp_path), "--turns", "0")
     assert done.returncode == 2 and "--turns must be at least 1" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_serve_refuses_a_window_budget_below_its_minimum_in_one_line(tmp_path: Path) -> None:
+    """ZEROCODE_WINDOW_MAX_TOKENS=256 is below the Vue system prompt alone: the platform
+    would build windows over their budget, so it does not start."""
+    done = subprocess.run(
+        [sys.executable, "-m", "zerocode.entrypoints.cli", "serve", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "ZEROCODE_WINDOW_MAX_TOKENS": "256"},
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith("zerocode: ZEROCODE_WINDOW_MAX_TOKENS=256 is below the minimum window")
+    assert "system prompt" in line and "set it to" in line
 
 
 def test_the_lambda_entry_script_serves_the_api(tmp_path: Path) -> None:

@@ -7,17 +7,23 @@ cache loss at any point:
     window with a warm cache == window rebuilt from the store == reference window
 
 where the reference is an independent, plain in-memory implementation of the
-policy over the whole history ("the largest suffix of whole units that fits").
-Every window passes the validator and nothing committed is ever lost.
+policy over the whole history. Every window passes the validator, keeps the budget
+rules (:func:`check_rules`: the current turn's newest unit is always in; no unit of
+the current turn is out while an older turn's is in; a turn's request is in whenever
+any of its units is; the token and message bounds hold whenever what is never dropped
+fits them), and nothing committed is ever lost. The same rules are checked on the pure
+function over larger random transcripts (24-file write steps, long current turns).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import redis_client_or_skip
@@ -26,7 +32,7 @@ from zerocode.adapters.redis.cache import RedisWindowCache
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
 from zerocode.memory.cache import CachedTail, WindowCache
-from zerocode.memory.facade import Memory, Turn, interrupted_note, user_content
+from zerocode.memory.facade import CRASHED, Memory, Turn, interrupted_note, user_content
 from zerocode.memory.messages import (
     AssistantMessage,
     Message,
@@ -36,9 +42,9 @@ from zerocode.memory.messages import (
     UserMessage,
 )
 from zerocode.memory.tokens import REPLY_PRIMING, message_tokens
-from zerocode.memory.transcript import EntryKind
+from zerocode.memory.transcript import Entry, EntryKind, Unit, group_units
 from zerocode.memory.validation import validate
-from zerocode.memory.window import WindowPolicy, elide
+from zerocode.memory.window import Window, WindowPolicy, build_window, elide
 
 APP = "prop-app"
 SYSTEM = "You are zerocode. Use the tools to change files."
@@ -63,6 +69,7 @@ class RefUnit:
     turn: int
     kind: EntryKind
     messages: list[Message]
+    seq: int = 0  # its first message's seq, set when it is added to a Reference
 
 
 @dataclass
@@ -71,27 +78,132 @@ class Reference:
 
     units: list[RefUnit] = field(default_factory=list)
 
-    def window(self, policy: WindowPolicy) -> list[Message]:
-        pinned = next((u for u in reversed(self.units) if u.kind is EntryKind.USER), None)
-        newest = self.units[-1].turn if self.units else 0
+    def add(self, unit: RefUnit) -> None:
+        unit.seq = len(self.messages()) + 1
+        self.units.append(unit)
 
-        def render(unit: RefUnit) -> list[Message]:
-            if unit.turn > newest - policy.full_turns:
-                return unit.messages
+    def tail(self, items: int) -> list[RefUnit]:
+        """What a rebuild reads: the units wholly among the newest ``items`` messages,
+        and the current turn's request if it is older than that."""
+        head = len(self.messages())
+        units = [u for u in self.units if u.seq > head - items]
+        if self.units:
+            current = self.units[-1].turn
+            asked = [u for u in self.units if u.turn == current and u.kind is EntryKind.USER]
+            units = [u for u in asked if u not in units] + units
+        return units
+
+    def window(self, policy: WindowPolicy, units: list[RefUnit] | None = None) -> list[Message]:
+        """Offers, in order of preference, each taken in full, else elided, if it fits:
+        the current turn's request (always), its units newest first (the newest always;
+        the first that does not fit ends the window), then each older turn newest first
+        as its request plus its units newest first (not shown at all unless the request
+        and its newest unit fit; the first turn not shown whole ends the window).
+        ``units``: the window's input; default, a rebuild's tail read."""
+        system: list[Message] = [SystemMessage(SYSTEM)]
+        units = self.tail(policy.tail_items) if units is None else units
+        if not units:
+            return system
+        newest = units[-1].turn
+        turns = [list(group) for _, group in groupby(units, key=lambda u: u.turn)]
+
+        def slim(unit: RefUnit) -> list[Message]:
             return [elide(m, policy.elide_min_chars) for m in unit.messages]
 
-        others = [u for u in self.units if u is not pinned]
-        for k in range(len(others), -1, -1):  # the largest suffix that fits
-            chosen = {id(u) for u in others[len(others) - k :]} | {id(pinned)}
-            body = [m for u in self.units if id(u) in chosen for m in render(u)]
-            msgs: list[Message] = [SystemMessage(SYSTEM), *body]
-            tokens = REPLY_PRIMING + sum(message_tokens(m) for m in msgs)
-            if k == 0 or (len(msgs) <= policy.max_messages and tokens <= policy.max_tokens):
-                return msgs
-        raise AssertionError("unreachable")
+        def full(unit: RefUnit) -> list[Message]:
+            return unit.messages if unit.turn > newest - policy.full_turns else slim(unit)
+
+        left = {"tokens": policy.max_tokens - tokens(system), "messages": policy.max_messages - 1}
+        chosen: dict[int, list[Message]] = {}
+
+        def offer(unit: RefUnit, forced: bool = False) -> bool:
+            options = [full(unit), slim(unit)]
+            fitting = [
+                o
+                for o in options
+                if tokens(o) - REPLY_PRIMING <= left["tokens"] and len(o) <= left["messages"]
+            ]
+            if not fitting and not forced:
+                return False
+            option = fitting[0] if fitting else min(options, key=tokens)
+            chosen[unit.seq] = option
+            left["tokens"] -= tokens(option) - REPLY_PRIMING
+            left["messages"] -= len(option)
+            return True
+
+        def request(turn: list[RefUnit]) -> RefUnit | None:
+            return next((u for u in turn if u.kind is EntryKind.USER), None)
+
+        current, older = turns[-1], turns[:-1]
+        asked = request(current)
+        if asked is not None:
+            offer(asked, forced=True)
+        rest = [u for u in current if u is not asked]
+        complete = all(offer(u, forced=u is rest[-1]) for u in reversed(rest))
+        for turn in reversed(older) if complete else ():
+            asked = request(turn)
+            saved = (dict(chosen), dict(left))
+            rest = [u for u in turn if u is not asked]
+            if asked is None or not offer(asked) or not rest or not offer(rest[-1]):
+                chosen.clear()
+                chosen.update(saved[0])
+                left.update(saved[1])
+                break
+            if not all(offer(u) for u in reversed(rest[:-1])):
+                break
+        return system + [m for u in units if u.seq in chosen for m in chosen[u.seq]]
 
     def messages(self) -> list[Message]:
         return [m for u in self.units for m in u.messages]
+
+
+def tokens(messages: Sequence[Message]) -> int:
+    return REPLY_PRIMING + sum(message_tokens(m) for m in messages)
+
+
+def check_rules(window: Window, units: Sequence[Unit], policy: WindowPolicy) -> None:
+    """The budget's rules, checked on a window and the units it was built from."""
+    validate(window.messages)
+    conversation = [u for u in units if u.kind is not EntryKind.SUMMARY]
+    if not conversation:
+        return
+    kept = set(window.kept_units)
+    newest = conversation[-1].turn
+    current = [u for u in conversation if u.turn == newest]
+    asked = [u for u in current if u.kind is EntryKind.USER]
+    steps = [u for u in current if u.kind is not EntryKind.USER]
+    assert {u.seq for u in asked} <= kept, "the current request is pinned"
+    if steps:
+        assert steps[-1].seq in kept, "the current turn's newest unit is always in"
+    if any(u.seq not in kept for u in current):
+        assert kept <= {u.seq for u in current}, "an older unit in, a current one out"
+    for turn in {u.turn for u in conversation if u.seq in kept and u.turn != newest}:
+        requests = [u for u in conversation if u.turn == turn and u.kind is EntryKind.USER]
+        assert requests and requests[0].seq in kept, f"turn {turn} shown without its request"
+    # What is never dropped: system (+ the summary's room), the request, the newest unit.
+    floor: list[Message] = [SystemMessage(SYSTEM)]
+    floor += [m for u in asked for m in u.messages]
+    if steps:
+        renderings: list[list[Message]] = [
+            list(steps[-1].messages),
+            [elide(m, policy.elide_min_chars) for m in steps[-1].messages],
+        ]
+        cheapest = min(renderings, key=tokens)
+        floor += cheapest
+    room = 0
+    if policy.summary:
+        summaries = [u for u in units if u.kind is EntryKind.SUMMARY]
+        room = 3 + policy.summary_max_tokens
+        if summaries:
+            room = max(room, message_tokens(summaries[-1].messages[0]))
+    shown_summary = [window.messages[1]] if window.summary_included else []
+    total = window.total_tokens - tokens(shown_summary) + REPLY_PRIMING + room
+    if tokens(floor) + room <= policy.max_tokens:
+        assert total <= policy.max_tokens, "within the budget whenever the floor fits"
+    else:
+        assert len(window.messages) == len(floor) + len(shown_summary)
+    if len(floor) + policy.summary <= policy.max_messages:
+        assert len(window.messages) - len(shown_summary) + policy.summary <= policy.max_messages
 
 
 step_spec = st.tuples(st.integers(1, 3), st.booleans(), st.lists(st.booleans(), max_size=3))
@@ -127,7 +239,7 @@ class Run:
         warm = self.warm.window(APP, SYSTEM)
         cold = self.cold.window(APP, SYSTEM)
         assert warm == cold
-        validate(warm.messages)
+        check_rules(warm, self.cold.units(APP), self.policy)
         assert list(warm.messages) == self.ref.window(self.policy)
 
     def turn(self, number: int, steps: list[Any], ending: str, element: bool) -> None:
@@ -137,15 +249,15 @@ class Run:
             else None
         )
         if self.open_turn is not None:  # the previous turn crashed; begin_turn closes it
-            self.ref.units.append(
+            self.ref.add(
                 RefUnit(
                     self.open_turn,
                     EntryKind.INTERRUPTED,
-                    [AssistantMessage(interrupted_note(self.open_turn, "crash or timeout"))],
+                    [AssistantMessage(interrupted_note(self.open_turn, CRASHED))],
                 )
             )
         turn = self.warm.begin_turn(APP, f"request {number}", picked)
-        self.ref.units.append(
+        self.ref.add(
             RefUnit(
                 turn.number,
                 EntryKind.USER,
@@ -159,12 +271,12 @@ class Run:
         self.open_turn = None
         if ending == "final":
             self.warm.commit_final(turn, f"finished {number}")
-            self.ref.units.append(
+            self.ref.add(
                 RefUnit(turn.number, EntryKind.FINAL, [AssistantMessage(f"finished {number}")])
             )
         elif ending == "interrupted":
             self.warm.mark_interrupted(turn, "client disconnected")
-            self.ref.units.append(
+            self.ref.add(
                 RefUnit(
                     turn.number,
                     EntryKind.INTERRUPTED,
@@ -193,7 +305,7 @@ class Run:
         ]
         call = AssistantMessage("Working on it." if index % 2 else None, tool_calls)
         self.warm.commit_step(turn, call, results)
-        self.ref.units.append(RefUnit(turn.number, EntryKind.CALL, [call, *results]))
+        self.ref.add(RefUnit(turn.number, EntryKind.CALL, [call, *results]))
 
     def nothing_lost(self) -> None:
         stored = [e.message for e in self.store.tail(APP, 1_000_000)]
@@ -264,7 +376,95 @@ def test_windows_with_running_summary_stay_valid_and_cache_independent(
         if ending == "final":
             warm.commit_final(turn, "ok")
         w = warm.window(APP, SYSTEM)
-        validate(w.messages)
+        check_rules(w, warm.units(APP), policy)
         assert w == cold.window(APP, SYSTEM)
-        assert len(w.messages) <= policy.max_messages
     db.close()
+
+
+# -- the pure function over larger transcripts ---------------------------------------------
+
+WRITE = "<script setup>\nconst items = ref([])\n</script>\n<template><ul></ul></template>\n"
+# A step: how many write_file calls, how many WRITE lines each, whether the first failed.
+step_of = st.tuples(st.integers(1, 30), st.integers(0, 40), st.booleans())
+transcript_spec = st.lists(
+    st.tuples(st.lists(step_of, max_size=6), st.sampled_from(["final", "interrupted", "open"])),
+    min_size=1,
+    max_size=12,
+)
+
+
+def transcript(turns: list[Any]) -> list[Entry]:
+    """Entries as Memory writes them. A step: ``calls`` write_file calls of ``size`` lines
+    each (a 24-call step of 40 lines is ~20k tokens); the last turn may be left open."""
+    entries: list[Entry] = []
+    for number, (steps, ending) in enumerate(turns, start=1):
+        start = len(entries) + 1
+        entries.append(
+            Entry(start, number, start, start, EntryKind.USER, UserMessage(f"ask {number}"))
+        )
+        for index, (calls, size, failed) in enumerate(steps):
+            first = len(entries) + 1
+            tool_calls = tuple(
+                ToolCall(
+                    f"c{number}_{index}_{i}",
+                    "write_file",
+                    json.dumps({"path": f"src/C{i}.vue", "content": WRITE * size}),
+                )
+                for i in range(calls)
+            )
+            entries.append(
+                Entry(
+                    first, number, first, start, EntryKind.CALL, AssistantMessage(None, tool_calls)
+                )
+            )
+            for i, call in enumerate(tool_calls):
+                result = (
+                    ToolResult.failure(call, "disk full")
+                    if failed and i == 0
+                    else ToolResult.success(call, "written")
+                )
+                entries.append(Entry(first + 1 + i, number, first, start, EntryKind.RESULT, result))
+        if ending != "open" or number < len(turns):
+            seq = len(entries) + 1
+            kind = EntryKind.FINAL if ending == "final" else EntryKind.INTERRUPTED
+            entries.append(Entry(seq, number, seq, start, kind, AssistantMessage(f"end {number}")))
+    return entries
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    turns=transcript_spec,
+    max_tokens=st.integers(50, 30_000),
+    max_messages=st.integers(3, 200),
+    full_turns=st.integers(1, 3),
+    cut=st.integers(0, 20),
+)
+def test_the_budget_rules_hold_on_any_transcript(
+    turns: list[Any], max_tokens: int, max_messages: int, full_turns: int, cut: int
+) -> None:
+    """Big current steps, long current turns, tight budgets, and tails that begin anywhere
+    (a cut-off read): every window keeps the rules and matches the reference."""
+    entries = transcript(turns)
+    policy = WindowPolicy(max_messages=max_messages, max_tokens=max_tokens, full_turns=full_turns)
+    tail = entries[min(cut, len(entries) - 1) :]
+    units = group_units(APP, tail)
+    window = build_window(SYSTEM, units, policy)
+    check_rules(window, units, policy)
+    kept = set(window.kept_units)
+    newest = units[-1].turn if units else 0
+    for turn in {u.turn for u in units}:
+        mine = [u for u in units if u.turn == turn and u.kind is not EntryKind.SUMMARY]
+        if 0 < sum(u.seq in kept for u in mine) < len(mine):
+            event("current turn partly shown" if turn == newest else "older turn partly shown")
+    if window.total_tokens > max_tokens:
+        event("over the budget: only what is never dropped")
+    body = iter(window.messages[1 + window.summary_included :])
+    shown = {
+        u.seq: [next(body) for _ in u.messages]
+        for u in units
+        if u.seq in kept and u.kind is not EntryKind.SUMMARY
+    }
+    if any(u.turn == newest and shown.get(u.seq, u.messages) != list(u.messages) for u in units):
+        event("a current-turn unit elided")
+    given = [RefUnit(u.turn, u.kind, list(u.messages), u.seq) for u in units]
+    assert list(window.messages) == Reference().window(policy, given)

@@ -16,6 +16,7 @@ from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ModelError, ModelEvent, ModelRole
 from zerocode.engine.summary import ModelSummarizer
+from zerocode.engine.window_budget import window_minimum
 from zerocode.http.app import create_app
 from zerocode.memory.facade import Memory
 from zerocode.memory.messages import Message, SystemMessage, from_openai_list
@@ -32,10 +33,16 @@ def settings(tmp_path: Path, **extra: Any) -> Settings:
     return Settings(data_dir=tmp_path, covers=False, window_summary=True, **extra)
 
 
+# The smallest budget the settings accept with the summary on (400 tokens): a few turns of
+# FILLER each fill it, so turns leave the window.
+BUDGET = window_minimum(1000, 400).tokens
+FILLER = "filler " * 900
+
+
 def turns(memory: Memory, count: int, start: int = 1) -> None:
     for n in range(start, start + count):
         turn = asyncio.run(memory.open_turn(APP, f'change the title to "Title {n}"', system=SYSTEM))
-        memory.commit_final(turn, f"Changed it to Title {n}. " + "filler " * 150)
+        memory.commit_final(turn, f"Changed it to Title {n}. " + FILLER)
 
 
 def summaries(memory: Memory) -> list[str]:
@@ -47,7 +54,7 @@ def summaries(memory: Memory) -> list[str]:
 
 
 def test_the_routing_model_writes_the_summary_into_the_transcript(tmp_path: Path) -> None:
-    s = settings(tmp_path, window_max_tokens=600)
+    s = settings(tmp_path, window_max_tokens=BUDGET)
     memory = wiring.memory(s, model=wiring.chat_model(s))
     turns(memory, 8)
     stored = summaries(memory)
@@ -68,7 +75,9 @@ def test_the_routing_model_writes_the_summary_into_the_transcript(tmp_path: Path
 
 
 def test_the_summary_is_bounded_in_tokens(tmp_path: Path) -> None:
-    s = settings(tmp_path, window_max_tokens=300, window_summary_max_tokens=60)
+    s = settings(
+        tmp_path, window_max_tokens=window_minimum(1000, 60).tokens, window_summary_max_tokens=60
+    )
     memory = wiring.memory(s, model=wiring.chat_model(s))
     turns(memory, 10)
     stored = summaries(memory)
@@ -88,7 +97,7 @@ class Failing:
 
 
 def test_a_failing_summary_model_never_fails_a_turn(tmp_path: Path, caplog: Any) -> None:
-    s = settings(tmp_path, window_max_tokens=600)
+    s = settings(tmp_path, window_max_tokens=BUDGET)
     memory = wiring.memory(s, model=Failing())
     with caplog.at_level(logging.WARNING):
         turns(memory, 6)
@@ -100,7 +109,7 @@ def test_a_failing_summary_model_never_fails_a_turn(tmp_path: Path, caplog: Any)
 
 
 def test_a_summary_asked_for_at_an_older_head_is_dropped(tmp_path: Path) -> None:
-    s = settings(tmp_path, window_max_tokens=600)
+    s = settings(tmp_path, window_max_tokens=BUDGET)
     memory = wiring.memory(s, model=wiring.chat_model(s))
     turns(memory, 3)
     stale = NewSummary(head=1, text=SUMMARY_PREFIX + "stale", covers=1)
@@ -114,7 +123,7 @@ def test_context_shows_the_summary_of_evicted_html_turns(tmp_path: Path) -> None
     The summary is written when a turn begins, so it names every turn that had left the
     window by then (units the turn's own answer pushes out are summarised when the next
     turn begins)."""
-    s = settings(tmp_path, window_max_tokens=2500, rate_chat=100)
+    s = settings(tmp_path, window_max_tokens=BUDGET, rate_chat=100)
     platform = wiring.platform(s)
     messages = ["A page about newts", *(f'change the title to "Newts {n}"' for n in range(2, 9))]
     with TestClient(create_app(platform)) as client:
@@ -142,7 +151,7 @@ def test_context_shows_the_summary_of_evicted_html_turns(tmp_path: Path) -> None
             assert got.status_code == 200
             data: dict[str, Any] = got.json()
             validate(from_openai_list(data["messages"]))  # the OpenAI rules
-            assert data["totalTokens"] <= 2500
+            assert data["totalTokens"] <= BUDGET
             return data
 
         def left_out(data: dict[str, Any], sent: list[str]) -> list[int]:

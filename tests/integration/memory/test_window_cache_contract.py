@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import redis_client_or_skip
 from tests.factories import turn_entries
-from zerocode.adapters.inprocess.cache import LruWindowCache
+from zerocode.adapters.inprocess.cache import LruWindowCache, tail_bytes
 from zerocode.adapters.redis.cache import RedisWindowCache
 from zerocode.memory.cache import CachedTail, WindowCache, decode_tail, encode_tail
 
@@ -69,6 +69,28 @@ def test_lru_expires_after_ttl_and_evicts_least_recent() -> None:
     assert cache.get("b") is None and cache.get("a") == TAIL and len(cache) == 2
     now[0] = 10.5
     assert cache.get("a") is None
+
+
+def test_lru_is_bounded_by_bytes_too() -> None:
+    big = CachedTail(
+        ENTRIES[-1].seq,
+        ENTRIES[-1].uid,
+        tuple(turn_entries(1, 1, steps=4, calls=4, payload="x" * 10_000)),
+    )
+    size = tail_bytes(big)
+    assert size > 160_000  # 16 calls of 10 KB arguments, 16 results of 10 KB
+    cache = LruWindowCache(max_apps=100, ttl_seconds=60, max_bytes=size * 2 + 1)
+    for app in ("a", "b", "c"):
+        cache.put(app, big)
+    assert cache.get("a") is None and cache.get("b") == big and cache.get("c") == big
+    assert cache.bytes == size * 2
+    cache.put("b", big)  # replacing does not count twice
+    assert cache.bytes == size * 2
+    cache.delete("c")
+    assert cache.bytes == size
+    tiny = LruWindowCache(max_apps=100, ttl_seconds=60, max_bytes=size - 1)
+    tiny.put("a", big)  # larger than the whole cache: not kept, never an error
+    assert tiny.get("a") is None and tiny.bytes == 0
 
 
 def test_redis_entries_carry_a_ttl() -> None:

@@ -45,3 +45,9 @@ def test_length_empty_and_control_characters() -> None:
     with pytest.raises(InvalidInput, match="control"):
         check_text("hi\x07there", field="message", max_chars=100)
     assert check_text("line one\nline two", field="message", max_chars=100)
+
+
+def test_a_lone_surrogate_is_refused_not_stored() -> None:
+    with pytest.raises(InvalidInput, match="lone UTF-16 surrogate"):
+        check_text("half \ud800 a pair", field="message", max_chars=100)
+    assert check_text("a whole pair 😀", field="message", max_chars=100)

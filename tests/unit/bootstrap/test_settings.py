@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from zerocode.bootstrap.settings import Settings
-from zerocode.memory.window import WindowPolicy
+from zerocode.bootstrap.settings import Settings, settings_errors
+from zerocode.engine.window_budget import window_minimum
+from zerocode.memory.window import MAX_STEP_MESSAGES, WindowPolicy
 
 
 def test_defaults_are_local_and_match_the_default_policy(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,7 +28,8 @@ def test_environment_configures_everything(monkeypatch: pytest.MonkeyPatch) -> N
     assert settings.mode == "aws" and settings.transcript_table == "prod-transcript"
     assert settings.redis_url is not None and settings.redis_url.startswith("rediss://")
     policy = settings.window_policy()
-    assert policy.max_messages == 80 and policy.summary and policy.tail_items == 160
+    assert policy.max_messages == 80 and policy.summary
+    assert policy.tail_items == (80 + MAX_STEP_MESSAGES) * 2
     assert settings.retention_days == 0
 
 
@@ -43,3 +45,46 @@ def test_bad_settings_are_refused(monkeypatch: pytest.MonkeyPatch, key: str, val
     monkeypatch.setenv(key, value)
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_a_window_budget_below_what_every_window_pins_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    minimum = window_minimum(1000, None)
+    monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(minimum.tokens - 1))
+    with pytest.raises(ValidationError) as refused:
+        Settings()
+    [line] = settings_errors(refused.value)
+    assert line.startswith(f"ZEROCODE_WINDOW_MAX_TOKENS={minimum.tokens - 1} is below the minimum")
+    assert f"{minimum.tokens} tokens" in line and "vue_project" in line
+    monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(minimum.tokens))
+    assert Settings().window_max_tokens == minimum.tokens
+
+
+def test_the_minimum_grows_with_the_summary_and_the_message_length(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base = window_minimum(1000, None).tokens
+    monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(base))
+    Settings()
+    monkeypatch.setenv("ZEROCODE_WINDOW_SUMMARY", "true")
+    with pytest.raises(ValidationError, match="running summary's room"):
+        Settings()
+    monkeypatch.setenv("ZEROCODE_WINDOW_SUMMARY", "false")
+    monkeypatch.setenv("ZEROCODE_MAX_MESSAGE_CHARS", "2000")
+    with pytest.raises(ValidationError, match="ZEROCODE_WINDOW_MAX_TOKENS"):
+        Settings()
+    monkeypatch.setenv("ZEROCODE_MAX_MESSAGE_CHARS", "200")
+    Settings()
+
+
+def test_settings_errors_name_the_variable_one_line_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZEROCODE_WINDOW_MAX_MESSAGES", "2")
+    monkeypatch.setenv("ZEROCODE_PORT", "http")
+    with pytest.raises(ValidationError) as refused:
+        Settings()
+    lines = settings_errors(refused.value)
+    assert len(lines) == 2 and all("\n" not in line for line in lines)
+    assert lines[0].startswith("ZEROCODE_PORT: ") and lines[1].startswith(
+        "ZEROCODE_WINDOW_MAX_MESSAGES: "
+    )

@@ -12,7 +12,6 @@ from zerocode.memory.messages import (
     SystemMessage,
     ToolCall,
     ToolResult,
-    UserMessage,
 )
 from zerocode.memory.tokens import message_tokens
 from zerocode.memory.transcript import Entry, EntryKind, group_units
@@ -43,33 +42,39 @@ def test_small_history_is_kept_whole_and_valid() -> None:
     assert w.tokens == tuple(message_tokens(m) for m in w.messages)
 
 
-def test_message_bound_evicts_oldest_whole_units() -> None:
-    entries = history(6, payload="tiny")  # 12 entries per turn
+def requests_of_shown_turns_are_shown(w: Window, entries: list[Entry]) -> bool:
+    """Every turn with a unit in the window has its request (its user message) there too."""
+    by_seq = {e.seq: e for e in entries}
+    turns = {by_seq[seq].turn for seq in w.kept_units}
+    requests = {e.turn for e in entries if e.kind is EntryKind.USER and e.seq in w.kept_units}
+    return turns <= requests
+
+
+def test_message_bound_evicts_oldest_units_and_keeps_each_shown_turns_request() -> None:
+    entries = history(6, payload="tiny")  # 8 entries per turn: user, 2 steps of 3, final
     w = window(entries, max_messages=20)
     assert len(w.messages) <= 20
     validate(w.messages)
-    # The newest turn is complete; what was dropped is a prefix of whole units.
-    assert w.messages[-1] == entries[-1].message
-    kept = [m for m in w.messages[1:]]
-    assert kept == [e.message for e in entries[-len(kept) :]]
-    assert isinstance(kept[0], UserMessage | AssistantMessage)
-
-
-def test_token_bound_is_respected() -> None:
-    entries = history(8, payload="tiny")
-    for budget in (300, 600, 1200):
-        w = window(entries, max_tokens=budget)
-        assert w.total_tokens <= budget
-        validate(w.messages)
+    # The two newest turns whole (system + 16), then turn 4's request and final (the
+    # step before its final would cross the bound), nothing older.
+    assert w.messages[-16:] == tuple(e.message for e in entries[-16:])
+    turn4 = [e for e in entries if e.turn == 4]
+    assert w.messages[1:3] == (turn4[0].message, turn4[-1].message)
+    assert len(w.messages) == 19 and requests_of_shown_turns_are_shown(w, entries)
 
 
 def test_a_unit_that_does_not_fit_is_left_out_whole_not_cut() -> None:
     entries = [user(1, 1), *step(2, 1, 1, calls=3, payload="p" * 100), final(6, 1, 1)]
     entries += [user(7, 2, "now this")]
-    # Room for system, user 7, final 6 and one more message, but the step needs four.
+    # Room for system, user 7, and turn 1's request and final, but the step needs four.
     w = window(entries, max_messages=5)
-    assert [m.role for m in w.messages] == ["system", "assistant", "user"]
-    assert w.evicted_units == 2
+    assert w.messages == (
+        SystemMessage("You build apps."),
+        entries[0].message,
+        entries[5].message,
+        entries[6].message,
+    )
+    assert w.evicted_units == 1
 
 
 def test_system_prompt_and_newest_user_survive_any_budget() -> None:

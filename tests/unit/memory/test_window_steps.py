@@ -13,11 +13,13 @@ from zerocode.memory.window import (
     Reserved,
     WindowPolicy,
     budget,
+    elide,
     evicted_units,
     latest_summary,
     pin,
     reserve,
     show_summary,
+    split_turns,
 )
 
 BIG = "<p>payload</p>\n" * 100  # 1.5 KB
@@ -126,10 +128,13 @@ def test_budget_respects_the_token_bound_counting_reply_priming() -> None:
         kept = budget(reserve(pinned.system, None, policy), pinned, identity, policy)
         used = REPLY_PRIMING + cost(fixed) + sum(cost(m) for m in kept.values())
         assert used <= max_tokens
-        # The next older unit would not have fitted (or there is none).
-        older = [u for u in pinned.conversation if u.seq < min(kept)]
-        if older:
-            assert used + cost(older[-1].messages) > max_tokens
+        # The newest unit left out would not have fitted, with its turn's request if that
+        # is not in yet (nothing here is large enough to elide).
+        out = [u for u in pinned.conversation if u.seq not in kept]
+        if out:
+            request = next(u for u in pinned.conversation if u.turn == out[-1].turn)
+            extra = 0 if request.seq in kept else cost(request.messages)
+            assert used + extra + cost(out[-1].messages) > max_tokens
 
 
 def test_budget_evicts_whole_units_never_a_call_without_its_results() -> None:
@@ -141,11 +146,11 @@ def test_budget_evicts_whole_units_never_a_call_without_its_results() -> None:
         assert all(kept[s] == by_seq[s].messages for s in kept)
 
 
-def test_budget_always_keeps_the_pinned_user_message() -> None:
+def test_budget_always_keeps_the_pinned_request_and_the_current_turns_newest_unit() -> None:
     entries = [user(1, 1, "x " * 2000), *step(2, 1, 1, calls=1, payload=BIG), final(4, 1, 1)]
     pinned = pin("s", units(entries))
     kept = budget(Reserved(1, 5), pinned, identity, WindowPolicy(max_tokens=50))
-    assert list(kept) == [1]
+    assert list(kept) == [1, 4]  # over the bound: both are never dropped; the step is
 
 
 def test_budget_spends_only_what_is_not_reserved() -> None:
@@ -205,3 +210,50 @@ def test_evicted_units_are_those_outside_the_window_and_after_the_last_summary()
     assert [u.turn for u in left] == [2, 2, 2]
     assert all(u.seq > 5 and u.kind is not EntryKind.SUMMARY for u in left)
     assert evicted_units(all_units, [u.seq for u in all_units], covered=0) == []
+
+
+def test_evicted_units_of_a_turn_shown_in_part_include_its_request() -> None:
+    """Turn 2 shows its request and final, not its steps: the summary folds in the request
+    with the steps, so its ``covers`` never passes a unit it has not seen."""
+    all_units = units(history(3, steps=2))  # 4 units a turn: user, 2 steps, final
+    turn2 = [u for u in all_units if u.turn == 2]
+    kept = [turn2[0].seq, turn2[-1].seq] + [u.seq for u in all_units if u.turn == 3]
+    left = evicted_units(all_units, kept, covered=0)
+    assert [u.seq for u in left] == [u.seq for u in all_units if u.seq < turn2[-1].seq]
+    assert turn2[0] in left and turn2[-1] not in left
+
+
+# -- turns and the current turn ------------------------------------------------------------
+
+
+def test_split_turns_finds_each_turns_request() -> None:
+    entries = [*history(2), *step(9, 2, 5)]  # a crash note's turn; a request cut off below
+    turns = split_turns(units(entries[2:]))
+    assert [t.number for t in turns] == [1, 2]
+    assert turns[0].request is None and turns[1].request is not None
+    assert [u.kind for u in turns[1].rest] == [EntryKind.CALL, EntryKind.FINAL, EntryKind.CALL]
+
+
+def test_budget_elides_the_current_turns_units_before_dropping_any() -> None:
+    entries = [user(1, 1), *step(2, 1, 1, payload=BIG), *step(4, 1, 1, payload=BIG)]
+    pinned = pin("s", units(entries))
+    render = Elider(pinned.newest_turn, 1, 512)
+    request, older, newest = (cost(u.messages) for u in units(entries))
+    slim = cost([elide(m, 512) for m in units(entries)[1].messages])
+    assert slim < older
+    policy = WindowPolicy(max_tokens=REPLY_PRIMING + 5 + request + newest + slim)
+    kept = budget(Reserved(1, 5), pinned, render, policy)
+    assert kept[4] == units(entries)[2].messages  # the newest, full: it fits
+    assert kept[2] != units(entries)[1].messages and "[content elided" in str(kept[2])
+
+
+def test_budget_keeps_the_newest_unit_at_its_cheapest_when_nothing_fits() -> None:
+    entries = [user(1, 1), *step(2, 1, 1, calls=3, payload=BIG)]
+    pinned = pin("s", units(entries))
+    kept = budget(Reserved(1, 5), pinned, identity, WindowPolicy(max_tokens=10))
+    assert list(kept) == [1, 2] and "[content elided" in str(kept[2])
+    words = "The quick brown fox jumps over the lazy dog, then it sleeps all day long."
+    tiny = [user(1, 1), *step(2, 1, 1, calls=3, payload=words)]  # its stub would cost more
+    pinned = pin("s", units(tiny))
+    kept = budget(Reserved(1, 5), pinned, identity, WindowPolicy(max_tokens=10, elide_min_chars=64))
+    assert kept[2] == units(tiny)[1].messages

@@ -54,6 +54,8 @@ def check_text(text: str, *, field: str, max_chars: int) -> str:
         raise InvalidInput(f"{field} is longer than {max_chars} characters ({len(clean)})")
     if any(unicodedata.category(c) == "Cc" and c not in "\n\t" for c in clean):
         raise InvalidInput(f"{field} contains control characters")
+    if any(unicodedata.category(c) == "Cs" for c in clean):  # no store can hold one
+        raise InvalidInput(f"{field} contains a lone UTF-16 surrogate, which is not text")
     folded = " ".join(unicodedata.normalize("NFKC", clean).lower().split())
     for name, pattern in _OVERRIDES:
         if pattern.search(folded):

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from zerocode.memory.window import WindowPolicy
+from zerocode.engine.window_budget import check_window_budget
+from zerocode.memory.window import DEFAULT_MAX_MESSAGES, WindowPolicy
 
 
 class Settings(BaseSettings):
@@ -20,6 +21,8 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     cache_ttl_seconds: int = Field(900, ge=1)
     cache_max_apps: int = Field(512, ge=1)
+    # The in-process cache's memory bound (payload text, roughly): LRU apps go past it.
+    cache_max_mb: int = Field(128, ge=1)
 
     aws_region: str = "us-east-1"
     transcript_table: str = "zerocode-transcript"
@@ -105,19 +108,39 @@ class Settings(BaseSettings):
 
     max_message_chars: int = Field(1000, ge=1)
     max_tool_calls: int = Field(20, ge=1, le=100)
+    # Tool calls one model step may ask for; a step over it runs none. At most 64: a step
+    # and its results are one transcript write, and DynamoDB's transaction holds 100 items.
+    max_tool_calls_per_step: int = Field(32, ge=1, le=64)
+    # The app's turn lease: renewed every third of this while the turn runs, so a server
+    # that died mid-turn frees the app this long after its last renewal.
+    turn_lease_seconds: float = Field(30, ge=3, le=300)
     max_turns_per_app: int = Field(1000, ge=1)
     # A turn is cut off after this long (API Gateway streams end at 15 minutes).
     turn_timeout_seconds: float = Field(14 * 60, gt=0, le=15 * 60)
     max_file_bytes: int = Field(512 * 1024, ge=1024)
     max_files: int = Field(200, ge=1)
 
-    window_max_messages: int = Field(60, ge=3)
-    window_max_tokens: int = Field(24_000, ge=256)
+    # The window's budget is tokens; its message bound is a safety bound that ordinary
+    # sessions do not reach, and also the entries a window rebuild reads (docs/memory.md).
+    window_max_messages: int = Field(DEFAULT_MAX_MESSAGES, ge=3)
+    # At least the largest system prompt plus the longest request (checked below).
+    window_max_tokens: int = 24_000
     window_elide_min_chars: int = Field(512, ge=64)
     window_full_turns: int = Field(1, ge=1)
     window_summary: bool = False
     # A stored running summary is cut to this many tokens.
     window_summary_max_tokens: int = Field(400, ge=16)
+
+    @model_validator(mode="after")
+    def _window_holds_what_it_pins(self) -> Settings:
+        """Every window keeps the system prompt and the current request (and the summary's
+        room, with it on): a budget below them is refused at start, saying the minimum."""
+        check_window_budget(
+            self.window_max_tokens,
+            self.max_message_chars,
+            self.window_summary_max_tokens if self.window_summary else None,
+        )
+        return self
 
     @property
     def npm_cache(self) -> Path:
@@ -149,3 +172,13 @@ class Settings(BaseSettings):
             summary=self.window_summary,
             summary_max_tokens=self.window_summary_max_tokens,
         )
+
+
+def settings_errors(exc: ValidationError) -> list[str]:
+    """One line per bad setting, naming its environment variable (for start-up errors)."""
+    lines = []
+    for error in exc.errors():
+        message = str(error["msg"]).removeprefix("Value error, ")
+        names = [str(part) for part in error["loc"]]
+        lines.append(f"ZEROCODE_{'_'.join(names).upper()}: {message}" if names else message)
+    return lines

@@ -33,7 +33,9 @@ def window_cache(settings: Settings) -> WindowCache:
         return RedisWindowCache.from_url(settings.redis_url, settings.cache_ttl_seconds)
     from zerocode.adapters.inprocess.cache import LruWindowCache
 
-    return LruWindowCache(settings.cache_max_apps, settings.cache_ttl_seconds)
+    return LruWindowCache(
+        settings.cache_max_apps, settings.cache_ttl_seconds, max_bytes=settings.cache_max_mb << 20
+    )
 
 
 def stores(settings: Settings) -> tuple[TranscriptStore, DisplayHistoryStore]:
@@ -130,6 +132,7 @@ def platform(
     from zerocode.adapters.sqlite.database import SqliteDatabase
     from zerocode.adapters.sqlite.deletions import SqlitePendingDeletions
     from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
+    from zerocode.adapters.sqlite.journal import SqliteJournal
     from zerocode.adapters.sqlite.lease import SqliteLease
     from zerocode.adapters.sqlite.publisher import SqlitePublisher
     from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
@@ -143,6 +146,7 @@ def platform(
     mem = memory(settings, transcript, model)
     workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
+    journal = SqliteJournal(db)
     box = sandbox(settings.dangerously_unsandboxed_builds)
     limits = Limits(
         seconds=settings.build_timeout_seconds,
@@ -178,6 +182,7 @@ def platform(
         preview=publishing.preview,
         model=model,
         lease=lease,
+        journal=journal,
         limits=_engine_limits(settings),
     )
 
@@ -213,6 +218,7 @@ def _aws_platform(
     """DynamoDB, S3, Cognito, CloudFront KeyValueStore (and ElastiCache when
     ZEROCODE_REDIS_URL is set)."""
     from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
+    from zerocode.adapters.dynamodb.journal import DynamoJournal
 
     _require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
     client = _aws_client("dynamodb", settings)
@@ -233,6 +239,7 @@ def _aws_platform(
         preview=publishing.preview,
         model=model,
         lease=lease,
+        journal=DynamoJournal(client, settings.leases_table),
         limits=_engine_limits(settings),
     )
     cognito = _cognito(settings)
@@ -384,7 +391,9 @@ def _workspace_limits(settings: Settings) -> WorkspaceLimits:
 def _engine_limits(settings: Settings) -> EngineLimits:
     return EngineLimits(
         max_tool_calls=settings.max_tool_calls,
+        max_calls_per_step=settings.max_tool_calls_per_step,
         turn_timeout=settings.turn_timeout_seconds,
+        lease_seconds=settings.turn_lease_seconds,
         max_turns=settings.max_turns_per_app,
     )
 

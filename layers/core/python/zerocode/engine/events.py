@@ -13,6 +13,14 @@ class TextEvent:
 
 
 @dataclass(frozen=True)
+class ThinkingEvent:
+    """A thinking model's reasoning, streamed for people to watch; never the answer, never
+    stored, never sent back to the model."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolEvent:
     id: str
     name: str
@@ -42,9 +50,10 @@ class DoneEvent:
     turn: int
 
 
-TurnEvent = TextEvent | ToolEvent | BuildEvent | ErrorEvent | DoneEvent
+TurnEvent = TextEvent | ThinkingEvent | ToolEvent | BuildEvent | ErrorEvent | DoneEvent
 
 _NAMES: dict[type, str] = {
+    ThinkingEvent: "thinking",
     ToolEvent: "tool",
     BuildEvent: "build",
     ErrorEvent: "error",

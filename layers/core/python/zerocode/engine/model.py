@@ -1,7 +1,8 @@
 """ChatModel port: stream one chat completion with tools.
 
-The engine only sees text deltas and, at the end, one complete assistant
-message with its tool calls assembled (arguments joined from their fragments).
+The engine only sees text deltas (and a reasoning model's thinking deltas) and, at
+the end, one complete assistant message with its tool calls assembled (arguments
+joined from their fragments).
 """
 
 from __future__ import annotations
@@ -35,6 +36,17 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """A reasoning model's thinking as it streams (DeepSeek's and Qwen's ``reasoning_content``).
+
+    It may be shown while the model thinks, but it is never the answer: the ModelReply's
+    message does not contain it, so it is neither stored as the answer nor sent back.
+    """
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ModelReply:
     """The end of a stream: the whole assistant message as the transcript will keep it."""
 
@@ -43,7 +55,7 @@ class ModelReply:
     finish_reason: str | None
 
 
-ModelEvent = TextDelta | ModelReply
+ModelEvent = TextDelta | ThinkingDelta | ModelReply
 
 
 class ModelError(ZerocodeError):
@@ -51,6 +63,13 @@ class ModelError(ZerocodeError):
 
     status = 502
     code = "model_error"
+
+
+class ContextTooLong(ModelError):
+    """The endpoint refused the request because the messages do not fit the model's context
+    window; the same request will fail again, a shorter one may not."""
+
+    code = "context_too_long"
 
 
 class ChatModel(Protocol):
@@ -62,5 +81,8 @@ class ChatModel(Protocol):
     def stream(
         self, role: ModelRole, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
     ) -> AsyncIterator[ModelEvent]:
-        """Text deltas as they arrive, then exactly one ModelReply; raises ModelError."""
+        """Text and thinking deltas as they arrive, then exactly one ModelReply.
+
+        Raises ModelError; ContextTooLong when the messages do not fit the model's context.
+        """
         ...

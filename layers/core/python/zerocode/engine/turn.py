@@ -9,6 +9,7 @@ and the turn is closed (M2, M7), and the app's lease is released.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -16,24 +17,34 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from zerocode import faults
 from zerocode.apps.lease import Lease
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.workspace import PathRefused, Workspace, clean_path
-from zerocode.engine import codegen, prompts
+from zerocode.engine import codegen, prompts, recovery
 from zerocode.engine.events import (
     BuildEvent,
     DoneEvent,
     ErrorEvent,
     TextEvent,
+    ThinkingEvent,
     ToolEvent,
     TurnEvent,
 )
-from zerocode.engine.model import ChatModel, ModelError, ModelReply, ModelRole, TextDelta
+from zerocode.engine.journal import PendingCall, PendingStep, StepJournal
+from zerocode.engine.model import (
+    ChatModel,
+    ModelError,
+    ModelReply,
+    ModelRole,
+    TextDelta,
+    ThinkingDelta,
+)
 from zerocode.engine.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
 from zerocode.errors import Conflict, PayloadTooLarge, ZerocodeError
 from zerocode.memory.display import DisplayHistoryStore, DisplayRole, DisplayStatus
 from zerocode.memory.facade import Memory, Turn
-from zerocode.memory.messages import ToolCall
+from zerocode.memory.messages import AssistantMessage, ToolCall, ToolResult
 from zerocode.observability import APP_ID, TURN, record_turn
 from zerocode.publishing.builds import Build, BuildState, new_build_id
 
@@ -47,13 +58,14 @@ PROMPT_OF = {
     CodeGenType.MULTI_FILE: "multi_file",
     CodeGenType.VUE_PROJECT: "vue_project",
 }
-LEASE_SECONDS = 15 * 60  # API Gateway's streaming limit: no turn outlives it
 
 
 @dataclass(frozen=True)
 class EngineLimits:
     max_tool_calls: int = 20
+    max_calls_per_step: int = 32  # one step and its results are one transcript write
     turn_timeout: float = 14 * 60
+    lease_seconds: float = 30  # renewed every third of it while the turn runs
     max_turns: int = 1000  # per app: past it the history is full (413)
 
 
@@ -103,11 +115,12 @@ class Engine:
         preview: Preview,
         model: ChatModel,
         lease: Lease,
+        journal: StepJournal,
         limits: EngineLimits = EngineLimits(),
     ) -> None:
         self.memory, self.display, self.workspace = memory, display, workspace
         self.preview, self.model, self.lease = preview, model, lease
-        self.limits = limits
+        self.journal, self.limits = journal, limits
 
     def start(self, app: App, message: str, element: dict[str, Any] | None) -> TurnRun:
         """Take the app's lease or raise Conflict (409) before anything is streamed."""
@@ -116,7 +129,7 @@ class Engine:
                 f"this app has reached {self.limits.max_turns} turns; start a new app to keep going"
             )
         holder = secrets.token_hex(8)
-        if not self.lease.acquire(f"turn:{app.id}", holder, LEASE_SECONDS):
+        if not self.lease.acquire(f"turn:{app.id}", holder, self.limits.lease_seconds):
             raise Conflict("a turn is already running for this app; wait for it to finish")
         return TurnRun(self, app, message, element, holder)
 
@@ -130,6 +143,8 @@ class TurnRun:
         self.system = prompts.load(PROMPT_OF[app.code_gen_type])
         self.state = TurnState()
         self.turn: Turn | None = None
+        self.pending: PendingStep | None = None  # the step whose tools are running
+        self.phase = "starting"  # what the turn is doing, for an honest error
         self.finished = False
         self.started = time.monotonic()
         self.usage = [0, 0]  # model tokens in, out, over the turn's model calls
@@ -139,18 +154,26 @@ class TurnRun:
         status: Literal["succeeded", "failed", "interrupted"] = "failed"
         self.started = time.monotonic()
         APP_ID.set(app.id)
+        keeper = asyncio.create_task(self._keep_lease())
         try:
-            self.turn = await e.memory.open_turn(app.id, self.message, self.element, self.system)
-            TURN.set(self.turn.number)
-            await _io(
-                e.display.append,
-                app.id,
-                DisplayRole.USER,
-                self.message,
-                turn=self.turn.number,
-                element=self.element,
-            )
             try:
+                self.phase = "closing the previous turn"
+                crashed = await _io(self._close_crashed)
+                self.phase = "saving your message"
+                faults.point("before_user_commit")
+                self.turn = await e.memory.open_turn(
+                    app.id, self.message, self.element, self.system, crashed
+                )
+                TURN.set(self.turn.number)
+                await _io(
+                    e.display.append,
+                    app.id,
+                    DisplayRole.USER,
+                    self.message,
+                    turn=self.turn.number,
+                    element=self.element,
+                )
+                faults.point("after_user_commit")
                 async with asyncio.timeout(e.limits.turn_timeout):
                     async for event in self._work(self.turn):
                         yield event
@@ -164,25 +187,91 @@ class TurnRun:
                     else f"the turn took longer than {e.limits.turn_timeout:.0f} s"
                 )
                 self.state.error = reason
-                if not self.turn.closed:
-                    await _io(e.memory.mark_interrupted, self.turn, reason)
+                await self._close_failed(reason)
                 yield ErrorEvent(
                     "model_error" if isinstance(exc, ModelError) else "timeout", reason
                 )
-            await _io(
-                e.display.append,
-                app.id,
-                DisplayRole.AI if status == "succeeded" else DisplayRole.ERROR,
-                self.state.display(),
-                status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
-                turn=self.turn.number,
-            )
+            except Exception as exc:  # the platform failed (a store, the disk, a bug)
+                log.exception("turn failed app=%s while %s", app.id, self.phase)
+                reason = f"the server failed while {self.phase} ({_kind(exc)})"
+                self.state.error = reason
+                await self._close_failed(reason)
+                yield ErrorEvent("server_error", reason)
+            if self.turn is not None:
+                with _logged("could not record the end of turn app=%s", app.id):
+                    await _io(
+                        e.display.append,
+                        app.id,
+                        DisplayRole.AI if status == "succeeded" else DisplayRole.ERROR,
+                        self.state.display(),
+                        status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
+                        turn=self.turn.number,
+                    )
             self.finished = True
             self._record(status)
-            yield DoneEvent(status, self.turn.number)
+            yield DoneEvent(status, self.turn.number if self.turn else 0)
         finally:
+            keeper.cancel()
             self._close_abandoned()
-            e.lease.release(f"turn:{app.id}", self.holder)
+            with _logged("could not release the lease of app=%s", app.id):
+                e.lease.release(f"turn:{app.id}", self.holder)
+
+    async def _keep_lease(self) -> None:
+        """Renew the app's lease while the turn runs: a server that dies stops renewing, and
+        the app is free again ``lease_seconds`` later."""
+        e = self.engine
+        while True:
+            await asyncio.sleep(e.limits.lease_seconds / 3)
+            try:
+                held = await _io(
+                    e.lease.acquire, f"turn:{self.app.id}", self.holder, e.limits.lease_seconds
+                )
+            except Exception as exc:  # a store hiccup: try again at the next renewal
+                log.warning("could not renew the turn lease of app=%s: %s", self.app.id, exc)
+                continue
+            if not held:
+                log.error("the turn lease of app=%s was taken over", self.app.id)
+                return
+
+    def _close_crashed(self) -> str | None:
+        """Close the turn a dead server left open (M7): the transcript's note (returned, for
+        the new turn's first write) and the display's entry say what it did. A turn closed in
+        the transcript but not in the display (the server died during the preview build)
+        gets its display entry too."""
+        e, app_id = self.engine, self.app.id
+        head = e.memory.head(app_id)
+        if head.turn == 0:
+            return None
+        newest = e.display.page(app_id, limit=1).entries
+        shown = bool(newest) and newest[0].turn == head.turn and newest[0].role != DisplayRole.USER
+        if not head.turn_open and shown:
+            return None
+        pending = e.journal.read(app_id)
+        if pending is not None and (pending.turn != head.turn or pending.head != head.seq):
+            pending = None  # that step was committed: the transcript has it
+        did = recovery.report(e.memory.units(app_id), head.turn, pending)
+        if head.turn_open:
+            why = "**Interrupted:** the server stopped before this turn finished; it was "
+            why += "closed when the next turn began."
+        else:
+            why = "**Interrupted:** the server stopped after the answer, while building the "
+            why += "preview; the preview was not updated."
+        e.display.append(
+            app_id,
+            DisplayRole.ERROR,
+            f"{why}\n\n{did.for_people()}",
+            status=DisplayStatus.INTERRUPTED,
+            turn=head.turn,
+        )
+        e.journal.clear(app_id)
+        return did.for_model() if head.turn_open else None
+
+    async def _close_failed(self, reason: str) -> None:
+        """Close the turn in the transcript after an error, saying what it did."""
+        if self.turn is None or self.turn.closed:
+            return
+        with _logged("could not close failed turn app=%s", self.app.id):
+            await _io(self._interrupt_latest, reason)
 
     def _interrupt_latest(self, reason: str) -> None:
         """Close the turn even if a write of ours was still in flight when the stream was
@@ -191,13 +280,22 @@ class TurnRun:
         assert self.turn is not None
         e = self.engine
         try:
-            e.memory.mark_interrupted(self.turn, reason)
+            e.memory.mark_interrupted(self.turn, reason, self._did())
         except Conflict:
             head = e.memory.head(self.app.id)
             if head.turn != self.turn.number or not head.turn_open:
                 return  # closed by that last write, or a newer turn began: nothing to close
             self.turn.head, self.turn.head_uid = head.seq, head.uid
-            e.memory.mark_interrupted(self.turn, reason)
+            e.memory.mark_interrupted(self.turn, reason, self._did())
+        self.engine.journal.clear(self.app.id)
+
+    def _did(self) -> str:
+        """What this turn did, for its interrupted note: its committed steps, and the calls
+        of a step that was running (a tool in a worker thread may still finish it)."""
+        assert self.turn is not None
+        pending = self.pending
+        units = self.engine.memory.units(self.app.id)
+        return recovery.report(units, self.turn.number, pending).for_model()
 
     def _record(self, status: str) -> None:
         """The turn's log line and metrics (tokens, tools, builds, duration)."""
@@ -236,16 +334,22 @@ class TurnRun:
         try:
             if not self.turn.closed:
                 self._interrupt_latest("the client disconnected")
+            running = (
+                "\n\n" + recovery.report((), self.turn.number, self.pending).for_people()
+                if self.pending
+                else ""
+            )
             e.display.append(
                 self.app.id,
                 DisplayRole.ERROR,
                 self.state.display()
+                + running
                 + "\n\n**Interrupted:** the connection closed before the turn ended.",
                 status=DisplayStatus.INTERRUPTED,
                 turn=self.turn.number,
             )
             self._record("interrupted")
-        except (ZerocodeError, OSError) as exc:
+        except Exception as exc:
             # The next turn closes it instead (begin_turn sees the open turn).
             log.error("could not close interrupted turn app=%s: %s", self.app.id, exc)
 
@@ -257,14 +361,33 @@ class TurnRun:
             async for event in self._build():
                 yield event
 
+    async def _run_tool(self, toolbox: ToolBox, call: ToolCall) -> ToolOutcome:
+        """The call's outcome however it ends: a tool that raises becomes a failed result
+        (the step, with the calls that worked, is still committed)."""
+        try:
+            outcome: ToolOutcome = await _io(toolbox.run, call)
+        except Exception as exc:
+            log.exception("tool %s raised app=%s", call.name, self.app.id)
+            why = f"the tool failed inside the platform ({_kind(exc)}); its effect is unknown"
+            if call.name in recovery.CHANGING_TOOLS:
+                why += ": read the file before relying on it"
+            return ToolOutcome(
+                ToolResult.failure(call, why), _call_path(call), why, changed=False, exit=False
+            )
+        return outcome
+
     async def _stream(
         self, role: ModelRole, tools: list[dict[str, Any]]
     ) -> AsyncIterator[TurnEvent | ModelReply]:
+        self.phase = "asking the model"
         window = await _io(self.engine.memory.window, self.app.id, self.system)
         async for event in self.engine.model.stream(role, window.messages, tools):
             if isinstance(event, TextDelta):
                 self.state.text.append(event.text)
                 yield TextEvent(event.text)
+                faults.point("mid_stream")
+            elif isinstance(event, ThinkingDelta):
+                yield ThinkingEvent(event.text)  # shown, never kept: not the answer
             else:
                 if event.usage is not None:
                     self.usage[0] += event.usage.prompt_tokens
@@ -284,18 +407,49 @@ class TurnRun:
             assert reply is not None
             message = reply.message
             if not message.tool_calls:
+                self.phase = "saving the answer"
                 await _io(e.memory.commit_final, turn, message.content or "")
                 return
-            outcomes = []
-            for call in message.tool_calls:
-                yield ToolEvent(call.id, call.name, "call", None, _call_path(call), "")
-                outcome = await _io(toolbox.run, call)
-                outcomes.append(outcome)
-                self.state.record(outcome)
-                yield ToolEvent(
-                    call.id, call.name, "result", outcome.result.ok, outcome.path, outcome.summary
+            outcomes: list[ToolOutcome] = []
+            if len(message.tool_calls) > e.limits.max_calls_per_step:
+                message, outcomes = _over_limit(message, e.limits.max_calls_per_step)
+                for outcome in outcomes:
+                    self.state.record(outcome)
+                    yield ToolEvent(
+                        outcome.result.tool_call_id,
+                        outcome.result.name,
+                        "result",
+                        False,
+                        outcome.path,
+                        outcome.summary,
+                    )
+            else:
+                self.phase = "running tools"
+                self.pending = PendingStep(
+                    turn.number,
+                    turn.head,
+                    tuple(PendingCall(c.name, _call_path(c)) for c in message.tool_calls),
                 )
+                await _io(e.journal.write, self.app.id, self.pending)
+                for call in message.tool_calls:
+                    yield ToolEvent(call.id, call.name, "call", None, _call_path(call), "")
+                    outcome = await self._run_tool(toolbox, call)
+                    faults.point("after_tool")
+                    outcomes.append(outcome)
+                    self.state.record(outcome)
+                    yield ToolEvent(
+                        call.id,
+                        call.name,
+                        "result",
+                        outcome.result.ok,
+                        outcome.path,
+                        outcome.summary,
+                    )
+            self.phase = "saving the step"
             await _io(e.memory.commit_step, turn, message, [o.result for o in outcomes])
+            self.pending = None
+            faults.point("after_step_commit")
+            self.phase = "asking the model"
             if any(o.exit for o in outcomes):
                 await _io(e.memory.commit_final, turn, message.content or "Done.")
                 return
@@ -314,6 +468,7 @@ class TurnRun:
                 yield event
         assert reply is not None
         text = reply.message.content or ""
+        self.phase = "saving the answer"
         await _io(e.memory.commit_final, turn, text)
         if not codegen.has_code(text):
             return  # a question or an explanation: nothing to save, and that is fine
@@ -322,6 +477,7 @@ class TurnRun:
             if self.app.code_gen_type is CodeGenType.HTML
             else codegen.parse_multi_file
         )
+        self.phase = "saving the generated files"
         try:
             files = parse(text)
             saved = await _io(codegen.save_files, e.workspace, self.app.id, files)
@@ -336,6 +492,7 @@ class TurnRun:
 
     async def _build(self) -> AsyncIterator[TurnEvent]:
         """The preview build: the same Builder a deploy uses; the preview flips on success."""
+        self.phase = "building the preview"
         build_id = new_build_id()
         self.state.builds += 1
         yield BuildEvent("running", build_id)
@@ -349,6 +506,51 @@ class TurnRun:
             self.state.build_failures += 1
             self.state.steps.append("✗ preview build failed")
             yield BuildEvent("failed", build_id, tail, build.error or "the build failed")
+
+
+def _over_limit(
+    message: AssistantMessage, limit: int
+) -> tuple[AssistantMessage, list[ToolOutcome]]:
+    """A step asking for more calls than one step may hold: none runs. The step is kept with
+    its first ``limit`` calls, each answered that it did not run, and a note saying how
+    many calls were asked for (the whole step would not fit one transcript write)."""
+    asked = len(message.tool_calls)
+    kept = message.tool_calls[:limit]
+    why = (
+        f"not run: this step asked for {asked} tool calls and one step may make at most "
+        f"{limit}; none of them ran. Ask for at most {limit} at a time."
+    )
+    note = (
+        f"[zerocode: this step asked for {asked} tool calls; only the first {limit} are kept "
+        "here, and none of them ran.]"
+    )
+    content = f"{message.content}\n\n{note}" if message.content else note
+    slim = AssistantMessage(content, tool_calls=kept)
+    return slim, [
+        ToolOutcome(ToolResult.failure(c, why), _call_path(c), why, changed=False, exit=False)
+        for c in kept
+    ]
+
+
+def _kind(exc: BaseException) -> str:
+    """An exception named for an error message without its text (which may hold secrets,
+    paths or keys): the platform's own errors keep their message."""
+    if isinstance(exc, ZerocodeError):
+        return exc.message
+    return type(exc).__name__
+
+
+class _logged(contextlib.AbstractContextManager[None]):
+    """Log, and swallow, a failure of a best-effort write while a turn ends."""
+
+    def __init__(self, what: str, *args: object) -> None:
+        self.what, self.args = what, args
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, Exception):
+            log.error(self.what + ": %s", *self.args, _kind(exc))
+            return True
+        return False
 
 
 def _call_path(call: ToolCall) -> str | None:

@@ -41,8 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
+    from pydantic import ValidationError
+
     from zerocode.bootstrap import wiring
-    from zerocode.bootstrap.settings import Settings
+    from zerocode.bootstrap.settings import Settings, settings_errors
 
     overrides = {
         k: v
@@ -54,7 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         if v is not None
     }
-    settings = Settings().model_copy(update=overrides)
+    try:
+        settings = Settings().model_copy(update=overrides)
+    except ValidationError as exc:  # one line per bad setting, no traceback
+        for line in settings_errors(exc):
+            print(f"zerocode: {line}", file=sys.stderr)
+        return 2
     if args.command == "admin":
         return _admin_create(settings, args.account, args.password_stdin)
     if args.command == "serve":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -14,6 +15,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from zerocode import __version__
+from zerocode.adapters.sqlite.builds import SqliteBuildStore
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
 from zerocode.http.app import create_app
@@ -21,6 +23,8 @@ from zerocode.http.sites import console_origin, create_sites_app
 from zerocode.memory.tokens import o200k
 from zerocode.observability import configure_logging
 from zerocode.publishing.pointers import site_urls
+
+log = logging.getLogger(__name__)
 
 
 def banner(settings: Settings, model: str, builds: str = "") -> str:
@@ -82,6 +86,10 @@ def serve(settings: Settings) -> None:
     platform = wiring.platform(settings)
     o200k()  # load the tokenizer now, not on the event loop during the first turn
     finished = platform.retry_deletions()  # deletions a previous run could not finish
+    if isinstance(platform.builds, SqliteBuildStore):  # local builds died with their server
+        stale = platform.builds.fail_unfinished("the server stopped before this build finished")
+        if stale:
+            log.warning("%d build(s) left unfinished by an earlier run marked failed", stale)
     print(banner(settings, platform.model.description, platform.build_isolation), flush=True)
     if "UNSANDBOXED" in platform.build_isolation:
         print(

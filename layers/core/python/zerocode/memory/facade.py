@@ -69,12 +69,17 @@ def user_content(text: str, element: dict[str, Any] | None) -> str:
     return f"{text}\n\n[Selected element] {fields}"
 
 
-def interrupted_note(turn: int, reason: str) -> str:
+def interrupted_note(turn: int, reason: str, detail: str | None = None) -> str:
+    """The note that closes a cut-off turn. ``detail`` says what it did, when the closer
+    knows more than its committed steps (see zerocode.engine.recovery)."""
+    did = detail or "The tool steps above were applied and nothing else was done."
     return (
-        f"[Turn {turn} was interrupted ({reason}) before it finished. The tool steps "
-        "above were applied and nothing else was done. That request is not pending: do "
-        "not resume it unless the user asks again.]"
+        f"[Turn {turn} was interrupted ({reason}) before it finished. {did} That request "
+        "is not pending: do not resume it unless the user asks again.]"
     )
+
+
+CRASHED = "the server stopped before it finished"
 
 
 class Memory:
@@ -100,8 +105,10 @@ class Memory:
         system: str = "",
         *,
         summary: NewSummary | None = None,
+        crashed: str | None = None,
     ) -> Turn:
-        """Append the user message; first close a turn left open by a crash (M7).
+        """Append the user message; first close a turn left open by a crash (M7), with
+        ``crashed`` saying what it did when the caller knows (else its steps are the record).
 
         With the running summary on, a summary of what left the window goes in the same
         write: ``summary`` when given (from :meth:`open_turn`; dropped if the head moved
@@ -109,7 +116,7 @@ class Memory:
         """
         head = self.store.head(app_id)
         number = head.turn + 1
-        entries = _crash_note(head)
+        entries = _crash_note(head, crashed)
         seq = head.seq + len(entries)
         asked = UserMessage(user_content(text, element))
         new = (
@@ -136,7 +143,12 @@ class Memory:
         return Turn(app_id, number, seq, seq, entries[-1].uid)
 
     async def open_turn(
-        self, app_id: str, text: str, element: dict[str, Any] | None = None, system: str = ""
+        self,
+        app_id: str,
+        text: str,
+        element: dict[str, Any] | None = None,
+        system: str = "",
+        crashed: str | None = None,
     ) -> Turn:
         """:meth:`begin_turn` for async callers (store calls run in a worker thread).
 
@@ -152,7 +164,7 @@ class Memory:
             if due is not None:
                 summary = await self._ask(app_id, self.summarizer, due)
         return await asyncio.to_thread(
-            self.begin_turn, app_id, text, element, system, summary=summary
+            self.begin_turn, app_id, text, element, system, summary=summary, crashed=crashed
         )
 
     async def _ask(
@@ -193,9 +205,9 @@ class Memory:
         """The assistant's closing text; the turn is complete."""
         self._close(turn, EntryKind.FINAL, text)
 
-    def mark_interrupted(self, turn: Turn, reason: str) -> None:
+    def mark_interrupted(self, turn: Turn, reason: str, detail: str | None = None) -> None:
         """Close a turn that was cut off, so the next turn does not re-run it (M7)."""
-        self._close(turn, EntryKind.INTERRUPTED, interrupted_note(turn.number, reason))
+        self._close(turn, EntryKind.INTERRUPTED, interrupted_note(turn.number, reason, detail))
 
     def _close(self, turn: Turn, kind: EntryKind, text: str) -> None:
         seq = turn.head + 1
@@ -339,7 +351,7 @@ def _pending(head: Head, asked: UserMessage) -> list[Entry]:
     return [*entries, Entry(seq, head.turn + 1, seq, seq, EntryKind.USER, asked)]
 
 
-def _crash_note(head: Head) -> list[Entry]:
+def _crash_note(head: Head, detail: str | None = None) -> list[Entry]:
     """The note that closes a turn left open by a crash (M7), or nothing."""
     if not head.turn_open:
         return []
@@ -351,7 +363,7 @@ def _crash_note(head: Head) -> list[Entry]:
             seq,
             head.turn_start,
             EntryKind.INTERRUPTED,
-            AssistantMessage(interrupted_note(head.turn, "crash or timeout")),
+            AssistantMessage(interrupted_note(head.turn, CRASHED, detail)),
         )
     ]
 

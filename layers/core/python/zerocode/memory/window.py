@@ -5,11 +5,12 @@ is the same window, and the same function serves the reference model in tests.
 
 :func:`build_window` composes four steps, each with one rule:
 
-1. :func:`pin` — the system prompt and the newest user message are always in.
+1. :func:`pin` — the system prompt and the current turn's request are always in.
 2. :class:`Elider` — units older than the newest ``full_turns`` turns carry
    stubs instead of large payloads.
-3. :func:`budget` — whole units are kept newest-first until the message or the
-   token bound would be crossed; everything older is evicted.
+3. :func:`budget` — the token budget is spent newest-first, one whole unit at a
+   time, in full or else elided: the current turn's units first (its newest is
+   always kept), then older turns, each only with its request.
 4. :func:`latest_summary` / :func:`reserve` / :func:`show_summary` — with the
    summary on, room for a summary as large as its bound is reserved whether
    or not one exists yet, and the newest is shown after the system prompt
@@ -18,9 +19,10 @@ is the same window, and the same function serves the reference model in tests.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -44,16 +46,28 @@ from zerocode.memory.tokens import (
 from zerocode.memory.transcript import EntryKind, Unit
 from zerocode.memory.validation import validate
 
+# The message bound's default: a safety bound, not the budget. The default token budget
+# holds ~770 messages of the sample Vue session (~31 tokens a message once older payloads
+# are elided; bench/memory.py), so tokens decide; it also bounds the entries a rebuild
+# reads (WindowPolicy.tail_items).
+DEFAULT_MAX_MESSAGES = 1000
+# The largest step: 64 tool calls (ZEROCODE_MAX_TOOL_CALLS_PER_STEP's upper limit, since a
+# step is one DynamoDB transaction of at most 100 items) and the message that made them.
+MAX_STEP_MESSAGES = 65
+
 # Argument keys that name things rather than carry payloads; never elided.
 _KEEP_KEYS = frozenset({"path", "name", "dir", "directory", "from", "to"})
 
 
 @dataclass(frozen=True)
 class WindowPolicy:
-    """Bounds of the window. ``full_turns``: how many newest turns keep full payloads.
-    ``summary_max_tokens``: the most a stored running summary may cost (it is cut to fit)."""
+    """Bounds of the window. ``max_tokens`` is the budget; ``max_messages`` is a safety
+    bound, large enough not to bind before the budget in ordinary sessions, and it sets
+    how many entries a rebuild reads (:attr:`tail_items`). ``full_turns``: how many newest
+    turns keep full payloads. ``summary_max_tokens``: the most a stored running summary
+    may cost (it is cut to fit)."""
 
-    max_messages: int = 60
+    max_messages: int = DEFAULT_MAX_MESSAGES
     max_tokens: int = 24_000
     elide_min_chars: int = 512
     full_turns: int = 1
@@ -72,12 +86,14 @@ class WindowPolicy:
 
     @property
     def tail_items(self) -> int:
-        """Entries to read from the store: enough for the largest window the bounds allow.
+        """Entries to read from the store: enough for the largest window the bounds allow,
+        which is ``max_messages`` plus the largest step (the current turn's newest unit is
+        kept even past the bound, so a read must always hold it whole).
 
         With a running summary, twice that, so units that just left the window are
         still in the read and can be summarised before they are out of reach.
         """
-        return self.max_messages * (2 if self.summary else 1)
+        return (self.max_messages + MAX_STEP_MESSAGES) * (2 if self.summary else 1)
 
 
 @dataclass(frozen=True)
@@ -99,9 +115,10 @@ def build_window(
 ) -> Window:
     """pin → elide → reserve (system prompt, summary) → budget → summary (show) → validate.
 
-    What is kept is one contiguous run of the newest units (plus the pinned
-    user message when the current turn alone fills the window), each unit
-    whole; the result always passes :func:`validation.validate`.
+    What is kept is the current turn (its request, its newest unit always, its older
+    units while they fit) and then whole older turns, newest first, the oldest of them
+    perhaps only its request and newest units; every unit whole, in full or elided. The
+    result always passes :func:`validation.validate`.
     """
     pinned = pin(system, units)
     render = Elider(pinned.newest_turn, policy.full_turns, policy.elide_min_chars)
@@ -110,15 +127,15 @@ def build_window(
 
     conversation = pinned.conversation
     evicted = len(conversation) - len(kept)
+    shown = _shown(conversation, kept)
     elided = sum(
         slim is not original
-        for unit in conversation
-        if unit.seq in kept
+        for unit in shown
         for slim, original in zip(kept[unit.seq], unit.messages, strict=True)
     )
     include_summary = summary is not None and show_summary(conversation, evicted)
     head = [pinned.system, summary] if include_summary and summary else [pinned.system]
-    body = [m for unit in conversation if unit.seq in kept for m in kept[unit.seq]]
+    body = [m for unit in shown for m in kept[unit.seq]]
     messages = tuple(head + body)
     validate(messages)
     per_message = tuple(message_tokens(m, count) for m in messages)
@@ -133,31 +150,48 @@ def build_window(
     )
 
 
+def _shown(conversation: Sequence[Unit], kept: Mapping[int, object]) -> list[Unit]:
+    """The kept units in conversation order, found from the end (they are the newest)."""
+    if not kept:
+        return []
+    oldest = min(kept)
+    start = len(conversation)
+    while start > 0 and conversation[start - 1].seq >= oldest:
+        start -= 1
+    return [u for u in conversation[start:] if u.seq in kept]
+
+
 # -- step 1: pin -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Pinned:
-    """What is in every window, whatever the bounds: the system prompt and the newest
-    user message (the current turn's request), with the conversation they pin in."""
+    """What is in every window, whatever the bounds: the system prompt and the current
+    turn's request, with the conversation they pin in."""
 
     system: SystemMessage
-    user: Unit | None  # the newest user message; None only for an empty conversation
+    user: Unit | None  # the current turn's request; None if empty or unreadable
     conversation: tuple[Unit, ...]  # every unit but the summaries, oldest first
     newest_turn: int  # 0 for an empty conversation
 
 
 def pin(system: str, units: Sequence[Unit]) -> Pinned:
-    """Rule: the system prompt and the newest user message are never evicted.
+    """Rule: the system prompt and the current turn's request (the newest turn's user
+    message) are never evicted.
 
     Invariant kept: the model always sees its instructions and the request it is
     answering, even when the current turn alone is longer than the bounds (then the
-    window is the pinned request followed by the newest steps that fit).
-    Summaries are not conversation; :func:`latest_summary` handles them.
+    window is the pinned request followed by the current turn's newest units, elided if
+    need be). A request that could not be read is not replaced by an older turn's: then
+    nothing is pinned but the system prompt. Summaries are not conversation;
+    :func:`latest_summary` handles them.
     """
     conversation = tuple(u for u in units if u.kind is not EntryKind.SUMMARY)
-    user = next((u for u in reversed(conversation) if u.kind is EntryKind.USER), None)
     newest_turn = conversation[-1].turn if conversation else 0
+    user = next(
+        (u for u in reversed(conversation) if u.kind is EntryKind.USER and u.turn == newest_turn),
+        None,
+    )
     return Pinned(SystemMessage(system), user, conversation, newest_turn)
 
 
@@ -197,6 +231,86 @@ class Reserved:
     tokens: int
 
 
+@dataclass(frozen=True)
+class TurnUnits:
+    """One turn's units in the window's input: its request (None when the tail read began
+    after it, or it could not be read) and the rest (steps, final, interrupted note),
+    oldest first."""
+
+    number: int
+    request: Unit | None
+    rest: tuple[Unit, ...]
+
+
+def split_turns(conversation: Sequence[Unit]) -> list[TurnUnits]:
+    """The conversation (summaries already left out) as turns, oldest first."""
+    return list(reversed(list(turns_newest_first(conversation))))
+
+
+def turns_newest_first(conversation: Sequence[Unit]) -> Iterator[TurnUnits]:
+    """The conversation's turns, newest first, read lazily from its end: a walk that stops
+    early never looks at older units."""
+    group: list[Unit] = []  # newest first
+    for unit in reversed(conversation):
+        if group and unit.turn != group[0].turn:
+            yield _turn_of(group[::-1])
+            group = []
+        group.append(unit)
+    if group:
+        yield _turn_of(group[::-1])
+
+
+def _turn_of(group: Sequence[Unit]) -> TurnUnits:
+    request = next((u for u in group if u.kind is EntryKind.USER), None)
+    return TurnUnits(group[0].turn, request, tuple(u for u in group if u is not request))
+
+
+class _Room:
+    """What is left of the bounds; ``fits`` offers a unit in full, else elided."""
+
+    def __init__(
+        self,
+        policy: WindowPolicy,
+        reserved: Reserved,
+        render: Callable[[Unit], tuple[Message, ...]],
+        count: TokenCounter,
+    ) -> None:
+        self.messages = policy.max_messages - reserved.messages
+        self.tokens = policy.max_tokens - REPLY_PRIMING - reserved.tokens
+        self.render, self.count, self.min_chars = render, count, policy.elide_min_chars
+
+    def cost(self, msgs: Sequence[Message]) -> int:
+        return sum(message_tokens(m, self.count) for m in msgs)
+
+    def slim(self, unit: Unit) -> tuple[Message, ...]:
+        return tuple(elide(m, self.min_chars) for m in unit.messages)
+
+    def fits(
+        self, unit: Unit, messages: int = 0, tokens: int = 0
+    ) -> tuple[tuple[Message, ...], int] | None:
+        """The unit as it is rendered if that fits beside ``messages``/``tokens`` already
+        taken, else elided if that fits, else None."""
+        if messages + len(unit.entries) > self.messages:
+            return None  # elision never removes a message
+        full = self.render(unit)
+        cost = self.cost(full)
+        if tokens + cost <= self.tokens:
+            return full, cost
+        slim = self.slim(unit)
+        if all(a is b for a, b in zip(slim, full, strict=True)):
+            return None
+        cost = self.cost(slim)
+        return (slim, cost) if tokens + cost <= self.tokens else None
+
+    def spend(self, msgs: Sequence[Message], cost: int) -> None:
+        self.messages -= len(msgs)
+        self.tokens -= cost
+
+
+def _second(pair: tuple[object, int]) -> int:
+    return pair[1]
+
+
 def budget(
     reserved: Reserved,
     pinned: Pinned,
@@ -204,38 +318,68 @@ def budget(
     policy: WindowPolicy,
     count: TokenCounter = count_tokens,
 ) -> dict[int, tuple[Message, ...]]:
-    """Rule: after the ``reserved`` room (see :func:`reserve`) and the pinned user
-    message, keep whole units newest-first; stop at the first unit that would cross
-    ``max_messages`` or ``max_tokens`` (reply priming counted) and evict it and every
-    older unit.
+    """Rule: after the ``reserved`` room (see :func:`reserve`) and the pinned request,
+    spend ``max_tokens`` (reply priming counted) and ``max_messages`` newest-first, one
+    whole unit at a time, each as ``render`` gives it if it fits, else elided
+    (:func:`elide`) if that fits:
 
-    Invariant kept: the kept units (returned as ``{unit seq: rendered messages}``) are
-    the largest contiguous newest run that fits, each whole — a tool call never loses
-    its results and a result never its call. Only the pinned message may exceed the
-    bounds, because it is never evicted.
+    1. the current turn's units, newest first; the newest is always kept (elided if it
+       does not fit in full, even when it does not fit elided), and the walk stops at
+       the first other unit that does not fit even elided;
+    2. then older turns, newest first: a turn is shown only with its request and at
+       least its newest unit; its units go newest first while they fit; the walk stops
+       at the first turn that is not shown whole (or has no request in the tail).
+
+    Invariants kept: units are whole, so a tool call never loses its results nor a
+    result its call; the current turn's latest step is always in, and no unit of the
+    current turn is left out while an older turn's unit is in; a turn's steps are never
+    shown without the request that asked for them (the current turn's request is
+    pinned); what is left out is every unit older than the oldest kept turn, and at
+    most one run of units inside one turn, between its request and its newest units.
+    Only the pinned request and the current turn's newest unit may take the window past
+    its bounds, because they are never dropped. Returns ``{unit seq: rendered
+    messages}``.
     """
-
-    def cost(msgs: Sequence[Message]) -> int:
-        return sum(message_tokens(m, count) for m in msgs)
-
+    room = _Room(policy, reserved, render, count)
     kept: dict[int, tuple[Message, ...]] = {}
     if pinned.user is not None:
-        kept[pinned.user.seq] = render(pinned.user)
-    used_messages = reserved.messages + sum(len(m) for m in kept.values())
-    used_tokens = REPLY_PRIMING + reserved.tokens + sum(cost(m) for m in kept.values())
-    for unit in reversed(pinned.conversation):
-        if unit is pinned.user:
-            continue
-        msgs = render(unit)
-        unit_cost = cost(msgs)
-        if (
-            used_messages + len(msgs) > policy.max_messages
-            or used_tokens + unit_cost > policy.max_tokens
-        ):
-            break
-        kept[unit.seq] = msgs
-        used_messages += len(msgs)
-        used_tokens += unit_cost
+        msgs = render(pinned.user)
+        kept[pinned.user.seq] = msgs
+        room.spend(msgs, room.cost(msgs))
+    turns = turns_newest_first(pinned.conversation)
+    current = next(turns, None)
+    if current is None:
+        return kept
+    for index, unit in enumerate(reversed(current.rest)):
+        got = room.fits(unit)
+        if got is None and index == 0:  # never dropped: the cheaper of full and elided
+            got = min(((m, room.cost(m)) for m in (render(unit), room.slim(unit))), key=_second)
+        if got is None:
+            return kept
+        kept[unit.seq] = got[0]
+        room.spend(*got)
+    for turn in turns:
+        if turn.request is None:
+            return kept
+        request = room.fits(turn.request)
+        if request is None:
+            return kept
+        shown: list[tuple[Unit, tuple[Message, ...], int]] = []
+        used_messages, used_tokens = len(request[0]), request[1]
+        for unit in reversed(turn.rest):
+            got = room.fits(unit, used_messages, used_tokens)
+            if got is None:
+                break
+            shown.append((unit, *got))
+            used_messages += len(got[0])
+            used_tokens += got[1]
+        if not shown:  # a request alone would read as a request never answered
+            return kept
+        for unit, msgs, cost in [(turn.request, *request), *shown]:
+            kept[unit.seq] = msgs
+            room.spend(msgs, cost)
+        if len(shown) < len(turn.rest):
+            return kept
     return kept
 
 
@@ -288,15 +432,21 @@ def show_summary(conversation: Sequence[Unit], evicted: int) -> bool:
 def evicted_units(
     units: Sequence[Unit], kept: Mapping[int, object] | Sequence[int], covered: int
 ) -> list[Unit]:
-    """The conversation units left out of a window (``kept``: its unit seqs) that no
-    summary covers yet (seq after ``covered``), oldest first: what the next running
-    summary has to fold in."""
+    """What the next running summary has to fold in, oldest first: every conversation
+    unit after ``covered`` (the seq the last summary accounts for) up to the newest unit
+    left out of the window (``kept``: its unit seqs); empty when nothing new is out.
+
+    Units left out are every unit before the oldest kept turn, and perhaps a run inside a
+    turn shown only in part; the kept units before that run (the turn's request) are
+    included too, so everything up to the summary's ``covers`` seq has been summarised
+    and none is skipped when it leaves the window later.
+    """
     inside = set(kept)
-    return [
-        u
-        for u in units
-        if u.kind is not EntryKind.SUMMARY and u.seq > covered and u.seq not in inside
-    ]
+    conversation = [u for u in units if u.kind is not EntryKind.SUMMARY and u.seq > covered]
+    out = [u.seq for u in conversation if u.seq not in inside]
+    if not out:
+        return []
+    return [u for u in conversation if u.seq <= out[-1]]
 
 
 # -- elision helpers ---------------------------------------------------------------------
@@ -304,18 +454,27 @@ def evicted_units(
 
 def elide(message: Message, min_chars: int) -> Message:
     """The message with payloads over ``min_chars`` replaced by a stub; the same object if none."""
+    slim = _elided(message, min_chars)
+    return message if slim is None else slim
+
+
+# Cached (messages are immutable): older units are elided again at each model call of a
+# turn, and parsing and hashing their payloads would be most of a window's build.
+@functools.lru_cache(maxsize=4096)
+def _elided(message: Message, min_chars: int) -> Message | None:
+    """:func:`elide`'s stubbed message, or None when nothing is over ``min_chars``."""
     if isinstance(message, ToolResult):
         body = message.content.removeprefix(FAILED_PREFIX) if not message.ok else message.content
         if len(body) <= min_chars:
-            return message
+            return None
         stub = elision_stub(body)
         return replace(message, content=stub if message.ok else FAILED_PREFIX + stub)
     if isinstance(message, AssistantMessage) and message.tool_calls:
         calls = tuple(_elide_call(c, min_chars) for c in message.tool_calls)
         if all(a is b for a, b in zip(calls, message.tool_calls, strict=True)):
-            return message
+            return None
         return replace(message, tool_calls=calls)
-    return message
+    return None
 
 
 def _elide_call(call: ToolCall, min_chars: int) -> ToolCall:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from zerocode import faults
 
 NOBODY = 65534
 MISSING = (
@@ -337,6 +338,7 @@ async def _supervise(
         )
     except OSError as exc:
         return Run(False, [f"cannot start the build: {exc}"], f"cannot start the build: {exc}")
+    faults.point("during_build")
     assert proc.stdout is not None
     stdout = proc.stdout
     reason: str | None = None

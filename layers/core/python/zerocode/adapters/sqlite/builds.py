@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from zerocode.adapters.sqlite.database import SqliteDatabase
@@ -72,6 +73,21 @@ class SqliteBuildStore:
         rows = self.db.query(sql + " ORDER BY id DESC LIMIT ?", [*args, limit + 1])
         builds = [_build(r) for r in rows[:limit]]
         return BuildPage(builds, builds[-1].id if len(rows) > limit else None)
+
+    def fail_unfinished(self, error: str) -> int:
+        """At start: builds a previous process left queued or running died with it (local
+        builds run in the server's process tree), so they are failed, saying why."""
+        with self.db.transaction() as conn:
+            return conn.execute(
+                "UPDATE builds SET state = ?, error = ?, finished_at = ? WHERE state IN (?, ?)",
+                (
+                    BuildState.FAILED.value,
+                    error,
+                    time.time(),
+                    BuildState.QUEUED.value,
+                    BuildState.RUNNING.value,
+                ),
+            ).rowcount
 
     def delete_app(self, app_id: str) -> int:
         with self.db.transaction() as conn:

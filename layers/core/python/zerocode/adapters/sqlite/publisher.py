@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from zerocode import faults
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.publishing.pointers import SiteTarget
 
@@ -22,6 +23,7 @@ class SqlitePublisher:
             )
 
     def point(self, pointer: str, target: SiteTarget) -> None:
+        faults.write("site_pointer")
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO site_pointers VALUES (?, ?, ?, ?)",

@@ -6,6 +6,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 
+from zerocode import faults
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.errors import Conflict
 from zerocode.memory.transcript import (
@@ -42,6 +43,7 @@ class SqliteTranscriptStore:
 
     def append(self, app_id: str, entries: Sequence[Entry], expected_head: int) -> None:
         check_continues(entries, expected_head)
+        faults.write("transcript")
         expires = expires_at(self.retention_days, self.now())
         rows = [(app_id, *(entry_attributes(e)[c] for c in _COLUMNS), expires) for e in entries]
         with self.db.transaction() as conn:

@@ -16,6 +16,12 @@ platform's failure paths can be tested end to end):
 - ``[[escape]]`` (vue) — ``write_file`` with the path ``../../outside.txt``.
 - ``[[broken-vue]]`` (vue) — writes ``src/views/HomeView.vue`` with a template that fails the
   Vite build (in a creation: the whole project, with that one file broken).
+- ``[[many-calls=N]]`` (vue) — one step of N ``write_file`` calls (``notes/nK.txt``), for the
+  per-step call limit.
+- ``[[surrogate]]`` (vue) — one step of two ``write_file`` calls: ``notes/ok.txt``, then a file
+  whose content holds a lone surrogate (valid JSON, but no file can hold it).
+- ``[[big-step]]`` (vue) — one step of 16 ``write_file`` calls of about 1.5k tokens each
+  (~24k tokens), for the window's handling of an oversized step.
 - ``[[stream-error]]`` (html, multi_file, vue) — the response is cut off after some text: the
   body raises ``httpx.ReadError`` before any ``finish_reason`` or ``[DONE]``.
 - ``[[slow]]`` (html, multi_file, vue) — 100 text deltas paced 50 ms apart (~5 s) before the
@@ -87,11 +93,20 @@ def _answer(req: Request) -> Script:
     )
 
 
+# ``\b`` is no boundary between a CJK character and a Latin one ("的Vue应用"), so Latin
+# words are bounded by "not a Latin letter or digit" instead.
+_VUE = re.compile(
+    r"(?<![a-z0-9])(?:vue\d*|router|spa)(?![a-z0-9])|multi-page|(?<![a-z0-9])projects?(?![a-z0-9])"
+    r"|single-page app|路由|单页应用|单页面应用|多页面应用|项目|工程"
+)
+_MULTI_FILE = re.compile(r"multi-file|separate css|style\.css|多文件|多页面|网站|独立的?\s*css")
+
+
 def route(description: str) -> str:
     text = description.lower()
-    if re.search(r"\bvue|\brouter\b|multi-page|\bprojects?\b|single-page app|\bspa\b", text):
+    if _VUE.search(text):
         return "vue_project"
-    if re.search(r"multi-file|separate css|style\.css", text):
+    if _MULTI_FILE.search(text):
         return "multi_file"
     return "html"
 

@@ -25,6 +25,16 @@ VERSIONS = {"vue": "3.5.45", "vue-router": "4.5.1", "vite": "8.3.8", "@vitejs/pl
 HOME_VIEW = "src/views/HomeView.vue"
 DEFAULT_VUE_FILES = ("src/App.vue", "src/views/AboutView.vue", HOME_VIEW)
 BROKEN_HOME_VIEW = "<template><div><h1>broken</template>\n"
+_TOOL_TRIGGERS = frozenset(
+    {
+        "[[unknown-tool]]",
+        "[[bad-args]]",
+        "[[escape]]",
+        "[[broken-vue]]",
+        "[[surrogate]]",
+        "[[big-step]]",
+    }
+)
 _VUE_PATH = re.compile(r"(?<![\w.-])(?:\./)?((?:[\w.-]+/)*[\w.-]+\.vue)\b")
 
 
@@ -56,6 +66,39 @@ def _tool_trigger(req: Request, creating: bool) -> Script | None:
         return Script(
             "", (ScriptedCall.of("write_file", path="../../outside.txt", content="escaped\n"),)
         )
+    many = next((t for t in req.triggers if t.startswith("[[many-calls=")), None)
+    if many is not None:
+        count = int(many.removeprefix("[[many-calls=").removesuffix("]]") or 0)
+        return Script(
+            "",
+            tuple(
+                ScriptedCall.of("write_file", path=f"notes/n{i}.txt", content=f"note {i}\n")
+                for i in range(1, count + 1)
+            ),
+        )
+    if "[[surrogate]]" in req.triggers:
+        return Script(
+            "",
+            (
+                ScriptedCall.of("write_file", path="notes/ok.txt", content="fine\n"),
+                # the escape stays in the JSON text: only the parsed value is a lone surrogate
+                ScriptedCall("write_file", '{"path": "notes/bad.txt", "content": "a \\ud800 b"}'),
+            ),
+        )
+    if "[[big-step]]" in req.triggers:
+        return Script(
+            "Writing a large project.\n",
+            tuple(
+                ScriptedCall.of(
+                    "write_file",
+                    path=f"src/components/Part{i}.vue",
+                    content=f"<template><p>Part {i}</p></template>\n<!-- "
+                    + " ".join(f"filler{i}-{j}" for j in range(375))
+                    + " -->\n",
+                )
+                for i in range(1, 17)
+            ),
+        )
     if "[[broken-vue]]" in req.triggers:
         files = (
             vue_project_files(app_name(req.description, 40), req.description) if creating else {}
@@ -74,7 +117,8 @@ def _vue_next(req: Request, steps: list[dict[str, Any]]) -> Script:
     results = _results(req.since, last)
     if (
         len(steps) >= 4
-        or req.triggers & {"[[unknown-tool]]", "[[bad-args]]", "[[escape]]", "[[broken-vue]]"}
+        or req.triggers & _TOOL_TRIGGERS
+        or any(t.startswith("[[many-calls=") for t in req.triggers)
         or names - {"read_dir", "read_file"}
     ):
         return Script(_report(req, last, results))

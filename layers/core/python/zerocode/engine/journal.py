@@ -1,0 +1,70 @@
+"""The step journal: what a step was about to do, written before its tools run.
+
+A step's calls and results reach the transcript in one write after the tools ran (M2), so
+a server killed in between leaves files changed that the transcript does not know of. The
+journal closes that gap: before the tools run, the engine records the step's calls (the
+turn, the transcript head it builds on, each call's tool and path); the next turn, closing
+a crashed one, reads it and says which calls may have run. One record per app, replaced by
+every step; it is only read when the transcript still ends where it was written.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    tool: str
+    path: str | None
+
+
+@dataclass(frozen=True)
+class PendingStep:
+    turn: int
+    head: int  # the transcript's head when the step began: still there means uncommitted
+    calls: tuple[PendingCall, ...]
+
+    def encode(self) -> str:
+        return json.dumps(
+            {"turn": self.turn, "head": self.head, "calls": [[c.tool, c.path] for c in self.calls]}
+        )
+
+    @classmethod
+    def decode(cls, text: str) -> PendingStep | None:
+        try:
+            raw = json.loads(text)
+            calls = tuple(
+                PendingCall(str(t), p if isinstance(p, str) else None) for t, p in raw["calls"]
+            )
+            return cls(int(raw["turn"]), int(raw["head"]), calls)
+        except (ValueError, KeyError, TypeError):
+            return None  # unreadable: treated as no record, never as a claim
+
+
+class StepJournal(Protocol):
+    def write(self, app_id: str, step: PendingStep) -> None:
+        """Record the step about to run (replacing the app's previous record)."""
+        ...
+
+    def read(self, app_id: str) -> PendingStep | None: ...
+
+    def clear(self, app_id: str) -> None: ...
+
+
+class MemoryJournal:
+    """In one process only (tests that do not restart)."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, PendingStep] = {}
+
+    def write(self, app_id: str, step: PendingStep) -> None:
+        self.steps[app_id] = step
+
+    def read(self, app_id: str) -> PendingStep | None:
+        return self.steps.get(app_id)
+
+    def clear(self, app_id: str) -> None:
+        self.steps.pop(app_id, None)

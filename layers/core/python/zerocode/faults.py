@@ -1,0 +1,47 @@
+"""Fault points: where the fault-injection tests kill the server or fail a store.
+
+``ZEROCODE_FAULT_KILL=<point>`` makes the process SIGKILL itself the first time it reaches
+that point: no cleanup, no ``finally``, exactly as a host failure or an OOM kill would end
+it (tests/e2e/test_crash_points.py). ``ZEROCODE_FAULT_FAIL=<store>:<n>`` makes the n-th
+write of a local store raise ``OSError``, as a full disk or a storage outage would
+(tests/e2e/test_truth_under_failure.py). Unset (always, outside those tests) each is one
+dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+
+STORES = frozenset({"transcript", "site_pointer"})
+_writes: Counter[str] = Counter()
+
+POINTS = frozenset(
+    {
+        "before_user_commit",  # the turn is accepted; nothing is written yet
+        "after_user_commit",  # the user's message is in the transcript and the display
+        "mid_stream",  # the model's answer is streaming
+        "after_tool",  # a tool ran; its step is not committed
+        "after_step_commit",  # a step and its results are committed
+        "during_build",  # the preview build's process is running
+    }
+)
+
+
+def point(name: str) -> None:
+    if os.environ.get("ZEROCODE_FAULT_KILL") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def write(store: str) -> None:
+    """Called before each write of ``store``: raises on the write the variable names."""
+    spec = os.environ.get("ZEROCODE_FAULT_FAIL")
+    if not spec:
+        return
+    name, _, nth = spec.partition(":")
+    if name != store:
+        return
+    _writes[store] += 1
+    if _writes[store] == int(nth or 1):
+        raise OSError(f"injected failure of the {store} store (ZEROCODE_FAULT_FAIL)")
