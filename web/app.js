@@ -308,7 +308,8 @@ async function appPage(appId) {
     if (picked) body.element = picked;
     messages.append(bubble("user", text));
     const answer = h("div"); const steps = h("ul", { class: "steps" });
-    const reply = h("div", { class: "msg ai", "data-turn": "running" }, answer, steps);
+    const thinking = h("details", { class: "thinking", hidden: "" }, h("summary", {}, "thinking…"), h("pre"));
+    const reply = h("div", { class: "msg ai", "data-turn": "running" }, thinking, answer, steps);
     messages.append(reply);
     messages.scrollTop = messages.scrollHeight;
     let text_ = "", buildLine = null;
@@ -326,6 +327,7 @@ async function appPage(appId) {
         if (chunk.done) break;
         buffer = parseFrames(buffer + decoder.decode(chunk.value, { stream: true }), (event, data) => {
           if (event === "message") { text_ += data.d; answer.innerHTML = markdown(text_); }
+          else if (event === "thinking") { thinking.hidden = false; thinking.lastChild.textContent += data.text; }
           else if (event === "tool") {
             let item = tools.get(data.id);
             if (!item) { item = h("li", { class: "running" }); tools.set(data.id, item); steps.append(item); }

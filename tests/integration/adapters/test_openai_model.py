@@ -81,7 +81,7 @@ def collect(
             assert not replies, "nothing may follow the ModelReply"
             if isinstance(event, TextDelta):
                 deltas.append(event.text)
-            else:
+            elif isinstance(event, ModelReply):
                 replies.append(event)
         assert len(replies) == 1
         return deltas, replies[0]

@@ -237,6 +237,15 @@ def test_argument_pieces_always_split() -> None:
         ("A page with style.css and a script", "multi_file"),
         ("A tip calculator", "html"),
         ("A space invaders game", "html"),
+        ("A revue of my favourite films", "html"),  # "vue" inside a word is not Vue
+        ("做一个待办事项的Vue应用，有关于页面", "vue_project"),
+        ("用vue3写一个记账本", "vue_project"),
+        ("一个带路由的博客", "vue_project"),
+        ("做一个单页应用来管理联系人", "vue_project"),
+        ("做一个多页面的公司网站", "multi_file"),
+        ("一个个人作品集网站", "multi_file"),
+        ("一个多文件的着陆页，CSS 单独放", "multi_file"),
+        ("做一个小费计算器", "html"),
     ],
 )
 def test_routing_answers_one_mode(description: str, mode: str) -> None:

@@ -2,14 +2,22 @@
 
 Retries are ours, not the client's: a transient failure is retried only while
 nothing has been yielded, because a retry after text reached the user would
-show that text twice. Tool-call fragments are assembled by their ``index``;
-the engine only ever sees whole calls.
+show that text twice. Tool-call fragments are assembled by their ``index`` (or,
+from providers that omit it, by their ``id``); the engine only ever sees whole
+calls. A reasoning model's ``reasoning_content`` is yielded as ThinkingDelta and
+never becomes part of the reply. Provider quirks are covered by the replayed
+streams in ``tests/fixtures/providers/``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import json
 import logging
+import math
+import re
+import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
@@ -21,7 +29,16 @@ import openai
 from openai.types.chat import ChatCompletionChunk
 
 from zerocode.adapters.model.offline.transport import OfflineTransport
-from zerocode.engine.model import ModelError, ModelEvent, ModelReply, ModelRole, TextDelta, Usage
+from zerocode.engine.model import (
+    ContextTooLong,
+    ModelError,
+    ModelEvent,
+    ModelReply,
+    ModelRole,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
 from zerocode.memory.messages import AssistantMessage, Message, ToolCall, to_openai_list
 
 log = logging.getLogger(__name__)
@@ -31,6 +48,10 @@ OFFLINE_DESCRIPTION = "offline scripted model (no model endpoint configured)"
 OFFLINE_MODEL_NAME = "zerocode-offline"
 RETRY_DELAY = 0.5  # seconds before the first retry; doubles each time
 MAX_RETRY_DELAY = 8.0
+MAX_RETRY_AFTER = 30.0  # a server asking to wait longer than that is down
+# Where the thinking of a reasoning model arrives: DeepSeek, Qwen (DashScope) and vLLM send
+# ``reasoning_content``; Ollama, OpenRouter and newer vLLM send ``reasoning``.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 class _Truncated(Exception):
@@ -39,6 +60,7 @@ class _Truncated(Exception):
 
 @dataclass
 class _PendingCall:
+    index: int
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
@@ -49,37 +71,67 @@ class _Assembly:
     """One streamed answer being put together from its chunks."""
 
     text: list[str] = field(default_factory=list)
-    calls: dict[int, _PendingCall] = field(default_factory=dict)
+    calls: list[_PendingCall] = field(default_factory=list)  # in the order they began
     usage: Usage | None = None
     finish_reason: str | None = None
 
-    def add(self, chunk: ChatCompletionChunk) -> str | None:
-        """Take one chunk in; returns its text delta, if any."""
-        if chunk.usage is not None:
-            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-        delta_text = None
-        for choice in chunk.choices:
-            if choice.index != 0:
+    def add(self, chunk: ChatCompletionChunk) -> list[TextDelta | ThinkingDelta]:
+        """Take one chunk in; returns its thinking and text deltas, if any."""
+        events: list[TextDelta | ThinkingDelta] = []
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:  # the last one wins: some providers send it on every chunk
+            self.usage = Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
+        for choice in getattr(chunk, "choices", None) or ():
+            if getattr(choice, "index", None) not in (0, None):
                 continue
-            if choice.delta.content:
-                delta_text = choice.delta.content
-                self.text.append(delta_text)
-            for fragment in choice.delta.tool_calls or ():
-                call = self.calls.setdefault(fragment.index, _PendingCall())
-                call.id = call.id or (fragment.id or "")
-                if fragment.function is not None:
-                    call.name = call.name or (fragment.function.name or "")
-                    call.arguments.append(fragment.function.arguments or "")
+            delta = getattr(choice, "delta", None)  # absent from some providers' last chunk
+            if delta is not None:
+                thinking = _reasoning(delta)
+                if thinking:
+                    events.append(ThinkingDelta(thinking))
+                content = _string(delta.content, "content")
+                if content:
+                    events.append(TextDelta(content))
+                    self.text.append(content)
+                for fragment in delta.tool_calls or ():
+                    self._take(fragment)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
-        return delta_text
+        return events
+
+    def _take(self, fragment: Any) -> None:
+        """One tool-call fragment: a new call, or more of one already begun.
+
+        A fragment continues the latest call at its ``index`` unless it brings an id other
+        than that call's (a server that numbers every whole call 0). Without an index (some
+        providers omit it), it continues the latest call unless it brings a new id.
+        """
+        index = getattr(fragment, "index", None)
+        fragment_id = _string(getattr(fragment, "id", None), "tool call id") or ""
+        if isinstance(index, int):
+            begun = [c for c in self.calls if c.index == index]
+        else:
+            begun = self.calls
+            index = max((c.index for c in self.calls), default=-1) + 1
+        call = begun[-1] if begun else None
+        if call is None or (fragment_id and call.id and fragment_id != call.id):
+            call = _PendingCall(index)
+            self.calls.append(call)
+        call.id = call.id or fragment_id
+        function = getattr(fragment, "function", None)
+        if function is not None:
+            call.name = call.name or _string(function.name, "tool name") or ""
+            arguments = function.arguments
+            if arguments is not None and not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)  # an object, not its JSON
+            call.arguments.append(_text(arguments or ""))
 
     def reply(self) -> ModelReply:
         calls = []
-        for index in sorted(self.calls):
-            pending = self.calls[index]
+        # By index; calls sharing one (or without any) stay in the order they began.
+        for position, pending in enumerate(sorted(self.calls, key=lambda c: c.index)):
             if not pending.name:
-                raise ModelError(f"The model sent a tool call without a name (call {index}).")
+                raise ModelError(f"The model sent a tool call without a name (call {position}).")
             calls.append(
                 ToolCall(
                     pending.id or f"call_{uuid.uuid4().hex[:24]}",
@@ -94,12 +146,20 @@ class _Assembly:
         return ModelReply(AssistantMessage(content, tuple(calls)), self.usage, self.finish_reason)
 
 
-_TRANSIENT = (
-    openai.APIConnectionError,
-    openai.RateLimitError,
-    openai.InternalServerError,
-    _Truncated,
-)  # APITimeoutError is an APIConnectionError
+def _reasoning(delta: Any) -> str | None:
+    """The thinking in a delta: a field the openai client does not know, kept as an extra."""
+    for name in REASONING_FIELDS:
+        value = getattr(delta, name, None)
+        if isinstance(value, str) and value:
+            return _text(value)
+    return None
+
+
+def _string(value: object, what: str) -> str | None:
+    """A text field of a chunk; anything but a string (or null) is not a valid stream."""
+    if value is None or isinstance(value, str):
+        return _text(value) if value else value
+    raise ValueError(f"the {what} of a chunk is not a string")
 
 
 class OpenAIChatModel:
@@ -124,6 +184,8 @@ class OpenAIChatModel:
         self.client, self.models = client.with_options(max_retries=0), dict(models)
         self.timeout, self.max_retries, self.retry_delay = timeout, max_retries, retry_delay
         self._description = description
+        key = getattr(client, "api_key", None)
+        self._secret = key if isinstance(key, str) and len(key) >= 8 else None
 
     @property
     def description(self) -> str:
@@ -132,7 +194,8 @@ class OpenAIChatModel:
     async def stream(
         self, role: ModelRole, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
     ) -> AsyncIterator[ModelEvent]:
-        """Text deltas, then one ModelReply; ModelError when the endpoint fails."""
+        """Text and thinking deltas, then one ModelReply; ModelError when the endpoint fails
+        (ContextTooLong when it refuses messages that do not fit the model's context)."""
         model = self.models[role]
         attempt = 0
         while True:
@@ -143,22 +206,23 @@ class OpenAIChatModel:
                         yielded = True
                         yield event
                 return
-            except _TRANSIENT as exc:
-                if yielded or attempt >= self.max_retries:
-                    raise ModelError(_explain(exc, model, attempt + 1, cut=yielded)) from exc
+            except (openai.OpenAIError, _Truncated) as exc:
+                message = _explain(exc, model, attempt + 1, cut=yielded, secret=self._secret)
+                if not yielded and _too_long(exc):
+                    raise ContextTooLong(message) from exc
+                if yielded or attempt >= self.max_retries or not _transient(exc):
+                    raise ModelError(message) from exc
                 delay = _delay(exc, attempt, self.retry_delay)
                 log.warning(
                     "model %s: %s; retry %d of %d in %.1fs",
                     model,
-                    _reason(exc),
+                    _reason(exc, self._secret),
                     attempt + 1,
                     self.max_retries,
                     delay,
                 )
-                await asyncio.sleep(delay)
+                await _sleep(delay)
                 attempt += 1
-            except openai.OpenAIError as exc:
-                raise ModelError(_explain(exc, model, attempt + 1, cut=yielded)) from exc
             except ValueError as exc:  # a chunk that is not JSON or not a chunk
                 raise ModelError(
                     f"The model ({model}) sent an answer that is not a valid "
@@ -179,9 +243,8 @@ class OpenAIChatModel:
         )
         try:
             async for chunk in stream:
-                text = answer.add(chunk)
-                if text:
-                    yield TextDelta(text)
+                for event in answer.add(chunk):
+                    yield event
         finally:
             await stream.close()
         if answer.finish_reason is None:
@@ -189,46 +252,144 @@ class OpenAIChatModel:
         yield answer.reply()
 
 
-def _delay(exc: Exception, attempt: int, base: float) -> float:
-    """Exponential backoff; a rate limit's Retry-After wins when it is sensible."""
-    delay: float = min(base * 2.0**attempt, MAX_RETRY_DELAY)
+_sleep = asyncio.sleep  # the wait before a retry (tests replace it)
+
+# Refusals of messages that do not fit the model's context window: OpenAI (and Azure, Groq)
+# say so in ``code``, llama.cpp's server in ``type``, the others only in the message text.
+_CONTEXT_CODES = frozenset(
+    {"context_length_exceeded", "context_window_exceeded", "exceed_context_size_error"}
+)
+_CONTEXT_TEXT = re.compile(
+    r"maximum context length"  # OpenAI, DeepSeek, vLLM, Mistral, OpenRouter
+    r"|context[ _]length[ _]exceeded"
+    r"|exceeds? (?:the )?(?:model's )?(?:available )?context (?:size|window)"  # llama.cpp
+    r"|range of input length should be"  # Qwen on DashScope
+    r"|prompt is too long"  # Anthropic-compatible endpoints
+    r"|input (?:is )?too long",
+    re.IGNORECASE,
+)
+# What an error object sent inside a 200 stream calls a failure worth another try.
+_TRANSIENT_KIND = re.compile(
+    r"server|internal|overload|unavailable|timeout|rate.?limit", re.IGNORECASE
+)
+_QUOTA = "insufficient_quota"  # OpenAI's 429 for an account out of credit: waiting won't help
+# Key-like strings an endpoint may echo in an error (OpenAI's 401 shows a masked key).
+_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk)-[\w*-]{6,}|\bBearer\s+[\w*.~+/=-]+", re.IGNORECASE)
+
+
+def _too_long(exc: Exception) -> bool:
+    """A refusal because the messages do not fit: a 400 (413, 422), or an in-stream error."""
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code not in (400, 413, 422):
+            return False
+    elif not isinstance(exc, openai.APIError) or isinstance(exc, openai.APIConnectionError):
+        return False
+    if {str(exc.code), str(exc.type)} & _CONTEXT_CODES:
+        return True
+    return bool(_CONTEXT_TEXT.search(_detail(exc)))
+
+
+def _transient(exc: Exception) -> bool:
+    """Worth another try (if nothing was yielded yet)."""
     if isinstance(exc, openai.RateLimitError):
-        try:
-            after = float(exc.response.headers.get("retry-after", ""))
-        except ValueError:
-            return delay
-        return max(0.0, min(after, 30.0))  # a server asking for longer than that is down
+        return _QUOTA not in (str(exc.code), str(exc.type))
+    if isinstance(exc, (openai.APIConnectionError, openai.InternalServerError, _Truncated)):
+        return True  # APITimeoutError is an APIConnectionError
+    if isinstance(exc, openai.APIStatusError) or not isinstance(exc, openai.APIError):
+        return False
+    # An error object inside the stream (the HTTP status was already 200).
+    kinds = [exc.type, exc.code]
+    if any(isinstance(k, int) and (k >= 500 or k == 429) for k in kinds):
+        return True  # OpenRouter puts the HTTP status in ``code``
+    return any(isinstance(k, str) and _TRANSIENT_KIND.search(k) for k in kinds)
+
+
+def _delay(exc: Exception, attempt: int, base: float) -> float:
+    """Exponential backoff; the server's Retry-After wins when it sends a sensible one."""
+    delay: float = min(base * 2.0**attempt, MAX_RETRY_DELAY)
+    if isinstance(exc, openai.APIStatusError):
+        after = _retry_after(exc.response.headers)
+        if after is not None:
+            return max(0.0, min(after, MAX_RETRY_AFTER))
     return delay
 
 
-def _reason(exc: Exception) -> str:
+def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait: ``retry-after-ms`` (OpenAI), ``retry-after`` in seconds or as a date."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            continue
+        if math.isfinite(seconds):
+            return seconds
+    try:
+        when = email.utils.parsedate_tz(headers.get("retry-after") or "")
+        return None if when is None else email.utils.mktime_tz(when) - time.time()
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _detail(exc: openai.APIError) -> str:
+    """The endpoint's own words about an error (its ``message``), else the client's."""
+    body = exc.body
+    found = body.get("message") if isinstance(body, dict) else body
+    if isinstance(found, str) and found.strip():
+        return found
+    message = str(exc.message)
+    if isinstance(exc, openai.APIStatusError):
+        message = message.removeprefix(f"Error code: {exc.status_code}").lstrip(" -")
+    return message
+
+
+def _reason(exc: Exception, secret: str | None = None) -> str:
     if isinstance(exc, _Truncated):
         return "the answer was cut off before it finished"
     if isinstance(exc, openai.APITimeoutError):
         return "the request timed out"
     if isinstance(exc, openai.APIConnectionError):
         return "could not reach the endpoint or the connection dropped"
+    if not isinstance(exc, openai.APIError):
+        return _clean(str(exc), secret) or type(exc).__name__
+    detail = _clean(_detail(exc), secret)
     if isinstance(exc, openai.APIStatusError):
-        body = exc.body
-        found = body.get("message") if isinstance(body, dict) else None
-        detail = (
-            found
-            if isinstance(found, str) and found.strip()
-            else str(exc.message).removeprefix(f"Error code: {exc.status_code}").lstrip(" -")
+        said = f"HTTP {exc.status_code}"
+    else:  # an error object inside the stream
+        kind = exc.type or exc.code
+        said = (
+            f"the endpoint reported an error ({kind})" if kind else "the endpoint reported an error"
         )
-        detail = " ".join(detail.split()).rstrip(".")[:200]  # an HTML error page stays short
-        return f"HTTP {exc.status_code}: {detail}" if detail else f"HTTP {exc.status_code}"
-    return " ".join(str(exc).split())[:200] or type(exc).__name__
+    said = f"{said}: {detail}" if detail else said
+    if _too_long(exc):
+        return f"the conversation does not fit the model's context window ({said})"
+    if isinstance(exc, openai.RateLimitError):
+        return f"{'rate limited' if _transient(exc) else 'out of quota'} ({said})"
+    return said
 
 
-def _explain(exc: Exception, model: str, attempts: int, *, cut: bool) -> str:
+def _clean(text: str, secret: str | None) -> str:
+    """One short line (an HTML error page stays short), without anything like a key."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    text = _KEY_LIKE.sub("[redacted]", text)
+    return " ".join(text.split()).rstrip(".")[:200]
+
+
+def _explain(
+    exc: Exception, model: str, attempts: int, *, cut: bool, secret: str | None = None
+) -> str:
     """A message a user can read: what failed, never a traceback or a secret."""
     when = (
         "while answering (the partial answer is incomplete)"
         if cut
         else f"after {attempts} attempt{'s' if attempts != 1 else ''}"
     )
-    return f"The model ({model}) failed {when}: {_reason(exc)}."
+    reason = _reason(exc, secret)
+    end = "" if reason.endswith(("!", "?")) else "."
+    return f"The model ({model}) failed {when}: {reason}{end}"
 
 
 def build_chat_model(
@@ -268,3 +429,12 @@ def _public_url(url: str) -> str:
     except (httpx.InvalidURL, TypeError):
         return "(invalid URL)"
     return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(fragment: str) -> str:
+    """A model's text as text: a lone UTF-16 surrogate (a hostile or broken stream can send
+    one escaped in JSON) becomes U+FFFD, since no store, file or page can hold it."""
+    return _SURROGATE.sub("\ufffd", fragment)
