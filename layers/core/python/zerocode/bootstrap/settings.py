@@ -79,10 +79,17 @@ class Settings(BaseSettings):
     model_vue: str = "gpt-4o"
     model_timeout_seconds: float = Field(120, gt=0)
     model_max_retries: int = Field(2, ge=0, le=10)
+    # Without an endpoint: the offline scripted model, or its flawed mode, where creations
+    # make a seeded first-try mistake and repair it on feedback (for `zerocode eval`).
+    offline_model: Literal["scripted", "flawed"] = "scripted"
+    offline_model_seed: int = 7
 
     # Cover screenshots of published sites (needs Playwright's package and a Chromium).
     covers: bool = True
     chromium_path: str | None = None  # default: chromium on PATH
+    # Load each successful preview build in headless Chromium after a turn, and show the
+    # model what fails there (best effort: no Chromium, no check; off when covers are).
+    runtime_check: bool = True
 
     # npm's download cache for installing the platform's toolchain (default
     # ~/.cache/zerocode/npm); builds themselves never install anything.
@@ -114,6 +121,8 @@ class Settings(BaseSettings):
     # The app's turn lease: renewed every third of this while the turn runs, so a server
     # that died mid-turn frees the app this long after its last renewal.
     turn_lease_seconds: float = Field(30, ge=3, le=300)
+    # Tries a turn's model gets to fix a preview that fails to build or fails in the browser.
+    repair_rounds: int = Field(2, ge=0, le=5)
     max_turns_per_app: int = Field(1000, ge=1)
     # A turn is cut off after this long (API Gateway streams end at 15 minutes).
     turn_timeout_seconds: float = Field(14 * 60, gt=0, le=15 * 60)

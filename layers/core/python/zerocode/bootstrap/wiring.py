@@ -98,6 +98,9 @@ def chat_model(settings: Settings) -> ChatModel:
         models,
         timeout=settings.model_timeout_seconds,
         max_retries=settings.model_max_retries,
+        offline_flawed_seed=settings.offline_model_seed
+        if settings.offline_model == "flawed"
+        else None,
     )
 
 
@@ -123,6 +126,7 @@ def platform(
     if settings.mode == "aws":
         return _aws_platform(settings, model, builder, publisher)
     from zerocode.adapters.local.builder import LocalBuilder
+    from zerocode.adapters.local.chromium_check import chromium_check
     from zerocode.adapters.local.chromium_covers import chromium_covers
     from zerocode.adapters.local.sandbox import Limits, sandbox
     from zerocode.adapters.local.toolchain_store import ToolchainStore
@@ -184,6 +188,15 @@ def platform(
         lease=lease,
         journal=journal,
         limits=_engine_limits(settings),
+        # The preview in a browser after each successful build (local only; needs Chromium).
+        runtime_check=chromium_check(
+            publishing.urls,
+            settings.chromium_path,
+            apps=apps,
+            publisher=publishing.publisher,
+        )
+        if settings.covers and settings.runtime_check
+        else None,
     )
 
     def site_root(target: SiteTarget) -> Path | None:
@@ -241,6 +254,7 @@ def _aws_platform(
         lease=lease,
         journal=DynamoJournal(client, settings.leases_table),
         limits=_engine_limits(settings),
+        runtime_check=None,  # no browser in Lambda
     )
     cognito = _cognito(settings)
     return Platform(
@@ -394,6 +408,7 @@ def _engine_limits(settings: Settings) -> EngineLimits:
         max_calls_per_step=settings.max_tool_calls_per_step,
         turn_timeout=settings.turn_timeout_seconds,
         lease_seconds=settings.turn_lease_seconds,
+        repair_rounds=settings.repair_rounds,
         max_turns=settings.max_turns_per_app,
     )
 

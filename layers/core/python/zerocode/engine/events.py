@@ -39,6 +39,15 @@ class BuildEvent:
 
 
 @dataclass(frozen=True)
+class RepairEvent:
+    """The turn's preview failed and the model is given the failure to repair it."""
+
+    attempt: int
+    max: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class ErrorEvent:
     code: str
     message: str
@@ -50,12 +59,15 @@ class DoneEvent:
     turn: int
 
 
-TurnEvent = TextEvent | ThinkingEvent | ToolEvent | BuildEvent | ErrorEvent | DoneEvent
+TurnEvent = (
+    TextEvent | ThinkingEvent | ToolEvent | BuildEvent | RepairEvent | ErrorEvent | DoneEvent
+)
 
 _NAMES: dict[type, str] = {
     ThinkingEvent: "thinking",
     ToolEvent: "tool",
     BuildEvent: "build",
+    RepairEvent: "repair",
     ErrorEvent: "error",
     DoneEvent: "done",
 }

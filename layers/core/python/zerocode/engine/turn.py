@@ -13,19 +13,20 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from zerocode import faults
 from zerocode.apps.lease import Lease
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.workspace import PathRefused, Workspace, clean_path
-from zerocode.engine import codegen, prompts, recovery
+from zerocode.engine import codegen, prompts, recovery, repair
 from zerocode.engine.events import (
     BuildEvent,
     DoneEvent,
     ErrorEvent,
+    RepairEvent,
     TextEvent,
     ThinkingEvent,
     ToolEvent,
@@ -34,17 +35,25 @@ from zerocode.engine.events import (
 from zerocode.engine.journal import PendingCall, PendingStep, StepJournal
 from zerocode.engine.model import (
     ChatModel,
+    ContextTooLong,
     ModelError,
     ModelReply,
     ModelRole,
     TextDelta,
     ThinkingDelta,
 )
+from zerocode.engine.runtime_check import RuntimeCheck
 from zerocode.engine.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
 from zerocode.errors import Conflict, PayloadTooLarge, ZerocodeError
 from zerocode.memory.display import DisplayHistoryStore, DisplayRole, DisplayStatus
 from zerocode.memory.facade import Memory, Turn
-from zerocode.memory.messages import AssistantMessage, ToolCall, ToolResult
+from zerocode.memory.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from zerocode.observability import APP_ID, TURN, record_turn
 from zerocode.publishing.builds import Build, BuildState, new_build_id
 
@@ -66,6 +75,7 @@ class EngineLimits:
     max_calls_per_step: int = 32  # one step and its results are one transcript write
     turn_timeout: float = 14 * 60
     lease_seconds: float = 30  # renewed every third of it while the turn runs
+    repair_rounds: int = 2  # tries the model gets to fix a failing preview in the turn
     max_turns: int = 1000  # per app: past it the history is full (413)
 
 
@@ -81,6 +91,7 @@ class TurnState:
     build_failures: int = 0
     failure_after_change: bool = False
     changed: bool = False
+    unbuilt: bool = False  # files changed since the last preview build
     error: str | None = None
 
     def record(self, outcome: ToolOutcome) -> None:
@@ -89,7 +100,7 @@ class TurnState:
         mark = "✓" if outcome.result.ok else "✗"
         self.steps.append(f"{mark} `{outcome.result.name}` {outcome.summary}")
         if outcome.changed and outcome.result.ok:
-            self.changed = True
+            self.changed = self.unbuilt = True
             self.failure_after_change = False
         elif not outcome.result.ok:
             self.failure_after_change = True
@@ -117,7 +128,9 @@ class Engine:
         lease: Lease,
         journal: StepJournal,
         limits: EngineLimits = EngineLimits(),
+        runtime_check: RuntimeCheck | None = None,
     ) -> None:
+        self.runtime_check = runtime_check
         self.memory, self.display, self.workspace = memory, display, workspace
         self.preview, self.model, self.lease = preview, model, lease
         self.journal, self.limits = journal, limits
@@ -144,6 +157,9 @@ class TurnRun:
         self.state = TurnState()
         self.turn: Turn | None = None
         self.pending: PendingStep | None = None  # the step whose tools are running
+        self.answer: str | None = None  # the model's closing text, committed with the preview
+        self.failure: repair.Failure | None = None  # what fails in the newest preview
+        self.toolbox = ToolBox(engine.workspace, app.id, max_calls=engine.limits.max_tool_calls)
         self.phase = "starting"  # what the turn is doing, for an honest error
         self.finished = False
         self.started = time.monotonic()
@@ -354,12 +370,71 @@ class TurnRun:
             log.error("could not close interrupted turn app=%s: %s", self.app.id, exc)
 
     async def _work(self, turn: Turn) -> AsyncIterator[TurnEvent]:
+        """The model's work, then the preview; a preview that fails is shown to the model,
+        which gets ``repair_rounds`` more tries inside the turn (engine/repair.py). The turn
+        is closed here: its final answer once the preview stands (or nothing needed
+        building), else a note saying what still fails."""
+        e = self.engine
+        rounds = e.limits.repair_rounds
         work = self._agent if self.app.code_gen_type is CodeGenType.VUE_PROJECT else self._generate
-        async for event in work(turn):
-            yield event
-        if self.state.changed and not self.state.error:
-            async for event in self._build():
+        attempt = 0
+        while True:
+            self.answer = None
+            self.state.unbuilt = False
+            async for event in work(turn):
                 yield event
+            if turn.closed:
+                return  # the work closed it (the tool limit)
+            if self.state.error is not None:
+                await self._close_failed_work(turn, f"[zerocode: {self.state.error}]")
+                return
+            if not (self.state.unbuilt or attempt):
+                self.phase = "saving the answer"
+                await _io(e.memory.commit_final, turn, self.answer or "")
+                return
+            failure = self.failure if not self.state.unbuilt else None
+            if self.state.unbuilt:
+                async for event in self._build():
+                    yield event
+                failure = self.failure
+            if failure is None:
+                self.phase = "saving the answer"
+                await _io(e.memory.commit_final, turn, self.answer or "Done.")
+                return
+            if attempt >= rounds:
+                await self._give_up(turn, failure, attempt)
+                return
+            attempt += 1
+            self.state.steps.append(f"↻ repair {attempt}/{rounds}: {failure.summary}")
+            yield RepairEvent(attempt, rounds, failure.summary)
+            self.phase = "saving the repair request"
+            await _io(
+                e.memory.commit_feedback,
+                turn,
+                self.answer,
+                repair.repair_message(failure, attempt, rounds),
+            )
+
+    async def _give_up(self, turn: Turn, failure: repair.Failure, attempts: int) -> None:
+        """The preview still fails and no repair round is left: the turn fails, and the
+        model and the user are told what still fails."""
+        what = "preview build failed" if failure.kind == "build" else "built page fails"
+        after = f" after {attempts} repair round{'s' if attempts != 1 else ''}" if attempts else ""
+        self.state.error = f"the {what}{after}: {failure.summary}"
+        await self._close_failed_work(
+            turn,
+            repair.repair_message(failure, attempts + 1, attempts) + "\n(No repair round is left.)",
+        )
+
+    async def _close_failed_work(self, turn: Turn, feedback: str) -> None:
+        """Close a turn whose work failed: the model's answer (if any) with the platform's
+        word on it, then the interrupted note with the reason. Never a final answer that
+        reads as if it worked."""
+        assert self.state.error is not None
+        self.phase = "saving the answer"
+        if self.answer:
+            await _io(self.engine.memory.commit_feedback, turn, self.answer, feedback)
+        await _io(self.engine.memory.mark_interrupted, turn, self.state.error, self._did())
 
     async def _run_tool(self, toolbox: ToolBox, call: ToolCall) -> ToolOutcome:
         """The call's outcome however it ends: a tool that raises becomes a failed result
@@ -377,29 +452,83 @@ class TurnRun:
         return outcome
 
     async def _stream(
+        self,
+        role: ModelRole,
+        tools: list[dict[str, Any]],
+        extra: Sequence[Message] = (),
+    ) -> AsyncIterator[TurnEvent | ModelReply]:
+        """One model call over the window (plus ``extra`` messages not in the transcript).
+        A model that refuses the window as too long for its context is asked once more
+        with a window of half the tokens; a second refusal fails the turn, saying so."""
+        self.phase = "asking the model"
+        e = self.engine
+        budget: int | None = None
+        while True:
+            window = await _io(e.memory.window, self.app.id, self.system, budget)
+            try:
+                async for event in e.model.stream(role, (*window.messages, *extra), tools):
+                    if isinstance(event, TextDelta):
+                        self.state.text.append(event.text)
+                        yield TextEvent(event.text)
+                        faults.point("mid_stream")
+                    elif isinstance(event, ThinkingDelta):
+                        yield ThinkingEvent(event.text)  # shown, never kept: not the answer
+                    else:
+                        if event.usage is not None:
+                            self.usage[0] += event.usage.prompt_tokens
+                            self.usage[1] += event.usage.completion_tokens
+                        yield event
+                return
+            except ContextTooLong as exc:
+                if budget is not None:
+                    raise ModelError(
+                        "the conversation is too long for the model's context, even with "
+                        f"the window shrunk to {window.total_tokens} tokens ({exc.message})"
+                    ) from exc
+                budget = window.total_tokens // 2
+                log.warning(
+                    "model refused a %d-token window as too long; retrying with %d app=%s",
+                    window.total_tokens,
+                    budget,
+                    self.app.id,
+                )
+
+    async def _whole_text(
         self, role: ModelRole, tools: list[dict[str, Any]]
     ) -> AsyncIterator[TurnEvent | ModelReply]:
-        self.phase = "asking the model"
-        window = await _io(self.engine.memory.window, self.app.id, self.system)
-        async for event in self.engine.model.stream(role, window.messages, tools):
-            if isinstance(event, TextDelta):
-                self.state.text.append(event.text)
-                yield TextEvent(event.text)
-                faults.point("mid_stream")
-            elif isinstance(event, ThinkingDelta):
-                yield ThinkingEvent(event.text)  # shown, never kept: not the answer
-            else:
-                if event.usage is not None:
-                    self.usage[0] += event.usage.prompt_tokens
-                    self.usage[1] += event.usage.completion_tokens
-                yield event
+        """A model reply whose text the output limit cut off is continued: the model is
+        shown its partial answer and asked to go on (at most MAX_CONTINUATIONS times), and
+        the parts are joined into one reply. The transcript keeps the joined answer; a
+        reply still cut off after that is returned with finish_reason "length"."""
+        parts: list[str] = []
+        for _ in range(repair.MAX_CONTINUATIONS + 1):
+            extra: tuple[Message, ...] = ()
+            if parts:
+                extra = (AssistantMessage("".join(parts)), UserMessage(repair.continue_message()))
+            reply: ModelReply | None = None
+            async for event in self._stream(role, tools, extra):
+                if isinstance(event, ModelReply):
+                    reply = event
+                else:
+                    yield event
+            assert reply is not None
+            message = reply.message
+            if reply.finish_reason != "length" or message.tool_calls:
+                if parts:
+                    message = replace(message, content="".join(parts) + (message.content or ""))
+                    reply = replace(reply, message=message)
+                yield reply
+                return
+            parts.append(message.content or "")
+        assert reply is not None  # the loop ran at least once
+        yield replace(reply, message=AssistantMessage("".join(parts) or "(no text)"))
 
     async def _agent(self, turn: Turn) -> AsyncIterator[TurnEvent]:
         e = self.engine
-        toolbox = ToolBox(e.workspace, self.app.id, max_calls=e.limits.max_tool_calls)
+        toolbox = self.toolbox
         for _ in range(e.limits.max_tool_calls + 2):
             reply: ModelReply | None = None
-            async for event in self._stream(ModelRole.VUE, TOOL_DEFINITIONS):
+            async for event in self._whole_text(ModelRole.VUE, TOOL_DEFINITIONS):
                 if isinstance(event, ModelReply):
                     reply = event
                 else:
@@ -407,8 +536,10 @@ class TurnRun:
             assert reply is not None
             message = reply.message
             if not message.tool_calls:
-                self.phase = "saving the answer"
-                await _io(e.memory.commit_final, turn, message.content or "")
+                self.answer = message.content or ""
+                if reply.finish_reason == "length":
+                    self.state.error = CUT_OFF
+                    yield ErrorEvent("cut_off", CUT_OFF)
                 return
             outcomes: list[ToolOutcome] = []
             if len(message.tool_calls) > e.limits.max_calls_per_step:
@@ -431,9 +562,13 @@ class TurnRun:
                     tuple(PendingCall(c.name, _call_path(c)) for c in message.tool_calls),
                 )
                 await _io(e.journal.write, self.app.id, self.pending)
+                cut = reply.finish_reason == "length"
                 for call in message.tool_calls:
                     yield ToolEvent(call.id, call.name, "call", None, _call_path(call), "")
-                    outcome = await self._run_tool(toolbox, call)
+                    if cut and call.parsed_arguments() is None:
+                        outcome = _cut_off_call(call)
+                    else:
+                        outcome = await self._run_tool(toolbox, call)
                     faults.point("after_tool")
                     outcomes.append(outcome)
                     self.state.record(outcome)
@@ -451,25 +586,28 @@ class TurnRun:
             faults.point("after_step_commit")
             self.phase = "asking the model"
             if any(o.exit for o in outcomes):
-                await _io(e.memory.commit_final, turn, message.content or "Done.")
+                self.answer = message.content or "Done."
                 return
         reason = "the model kept calling tools past the per-turn limit"
         self.state.error = reason
-        await _io(e.memory.mark_interrupted, turn, reason)
+        await _io(e.memory.mark_interrupted, turn, reason, self._did())
         yield ErrorEvent("tool_limit", reason)
 
     async def _generate(self, turn: Turn) -> AsyncIterator[TurnEvent]:
         e = self.engine
         reply: ModelReply | None = None
-        async for event in self._stream(ModelRole.CODE, []):
+        async for event in self._whole_text(ModelRole.CODE, []):
             if isinstance(event, ModelReply):
                 reply = event
             else:
                 yield event
         assert reply is not None
         text = reply.message.content or ""
-        self.phase = "saving the answer"
-        await _io(e.memory.commit_final, turn, text)
+        self.answer = text
+        if reply.finish_reason == "length":  # still cut off: nothing half-written is saved
+            self.state.error = CUT_OFF + "; nothing was saved"
+            yield ErrorEvent("cut_off", self.state.error)
+            return
         if not codegen.has_code(text):
             return  # a question or an explanation: nothing to save, and that is fine
         parse = (
@@ -485,27 +623,56 @@ class TurnRun:
             self.state.error = f"the generated code could not be saved: {exc.message}"
             yield ErrorEvent(exc.code, self.state.error)
             return
-        self.state.changed = True
+        self.state.changed = self.state.unbuilt = True
         for path in saved:
             self.state.steps.append(f"✓ saved `{path}`")
             yield ToolEvent(f"save:{path}", "save_file", "result", True, path, f"saved {path}")
 
     async def _build(self) -> AsyncIterator[TurnEvent]:
-        """The preview build: the same Builder a deploy uses; the preview flips on success."""
+        """The preview build (the same Builder a deploy uses; the preview flips on
+        success), then the page in a browser when a runtime check is configured. Sets
+        ``self.failure`` to what fails, or None."""
         self.phase = "building the preview"
+        self.failure = None
+        self.state.unbuilt = False
         build_id = new_build_id()
         self.state.builds += 1
         yield BuildEvent("running", build_id)
         build = await self.engine.preview(self.app, build_id)
-        tail = "\n".join(build.log_tail.splitlines()[-15:])
-        if build.state is BuildState.SUCCEEDED:
-            self.state.steps.append(f"✓ preview built in {build.seconds or 0:.1f} s")
-            yield BuildEvent("succeeded", build_id, tail)
-        else:
-            self.state.error = f"the preview build failed: {build.error or 'see the log'}"
+        lines = build.log_tail.splitlines()
+        tail = "\n".join(lines[-15:])
+        if build.state is not BuildState.SUCCEEDED:
             self.state.build_failures += 1
             self.state.steps.append("✗ preview build failed")
-            yield BuildEvent("failed", build_id, tail, build.error or "the build failed")
+            why = build.error or "the build failed"
+            yield BuildEvent("failed", build_id, tail, why)
+            self.failure = repair.Failure("build", why, repair.relevant(lines))
+            return
+        self.state.steps.append(f"✓ preview built in {build.seconds or 0:.1f} s")
+        yield BuildEvent("succeeded", build_id, tail)
+        check = self.engine.runtime_check
+        if check is None:
+            return
+        self.phase = "checking the page in a browser"
+        problems = await check.check(self.app, build)
+        if problems:
+            self.state.steps.append("✗ the page fails in the browser: " + problems[0])
+            self.failure = repair.Failure(
+                "runtime", f"the page fails in the browser: {problems[0]}", tuple(problems)
+            )
+        else:
+            self.state.steps.append("✓ the page loads in a browser without errors")
+
+
+CUT_OFF = "the answer was cut off by the output limit"
+
+
+def _cut_off_call(call: ToolCall) -> ToolOutcome:
+    why = (
+        "not run: your answer was cut off by the output limit while writing this call, so "
+        "its arguments are incomplete; write it again (split a large file into parts)"
+    )
+    return ToolOutcome(ToolResult.failure(call, why), _call_path(call), why, False, False)
 
 
 def _over_limit(

@@ -16,9 +16,12 @@ the budget by the excess.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 from zerocode.engine import prompts
+from zerocode.errors import InvalidInput
 from zerocode.memory.facade import user_content
 from zerocode.memory.messages import SystemMessage, UserMessage
 from zerocode.memory.tokens import (
@@ -106,3 +109,22 @@ def check_window_budget(
     minimum = window_minimum(max_message_chars, summary_max_tokens, count)
     if max_tokens < minimum.tokens:
         raise ValueError(minimum.explain(max_tokens))
+
+
+@functools.cache
+def request_bound(max_message_chars: int) -> int:
+    """The most tokens a request may cost: what the minimum budget was sized for."""
+    return message_tokens(UserMessage(largest_request(max_message_chars)), count_tokens)
+
+
+def check_request(text: str, element: dict[str, Any] | None, max_message_chars: int) -> None:
+    """InvalidInput when a request costs more tokens than the minimum window allows for
+    (characters that take several tokens each: emoji, rare scripts), so the window's
+    minimum holds for every request that is accepted."""
+    cost = message_tokens(UserMessage(user_content(text, element)), count_tokens)
+    bound = request_bound(max_message_chars)
+    if cost > bound:
+        raise InvalidInput(
+            f"message is too long for the model's window ({cost} tokens with the picked "
+            f"element; at most {bound}): shorten it"
+        )

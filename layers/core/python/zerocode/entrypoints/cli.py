@@ -34,6 +34,13 @@ def main(argv: list[str] | None = None) -> int:
         help="read the new account's password from stdin instead of a prompt",
     )
     make.add_argument("--data-dir", type=Path, default=None)
+    evaluate = sub.add_parser(
+        "eval",
+        help="run a fixed suite of app prompts against the configured model (or the "
+        "offline model's flawed mode) and print first-try and after-repair success",
+    )
+    evaluate.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    evaluate.add_argument("--data-dir", type=Path, default=None)
     window = sub.add_parser("window", help="print the window the model would see for an app")
     window.add_argument("app_id")
     window.add_argument("--system", default="")
@@ -64,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "admin":
         return _admin_create(settings, args.account, args.password_stdin)
+    if args.command == "eval":
+        from zerocode.entrypoints.eval import run_eval
+
+        return run_eval(settings, args.json)
     if args.command == "serve":
         from zerocode.entrypoints.server import serve as run_server
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from zerocode.errors import Conflict
@@ -201,6 +201,19 @@ class Memory:
         ]
         self._write(turn, entries)
 
+    def commit_feedback(self, turn: Turn, answer: str | None, feedback: str) -> None:
+        """The platform's word to the model inside the turn (e.g. a failed build to repair),
+        after the assistant text it answers (if any), in one write. The turn stays open."""
+        seq = turn.head + 1
+        messages: list[AssistantMessage | UserMessage] = [UserMessage(feedback)]
+        if answer is not None:
+            messages.insert(0, AssistantMessage(answer or "(no text)"))
+        entries = [
+            Entry(seq + i, turn.number, seq, turn.start, EntryKind.FEEDBACK, m)
+            for i, m in enumerate(messages)
+        ]
+        self._write(turn, entries)
+
     def commit_final(self, turn: Turn, text: str) -> None:
         """The assistant's closing text; the turn is complete."""
         self._close(turn, EntryKind.FINAL, text)
@@ -241,9 +254,14 @@ class Memory:
 
     # -- reads ------------------------------------------------------------------------
 
-    def window(self, app_id: str, system: str) -> Window:
-        """The messages the model receives next, within the policy's bounds, validated."""
-        return build_window(system, self.units(app_id), self.policy, self.count)
+    def window(self, app_id: str, system: str, max_tokens: int | None = None) -> Window:
+        """The messages the model receives next, within the policy's bounds, validated.
+        ``max_tokens`` lowers the budget for one read (a model that refused the window as
+        too long for its context)."""
+        policy = self.policy
+        if max_tokens is not None and max_tokens < policy.max_tokens:
+            policy = replace(policy, max_tokens=max(1, max_tokens))
+        return build_window(system, self.units(app_id), policy, self.count)
 
     def units(self, app_id: str) -> list[Unit]:
         tail = self._tail(app_id)

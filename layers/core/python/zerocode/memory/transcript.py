@@ -37,6 +37,9 @@ class EntryKind(StrEnum):
     FINAL = "final"  # assistant text that ends a turn
     INTERRUPTED = "interrupted"  # note that closes a cut-off turn (M7)
     SUMMARY = "summary"  # running summary of evicted units
+    # The platform's word to the model inside a turn (a failed build to repair, an answer
+    # cut off to continue): a user-role message, after the assistant text it answers.
+    FEEDBACK = "feedback"
 
 
 CLOSING_KINDS = frozenset({EntryKind.FINAL, EntryKind.INTERRUPTED})
@@ -290,6 +293,15 @@ def _unit_problem(group: Sequence[Entry]) -> str | None:
         ok = isinstance(message, AssistantMessage) and not message.tool_calls
     elif first.kind is EntryKind.SUMMARY:
         ok = isinstance(message, SystemMessage)
+    elif first.kind is EntryKind.FEEDBACK:
+        messages = [e.message for e in group]
+        if not isinstance(messages[-1], UserMessage) or len(group) > 2:
+            return f"malformed feedback unit of {len(group)} item(s)"
+        if len(group) == 2 and not (
+            isinstance(messages[0], AssistantMessage) and not messages[0].tool_calls
+        ):
+            return "malformed feedback unit: the text it answers is not assistant text"
+        return None
     elif first.kind is EntryKind.CALL and isinstance(message, AssistantMessage):
         wanted = [c.id for c in message.tool_calls]
         got = [e.message.tool_call_id for e in group[1:] if isinstance(e.message, ToolResult)]

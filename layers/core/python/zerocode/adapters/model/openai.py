@@ -398,18 +398,13 @@ def build_chat_model(
     models: dict[ModelRole, str],
     timeout: float = 120.0,
     max_retries: int = 2,
+    offline_flawed_seed: int | None = None,
 ) -> OpenAIChatModel:
-    """The configured endpoint, or the offline scripted model when none is configured."""
+    """The configured endpoint, or the offline scripted model when none is configured (in
+    its flawed mode with ``offline_flawed_seed``)."""
     if base_url is None:
-        # openai 3 types http_client as httpx2 but accepts an httpx client (its documented
-        # compatibility path); the in-process transport is an httpx one.
-        http_client = cast(Any, httpx.AsyncClient(transport=OfflineTransport()))
-        client = openai.AsyncOpenAI(
-            base_url=OFFLINE_BASE_URL, api_key="offline", max_retries=0, http_client=http_client
-        )
-        names = {role: models.get(role) or OFFLINE_MODEL_NAME for role in ModelRole}
-        return OpenAIChatModel(
-            client, names, timeout=timeout, max_retries=max_retries, description=OFFLINE_DESCRIPTION
+        return build_offline_model(
+            offline_flawed_seed, models, timeout=timeout, max_retries=max_retries
         )
     # Local servers (Ollama, vLLM) need no key, but the client insists on one.
     client = openai.AsyncOpenAI(
@@ -419,6 +414,35 @@ def build_chat_model(
     description = f"OpenAI-compatible endpoint {_public_url(base_url)} ({roles})"
     return OpenAIChatModel(
         client, models, timeout=timeout, max_retries=max_retries, description=description
+    )
+
+
+def build_offline_model(
+    flawed_seed: int | None = None,
+    models: dict[ModelRole, str] | None = None,
+    *,
+    timeout: float = 120.0,
+    max_retries: int = 2,
+) -> OpenAIChatModel:
+    """The offline scripted model behind the real client; with ``flawed_seed``, its flawed
+    mode: creations without a trigger make a seeded first-try mistake (a build that fails, a
+    page that throws, an answer cut off) and repair it on the platform's feedback
+    (adapters/model/offline/flaws.py). Deterministic either way."""
+    # openai 3 types http_client as httpx2 but accepts an httpx client (its documented
+    # compatibility path); the in-process transport is an httpx one.
+    http_client = cast(Any, httpx.AsyncClient(transport=OfflineTransport(flawed_seed)))
+    client = openai.AsyncOpenAI(
+        base_url=OFFLINE_BASE_URL, api_key="offline", max_retries=0, http_client=http_client
+    )
+    names = {role: (models or {}).get(role) or OFFLINE_MODEL_NAME for role in ModelRole}
+    description = (
+        OFFLINE_DESCRIPTION
+        if flawed_seed is None
+        else f"offline scripted model, flawed mode, seed {flawed_seed} (no model endpoint "
+        "configured)"
+    )
+    return OpenAIChatModel(
+        client, names, timeout=timeout, max_retries=max_retries, description=description
     )
 
 

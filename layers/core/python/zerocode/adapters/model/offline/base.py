@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zerocode.engine.prompts import marker_of
+from zerocode.engine.repair import CONTINUE_MARK, REPAIR_MARK
 
 _TRIGGER = re.compile(r"\[\[[^\]\n]*\]\]")
 _PACE = re.compile(r"\[\[pace=(\d{1,5})\]\]")
@@ -47,23 +48,47 @@ class Script:
     pace: float = 0.0  # seconds before every chunk
     slow: bool = False  # a paced preamble of SLOW_DELTAS text deltas
     cut: bool = False  # the connection drops after the first text
+    finish: str | None = None  # a finish_reason other than the natural one ("length")
 
     @property
     def finish_reason(self) -> str:
+        if self.finish is not None:
+            return self.finish
         return "tool_calls" if self.calls else "stop"
 
 
 @dataclass(frozen=True)
 class Request:
-    """The parts of a chat request the script reads."""
+    """The parts of a chat request the script reads.
+
+    The turn's *request* is the newest user message that is not platform feedback (a message
+    starting with :data:`REPAIR_MARK` or :data:`CONTINUE_MARK`, engine/repair.py). Without
+    feedback it is simply the newest user message, and ``turn`` equals ``since``.
+    """
 
     kind: str | None  # prompt marker of the system message
-    text: str  # the newest user message, without the selected-element line
+    text: str  # the request, without the selected-element line
     element: dict[str, str]
-    earlier: list[dict[str, Any]]  # messages before the newest user message
-    since: list[dict[str, Any]]  # messages after it (this turn's tool steps)
+    earlier: list[dict[str, Any]]  # messages before the request
+    since: list[dict[str, Any]]  # messages after the newest user message (this round's steps)
     triggers: frozenset[str] = field(default_factory=frozenset)
-    raw: str = ""  # the newest user message as sent
+    raw: str = ""  # the request as sent
+    # The newest user message when it is platform feedback (this round answers it), else None.
+    feedback: str | None = None
+    repairs: int = 0  # repair feedbacks so far in this turn
+    continues: int = 0  # continue feedbacks since the last repair feedback (or the request)
+    # With continue feedback: the answer given so far, the assistant text after the last
+    # user message that is not a continue feedback (one message or one per part).
+    partial: str = ""
+    turn: list[dict[str, Any]] = field(default_factory=list)  # every message after the request
+
+    @property
+    def repairing(self) -> bool:
+        return self.feedback is not None and self.feedback.startswith(REPAIR_MARK)
+
+    @property
+    def continuing(self) -> bool:
+        return self.feedback is not None and self.feedback.startswith(CONTINUE_MARK)
 
     @property
     def description(self) -> str:
@@ -84,16 +109,52 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
         ),
         None,
     )
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    raw = text_of(messages[last_user]) if last_user >= 0 else ""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not users:
+        return Request(kind, "", {}, messages, [], frozenset())
+    last_user = users[-1]
+    # The request: the newest user message that is not the platform's feedback (or, should
+    # every user message be feedback, the newest one, as before feedback existed).
+    at = next((i for i in reversed(users) if not is_feedback(text_of(messages[i]))), last_user)
+    raw = text_of(messages[at])
     text, _, selected = raw.partition(_SELECTED)
     element = {k: v for k, v in _fields(selected)} if selected else {}
     triggers = frozenset(_TRIGGER.findall(text))
-    if last_user < 0:
-        return Request(kind, "", {}, messages, [], frozenset())
-    return Request(
-        kind, text, element, messages[:last_user], messages[last_user + 1 :], triggers, raw
+    if at == last_user:
+        since = messages[last_user + 1 :]
+        return Request(kind, text, element, messages[:at], since, triggers, raw, turn=since)
+    said = [text_of(messages[i]) for i in users if i > at]
+    repairs = sum(t.startswith(REPAIR_MARK) for t in said)
+    continues = 0
+    for t in reversed(said):
+        if not t.startswith(CONTINUE_MARK):
+            break
+        continues += 1
+    chain = users[-continues - 1] if continues < len(said) else at  # before the continues
+    partial = "".join(
+        text_of(m)
+        for m in messages[chain + 1 : last_user]
+        if m.get("role") == "assistant" and not m.get("tool_calls")
     )
+    return Request(
+        kind,
+        text,
+        element,
+        messages[:at],
+        messages[last_user + 1 :],
+        triggers,
+        raw,
+        feedback=said[-1],
+        repairs=repairs,
+        continues=continues,
+        partial=partial if continues else "",
+        turn=messages[at + 1 :],
+    )
+
+
+def is_feedback(text: str) -> bool:
+    """Whether a user message is the platform's feedback inside a turn, not a request."""
+    return text.startswith((REPAIR_MARK, CONTINUE_MARK))
 
 
 def app_name(description: str, limit: int = 30) -> str:

@@ -25,20 +25,10 @@ _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)\n?```", re.DOTALL)
 
 
 def page_answer(req: Request, *, multi: bool) -> Script:
-    langs = ("html", "css", "javascript") if multi else ("html",)
+    langs = languages(multi)
     current = _latest_blocks(req.earlier, langs)
     if is_creation(req.earlier):
-        title = app_name(req.description, 40)
-        files: tuple[str, ...] = (
-            _multi_page(title, req.description)
-            if multi
-            else (_single_page(title, req.description),)
-        )
-        what = "a static site in three files" if multi else "a single self-contained page"
-        return Script(
-            f"Here is **{title}**, {what}.\n\n{_blocks(langs, files)}\n\n"
-            "Click the button to try the script."
-        )
+        return Script(creation_text(req, multi, creation_files(req, multi)))
     new = req.quoted
     if new is None:
         return Script(NEEDS_QUOTES)
@@ -55,6 +45,32 @@ def page_answer(req: Request, *, multi: bool) -> Script:
     page, found = changed
     files = (page, *current[1:])
     return Script(f"Changed “{found}” to “{new}”.\n\n{_blocks(langs, files)}")
+
+
+def languages(multi: bool) -> tuple[str, ...]:
+    return ("html", "css", "javascript") if multi else ("html",)
+
+
+def creation_files(req: Request, multi: bool) -> tuple[str, ...]:
+    """The files of the page a creation writes: (index.html,) or (html, css, javascript)."""
+    title = app_name(req.description, 40)
+    if multi:
+        return _multi_page(title, req.description)
+    return (_single_page(title, req.description),)
+
+
+def creation_text(req: Request, multi: bool, files: tuple[str, ...]) -> str:
+    """The whole answer to a creation, around its files' code blocks."""
+    title = app_name(req.description, 40)
+    what = "a static site in three files" if multi else "a single self-contained page"
+    return (
+        f"Here is **{title}**, {what}.\n\n{code_blocks(multi, files)}\n\n"
+        "Click the button to try the script."
+    )
+
+
+def code_blocks(multi: bool, files: tuple[str, ...]) -> str:
+    return _blocks(languages(multi), files)
 
 
 def _latest_blocks(earlier: list[dict[str, Any]], langs: tuple[str, ...]) -> tuple[str, ...] | None:

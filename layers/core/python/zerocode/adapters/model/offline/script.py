@@ -8,7 +8,14 @@ the request's messages alone (the prompt marker on the system message's first
 line says which request it is; the messages after the newest user message say
 which step of a tool loop it is on).
 
-Test triggers, written anywhere in the newest user message (they exist so the
+The turn's *request* is the newest user message that is not the platform's feedback. Feedback
+is a user message the engine sends inside a turn (engine/repair.py): one starting with
+``[zerocode repair`` (the preview build failed, or the built page fails in the browser: fix
+it) or ``[zerocode continue`` (the answer was cut off by the output limit: continue it). A
+round that answers feedback is read as the same turn's request; without a flaw (below) a
+repair gets what the request would get again (the scripted model has nothing better).
+
+Test triggers, written anywhere in the request (they exist so the
 platform's failure paths can be tested end to end):
 
 - ``[[unknown-tool]]`` (vue) — calls a tool named ``format_disk``.
@@ -27,6 +34,46 @@ platform's failure paths can be tested end to end):
 - ``[[slow]]`` (html, multi_file, vue) — 100 text deltas paced 50 ms apart (~5 s) before the
   answer, for client-disconnect tests.
 - ``[[pace=N]]`` (every request) — every chunk is paced by N milliseconds, for load benchmarks.
+
+Flaw triggers (issue 14: a turn that repairs its own build). They act on creations only (a
+change request with one is answered as usual); the first answer of the turn is flawed, a
+repair feedback gets the fix, a continue feedback gets the rest (:mod:`.flaws`):
+
+- ``[[flaw=syntax]]`` — vue: the whole project, with ``src/views/HomeView.vue``'s script
+  setup left with ``ref(0`` unclosed, so ``vite build`` fails; after a repair,
+  ``write_file src/views/HomeView.vue`` with the unflawed view, then a text reporting the fix.
+  html / multi_file: the page's script misses its last ``)`` (a SyntaxError at load); after a
+  repair, the whole unflawed answer, under a sentence saying what was fixed.
+- ``[[flaw=import]]`` — vue: HomeView.vue imports (and uses) ``../components/ClickCounter.vue``,
+  which is not written, so the build fails on an unresolved import; after a repair,
+  ``write_file src/components/ClickCounter.vue``, then a text reporting it. html: the inline
+  script is left out for ``<script src="app.js">`` (a 404); multi_file: index.html loads
+  ``js/script.js`` (a 404); after a repair, the whole unflawed answer.
+- ``[[flaw=runtime]]`` — vue: the project builds, but HomeView.vue's setup reads ``.count``
+  of ``JSON.parse(localStorage.getItem('clicks'))``, null on a first visit: a TypeError at
+  mount (Vue logs it with console.error); after a repair, the unflawed HomeView.vue, then a
+  text. html / multi_file: the script looks up ``#start`` (the button is ``#action``) and
+  throws at load; after a repair, the whole unflawed answer.
+- ``[[flaw=cutoff]]`` — html / multi_file: the answer stops mid-line halfway through its first
+  code block, with finish_reason ``length``; after a continue feedback, exactly the rest (the
+  two parts joined are the unflawed answer). vue: the first step writes the first 4 files,
+  the 4th call's arguments cut off mid-JSON, finish_reason ``length``; after its results
+  (or a continue feedback), one step writes every file not yet written, then a text.
+- ``[[flaw=cutoff-always]]`` — html / multi_file: every answer, continuations included, is a
+  slice of the answer with finish_reason ``length``; the slices never reach the end of the
+  first code block (past the last slice: empty answers, still ``length``).
+- ``[[flaw=stubborn]]`` — vue: the syntax flaw, and every repair writes HomeView.vue with
+  another syntax error (``ref(0))``, ``ref(0;``, ``ref(0``, in turn: a write of the same
+  content would change nothing and build nothing), then "Wrote src/views/HomeView.vue.".
+  html / multi_file: the runtime flaw (an html build cannot fail), in every answer. The turn
+  fails after its repair rounds.
+- ``[[flaw=none]]`` — no flaw, even in the flawed mode.
+
+The flawed mode (``answer(..., flawed_seed=N)``; ``ZEROCODE_OFFLINE_MODEL=flawed``, seed
+``ZEROCODE_OFFLINE_MODEL_SEED``) flaws creations that carry no trigger (``[[pace=N]]`` and
+``[[slow]]`` aside) as a model's first try might: from the seed and the request text alone it
+picks none (50 %), syntax (15 %), import (10 %), runtime (15 %) or cutoff (10 %), and repairs on
+feedback as the triggers do. It is as deterministic as the scripted mode.
 
 What it answers: routing and naming requests get a mode or a name; a summary request
 (``summary`` marker) gets "Earlier in this conversation:" and the user text's ``Turn`` lines
@@ -48,6 +95,7 @@ a text that reports those results as they are. Ids are derived from the request 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from zerocode.adapters.model.offline.base import (
@@ -57,26 +105,32 @@ from zerocode.adapters.model.offline.base import (
     pace_of,
     parse_request,
 )
+from zerocode.adapters.model.offline.flaws import flaw_of, flawed_answer
 from zerocode.adapters.model.offline.pages import page_answer
 from zerocode.adapters.model.offline.vue import vue_answer
 
 
-def answer(messages: list[dict[str, Any]]) -> Script:
-    """What the scripted model answers to these chat messages (the transport's whole brain)."""
+def answer(messages: list[dict[str, Any]], flawed_seed: int | None = None) -> Script:
+    """What the scripted model answers to these chat messages (the transport's whole brain);
+    with ``flawed_seed``, the flawed mode's answer."""
     req = parse_request(messages)
     pace = pace_of(req.text)
     generating = req.kind in ("html", "multi_file", "vue_project")
-    script = _answer(req)
-    return Script(
-        script.text,
-        script.calls,
+    script = _answer(req, flawed_seed)
+    return replace(
+        script,
         pace=pace,
         slow=generating and "[[slow]]" in req.triggers,
         cut=generating and "[[stream-error]]" in req.triggers,
     )
 
 
-def _answer(req: Request) -> Script:
+def _answer(req: Request, flawed_seed: int | None = None) -> Script:
+    flaw = flaw_of(req, flawed_seed)
+    if flaw is not None:
+        flawed = flawed_answer(req, flaw)
+        if flawed is not None:
+            return flawed
     if req.kind == "routing":
         return Script(route(req.description))
     if req.kind == "naming":

@@ -40,14 +40,20 @@ class OfflineError(Exception):
 
 
 class OfflineTransport(httpx.AsyncBaseTransport):
-    """An OpenAI-compatible endpoint in-process: ``/v1/chat/completions`` and ``/v1/models``."""
+    """An OpenAI-compatible endpoint in-process: ``/v1/chat/completions`` and ``/v1/models``.
+
+    ``flawed_seed`` runs the flawed mode (:mod:`.flaws`): creations make seeded mistakes.
+    """
+
+    def __init__(self, flawed_seed: int | None = None) -> None:
+        self.flawed_seed = flawed_seed
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path.rstrip("/")
         try:
             if request.method == "POST" and path.endswith("/chat/completions"):
                 body = _request_body(await request.aread())
-                return _completion_response(request, body)
+                return _completion_response(request, body, self.flawed_seed)
             if request.method == "GET" and path.endswith("/models"):
                 return httpx.Response(
                     200,
@@ -89,9 +95,11 @@ def _request_body(raw: bytes) -> dict[str, Any]:
     return body
 
 
-def _completion_response(request: httpx.Request, body: dict[str, Any]) -> httpx.Response:
+def _completion_response(
+    request: httpx.Request, body: dict[str, Any], flawed_seed: int | None = None
+) -> httpx.Response:
     messages: list[dict[str, Any]] = body["messages"]
-    script = answer(messages)
+    script = answer(messages, flawed_seed)
     model = str(body.get("model") or OFFLINE_MODEL)
     digest = hashlib.sha256(
         json.dumps(

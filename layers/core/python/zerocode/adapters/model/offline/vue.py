@@ -114,14 +114,14 @@ def _vue_next(req: Request, steps: list[dict[str, Any]]) -> Script:
     """The next step of a tool loop, from the calls already made and their results."""
     last = steps[-1]
     names = {c.get("function", {}).get("name") for c in last.get("tool_calls", ())}
-    results = _results(req.since, last)
+    results = step_results(req.since, last)
     if (
         len(steps) >= 4
         or req.triggers & _TOOL_TRIGGERS
         or any(t.startswith("[[many-calls=") for t in req.triggers)
         or names - {"read_dir", "read_file"}
     ):
-        return Script(_report(req, last, results))
+        return Script(step_report(req, last, results))
     if any(not ok for _, ok, _ in results):
         failed = next(content for _, ok, content in results if not ok)
         return Script(f"I could not read the project ({failed}), so nothing was changed.")
@@ -181,7 +181,7 @@ def _vue_target(req: Request, files: dict[str, str]) -> str | None:
     return html.unescape(h1.group(2).strip()) if h1 else None
 
 
-def _report(req: Request, last: dict[str, Any], results: list[tuple[str, bool, str]]) -> str:
+def step_report(req: Request, last: dict[str, Any], results: list[tuple[str, bool, str]]) -> str:
     """The final answer: exactly what the last step's results say happened."""
     calls = {c.get("id"): c for c in last.get("tool_calls", ())}
     failed = [(calls.get(i, {}), content) for i, ok, content in results if not ok]
@@ -216,7 +216,7 @@ def _report(req: Request, last: dict[str, Any], results: list[tuple[str, bool, s
     return "Done: " + "; ".join(content[:200] for _, _, content in results)
 
 
-def _results(since: list[dict[str, Any]], call: dict[str, Any]) -> list[tuple[str, bool, str]]:
+def step_results(since: list[dict[str, Any]], call: dict[str, Any]) -> list[tuple[str, bool, str]]:
     """(call id, ok, content) for each answered call of one assistant message."""
     ids = [c.get("id") for c in call.get("tool_calls", ())]
     out = []

@@ -1,0 +1,316 @@
+"""Runtime check: a successful preview build loaded in headless Chromium, as a visitor would.
+
+A build can succeed and the page still fail in the browser. Right after a preview build
+succeeded (the preview pointer already names it), the engine asks this adapter what fails
+there, and shows the model (engine/repair.py). It loads the build's preview URL from the sites
+server in a browser confined to that one origin, exactly as covers are (:mod:`.chromium`):
+nothing elsewhere is reached, and a page that tries is not at fault for it.
+
+Problems, in the order they happened:
+
+- uncaught exceptions (``pageerror``), unhandled promise rejections included;
+- ``console.error`` messages: Vue reports errors of setup, render and watchers there in a
+  production build (``[Vue warn]`` lines are ``console.warn``, and only in development builds:
+  warnings are not problems); resources of the app's own origin that fail to load (a 404
+  script) show up here too;
+- an empty mount point: for a Vue project, the mounted element (``[data-v-app]``, else
+  ``#app``) has no child element after load, or there is none; for html / multi_file, a
+  ``<body>`` with neither text nor an element other than script, style and the like;
+- a load that does not finish within the timeout (10 s), itself a problem.
+
+What the confinement caused is not a problem: a request to another origin is aborted
+(``ERR_BLOCKED_BY_CLIENT``), and neither its console message nor the failed ``fetch`` that
+follows is reported. The page's origin is cut out of every message (it holds the preview key,
+the preview's only secret, and the model needs only the path). Bounded: at most
+:data:`MAX_PROBLEMS` problems of at most :data:`MAX_PROBLEM_CHARS` characters each.
+
+Best effort: the check never raises for anything the page does. When Chromium cannot start,
+the sites server does not answer, or the preview does not point at the build any more, it
+logs why and reports no problems: a turn is never failed by the check's own trouble.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from zerocode.adapters.local.chromium import (
+    confined,
+    find_chromium,
+    launch,
+    origin_of,
+    playwright_installed,
+)
+from zerocode.apps.records import App, AppStore, CodeGenType
+from zerocode.publishing.builds import Build, BuildState
+from zerocode.publishing.pointers import Publisher, SiteTarget, SiteUrls, preview_pointer
+
+if TYPE_CHECKING:
+    from playwright.async_api import ConsoleMessage, Page
+
+log = logging.getLogger(__name__)
+
+MAX_PROBLEMS = 10
+MAX_PROBLEM_CHARS = 300
+LOAD_TIMEOUT_MS = 10_000  # the page's load event; past it the page is reported as hanging
+SETTLE_MS = 2_000  # after load: until the network is idle, at most this long
+QUIET_MS = 250  # then a moment for what runs on timers and microtasks (a router's first view)
+# Past this the whole check is abandoned (a browser that does not close, say): no problems.
+GIVE_UP_SECONDS = 45.0
+_KEY = re.compile(r"[A-Za-z0-9_-]{20,}")  # a preview key, in a URL written to the log
+# What a request aborted by the confinement looks like to the page.
+_BLOCKED = ("ERR_BLOCKED_BY_CLIENT", "Failed to fetch", "NetworkError", "Load failed")
+
+# Evaluated in the page after load: why it shows nothing, or null.
+_EMPTY = """(vue) => {
+  if (vue) {
+    const mounted = document.querySelector("[data-v-app]");
+    const root = mounted || document.querySelector("#app");
+    if (!root) return "empty mount point: there is no #app element and no Vue app mounted";
+    if (root.children.length) return null;
+    const name = mounted ? "the element the app mounted on" : "#app";
+    return "empty mount point: " + name + " has no content after load " +
+      "(the app did not mount, or rendered nothing)";
+  }
+  const body = document.body;
+  if (!body) return "empty page: the page has no <body>";
+  const hidden = ["SCRIPT", "STYLE", "LINK", "META", "TEMPLATE", "NOSCRIPT", "TITLE"];
+  const shown = Array.from(body.children).filter((e) => !hidden.includes(e.tagName));
+  if (shown.length || (body.innerText || "").trim()) return null;
+  return "empty page: <body> has no content after load";
+}"""
+
+
+@dataclass
+class _Findings:
+    """Problems as they happen: cleaned, deduplicated, bounded."""
+
+    origin: str
+    blocked: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    dropped: int = 0
+
+    def add(self, text: str) -> None:
+        text = _clean(text, self.origin)
+        if not text or text in self.problems:
+            return
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.dropped += 1
+            return
+        self.problems.append(text)
+
+    def discard(self) -> None:
+        """Forget what was found: the page was never properly loaded (not the page's fault)."""
+        self.problems.clear()
+        self.dropped = 0
+
+    def by_confinement(self, text: str) -> bool:
+        """Whether a failure is the confinement's doing (a request elsewhere was aborted)."""
+        return bool(self.blocked) and any(mark in text for mark in _BLOCKED)
+
+    def result(self) -> list[str]:
+        if not self.dropped:
+            return list(self.problems)
+        hidden = self.dropped + len(self.problems) - (MAX_PROBLEMS - 1)  # the last line says so
+        more = f"(and {hidden} more problem{'s' if hidden != 1 else ''})"
+        return [*self.problems[: MAX_PROBLEMS - 1], more]
+
+
+class ChromiumCheck:
+    """:class:`zerocode.engine.runtime_check.RuntimeCheck` in a confined headless Chromium."""
+
+    def __init__(
+        self,
+        urls: SiteUrls,
+        executable: str,
+        *,
+        apps: AppStore | None = None,
+        publisher: Publisher | None = None,
+        timeout_ms: float = LOAD_TIMEOUT_MS,
+        settle_ms: float = SETTLE_MS,
+    ) -> None:
+        self.urls, self.executable = urls, executable
+        self.apps, self.publisher = apps, publisher
+        self.timeout_ms, self.settle_ms = timeout_ms, settle_ms
+
+    async def check(self, app: App, build: Build) -> list[str]:
+        """The problems of ``build``'s preview page (it must be the one the preview shows)."""
+        if build.state is not BuildState.SUCCEEDED:
+            return []
+        try:
+            url = await asyncio.to_thread(self._preview_url, app, build)
+        except Exception as exc:  # a store failing: the check is best effort
+            log.warning("runtime check of app %s skipped: %s", app.id, type(exc).__name__)
+            return []
+        if url is None:
+            return []
+        return await self.check_url(url, vue=build.kind is CodeGenType.VUE_PROJECT)
+
+    def _preview_url(self, app: App, build: Build) -> str | None:
+        """The preview's URL, if the preview shows ``build`` (the key in ``app`` may be one
+        the preview build just replaced: the stored app has the current one)."""
+        key = app.preview_key
+        if not self.urls.usable(key) and self.apps is not None:
+            current = self.apps.get(app.id)
+            key = current.preview_key if current is not None else key
+        if not self.urls.usable(key):
+            log.warning("runtime check of app %s skipped: no usable preview key", app.id)
+            return None
+        if self.publisher is not None:
+            target = self.publisher.target(preview_pointer(key))
+            if target != SiteTarget(app.id, build.id):
+                log.info(
+                    "runtime check of app %s skipped: the preview shows %s, not build %s",
+                    app.id,
+                    target.build_id if target else "nothing",
+                    build.id,
+                )
+                return None
+        return self.urls.preview(key)
+
+    async def check_url(self, url: str, *, vue: bool) -> list[str]:
+        """The problems of the page at ``url``: see the module's docstring."""
+        findings = _Findings(origin_of(url))
+        try:
+            await asyncio.wait_for(self._load(url, vue, findings), GIVE_UP_SECONDS)
+        except Exception as exc:  # TimeoutError included: never a turn's failure
+            log.warning(
+                "runtime check of %s abandoned: %s", _public(url), _first_line(exc) or "timeout"
+            )
+            return []
+        return findings.result()
+
+    async def _load(self, url: str, vue: bool, findings: _Findings) -> None:
+        if not playwright_installed():
+            log.warning("runtime check skipped: Playwright's package is not installed")
+            return
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import TimeoutError as PlaywrightTimeout
+        from playwright.async_api import async_playwright
+
+        async with async_playwright() as pw:
+            try:
+                browser = await launch(pw, self.executable, url)
+            except Exception as exc:
+                log.warning("runtime check skipped: Chromium did not start (%s)", _first_line(exc))
+                return
+            try:
+                context = await confined(browser, url, seen=findings.blocked)
+                page = await context.new_page()
+                page.on("pageerror", lambda error: _page_error(findings, error))
+                page.on("console", lambda message: _console(findings, message))
+                try:
+                    response = await page.goto(url, wait_until="load", timeout=self.timeout_ms)
+                except PlaywrightTimeout:
+                    seconds = f"{self.timeout_ms / 1000:g}"
+                    findings.add(f"the page did not finish loading within {seconds} s")
+                    return
+                except PlaywrightError as exc:  # the sites server, not the page
+                    log.warning("runtime check of %s skipped: %s", _public(url), _first_line(exc))
+                    findings.discard()
+                    return
+                if response is None or not response.ok:
+                    log.warning(
+                        "runtime check of %s skipped: the preview answered HTTP %s",
+                        _public(url),
+                        response.status if response is not None else "nothing",
+                    )
+                    findings.discard()
+                    return
+                await _settle(page, self.settle_ms, PlaywrightTimeout)
+                empty = await page.evaluate(_EMPTY, vue)
+                if isinstance(empty, str):
+                    findings.add(empty)
+            finally:
+                with contextlib.suppress(Exception):
+                    await browser.close()
+        if findings.blocked:
+            log.info(
+                "runtime check of %s: %d request(s) elsewhere aborted",
+                _public(url),
+                len(findings.blocked),
+            )
+
+
+async def _settle(page: Page, settle_ms: float, timeout: type[Exception]) -> None:
+    """After load: until the network is idle (at most ``settle_ms``), then a moment more."""
+    with contextlib.suppress(timeout):
+        await page.wait_for_load_state("networkidle", timeout=settle_ms)
+    await page.wait_for_timeout(QUIET_MS)
+
+
+def _page_error(findings: _Findings, error: Any) -> None:
+    name = str(getattr(error, "name", "") or "Error")
+    message = str(getattr(error, "message", "") or error)
+    text = f"{name}: {message}" if not message.startswith(name) else message
+    if findings.by_confinement(text):
+        return
+    stack = str(getattr(error, "stack", "") or "")
+    findings.add(f"uncaught {text}{_where(stack)}")
+
+
+def _console(findings: _Findings, message: ConsoleMessage) -> None:
+    if message.type != "error":
+        return
+    text = message.text
+    location = message.location or {}
+    source = str(location.get("url") or "")
+    if findings.by_confinement(text) or (source and source in findings.blocked):
+        return
+    at = _where(text)
+    if not at and source:
+        line, column = location.get("lineNumber", 0) + 1, location.get("columnNumber", 0) + 1
+        at = f" (at {source}:{line}:{column})"  # Playwright counts from 0, stacks from 1
+    findings.add(f"console.error: {_first_line(text)}{at}")
+
+
+def _where(stack: str) -> str:
+    """`` (at file:line:col)`` from the first frame of a stack, or ""."""
+    for line in stack.splitlines()[1:]:
+        line = line.strip()
+        if line.startswith("at "):
+            frame = line[3:]
+            if frame.endswith(")") and "(" in frame:
+                frame = frame[frame.rindex("(") + 1 : -1]
+            return f" (at {frame})"
+    return ""
+
+
+def _clean(text: str, origin: str) -> str:
+    """One line, the page's origin cut out (it holds the preview key), at most
+    :data:`MAX_PROBLEM_CHARS` characters."""
+    host = origin.rsplit(":", 1)[0]  # scheme://host, as a URL writes it without the port
+    for written in (origin, host):
+        text = text.replace(written, "")
+    text = " ".join(text.split())
+    if len(text) > MAX_PROBLEM_CHARS:
+        text = text[: MAX_PROBLEM_CHARS - 1] + "…"
+    return text
+
+
+def _first_line(value: object) -> str:
+    text = str(value).strip()
+    return text.splitlines()[0] if text else type(value).__name__
+
+
+def _public(url: str) -> str:
+    """A preview URL for logs: its key is the preview's only secret."""
+    return _KEY.sub("{key}", url)
+
+
+def chromium_check(
+    urls: SiteUrls,
+    executable: str | None,
+    *,
+    apps: AppStore | None = None,
+    publisher: Publisher | None = None,
+) -> ChromiumCheck | None:
+    """The runtime check if Playwright and a Chromium are installed, else None (no check)."""
+    if not playwright_installed():
+        return None
+    found = find_chromium(executable)
+    return ChromiumCheck(urls, found, apps=apps, publisher=publisher) if found else None

@@ -1,0 +1,229 @@
+"""``zerocode eval``: how often the configured model's apps work, first try and after repair.
+
+A fixed suite of app prompts (English and Chinese; html, multi-file and Vue; creations and
+element edits) runs through the real engine on a throw-away local platform: the real
+preview builds (Vue in the sandbox), the runtime check in Chromium when it is installed,
+and the repair loop. With no model endpoint configured it runs against the offline model's
+flawed mode (seeded, realistic first-try mistakes), so the suite and the repair loop run in
+CI; with an endpoint it measures that model. Prints a table; ``--json`` writes the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from zerocode.apps.records import App, CodeGenType
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.engine.events import BuildEvent, DoneEvent, ErrorEvent, RepairEvent
+
+OWNER = "eval"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    mode: CodeGenType
+    prompt: str
+    edit: str | None = None  # an element edit after the creation: the new heading text
+
+
+SUITE: tuple[Case, ...] = (
+    Case("html-en", CodeGenType.HTML, "A tip calculator with a bill field and a tip slider"),
+    Case("html-zh", CodeGenType.HTML, "做一个番茄钟计时器页面，有开始和暂停按钮"),
+    Case("html-edit-en", CodeGenType.HTML, "A page about owls", edit="Night Owls"),
+    Case("html-edit-zh", CodeGenType.HTML, "一个介绍熊猫的页面", edit="可爱的熊猫"),
+    Case("multi-en", CodeGenType.MULTI_FILE, "A landing page for a bakery with separate CSS"),
+    Case("multi-zh", CodeGenType.MULTI_FILE, "一个摄影师的作品集网站，多文件"),
+    Case("vue-en", CodeGenType.VUE_PROJECT, "A Vue todo app with an about page"),
+    Case("vue-zh", CodeGenType.VUE_PROJECT, "做一个待办事项的Vue应用，有关于页面"),
+    Case("vue-edit-en", CodeGenType.VUE_PROJECT, "A Vue habit tracker", edit="Daily Habits"),
+    Case("vue-edit-zh", CodeGenType.VUE_PROJECT, "做一个记账本Vue应用", edit="我的账本"),
+)
+
+
+@dataclass
+class Result:
+    case: str
+    turn: str  # "create" or "edit"
+    status: str  # the turn's done status
+    first_try: bool  # the first preview stood with no repair
+    repairs: int
+    builds: int
+    tokens_in: int
+    tokens_out: int
+    seconds: float
+    error: str = ""
+
+
+async def _turn(
+    p: Platform, app: App, case: Case, kind: str, message: str, element: dict[str, Any] | None
+) -> Result:
+    started = time.monotonic()
+    run = p.engine.start(app, message, element)
+    repairs = builds = 0
+    status, error = "interrupted", ""
+    async for event in run.events():
+        if isinstance(event, RepairEvent):
+            repairs += 1
+        elif isinstance(event, BuildEvent) and event.status != "running":
+            builds += 1
+        elif isinstance(event, ErrorEvent):
+            error = error or event.message
+        elif isinstance(event, DoneEvent):
+            status = event.status
+    return Result(
+        case.name,
+        kind,
+        status,
+        status == "succeeded" and repairs == 0,
+        repairs,
+        builds,
+        run.usage[0],
+        run.usage[1],
+        round(time.monotonic() - started, 2),
+        error[:160],
+    )
+
+
+def _heading(p: Platform, app: App) -> str | None:
+    """The first heading's text in the app's files: what a user would click to edit."""
+    for file in p.workspace.list(app.id):
+        if not file.path.endswith((".html", ".vue")):
+            continue
+        text = p.workspace.read(app.id, file.path).decode(errors="replace")
+        found = re.search(r"<h1[^>]*>\s*([^<{]+?)\s*</h1>", text)
+        if found:
+            return found.group(1)
+    return None
+
+
+async def run_suite(p: Platform, cases: tuple[Case, ...] = SUITE) -> list[Result]:
+    """Each case on a new app, with the sites origin served meanwhile (the runtime check
+    loads each preview from it, as a visitor would)."""
+    import uvicorn
+
+    from zerocode.http.sites import create_sites_app
+
+    sites = uvicorn.Server(
+        uvicorn.Config(
+            create_sites_app(p),
+            host=p.settings.host,
+            port=p.settings.sites_port,
+            log_config=None,
+            access_log=False,
+        )
+    )
+    serving = asyncio.create_task(sites.serve())
+    while not sites.started and not serving.done():
+        await asyncio.sleep(0.05)
+    try:
+        return await _cases(p, cases)
+    finally:
+        sites.should_exit = True
+        await serving
+
+
+async def _cases(p: Platform, cases: tuple[Case, ...]) -> list[Result]:
+    results = []
+    for case in cases:
+        app = await p.create_app(OWNER, case.prompt, case.mode)
+        results.append(await _turn(p, app, case, "create", case.prompt, None))
+        if case.edit is None:
+            continue
+        heading = _heading(p, app)
+        element = {"tag": "h1", "text": heading} if heading else None
+        edit = f'Change this heading to "{case.edit}"' if element else f'Title: "{case.edit}"'
+        results.append(await _turn(p, app, case, "edit", edit, element))
+    return results
+
+
+def table(results: list[Result]) -> str:
+    head = "case          turn    status     first  repairs  builds  tokens in/out     s"
+    rows = [head, "-" * len(head)]
+    for r in results:
+        rows.append(
+            f"{r.case:<13} {r.turn:<7} {r.status:<10} {'yes' if r.first_try else 'no':<6} "
+            f"{r.repairs:>7}  {r.builds:>6}  {r.tokens_in:>7}/{r.tokens_out:<7} {r.seconds:>5.1f}"
+        )
+    rows.append("")
+    rows.append(summary_line(results))
+    return "\n".join(rows)
+
+
+def summary(results: list[Result]) -> dict[str, Any]:
+    n = len(results) or 1
+    green = [r for r in results if r.status == "succeeded"]
+    repaired = [r for r in green if r.repairs]
+    return {
+        "turns": len(results),
+        "first_try_success": sum(r.first_try for r in results) / n,
+        "success_after_repair": len(green) / n,
+        "repaired_turns": len(repaired),
+        "mean_rounds_to_green": (
+            sum(r.repairs for r in repaired) / len(repaired) if repaired else 0.0
+        ),
+        "tokens_in": sum(r.tokens_in for r in results),
+        "tokens_out": sum(r.tokens_out for r in results),
+        "seconds": round(sum(r.seconds for r in results), 1),
+    }
+
+
+def summary_line(results: list[Result]) -> str:
+    s = summary(results)
+    return (
+        f"first-try success {s['first_try_success']:.0%}, success after repair "
+        f"{s['success_after_repair']:.0%} ({s['repaired_turns']} repaired, "
+        f"{s['mean_rounds_to_green']:.1f} rounds to green on average), "
+        f"tokens {s['tokens_in']}/{s['tokens_out']}, {s['seconds']} s"
+    )
+
+
+def run_eval(settings: Settings, json_path: Path | None = None) -> int:
+    """Run the suite on a throw-away data directory; 0 when every turn ended."""
+    updates: dict[str, Any] = {
+        "rate_chat": 10_000,
+        "rate_create": 10_000,
+        "sites_port": _free_port(),
+        "sites_url": None,
+        "sites_domain": None,
+    }
+    if settings.model_base_url is None:
+        updates["offline_model"] = "flawed"
+    with tempfile.TemporaryDirectory(prefix="zerocode-eval-") as tmp:
+        updates["data_dir"] = Path(tmp)
+        if settings.toolchain_dir is None:  # share the installed toolchain, not reinstall it
+            updates["toolchain_dir"] = settings.data_dir / "toolchain"
+        p = wiring.platform(settings.model_copy(update=updates))
+        print(f"zerocode eval: {len(SUITE)} cases against {p.model.description}", flush=True)
+        results = asyncio.run(run_suite(p))
+    print(table(results))
+    if json_path is not None:
+        json_path.write_text(
+            json.dumps(
+                {
+                    "model": p.model.description,
+                    "summary": summary(results),
+                    "results": [asdict(r) for r in results],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+    return 0 if all(r.status != "interrupted" for r in results) else 1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -1,0 +1,398 @@
+"""The runtime check in real headless Chromium (issue 14): what fails on a preview page is
+reported, bounded and without the preview's key; what the confinement blocks is not a fault
+of the page (and is still blocked); a page that is fine has no problems. Last, the offline
+model's flaws fail as documented in real Vite and Chromium, and their repairs do not."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import http.server
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.adapters.test_chromium_covers import Secret, chromium_or_skip
+from zerocode.adapters.local.chromium_check import (
+    MAX_PROBLEM_CHARS,
+    MAX_PROBLEMS,
+    ChromiumCheck,
+    chromium_check,
+)
+from zerocode.adapters.model.offline.flaws import (
+    COMPONENT,
+    COUNTER_COMPONENT,
+    stubborn_home_view,
+)
+from zerocode.adapters.model.offline.script import answer
+from zerocode.adapters.model.offline.vue import HOME_VIEW
+from zerocode.apps.records import App, CodeGenType
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.settings import Settings
+from zerocode.engine import prompts
+from zerocode.engine.codegen import parse_html, parse_multi_file
+from zerocode.engine.repair import Failure, repair_message
+from zerocode.engine.runtime_check import RuntimeCheck
+from zerocode.publishing.builds import (
+    Build,
+    BuildJob,
+    BuildPurpose,
+    BuildState,
+    Snapshot,
+    new_build_id,
+)
+from zerocode.publishing.pointers import SiteTarget, SiteUrls, preview_pointer
+
+FINE = "<!doctype html><html><body><h1>Fine</h1><script>console.log('hi')</script></body></html>"
+
+
+@dataclass
+class Site:
+    """An app's origin: ``pages`` by path (anything else is a 404), and what was asked for."""
+
+    pages: dict[str, str]
+    requests: list[str] = field(default_factory=list)
+    directory: Path | None = None  # or serve the files of a build's output
+    server: http.server.ThreadingHTTPServer | None = None
+
+    def start(self) -> None:
+        outer = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.requests.append(self.path)
+                if outer.directory is not None:
+                    super().do_GET()
+                    return
+                path = self.path.split("?")[0]
+                page = outer.pages.get(path)
+                if page is None:
+                    self.send_error(404)
+                    return
+                body = page.encode()
+                kind = {"js": "text/javascript", "css": "text/css"}.get(
+                    path.rsplit(".", 1)[-1], "text/html"
+                )
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        handler = functools.partial(Handler, directory=str(self.directory or "."))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://app1.localhost:{self.port}/"
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+@pytest.fixture
+def secret() -> Iterator[Secret]:
+    service = Secret()
+    service.start()
+    yield service
+    service.close()
+
+
+def problems_of(
+    page: str, *, vue: bool = False, files: dict[str, str] | None = None
+) -> tuple[list[str], Site]:
+    """The check's problems with the page at ``/`` (and ``files`` by name), and the site."""
+    site = Site({"/": page, **{f"/{name}": body for name, body in (files or {}).items()}})
+    site.start()
+    try:
+        check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip(), timeout_ms=5000)
+        return asyncio.run(check.check_url(site.url, vue=vue)), site
+    finally:
+        site.stop()
+
+
+def test_a_fine_page_has_no_problems() -> None:
+    problems, site = problems_of(FINE)
+    assert problems == [] and site.requests[0] == "/"
+
+
+def test_an_exception_at_load_is_a_problem_naming_the_error() -> None:
+    page = (
+        "<body><h1>x</h1><script>\nconst button = null;\n"
+        "button.addEventListener('click', () => {});\n</script></body>"
+    )
+    problems, _ = problems_of(page)
+    assert len(problems) == 1, problems
+    (problem,) = problems
+    assert problem.startswith("uncaught TypeError: Cannot read properties of null")
+    assert "addEventListener" in problem
+
+
+def test_a_syntax_error_is_a_problem() -> None:
+    problems, _ = problems_of("<body><h1>x</h1><script>function f() {</script></body>")
+    assert len(problems) == 1 and problems[0].startswith("uncaught SyntaxError"), problems
+
+
+def test_console_error_is_a_problem_and_warnings_are_not() -> None:
+    page = (
+        "<body><h1>x</h1><script>console.warn('[Vue warn]: just a warning');"
+        "console.error('the cart could not be loaded', 42);</script></body>"
+    )
+    problems, _ = problems_of(page)
+    assert problems == ["console.error: the cart could not be loaded 42 (at /:1:76)"], problems
+
+
+def test_an_unhandled_rejection_is_a_problem() -> None:
+    problems, _ = problems_of(
+        "<body><h1>x</h1><script>Promise.reject(new Error('no data'))</script></body>"
+    )
+    assert len(problems) == 1 and "Error: no data" in problems[0], problems
+
+
+def test_a_missing_script_of_the_own_origin_is_a_problem() -> None:
+    problems, _ = problems_of('<body><h1>x</h1><script src="app.js"></script></body>')
+    assert len(problems) == 1 and "404" in problems[0], problems
+    assert "/app.js" in problems[0]
+
+
+def test_a_vue_app_that_never_mounts_is_an_empty_mount_point() -> None:
+    page = '<body><div id="app"></div><script type="module">const x = 1;</script></body>'
+    problems, _ = problems_of(page, vue=True)
+    assert problems == [
+        "empty mount point: #app has no content after load "
+        "(the app did not mount, or rendered nothing)"
+    ]
+    mounted = '<body><div id="app"></div><script>app.innerHTML = "<main>hi</main>"</script></body>'
+    assert problems_of(mounted, vue=True)[0] == []
+    assert "there is no #app" in problems_of("<body><p>x</p></body>", vue=True)[0][0]
+
+
+def test_an_empty_page_is_a_problem_for_html() -> None:
+    problems, _ = problems_of("<html><body>\n  <script>let x = 1;</script>\n</body></html>")
+    assert problems == ["empty page: <body> has no content after load"]
+    assert problems_of("<body>just text</body>")[0] == []
+    assert problems_of("<body><canvas></canvas></body>")[0] == []
+
+
+def test_a_page_that_never_loads_is_reported_as_hanging() -> None:
+    site = Site({"/": "<body><h1>x</h1><script>while (true) {}</script></body>"})
+    site.start()
+    try:
+        check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip(), timeout_ms=1500)
+        problems = asyncio.run(check.check_url(site.url, vue=False))
+    finally:
+        site.stop()
+    assert problems == ["the page did not finish loading within 1.5 s"]
+
+
+def test_problems_are_bounded_in_count_and_size() -> None:
+    page = (
+        "<body><h1>x</h1><script>for (let i = 0; i < 25; i++) "
+        "console.error('problem ' + i + ' ' + 'x'.repeat(1000));</script></body>"
+    )
+    problems, _ = problems_of(page)
+    assert len(problems) == MAX_PROBLEMS
+    assert all(len(p) <= MAX_PROBLEM_CHARS for p in problems)
+    assert problems[0].startswith("console.error: problem 0 xxx") and problems[0].endswith("…")
+    assert problems[-1] == "(and 16 more problems)"
+
+
+def test_reaching_another_origin_is_blocked_and_not_a_problem(secret: Secret) -> None:
+    loop = f"127.0.0.1:{secret.port}"
+    page = f"""<body><h1>x</h1><img src="http://{loop}/image.png">
+<script>
+  fetch("http://{loop}/data").then(r => r.json()).then(d => document.title = d.t);
+  fetch("http://{loop}/caught").catch(() => {{}});
+  const x = new XMLHttpRequest(); x.open("GET", "http://{loop}/xhr"); x.send();
+</script></body>"""
+    problems, site = problems_of(page)
+    asyncio.run(asyncio.sleep(0.5))  # anything still in flight would arrive by now
+    assert problems == [], problems
+    assert (secret.connections, secret.packets) == (0, 0)
+    assert site.requests[0] == "/"
+
+
+def test_the_preview_key_never_appears_in_a_problem() -> None:
+    key = "abcdefghijklmnopqrstuvwxyz"
+    site = Site({"/": "<body><h1>x</h1><script>throw new Error(location.href)</script></body>"})
+    site.start()
+    try:
+        urls = SiteUrls(f"http://127.0.0.1:{site.port}", f"localhost:{site.port}")
+        app = App("app1", "u1", "x", CodeGenType.HTML, "x", preview_key=key)
+        build = Build(
+            new_build_id(),
+            app.id,
+            BuildPurpose.PREVIEW,
+            CodeGenType.HTML,
+            "digest",
+            BuildState.SUCCEEDED,
+        )
+        publisher = Pointers({preview_pointer(key): SiteTarget(app.id, build.id)})
+        check: RuntimeCheck = ChromiumCheck(urls, chromium_or_skip(), publisher=publisher)
+        problems = asyncio.run(check.check(app, build))
+        assert len(site.requests) == 1
+        assert problems == ["uncaught Error: / (at /:1:31)"], problems
+        # a preview that shows another build is not checked (nothing is loaded)
+        publisher.pointers[preview_pointer(key)] = SiteTarget(app.id, "b0000000000000000000")
+        assert asyncio.run(check.check(app, build)) == [] and len(site.requests) == 1
+        failed = Build(build.id, app.id, BuildPurpose.PREVIEW, CodeGenType.HTML, "d")
+        assert asyncio.run(check.check(app, failed.failed("no"))) == []
+    finally:
+        site.stop()
+
+
+def test_no_sites_server_means_no_problems_not_a_failure() -> None:
+    check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
+    assert asyncio.run(check.check_url("http://app1.localhost:9/", vue=False)) == []
+
+
+def test_a_chromium_that_cannot_start_means_no_problems(tmp_path: Path) -> None:
+    pytest.importorskip("playwright")
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), str(fake))
+    assert asyncio.run(check.check_url("http://app1.localhost:9/", vue=False)) == []
+    assert chromium_check(SiteUrls("http://127.0.0.1:9"), str(fake)) is not None
+
+
+class Pointers:
+    def __init__(self, pointers: dict[str, SiteTarget]) -> None:
+        self.pointers = pointers
+
+    def point(self, pointer: str, target: SiteTarget) -> None:
+        self.pointers[pointer] = target
+
+    def target(self, pointer: str) -> SiteTarget | None:
+        return self.pointers.get(pointer)
+
+    def remove(self, pointer: str) -> None:
+        self.pointers.pop(pointer, None)
+
+
+# -- the offline model's flaws, in real Vite and Chromium ------------------------------------
+
+
+def vue_files(flaw: str, repaired: bool) -> dict[str, str]:
+    """The files of the offline model's Vue creation with ``flaw``, and after its repair."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": prompts.load("vue_project")},
+        {"role": "user", "content": f"A vue tip calculator [[flaw={flaw}]]"},
+    ]
+    files = {
+        a["path"]: a["content"] for a in (json.loads(c.arguments) for c in answer(messages).calls)
+    }
+    if repaired and flaw == "import":
+        files[COMPONENT] = COUNTER_COMPONENT
+    elif repaired:
+        plain = [messages[0], {"role": "user", "content": "A vue tip calculator"}]
+        files = {
+            a["path"]: a["content"] for a in (json.loads(c.arguments) for c in answer(plain).calls)
+        }
+    return files
+
+
+def build_and_check(builder: Any, files: dict[str, str]) -> tuple[bool, list[str], str]:
+    job = BuildJob(
+        "app1",
+        new_build_id(),
+        CodeGenType.VUE_PROJECT,
+        Snapshot.of({p: c.encode() for p, c in files.items()}),
+    )
+    outcome = asyncio.run(builder.build(job))
+    if not outcome.ok:
+        return False, [], outcome.log_tail
+    site = Site({}, directory=Path(outcome.output))
+    site.start()
+    try:
+        check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
+        return True, asyncio.run(check.check_url(site.url, vue=True)), outcome.log_tail
+    finally:
+        site.stop()
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_the_offline_vue_flaws_fail_as_documented_and_their_repairs_do_not(
+    local_builder: Any,
+) -> None:
+    chromium_or_skip()
+    for flaw in ("syntax", "import"):
+        built, _, log = build_and_check(local_builder, vue_files(flaw, repaired=False))
+        assert not built and "HomeView.vue" in log, (flaw, log)
+    plain = vue_files("syntax", repaired=True)
+    for repairs in (1, 2, 3):  # a stubborn model's every repair fails the build too
+        broken = {**plain, HOME_VIEW: stubborn_home_view(plain[HOME_VIEW], repairs)}
+        built, _, log = build_and_check(local_builder, broken)
+        assert not built and "HomeView.vue" in log, (repairs, log)
+    built, problems, log = build_and_check(local_builder, vue_files("runtime", repaired=False))
+    assert built, log
+    assert len(problems) == 1 and "TypeError" in problems[0] and "count" in problems[0], problems
+    for flaw in ("syntax", "import", "runtime"):
+        built, problems, log = build_and_check(local_builder, vue_files(flaw, repaired=True))
+        assert built and problems == [], (flaw, problems, log)
+
+
+def page_files(kind: str, flaw: str, repaired: bool) -> dict[str, str]:
+    """The files the engine saves from the offline model's page creation with ``flaw`` (and,
+    ``repaired``, from its answer to a repair feedback)."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": prompts.load(kind)},
+        {"role": "user", "content": f"A tip calculator [[flaw={flaw}]]"},
+    ]
+    text = answer(messages).text
+    if repaired:
+        failure = Failure("runtime", "the page fails in the browser", ("x",))
+        messages += [
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": repair_message(failure, 1, 2)},
+        ]
+        text = answer(messages).text
+    return parse_html(text) if kind == "html" else parse_multi_file(text)
+
+
+@pytest.mark.parametrize("kind", ["html", "multi_file"])
+@pytest.mark.parametrize("flaw", ["syntax", "import", "runtime", "stubborn"])
+def test_the_offline_page_flaws_fail_in_the_browser_and_their_repairs_do_not(
+    kind: str, flaw: str
+) -> None:
+    def problems(files: dict[str, str]) -> list[str]:
+        return problems_of(files.pop("index.html"), files=files)[0]
+
+    found = problems(page_files(kind, flaw, repaired=False))
+    assert len(found) == 1, found
+    assert {"syntax": "SyntaxError", "import": "404", "runtime": "TypeError"}.get(
+        flaw, "TypeError"
+    ) in found[0]
+    after = problems(page_files(kind, flaw, repaired=True))
+    assert after == ([] if flaw != "stubborn" else found), after
+
+
+def test_the_local_platform_wires_the_check_unless_it_or_covers_are_off(tmp_path: Path) -> None:
+    chromium_or_skip()
+    on = wiring.platform(Settings(data_dir=tmp_path / "on"))
+    check = on.engine.runtime_check
+    assert isinstance(check, ChromiumCheck) and check.urls == on.publishing.urls
+    assert check.publisher is on.publishing.publisher and check.apps is on.apps
+    assert (
+        wiring.platform(Settings(data_dir=tmp_path / "a", covers=False)).engine.runtime_check
+        is None
+    )
+    off = Settings(data_dir=tmp_path / "b", runtime_check=False)
+    assert wiring.platform(off).engine.runtime_check is None
