@@ -338,6 +338,9 @@ async function appPage(appId) {
             if (!buildLine) { buildLine = h("li"); steps.append(buildLine); }
             buildLine.className = data.status === "running" ? "running" : (data.status === "succeeded" ? "ok" : "failed");
             buildLine.textContent = `preview build ${data.status}` + (data.status === "failed" && (data.error || data.log_tail) ? ` — ${data.error || data.log_tail.split("\n").slice(-3).join(" ")}` : "");
+          } else if (event === "repair") {
+            steps.append(h("li", { class: "repair" }, `repair ${data.attempt}/${data.max}: ${data.reason}`));
+            buildLine = null;  // the repaired code gets a build line of its own
           } else if (event === "error") {
             steps.append(h("li", { class: "failed" }, data.message));
           } else if (event === "done") { done = data; }

@@ -375,7 +375,8 @@ def _clean(text: str, secret: str | None) -> str:
     if secret:
         text = text.replace(secret, "[redacted]")
     text = _KEY_LIKE.sub("[redacted]", text)
-    return " ".join(text.split()).rstrip(".")[:200]
+    line = " ".join(text.split()).rstrip(".")
+    return line if len(line) <= 200 else line[:199] + "…"
 
 
 def _explain(
