@@ -123,7 +123,9 @@ def problems_of(
     site.start()
     try:
         check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip(), timeout_ms=5000)
-        return asyncio.run(check.check_url(site.url, vue=vue)), site
+        problems = asyncio.run(check.check_url(site.url, vue=vue))
+        assert problems is not None, "the page was not checked"
+        return problems, site
     finally:
         site.stop()
 
@@ -251,25 +253,25 @@ def test_the_preview_key_never_appears_in_a_problem() -> None:
         assert problems == ["uncaught Error: / (at /:1:31)"], problems
         # a preview that shows another build is not checked (nothing is loaded)
         publisher.pointers[preview_pointer(key)] = SiteTarget(app.id, "b0000000000000000000")
-        assert asyncio.run(check.check(app, build)) == [] and len(site.requests) == 1
+        assert asyncio.run(check.check(app, build)) is None and len(site.requests) == 1
         failed = Build(build.id, app.id, BuildPurpose.PREVIEW, CodeGenType.HTML, "d")
-        assert asyncio.run(check.check(app, failed.failed("no"))) == []
+        assert asyncio.run(check.check(app, failed.failed("no"))) is None
     finally:
         site.stop()
 
 
-def test_no_sites_server_means_no_problems_not_a_failure() -> None:
+def test_no_sites_server_means_not_checked_not_a_failure() -> None:
     check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
-    assert asyncio.run(check.check_url("http://app1.localhost:9/", vue=False)) == []
+    assert asyncio.run(check.check_url("http://app1.localhost:9/", vue=False)) is None
 
 
-def test_a_chromium_that_cannot_start_means_no_problems(tmp_path: Path) -> None:
+def test_a_chromium_that_cannot_start_means_not_checked(tmp_path: Path) -> None:
     pytest.importorskip("playwright")
     fake = tmp_path / "chromium"
     fake.write_text("#!/bin/sh\nexit 1\n")
     fake.chmod(0o755)
     check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), str(fake))
-    assert asyncio.run(check.check_url("http://app1.localhost:9/", vue=False)) == []
+    assert asyncio.run(check.check_url("http://app1.localhost:9/", vue=False)) is None
     assert chromium_check(SiteUrls("http://127.0.0.1:9"), str(fake)) is not None
 
 
@@ -323,7 +325,9 @@ def build_and_check(builder: Any, files: dict[str, str]) -> tuple[bool, list[str
     site.start()
     try:
         check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
-        return True, asyncio.run(check.check_url(site.url, vue=True)), outcome.log_tail
+        problems = asyncio.run(check.check_url(site.url, vue=True))
+        assert problems is not None, "the page was not checked"
+        return True, problems, outcome.log_tail
     finally:
         site.stop()
 
@@ -396,3 +400,33 @@ def test_the_local_platform_wires_the_check_unless_it_or_covers_are_off(tmp_path
     )
     off = Settings(data_dir=tmp_path / "b", runtime_check=False)
     assert wiring.platform(off).engine.runtime_check is None
+
+
+def test_checks_beyond_the_browser_slots_wait_for_one() -> None:
+    """A burst of turns never starts more browsers than the slots allow."""
+    site = Site({"/": "<body><h1>fine</h1></body>"})
+    site.start()
+    try:
+        check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip(), slots=1)
+        running = {"now": 0, "most": 0}
+        real_load = check._load
+
+        async def counted(url: str, vue: bool, findings: Any) -> None:
+            running["now"] += 1
+            running["most"] = max(running["most"], running["now"])
+            try:
+                await real_load(url, vue, findings)
+            finally:
+                running["now"] -= 1
+
+        check._load = counted  # type: ignore[method-assign]
+
+        async def burst() -> list[list[str] | None]:
+            return list(
+                await asyncio.gather(*(check.check_url(site.url, vue=False) for _ in range(3)))
+            )
+
+        assert asyncio.run(burst()) == [[], [], []]
+        assert running["most"] == 1
+    finally:
+        site.stop()

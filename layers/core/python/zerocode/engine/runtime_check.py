@@ -15,7 +15,7 @@ from zerocode.publishing.builds import Build
 
 
 class RuntimeCheck(Protocol):
-    async def check(self, app: App, build: Build) -> list[str]:
+    async def check(self, app: App, build: Build) -> list[str] | None:
         """The problems found loading ``build``'s preview page; empty when it is fine.
 
         Called right after ``build`` succeeded, when the preview already shows it. Each

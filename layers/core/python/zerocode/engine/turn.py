@@ -655,7 +655,9 @@ class TurnRun:
             return
         self.phase = "checking the page in a browser"
         problems = await check.check(self.app, build)
-        if problems:
+        if problems is None:  # the check could not run (no browser, no slot): say so
+            self.state.steps.append("– the page was not checked in a browser")
+        elif problems:
             self.state.steps.append("✗ the page fails in the browser: " + problems[0])
             self.failure = repair.Failure(
                 "runtime", f"the page fails in the browser: {problems[0]}", tuple(problems)

@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -93,6 +94,7 @@ class _Findings:
     blocked: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     dropped: int = 0
+    checked: bool = True  # False when the page could not be loaded for a reason not its own
 
     def add(self, text: str) -> None:
         text = _clean(text, self.origin)
@@ -104,9 +106,11 @@ class _Findings:
         self.problems.append(text)
 
     def discard(self) -> None:
-        """Forget what was found: the page was never properly loaded (not the page's fault)."""
+        """Forget what was found: the page was never properly loaded (not the page's fault),
+        so the page was not checked."""
         self.problems.clear()
         self.dropped = 0
+        self.checked = False
 
     def by_confinement(self, text: str) -> bool:
         """Whether a failure is the confinement's doing (a request elsewhere was aborted)."""
@@ -132,22 +136,27 @@ class ChromiumCheck:
         publisher: Publisher | None = None,
         timeout_ms: float = LOAD_TIMEOUT_MS,
         settle_ms: float = SETTLE_MS,
+        slots: int = 2,
     ) -> None:
         self.urls, self.executable = urls, executable
         self.apps, self.publisher = apps, publisher
         self.timeout_ms, self.settle_ms = timeout_ms, settle_ms
+        self.slots = slots
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
-    async def check(self, app: App, build: Build) -> list[str]:
+    async def check(self, app: App, build: Build) -> list[str] | None:
         """The problems of ``build``'s preview page (it must be the one the preview shows)."""
         if build.state is not BuildState.SUCCEEDED:
-            return []
+            return None
         try:
             url = await asyncio.to_thread(self._preview_url, app, build)
         except Exception as exc:  # a store failing: the check is best effort
             log.warning("runtime check of app %s skipped: %s", app.id, type(exc).__name__)
-            return []
+            return None
         if url is None:
-            return []
+            return None
         return await self.check_url(url, vue=build.kind is CodeGenType.VUE_PROJECT)
 
     def _preview_url(self, app: App, build: Build) -> str | None:
@@ -172,21 +181,35 @@ class ChromiumCheck:
                 return None
         return self.urls.preview(key)
 
-    async def check_url(self, url: str, *, vue: bool) -> list[str]:
-        """The problems of the page at ``url``: see the module's docstring."""
+    async def check_url(self, url: str, *, vue: bool) -> list[str] | None:
+        """The problems of the page at ``url`` (see the module's docstring), or None when
+        it could not be checked. At most ``slots`` browsers run at once, per event loop: a
+        burst of turns waits for a slot (up to GIVE_UP_SECONDS) rather than starting a
+        browser each."""
         findings = _Findings(origin_of(url))
+        loop = asyncio.get_running_loop()
+        slots = self._slots.setdefault(loop, asyncio.Semaphore(self.slots))
+        try:
+            async with asyncio.timeout(GIVE_UP_SECONDS):
+                await slots.acquire()
+        except TimeoutError:
+            log.warning("runtime check of %s skipped: every browser slot was busy", _public(url))
+            return None
         try:
             await asyncio.wait_for(self._load(url, vue, findings), GIVE_UP_SECONDS)
         except Exception as exc:  # TimeoutError included: never a turn's failure
             log.warning(
                 "runtime check of %s abandoned: %s", _public(url), _first_line(exc) or "timeout"
             )
-            return []
-        return findings.result()
+            return None
+        finally:
+            slots.release()
+        return findings.result() if findings.checked else None
 
     async def _load(self, url: str, vue: bool, findings: _Findings) -> None:
         if not playwright_installed():
             log.warning("runtime check skipped: Playwright's package is not installed")
+            findings.discard()
             return
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -197,6 +220,7 @@ class ChromiumCheck:
                 browser = await launch(pw, self.executable, url)
             except Exception as exc:
                 log.warning("runtime check skipped: Chromium did not start (%s)", _first_line(exc))
+                findings.discard()
                 return
             try:
                 context = await confined(browser, url, seen=findings.blocked)
