@@ -31,9 +31,15 @@ class Server:
     sites_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
-    # The shared e2e server lets one user chat often; quotas have their own tests.
+    # The shared e2e server lets one user chat often; quotas have their own tests. The
+    # runtime check (a browser per previewed turn) is on only where a test is about it
+    # (tests/e2e/test_repair.py), to keep the suite's time down.
     env: dict[str, str] = field(
-        default_factory=lambda: {"ZEROCODE_RATE_CHAT": "10000", "ZEROCODE_RATE_CREATE": "10000"}
+        default_factory=lambda: {
+            "ZEROCODE_RATE_CHAT": "10000",
+            "ZEROCODE_RATE_CREATE": "10000",
+            "ZEROCODE_RUNTIME_CHECK": "0",
+        }
     )
 
     @property
