@@ -42,9 +42,17 @@ async function api(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
-// What a person should read for an error: the wait for 429, the running turn for 409.
+// What a person should read for an error: by the API's error code first (a 409 may be a
+// running turn or a taken account name), then by the status.
+const BY_CODE = {
+  account_taken: (err) => `That account name is taken: choose another. (${err.message})`,
+  invalid_credentials: () => "Wrong account or password.",
+  rate_limited: (err) => `Too many requests: try again in ${err.retryAfter || 60} s.`,
+};
+
 function explain(err) {
   if (!(err instanceof ApiError)) return `Network problem: ${err.message}`;
+  if (BY_CODE[err.code]) return BY_CODE[err.code](err);
   if (err.status === 429) return `Too many requests: try again in ${err.retryAfter || 60} s.`;
   if (err.status === 409) return `Busy: ${err.message}`;
   if (err.status === 413) return `Too large: ${err.message}`;
@@ -63,12 +71,33 @@ function notify(text, isError = false) {
   notify.timer = setTimeout(() => { toast.hidden = true; }, isError ? 8000 : 3000);
 }
 
+function clearToast() {
+  clearTimeout(notify.timer);
+  toast.hidden = true;
+}
+
 function report(err) {
   notify(explain(err), true);
   if (err instanceof ApiError && err.status === 401) signOut(false);
 }
 
 // -- small DOM helpers ------------------------------------------------------------------------
+
+const MAX_CHARS = 1000;  // the API's message limit (ZEROCODE_MAX_MESSAGE_CHARS)
+
+// "N / 1000" under a text field, warning near the limit.
+function counter(field) {
+  const out = h("div", { class: "counter", "aria-live": "polite" });
+  const update = () => {
+    const n = field.value.length;
+    out.textContent = `${n} / ${MAX_CHARS}`;
+    out.classList.toggle("near", n >= MAX_CHARS * 0.9);
+  };
+  field.addEventListener("input", update);
+  update();
+  out.update = update;
+  return out;
+}
 
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -186,7 +215,7 @@ function appList(title, scope) {
 
 function home() {
   const prompt = h("textarea", { placeholder: "Describe the app you want, e.g. “A Vue todo app with an about page”",
-                                 "aria-label": "describe your app", maxlength: "1000" });
+                                 "aria-label": "describe your app", maxlength: String(MAX_CHARS) });
   const mode = h("select", { "aria-label": "mode" },
     h("option", { value: "" }, "auto"), h("option", { value: "html" }, "single HTML page"),
     h("option", { value: "multi_file" }, "multi-file site"), h("option", { value: "vue_project" }, "Vue project"));
@@ -201,7 +230,7 @@ function home() {
       sessionStorage.setItem(`zc_start_${app.id}`, app.initPrompt);
       location.hash = `#/apps/${app.id}`;
     } catch (err) { report(err); } finally { go.disabled = false; }
-  } }, h("h2", {}, "Create an app"), prompt, h("div", { class: "row" }, mode, go));
+  } }, h("h2", {}, "Create an app"), prompt, counter(prompt), h("div", { class: "row" }, mode, go));
   view.replaceChildren(form, appList("My apps", "mine"), appList("Featured", "featured"));
 }
 
@@ -238,8 +267,9 @@ async function appPage(appId) {
     return;
   }
   const messages = h("div", { class: "messages", id: "messages" });
-  const input = h("textarea", { id: "message", placeholder: "Ask for a change…", maxlength: "1000",
+  const input = h("textarea", { id: "message", placeholder: "Ask for a change…", maxlength: String(MAX_CHARS),
                                 "aria-label": "message" });
+  const inputCount = counter(input);
   const send = h("button", { id: "send" }, "Send");
   const chipSlot = h("div", { class: "row", id: "chips" });
   // The preview is another origin, and sandboxed without allow-same-origin on top: its
@@ -319,7 +349,7 @@ async function appPage(appId) {
         method: "POST", body: JSON.stringify(body),
         headers: headers({ "Content-Type": "application/json" }) });
       if (!response.ok) throw await failure(response);
-      input.value = ""; picked = null; showChip();
+      input.value = ""; inputCount.update(); picked = null; showChip();
       const reader = response.body.getReader(); const decoder = new TextDecoder();
       let buffer = "", done = null;
       for (;;) {
@@ -426,7 +456,7 @@ async function appPage(appId) {
     h("section", { class: "chat" }, h("div", { class: "row" }, h("h2", { id: "app-name" }, app.name),
       h("span", { class: "small" }, app.codeGenType)), messages,
       h("div", { class: "composer" }, chipSlot, input, h("div", { class: "row" }, send,
-        h("span", { class: "small" }, "Ctrl+Enter sends")))),
+        h("span", { class: "small" }, "Ctrl+Enter sends"), inputCount))),
     h("section", { class: "preview" }, h("div", { class: "toolbar" }, editButton, deployButton,
       h("button", { class: "secondary", onclick: download }, "Download"),
       h("button", { class: "secondary", id: "context", onclick: context }, "What the AI sees"),
@@ -508,6 +538,7 @@ async function admin(tab) {
 
 async function route() {
   window.onmessage = null;
+  clearToast();  // an error belongs to the page it happened on
   const path = location.hash.slice(1) || "/";
   if (!me && token()) await loadMe();
   renderNav();

@@ -37,7 +37,8 @@ def test_register_validates(server: Server, account: str, password: str, status:
 
 def test_register_login_me_logout(server: Server) -> None:
     assert register(server, "Alice-1").json()["account"] == "alice-1"
-    assert register(server, "alice-1").status_code == 409
+    taken = register(server, "alice-1")
+    assert taken.status_code == 409 and taken.json()["error"]["code"] == "account_taken"
     login = httpx.post(
         f"{server.api}/api/users/login", json={"account": "ALICE-1", "password": "correct horse"}
     )
@@ -71,6 +72,8 @@ def test_wrong_password_and_unknown_account_look_the_same_and_are_counted(server
     )
     assert wrong.status_code == nobody.status_code == 401
     assert wrong.json() == nobody.json()
+    # its own code, so a client tells a failed login from an expired session
+    assert wrong.json()["error"]["code"] == "invalid_credentials"
     assert failed_logins(server, "bob-1") == 1
 
 

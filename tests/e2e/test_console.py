@@ -255,3 +255,32 @@ def test_admins_feature_rename_and_see_history_in_the_console(browser: Any, serv
     page.wait_for_selector("text=console-admin")
     page.click("text=My apps")
     page.wait_for_selector(f"#featured-apps [data-app='{app['id']}']")
+
+
+def test_account_errors_are_named_by_code_toasts_clear_and_input_is_counted(
+    browser: Any, server: Server
+) -> None:
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    name = f"web-{secrets.token_hex(4)}"
+    for attempt in range(2):  # the second time, the name is taken
+        page.goto(f"{server.api}/console/#/register")
+        page.fill("input[name=account]", name)
+        page.fill("input[name=password]", "correct horse")
+        page.click("button[type=submit]")
+        if attempt == 0:
+            page.wait_for_selector("text=Create an app")
+            page.evaluate("localStorage.clear(); sessionStorage.clear()")
+    toast = page.wait_for_selector("#toast.error")
+    assert "account name is taken" in toast.inner_text(), toast.inner_text()
+    page.goto(f"{server.api}/console/#/login")
+    page.wait_for_function("document.getElementById('toast').hidden")  # cleared on leaving
+    page.fill("input[name=account]", name)
+    page.fill("input[name=password]", "not the password")
+    page.click("button[type=submit]")
+    toast = page.wait_for_selector("#toast.error")
+    assert toast.inner_text() == "Wrong account or password."
+    assert page.eval_on_selector("link[rel=icon]", "l => l.href").startswith("data:image/svg")
+    home = register(browser, server)
+    home.fill("textarea[aria-label='describe your app']", "x" * 950)
+    assert home.inner_text(".create .counter") == "950 / 1000"
+    assert "near" in str(home.get_attribute(".create .counter", "class"))

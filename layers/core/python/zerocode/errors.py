@@ -29,6 +29,12 @@ class Conflict(ZerocodeError):
     code = "conflict"
 
 
+class AccountTaken(Conflict):
+    """An account name someone already has (not a busy resource: the console says so)."""
+
+    code = "account_taken"
+
+
 class PayloadTooLarge(ZerocodeError):
     status = 413
     code = "payload_too_large"

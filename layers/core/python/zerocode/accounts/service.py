@@ -31,6 +31,12 @@ class Unauthenticated(ZerocodeError):
     code = "unauthenticated"
 
 
+class InvalidCredentials(Unauthenticated):
+    """A login that failed (not an expired session: the console says which)."""
+
+    code = "invalid_credentials"
+
+
 class Forbidden(ZerocodeError):
     status = 403
     code = "forbidden"
@@ -166,7 +172,7 @@ class Accounts:
         if user is None or not ok:
             if user is not None:
                 self.users.count_failed_login(user.id)
-            raise Unauthenticated("wrong account or password")
+            raise InvalidCredentials("wrong account or password")
         token = secrets.token_urlsafe(32)
         self.users.put_token(token_hash(token), user.id, time.time() + self.token_seconds)
         return token, user

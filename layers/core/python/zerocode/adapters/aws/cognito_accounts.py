@@ -16,9 +16,16 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from zerocode.accounts.service import Role, Unauthenticated, User, check_account, check_password
+from zerocode.accounts.service import (
+    InvalidCredentials,
+    Role,
+    Unauthenticated,
+    User,
+    check_account,
+    check_password,
+)
 from zerocode.adapters.aws.errors import error_code, error_message
-from zerocode.errors import Conflict, InvalidInput
+from zerocode.errors import AccountTaken, InvalidInput
 
 ADMIN_GROUP = "admin"
 _WRONG = "wrong account or password"
@@ -82,7 +89,7 @@ class CognitoAccounts:
             )
         except ClientError as exc:
             if error_code(exc) == "UsernameExistsException":
-                raise Conflict(f"account {clean!r} is taken") from exc
+                raise AccountTaken(f"account {clean!r} is taken") from exc
             if error_code(exc) in {"InvalidPasswordException", "InvalidParameterException"}:
                 raise InvalidInput(_message(exc)) from exc
             raise
@@ -92,7 +99,7 @@ class CognitoAccounts:
     def login(self, account: object, password: object) -> tuple[str, User]:
         """An access token; the same failure whether the account or the password is wrong."""
         if not isinstance(account, str) or not isinstance(password, str) or not password:
-            raise Unauthenticated(_WRONG)
+            raise InvalidCredentials(_WRONG)
         try:
             answer = self.client.initiate_auth(
                 ClientId=self.client_id,
@@ -101,7 +108,7 @@ class CognitoAccounts:
             )
         except ClientError as exc:
             if error_code(exc) in _SIGN_IN_FAILED:
-                raise Unauthenticated(_WRONG) from exc
+                raise InvalidCredentials(_WRONG) from exc
             raise
         result = answer.get("AuthenticationResult")
         if not result:
@@ -112,7 +119,7 @@ class CognitoAccounts:
         token = str(result["AccessToken"])
         user = self.authenticate(token)
         if user is None:  # Cognito just issued it; only a race with a deletion gets here
-            raise Unauthenticated(_WRONG)
+            raise InvalidCredentials(_WRONG)
         return token, user
 
     def authenticate(self, token: str | None) -> User | None:

@@ -10,7 +10,7 @@ from zerocode.accounts.service import Role, User
 from zerocode.adapters.sqlite.cursor import decode_cursor, encode_cursor
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.apps.records import check_limit
-from zerocode.errors import Conflict
+from zerocode.errors import AccountTaken
 
 _USER_COLUMNS = ("id", "account", "name", "role", "password_hash", "created_at", "failed_logins")
 
@@ -46,7 +46,7 @@ class SqliteUserStore:
                     ),
                 )
         except sqlite3.IntegrityError as exc:
-            raise Conflict(f"account {user.account!r} is already taken") from exc
+            raise AccountTaken(f"account {user.account!r} is already taken") from exc
 
     def _one(self, where: str, value: str) -> User | None:
         rows = self.db.query(
