@@ -39,6 +39,7 @@ class Server:
             "ZEROCODE_RATE_CHAT": "10000",
             "ZEROCODE_RATE_CREATE": "10000",
             "ZEROCODE_RUNTIME_CHECK": "0",
+            "ZEROCODE_ACCESS_LOG": "1",  # test_observability reads the request lines
         }
     )
 

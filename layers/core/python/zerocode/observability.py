@@ -47,8 +47,10 @@ class _Context(logging.Filter):
         return True
 
 
-def configure_logging(level: int = logging.INFO) -> None:
-    """JSON lines on stdout for every logger; uvicorn's own access log is replaced by ours."""
+def configure_logging(level: int = logging.INFO, *, access_log: bool = True) -> None:
+    """JSON lines on stdout for every logger; uvicorn's own access log is replaced by ours
+    (RequestContext's), which ``access_log=False`` quiets: `zerocode serve` keeps it off
+    unless ZEROCODE_ACCESS_LOG=1, so its log has a line per turn, not per request."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(LambdaPowertoolsFormatter(service=SERVICE))
     handler.addFilter(_Context())
@@ -59,6 +61,9 @@ def configure_logging(level: int = logging.INFO) -> None:
         logging.getLogger(name).handlers = []
         logging.getLogger(name).propagate = True
     logging.getLogger("uvicorn.access").disabled = True
+    # httpx logs each request the model client makes: with the access log, or not at all.
+    for logger in (log, logging.getLogger("httpx")):
+        logger.setLevel(logging.NOTSET if access_log else logging.WARNING)
 
 
 def record_turn(

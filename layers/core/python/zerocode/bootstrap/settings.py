@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     sites_port: int = Field(8001, ge=1, le=65535)
+    # `zerocode serve` logs a line per turn, not per request; on: a JSON line per request
+    # too (method, path, status, duration). The Lambda API always logs them.
+    access_log: bool = False
     # Public base URL of the sites server (covers; AWS without a custom domain: every app
     # under /sites/ and /preview/); default http://{host}:{sites_port}.
     sites_url: str | None = None

@@ -76,9 +76,14 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_eval(settings, args.json)
     if args.command == "serve":
+        from zerocode.entrypoints.server import CannotListen
         from zerocode.entrypoints.server import serve as run_server
 
-        run_server(settings)
+        try:
+            run_server(settings)
+        except CannotListen as exc:  # a port in use: one line, no traceback
+            print(f"zerocode: {exc}", file=sys.stderr)
+            return 1
     elif args.command == "demo":
         if args.turns < 1:
             parser.error("--turns must be at least 1")

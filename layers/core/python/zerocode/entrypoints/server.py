@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -81,8 +83,44 @@ class OffTheAppsSite:
         await self.app(scope, receive, send)
 
 
+class CannotListen(Exception):
+    """A port of `zerocode serve` cannot be listened on; the message is one line."""
+
+
+def listen(host: str, port: int, setting: str, flag: str) -> socket.socket:
+    """A socket bound to host:port as uvicorn would bind it, or CannotListen saying which
+    setting changes the port. The socket is handed to uvicorn, so no other process can take
+    the port between this check and the server's start."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's backlog; and a second bind of this port now fails
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise CannotListen(
+                f"port {port} on {host} is already in use ({setting} or {flag} to change it)"
+            ) from None
+        raise CannotListen(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} ({setting} or {flag} "
+            "to change the port, ZEROCODE_HOST or --host the address)"
+        ) from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve(settings: Settings) -> None:
-    configure_logging()
+    """Runs the platform until Ctrl-C; CannotListen when a port is taken (nothing started)."""
+    api_socket = listen(settings.host, settings.port, "ZEROCODE_PORT", "--port")
+    try:
+        sites_socket = listen(
+            settings.host, settings.sites_port, "ZEROCODE_SITES_PORT", "--sites-port"
+        )
+    except CannotListen:
+        api_socket.close()
+        raise
+    configure_logging(access_log=settings.access_log)
     platform = wiring.platform(settings)
     o200k()  # load the tokenizer now, not on the event loop during the first turn
     finished = platform.retry_deletions()  # deletions a previous run could not finish
@@ -105,6 +143,7 @@ def serve(settings: Settings) -> None:
         )
     if finished:
         print(f"  finished deleting {finished} app(s) left over from an earlier run", flush=True)
+    # uvicorn's access log stays off: RequestContext writes ours (ZEROCODE_ACCESS_LOG).
     servers = [
         uvicorn.Server(
             uvicorn.Config(
@@ -112,6 +151,7 @@ def serve(settings: Settings) -> None:
                 host=settings.host,
                 port=settings.port,
                 log_config=None,
+                access_log=False,
                 timeout_graceful_shutdown=5,
             )
         ),
@@ -121,9 +161,18 @@ def serve(settings: Settings) -> None:
                 host=settings.host,
                 port=settings.sites_port,
                 log_config=None,
+                access_log=False,
             )
         ),
     ]
+    failed: list[str] = []
+
+    async def run_server(server: uvicorn.Server, sock: socket.socket) -> None:
+        try:
+            await server.serve(sockets=[sock])
+        except (SystemExit, OSError):  # uvicorn's start-up failure (it has logged why)
+            log.exception("the server on port %s could not start", server.config.port)
+            failed.append(f"{server.config.host}:{server.config.port}")
 
     async def sweep() -> None:
         while True:
@@ -132,15 +181,26 @@ def serve(settings: Settings) -> None:
 
     async def run() -> None:
         sweeper = asyncio.create_task(sweep())
-        tasks = [asyncio.create_task(s.serve()) for s in servers]
+        tasks = [
+            asyncio.create_task(run_server(s, sock))
+            for s, sock in zip(servers, (api_socket, sites_socket), strict=True)
+        ]
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for s in servers:  # one stopped (Ctrl-C, or a port in use): stop the other too
+        for s in servers:  # one stopped (Ctrl-C, or it failed to start): stop the other too
             s.should_exit = True
         await asyncio.gather(*tasks, return_exceptions=True)
         sweeper.cancel()
 
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        runner.run(run())
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(run())
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: stopped, no traceback
+        pass
+    finally:
+        api_socket.close()
+        sites_socket.close()
+    if failed:
+        raise CannotListen(f"the server on {' and '.join(failed)} could not start (see the log)")
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -9,11 +9,14 @@ import json
 import logging
 import math
 from collections.abc import Mapping
+from importlib import resources
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zerocode import __version__
@@ -28,17 +31,25 @@ from zerocode.observability import RequestContext
 
 log = logging.getLogger(__name__)
 
+DOCS_URL = "/api/docs"
+# Swagger UI's files, from the fastapi-offline package (no CDN: the docs work offline).
+DOCS_ASSETS = "/api/docs/assets"
+
 
 def create_app(platform: Platform) -> FastAPI:
     app = FastAPI(
         title="zerocode",
         version=__version__,
         openapi_url="/api/openapi.json",
-        docs_url="/api/docs",
+        # Locally Swagger UI from the package's files (_install_docs: the docs work offline);
+        # on AWS FastAPI's page, from its CDN (API Gateway routes only /api/docs there).
+        docs_url=DOCS_URL if platform.settings.mode == "aws" else None,
         redoc_url=None,
         responses=ERRORS,
     )
     _install_error_handlers(app)
+    if platform.settings.mode == "local":
+        _install_docs(app)
     app.add_middleware(RequestContext)
     if platform.settings.allowed_origins:
         app.add_middleware(
@@ -56,6 +67,23 @@ def create_app(platform: Platform) -> FastAPI:
     for module in (users, health, apps, admin, chat, deploy, files):
         app.include_router(module.router)
     return app
+
+
+def _install_docs(app: FastAPI) -> None:
+    """/api/docs as FastAPI makes it, with Swagger UI's JS, CSS and icon served from here."""
+    assets = resources.files("fastapi_offline") / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+
+    @app.get(DOCS_URL, include_in_schema=False)
+    async def docs(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} - API docs",
+            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+        )
 
 
 def error_response(
