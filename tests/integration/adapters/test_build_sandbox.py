@@ -195,3 +195,31 @@ def test_memory_is_bounded(box: Any, two_builds: tuple[Path, Path, Path]) -> Non
     )
     assert not hog.ok and hog.reason
     assert "memory" in hog.reason or "killed" in hog.reason or "exited" in hog.reason
+
+
+def test_a_build_holds_no_descriptor_of_the_platform(
+    box: Any, two_builds: tuple[Path, Path, Path]
+) -> None:
+    """Under uvloop (what the server runs) a subprocess keeps the parent's inheritable
+    descriptors whatever close_fds says; the box must still start with none of them."""
+    import uvloop
+
+    a, _, modules = two_builds
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    held.set_inheritable(True)
+    inode = os.fstat(held.fileno()).st_ino
+    script = (
+        "const fs = require('fs'); const out = [];"
+        "for (const fd of fs.readdirSync('/proc/self/fd')) {"
+        "  try { out.push(fs.readlinkSync('/proc/self/fd/' + fd)) } catch (e) {} }"
+        "console.log(JSON.stringify({links: out}))"
+    )
+    (a / "attack.cjs").write_text(script)
+    try:
+        run: Run = uvloop.run(box.run(["node", "attack.cjs"], a, modules, Limits()))
+    finally:
+        held.close()
+    links = report(run)["links"]
+    assert f"socket:[{inode}]" not in links, links

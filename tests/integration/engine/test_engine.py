@@ -16,7 +16,9 @@ from zerocode.memory.validation import validate
 
 
 def platform(tmp_path: Path, **overrides: Any) -> Platform:
-    return wiring.platform(Settings(data_dir=tmp_path, **overrides))
+    """The local platform; without the runtime check (no sites server runs here for it to
+    load previews from, and its browser start would eat into short turn timeouts)."""
+    return wiring.platform(Settings(data_dir=tmp_path, **{"runtime_check": False, **overrides}))
 
 
 def run(p: Platform, app: Any, message: str) -> list[TurnEvent]:

@@ -171,3 +171,16 @@ def test_zerocode_access_log_turns_the_request_lines_on(tmp_path: Path) -> None:
     assert len(access) >= 7  # the health checks, register, login, create, chat, get
     assert {"/api/health", "/api/users/register"} <= {line["path"] for line in access}
     assert len([line for line in lines if is_turn(line)]) == 1
+
+
+def test_the_listening_sockets_are_not_inherited_by_builds() -> None:
+    """A build (untrusted code) is a child process: under uvloop it would keep an inheritable
+    descriptor, and could hold or accept on the platform's port (seen: Vite in the sandbox
+    holding the API port after the server was killed)."""
+    from zerocode.entrypoints.server import listen
+
+    sock = listen("127.0.0.1", 0, "ZEROCODE_PORT", "--port")
+    try:
+        assert sock.get_inheritable() is False
+    finally:
+        sock.close()

@@ -106,7 +106,9 @@ def listen(host: str, port: int, setting: str, flag: str) -> socket.socket:
             f"cannot listen on {host}:{port}: {exc.strerror or exc} ({setting} or {flag} "
             "to change the port, ZEROCODE_HOST or --host the address)"
         ) from None
-    sock.set_inheritable(True)
+    # Never inheritable: uvloop's subprocesses keep inheritable descriptors, and a build
+    # (untrusted code, in the sandbox) must not hold, or accept on, the platform's port.
+    sock.set_inheritable(False)
     return sock
 
 

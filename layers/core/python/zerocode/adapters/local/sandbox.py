@@ -23,6 +23,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import sys
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -293,22 +294,29 @@ _ENTER = (  # sh: write its own pid into each cgroup.procs given before --, then
 )
 
 
+# Closes every descriptor but stdin/out/err, then execs the rest: an event loop's subprocesses
+# (uvloop's) keep the parent's inheritable descriptors whatever close_fds says, and a build
+# must hold nothing of the platform's (a listening socket, a database file).
+_CLOSE_FDS = "import os,sys; os.closerange(3, 1 << 20); os.execv(sys.argv[1], sys.argv[1:])"
+
+
 def _confined(argv: list[str], limits: Limits, nproc: bool, cgroup: _Cgroup | None) -> list[str]:
     """The command behind its limits, set by small programs rather than by Python code
     between fork and exec (``preexec_fn`` is unsafe while the platform runs threads: a child
     can deadlock on a lock another thread held at the fork)."""
     limited = [
-        shutil.which("prlimit") or "prlimit",
+        shutil.which("prlimit") or "/usr/bin/prlimit",
         "--core=0",
         f"--fsize={limits.file_bytes}",
         *([f"--nproc={limits.processes}"] if nproc else []),  # per uid: binds once nobody
         "--",
         *argv,
     ]
+    closed = [sys.executable, "-I", "-S", "-c", _CLOSE_FDS]
     if cgroup is None:
-        return limited
+        return [*closed, *limited]
     procs = [str(group / "cgroup.procs") for group in cgroup.dirs]
-    return ["/bin/sh", "-c", _ENTER, "sh", *procs, "--", *limited]
+    return [*closed, "/bin/sh", "-c", _ENTER, "sh", *procs, "--", *limited]
 
 
 async def _supervise(
