@@ -173,13 +173,7 @@ class Memory:
         try:
             text = await summarizer.summarize(due.previous, due.evicted)
         except Exception as exc:  # any failure: no new summary, but never no turn
-            log.warning(
-                "running summary skipped for app %s (%d units left the window): %s",
-                app_id,
-                len(due.evicted),
-                exc,
-                extra={"app_id": app_id},
-            )
+            _summary_skipped(app_id, due, exc)
             return None
         return NewSummary(due.head, self._bounded(text), due.covers)
 
@@ -348,18 +342,22 @@ class Memory:
         try:
             text = self.summarizer(due.previous, due.evicted)
         except Exception as exc:  # any failure: no new summary, but never no turn
-            log.warning(
-                "running summary skipped for app %s (%d units left the window): %s",
-                app_id,
-                len(due.evicted),
-                exc,
-                extra={"app_id": app_id},
-            )
+            _summary_skipped(app_id, due, exc)
             return None
         return NewSummary(head.seq, self._bounded(text), due.covers)
 
     def _bounded(self, text: str) -> str:
         return stored_text(text, self.policy.summary_max_tokens, self.count)
+
+
+def _summary_skipped(app_id: str, due: SummaryDue, exc: Exception) -> None:
+    log.warning(
+        "running summary skipped for app %s (%d units left the window): %s",
+        app_id,
+        len(due.evicted),
+        exc,
+        extra={"app_id": app_id},
+    )
 
 
 def _pending(head: Head, asked: UserMessage) -> list[Entry]:
