@@ -39,7 +39,7 @@ from zerocode_infra.nag import (
 )
 from zerocode_infra.network import Network
 from zerocode_infra.packaging import ASSET_EXCLUDE, ROOT, RUNTIME, lambda_architecture
-from zerocode_infra.storage import BUILDS, PAYLOADS, SOURCES, WORKSPACES, Storage
+from zerocode_infra.storage import BUILDS, PAYLOADS, SOURCES, VERSIONS, WORKSPACES, Storage
 
 FUNCTIONS = ROOT / "functions"
 SWEEP_EVERY = Duration.minutes(15)  # how long a failed deletion's data may wait at most
@@ -235,6 +235,7 @@ class Functions(Construct):
         for table in d.tables.all.values():
             table.grant_read_write_data(fn)
         d.storage.workspaces.grant_read_write(fn, f"{WORKSPACES}*")
+        d.storage.workspaces.grant_read_write(fn, f"{VERSIONS}*")
         d.storage.payloads.grant_read_write(fn, f"{PAYLOADS}*")
         for prefix in (SOURCES, BUILDS):  # Vue sources to build; static apps copied directly
             d.storage.builds.grant_read_write(fn, f"{prefix}*")
@@ -248,10 +249,11 @@ class Functions(Construct):
         self._grant_common(fn)
         self._excuse_wildcards(
             fn,
-            "reads and writes app workspaces, transcript payloads, build sources and "
-            "outputs under their prefixes, and queries the apps table's indexes",
+            "reads and writes app workspaces, their versions, transcript payloads, build "
+            "sources and outputs under their prefixes, and queries the apps table's indexes",
             [
                 objects(d.storage.workspaces, WORKSPACES),
+                objects(d.storage.workspaces, VERSIONS),
                 objects(d.storage.payloads, PAYLOADS),
                 objects(d.storage.builds, SOURCES),
                 objects(d.storage.builds, BUILDS),
@@ -281,7 +283,7 @@ class Functions(Construct):
         for table in (d.tables.transcript, d.tables.display, d.tables.builds, d.tables.deletions):
             table.grant_read_write_data(fn)
         for bucket, prefixes in (
-            (d.storage.workspaces, (WORKSPACES,)),
+            (d.storage.workspaces, (WORKSPACES, VERSIONS)),
             (d.storage.payloads, (PAYLOADS,)),
             (d.storage.builds, (SOURCES, BUILDS)),
         ):
@@ -290,10 +292,11 @@ class Functions(Construct):
                 bucket.grant_delete(fn, f"{prefix}*")
         self._excuse_wildcards(
             fn,
-            "lists and deletes an app's workspace, transcript payloads, build sources and "
-            "outputs under their prefixes",
+            "lists and deletes an app's workspace, versions, transcript payloads, build "
+            "sources and outputs under their prefixes",
             [
                 objects(d.storage.workspaces, WORKSPACES),
+                objects(d.storage.workspaces, VERSIONS),
                 objects(d.storage.payloads, PAYLOADS),
                 objects(d.storage.builds, SOURCES),
                 objects(d.storage.builds, BUILDS),

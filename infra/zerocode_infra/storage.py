@@ -18,6 +18,7 @@ from zerocode_infra.nag import suppress
 
 # Key prefixes the platform uses (zerocode.adapters.*): the IAM grants are scoped to them.
 WORKSPACES = "workspaces/"
+VERSIONS = "versions/"  # every version's manifest and contents (zerocode.apps.versions)
 PAYLOADS = "transcript/"
 SOURCES = "sources/"
 BUILDS = "builds/"

@@ -677,6 +677,36 @@ def test_api_function_reads_and_writes_only_its_data(synth: Synth) -> None:
     assert not any("codebuild:StartBuild" in _list(s["Action"]) for s in events)
 
 
+def object_prefixes(synth: Synth, handler: str, bucket: str) -> dict[str, set[str]]:
+    """The object key prefixes of ``bucket`` each S3 action of the handler's role reaches."""
+    out: dict[str, set[str]] = {}
+    for statement in policy_statements(synth, role_of(synth, handler)):
+        for resource in _list(statement["Resource"]):
+            if bucket not in refs(resource) or "Fn::Join" not in resource:
+                continue
+            prefix = str(resource["Fn::Join"][1][1]).strip("/").removesuffix("*")
+            for action in _list(statement["Action"]):
+                out.setdefault(prefix, set()).add(str(action))
+    return out
+
+
+def test_versions_live_under_their_own_prefix_for_the_api_and_the_sweep(synth: Synth) -> None:
+    """zerocode.adapters.aws.s3_versions writes ``versions/`` of the workspaces bucket: the
+    API reads and writes it, the deletion sweep lists and deletes it (M8), nothing else."""
+    from zerocode.adapters.aws.s3_versions import S3VersionStore
+
+    assert S3VersionStore(None, "b").prefix == "versions/"
+    (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_WORKSPACE_BUCKET"])
+    api = object_prefixes(synth, "run.sh", bucket)
+    assert set(api) == {"workspaces/", "versions/"}
+    assert {"s3:PutObject", "s3:DeleteObject*"} <= api["versions/"]
+    sweep = object_prefixes(synth, SWEEP, bucket)
+    assert set(sweep) == {"workspaces/", "versions/"}
+    assert "s3:DeleteObject*" in sweep["versions/"]
+    assert not {a for a in sweep["versions/"] if a.startswith("s3:Put")}
+    assert object_prefixes(synth, "handler.handler", bucket) == {}  # build_events
+
+
 def test_only_the_api_may_read_the_model_key_or_call_cognito(synth: Synth) -> None:
     secret_id, _ = synth.one("AWS::SecretsManager::Secret")
     (pool_id,) = synth.of_type("AWS::Cognito::UserPool")

@@ -141,6 +141,10 @@ class Reference:
         rest = [u for u in current if u is not asked]
         complete = all(offer(u, forced=u is rest[-1]) for u in reversed(rest))
         for turn in reversed(older) if complete else ():
+            if [u.kind for u in turn] == [EntryKind.NOTE]:  # a note: whole, or the end
+                if not offer(turn[0]):
+                    break
+                continue
             asked = request(turn)
             saved = (dict(chosen), dict(left))
             rest = [u for u in turn if u is not asked]
@@ -178,7 +182,10 @@ def check_rules(window: Window, units: Sequence[Unit], policy: WindowPolicy) -> 
     if any(u.seq not in kept for u in current):
         assert kept <= {u.seq for u in current}, "an older unit in, a current one out"
     for turn in {u.turn for u in conversation if u.seq in kept and u.turn != newest}:
-        requests = [u for u in conversation if u.turn == turn and u.kind is EntryKind.USER]
+        mine = [u for u in conversation if u.turn == turn]
+        if [u.kind for u in mine] == [EntryKind.NOTE]:
+            continue  # a platform note (M9) is a turn of its own, with no request
+        requests = [u for u in mine if u.kind is EntryKind.USER]
         assert requests and requests[0].seq in kept, f"turn {turn} shown without its request"
     # What is never dropped: system (+ the summary's room), the request, the newest unit.
     floor: list[Message] = [SystemMessage(SYSTEM)]
@@ -211,6 +218,7 @@ turn_spec = st.tuples(
     st.lists(step_spec, max_size=4),
     st.sampled_from(["final", "interrupted", "crash"]),
     st.booleans(),  # an element picked in the preview
+    st.booleans(),  # a platform note (a restore, M9) after the turn
 )
 policies = st.builds(
     WindowPolicy,
@@ -241,6 +249,22 @@ class Run:
         assert warm == cold
         check_rules(warm, self.cold.units(APP), self.policy)
         assert list(warm.messages) == self.ref.window(self.policy)
+
+    def note(self, number: int) -> None:
+        """A restore's note (M9): closes a crashed turn first, then is a turn of its own."""
+        if self.open_turn is not None:
+            self.ref.add(
+                RefUnit(
+                    self.open_turn,
+                    EntryKind.INTERRUPTED,
+                    [AssistantMessage(interrupted_note(self.open_turn, CRASHED))],
+                )
+            )
+            self.open_turn = None
+        text = f"[zerocode: the user restored version v{number}]"
+        turn = self.warm.record_note(APP, text)
+        self.ref.add(RefUnit(turn, EntryKind.NOTE, [UserMessage(text)]))
+        self.check()
 
     def turn(self, number: int, steps: list[Any], ending: str, element: bool) -> None:
         picked = (
@@ -316,8 +340,10 @@ def run_conversation(
     cache: WindowCache, policy: WindowPolicy, turns: list[Any], losses: list[bool]
 ) -> None:
     run = Run(cache, policy, losses)
-    for number, (steps, ending, element) in enumerate(turns, start=1):
+    for number, (steps, ending, element, note) in enumerate(turns, start=1):
         run.turn(number, steps, ending, element)
+        if note:
+            run.note(number)
     run.nothing_lost()
     run.db.close()
 
@@ -361,7 +387,7 @@ def test_windows_with_running_summary_stay_valid_and_cache_independent(
     summarize = lambda prev, units: f"{prev or ''}+{len(units)}"  # noqa: E731
     warm = Memory(store, LruWindowCache(), policy, summarizer=summarize)
     cold = Memory(store, NoCache(), policy, summarizer=summarize)
-    for number, (steps, ending, _) in enumerate(turns, start=1):
+    for number, (steps, ending, _, note) in enumerate(turns, start=1):
         turn = warm.begin_turn(APP, f"request {number}", system=SYSTEM)
         for index, (calls, _huge, _failed) in enumerate(steps):
             tool_calls = tuple(
@@ -375,6 +401,8 @@ def test_windows_with_running_summary_stay_valid_and_cache_independent(
             assert warm.window(APP, SYSTEM) == cold.window(APP, SYSTEM)
         if ending == "final":
             warm.commit_final(turn, "ok")
+        if note:
+            warm.record_note(APP, f"[zerocode: the user restored version v{number}]")
         w = warm.window(APP, SYSTEM)
         check_rules(w, warm.units(APP), policy)
         assert w == cold.window(APP, SYSTEM)
@@ -387,7 +415,9 @@ WRITE = "<script setup>\nconst items = ref([])\n</script>\n<template><ul></ul></
 # A step: how many write_file calls, how many WRITE lines each, whether the first failed.
 step_of = st.tuples(st.integers(1, 30), st.integers(0, 40), st.booleans())
 transcript_spec = st.lists(
-    st.tuples(st.lists(step_of, max_size=6), st.sampled_from(["final", "interrupted", "open"])),
+    st.tuples(
+        st.lists(step_of, max_size=6), st.sampled_from(["final", "interrupted", "open", "note"])
+    ),
     min_size=1,
     max_size=12,
 )
@@ -399,6 +429,10 @@ def transcript(turns: list[Any]) -> list[Entry]:
     entries: list[Entry] = []
     for number, (steps, ending) in enumerate(turns, start=1):
         start = len(entries) + 1
+        if ending == "note":  # a platform note (M9): a turn of one user-role entry
+            note = UserMessage(f"[zerocode: restored v{number}]" + " x" * (number * 40))
+            entries.append(Entry(start, number, start, start, EntryKind.NOTE, note))
+            continue
         entries.append(
             Entry(start, number, start, start, EntryKind.USER, UserMessage(f"ask {number}"))
         )

@@ -25,6 +25,8 @@ POINTS = frozenset(
         "after_tool",  # a tool ran; its step is not committed
         "after_step_commit",  # a step and its results are committed
         "during_build",  # the preview build's process is running
+        "mid_restore",  # a restore wrote a file back; its note is not in the transcript
+        "after_restore_note",  # a restore's note is in the transcript; its version is not
     }
 )
 

@@ -105,6 +105,10 @@ class AccountService(Protocol):
 
     def make_admin(self, account: str) -> User: ...
 
+    def account_of(self, user_id: str) -> str | None:
+        """The account name of a user id (admin tables show names, not ids); None if gone."""
+        ...
+
     def list_users(
         self, cursor: str | None = None, limit: int = 20, query: str | None = None
     ) -> tuple[list[User], str | None]: ...
@@ -184,6 +188,10 @@ class Accounts:
 
     def logout(self, token: str) -> None:
         self.users.delete_token(token_hash(token))
+
+    def account_of(self, user_id: str) -> str | None:
+        user = self.users.get(user_id)
+        return user.account if user else None
 
     def list_users(
         self, cursor: str | None = None, limit: int = 20, query: str | None = None

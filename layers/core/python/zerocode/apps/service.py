@@ -14,6 +14,7 @@ from typing import Any
 
 from zerocode.apps.deletion import DeletionSweep, PendingDeletions, purge
 from zerocode.apps.records import App, AppPage, AppStore, CodeGenType, check_name, new_app_id
+from zerocode.apps.versions import VersionStore
 from zerocode.apps.workspace import Workspace
 from zerocode.engine import prompts
 from zerocode.engine.model import ChatModel, ModelReply, ModelRole, TextDelta
@@ -37,6 +38,7 @@ class AppService:
     deletions: PendingDeletions
     builds: BuildStore
     publishing: Publishing
+    versions: VersionStore | None = None
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app."""
@@ -122,6 +124,7 @@ class AppService:
             self.publishing.builder,
             self.builds,
             covers=self.publishing.covers,
+            versions=self.versions,
         )
 
     async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
@@ -142,6 +145,7 @@ def purge_steps(
     builder: Builder,
     builds: BuildStore,
     covers: Covers | None = None,
+    versions: VersionStore | None = None,
 ) -> list[Callable[[str], object]]:
     """Every store an app's data lives in, in the order its deletion empties them."""
     steps: list[Callable[[str], object]] = [
@@ -151,6 +155,8 @@ def purge_steps(
         builder.delete_app,
         builds.delete_app,
     ]
+    if versions is not None:
+        steps.append(versions.delete_app)
     if covers is not None:
         steps.append(covers.delete_app)
     return steps

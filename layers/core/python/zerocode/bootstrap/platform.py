@@ -72,6 +72,7 @@ class Platform:
             self.deletions,
             self.builds,
             self.publishing,
+            self.engine.versions.store if self.engine.versions else None,
         )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from zerocode.accounts.ratelimit import RateLimiter
 from zerocode.accounts.service import Accounts, AccountService
 from zerocode.apps.deletion import DeletionSweep
+from zerocode.apps.versions import Versions, VersionStore
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.platform import Platform, purge_steps
 from zerocode.bootstrap.settings import Settings
@@ -141,6 +142,7 @@ def platform(
     from zerocode.adapters.sqlite.publisher import SqlitePublisher
     from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
     from zerocode.adapters.sqlite.users import SqliteUserStore
+    from zerocode.adapters.sqlite.versions import SqliteVersionStore
 
     db = SqliteDatabase(settings.sqlite_path)
     transcript = SqliteTranscriptStore(db, settings.retention_days)
@@ -197,6 +199,7 @@ def platform(
         )
         if settings.covers and settings.runtime_check
         else None,
+        versions=Versions(SqliteVersionStore(db)),
     )
 
     def site_root(target: SiteTarget) -> Path | None:
@@ -255,6 +258,7 @@ def _aws_platform(
         journal=DynamoJournal(client, settings.leases_table),
         limits=_engine_limits(settings),
         runtime_check=None,  # no browser in Lambda
+        versions=Versions(_s3_versions(settings)),
     )
     cognito = _cognito(settings)
     return Platform(
@@ -340,8 +344,16 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
             builder or _codebuild(settings),
             DynamoBuildStore(client, settings.builds_table),
             covers=None,
+            versions=_s3_versions(settings),
         ),
     )
+
+
+def _s3_versions(settings: Settings) -> VersionStore:
+    from zerocode.adapters.aws.s3_versions import S3VersionStore
+
+    assert settings.workspace_bucket is not None  # checked by _require
+    return S3VersionStore(_aws_client("s3", settings), settings.workspace_bucket)
 
 
 def _codebuild(settings: Settings) -> Builder:

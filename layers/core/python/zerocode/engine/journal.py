@@ -26,11 +26,19 @@ class PendingStep:
     turn: int
     head: int  # the transcript's head when the step began: still there means uncommitted
     calls: tuple[PendingCall, ...]
+    # A version restore about to write files back (its number): redone by the next turn or
+    # restore when the transcript still ends at ``head`` (engine/restore.py).
+    restore: int | None = None
 
     def encode(self) -> str:
-        return json.dumps(
-            {"turn": self.turn, "head": self.head, "calls": [[c.tool, c.path] for c in self.calls]}
-        )
+        raw: dict[str, object] = {
+            "turn": self.turn,
+            "head": self.head,
+            "calls": [[c.tool, c.path] for c in self.calls],
+        }
+        if self.restore is not None:
+            raw["restore"] = self.restore
+        return json.dumps(raw)
 
     @classmethod
     def decode(cls, text: str) -> PendingStep | None:
@@ -39,7 +47,13 @@ class PendingStep:
             calls = tuple(
                 PendingCall(str(t), p if isinstance(p, str) else None) for t, p in raw["calls"]
             )
-            return cls(int(raw["turn"]), int(raw["head"]), calls)
+            restore = raw.get("restore")
+            return cls(
+                int(raw["turn"]),
+                int(raw["head"]),
+                calls,
+                int(restore) if restore is not None else None,
+            )
         except (ValueError, KeyError, TypeError):
             return None  # unreadable: treated as no record, never as a claim
 

@@ -107,6 +107,9 @@ def _line(number: int, units: list[Unit]) -> str:
                 ]
             elif isinstance(message, ToolResult) and not message.ok:
                 failures.append(message.content.removeprefix(FAILED_PREFIX))
+        if unit.kind is EntryKind.NOTE:  # a platform note (M9) is a turn of its own
+            note = unit.messages[0].content if unit.messages else ""
+            return f"Turn {number}: platform note: {_clip(str(note), ASKED_CHARS)}"
         if unit.kind is EntryKind.FINAL:
             text = unit.messages[0].content if unit.messages else ""
             text = text if isinstance(text, str) else ""

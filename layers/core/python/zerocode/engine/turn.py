@@ -20,6 +20,7 @@ from typing import Any, Literal
 from zerocode import faults
 from zerocode.apps.lease import Lease
 from zerocode.apps.records import App, CodeGenType
+from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import PathRefused, Workspace, clean_path
 from zerocode.engine import codegen, prompts, recovery, repair
 from zerocode.engine.events import (
@@ -55,7 +56,7 @@ from zerocode.memory.messages import (
     UserMessage,
 )
 from zerocode.observability import APP_ID, TURN, record_turn
-from zerocode.publishing.builds import Build, BuildState, new_build_id
+from zerocode.publishing.builds import Build, BuildState, built_from, new_build_id, snapshot
 
 # Build the app's current files and, when that works, show them in its preview.
 Preview = Callable[[App, str], Awaitable[Build]]
@@ -129,8 +130,9 @@ class Engine:
         journal: StepJournal,
         limits: EngineLimits = EngineLimits(),
         runtime_check: RuntimeCheck | None = None,
+        versions: Versions | None = None,
     ) -> None:
-        self.runtime_check = runtime_check
+        self.runtime_check, self.versions = runtime_check, versions
         self.memory, self.display, self.workspace = memory, display, workspace
         self.preview, self.model, self.lease = preview, model, lease
         self.journal, self.limits = journal, limits
@@ -159,6 +161,7 @@ class TurnRun:
         self.pending: PendingStep | None = None  # the step whose tools are running
         self.answer: str | None = None  # the model's closing text, committed with the preview
         self.failure: repair.Failure | None = None  # what fails in the newest preview
+        self.build: Build | None = None  # the newest preview build
         self.toolbox = ToolBox(engine.workspace, app.id, max_calls=engine.limits.max_tool_calls)
         self.phase = "starting"  # what the turn is doing, for an honest error
         self.finished = False
@@ -174,6 +177,7 @@ class TurnRun:
         try:
             try:
                 self.phase = "closing the previous turn"
+                await _io(self._finish_restore)
                 crashed = await _io(self._close_crashed)
                 self.phase = "saving your message"
                 faults.point("before_user_commit")
@@ -223,6 +227,11 @@ class TurnRun:
                         status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
                         turn=self.turn.number,
                     )
+            if self.turn is not None and self.state.changed:
+                self.phase = "recording the version"
+                await _io(
+                    record_version, e, app.id, self.turn.number, self._summary(status), self.build
+                )
             self.finished = True
             self._record(status)
             yield DoneEvent(status, self.turn.number if self.turn else 0)
@@ -249,38 +258,18 @@ class TurnRun:
                 log.error("the turn lease of app=%s was taken over", self.app.id)
                 return
 
+    def _summary(self, status: str) -> str:
+        """A version's summary: the request, and how the turn ended when it did not work."""
+        return self.message if status == "succeeded" else f"{self.message} ({status})"
+
     def _close_crashed(self) -> str | None:
-        """Close the turn a dead server left open (M7): the transcript's note (returned, for
-        the new turn's first write) and the display's entry say what it did. A turn closed in
-        the transcript but not in the display (the server died during the preview build)
-        gets its display entry too."""
-        e, app_id = self.engine, self.app.id
-        head = e.memory.head(app_id)
-        if head.turn == 0:
-            return None
-        newest = e.display.page(app_id, limit=1).entries
-        shown = bool(newest) and newest[0].turn == head.turn and newest[0].role != DisplayRole.USER
-        if not head.turn_open and shown:
-            return None
-        pending = e.journal.read(app_id)
-        if pending is not None and (pending.turn != head.turn or pending.head != head.seq):
-            pending = None  # that step was committed: the transcript has it
-        did = recovery.report(e.memory.units(app_id), head.turn, pending)
-        if head.turn_open:
-            why = "**Interrupted:** the server stopped before this turn finished; it was "
-            why += "closed when the next turn began."
-        else:
-            why = "**Interrupted:** the server stopped after the answer, while building the "
-            why += "preview; the preview was not updated."
-        e.display.append(
-            app_id,
-            DisplayRole.ERROR,
-            f"{why}\n\n{did.for_people()}",
-            status=DisplayStatus.INTERRUPTED,
-            turn=head.turn,
-        )
-        e.journal.clear(app_id)
-        return did.for_model() if head.turn_open else None
+        return close_crashed(self.engine, self.app.id)
+
+    def _finish_restore(self) -> None:
+        # engine/restore.py builds on this module; imported here, where it is used
+        from zerocode.engine.restore import finish_interrupted_restore
+
+        finish_interrupted_restore(self.engine, self.app)
 
     async def _close_failed(self, reason: str) -> None:
         """Close the turn in the transcript after an error, saying what it did."""
@@ -350,6 +339,8 @@ class TurnRun:
         try:
             if not self.turn.closed:
                 self._interrupt_latest("the client disconnected")
+            if self.state.changed:
+                record_version(e, self.app.id, self.turn.number, self._summary("interrupted"))
             running = (
                 "\n\n" + recovery.report((), self.turn.number, self.pending).for_people()
                 if self.pending
@@ -638,7 +629,7 @@ class TurnRun:
         build_id = new_build_id()
         self.state.builds += 1
         yield BuildEvent("running", build_id)
-        build = await self.engine.preview(self.app, build_id)
+        build = self.build = await self.engine.preview(self.app, build_id)
         lines = build.log_tail.splitlines()
         tail = "\n".join(lines[-15:])
         if build.state is not BuildState.SUCCEEDED:
@@ -664,6 +655,62 @@ class TurnRun:
             )
         else:
             self.state.steps.append("✓ the page loads in a browser without errors")
+
+
+def close_crashed(e: Engine, app_id: str) -> str | None:
+    """Close the turn a dead server left open (M7): the transcript's note (returned, for
+    the next write of the transcript) and the display's entry say what it did. A turn
+    closed in the transcript but not in the display (the server died during the preview
+    build) gets its display entry too. The files it changed become a version."""
+    head = e.memory.head(app_id)
+    if head.turn == 0:
+        return None
+    newest = e.display.page(app_id, limit=1).entries
+    shown = bool(newest) and newest[0].turn == head.turn and newest[0].role != DisplayRole.USER
+    if not head.turn_open and shown:
+        return None
+    pending = e.journal.read(app_id)
+    if pending is not None and (
+        pending.turn != head.turn or pending.head != head.seq or pending.restore is not None
+    ):
+        pending = None  # that step was committed: the transcript has it
+    did = recovery.report(e.memory.units(app_id), head.turn, pending)
+    if head.turn_open:
+        why = "**Interrupted:** the server stopped before this turn finished; it was "
+        why += "closed when the next turn began."
+    else:
+        why = "**Interrupted:** the server stopped after the answer, while building the "
+        why += "preview; the preview was not updated."
+    e.display.append(
+        app_id,
+        DisplayRole.ERROR,
+        f"{why}\n\n{did.for_people()}",
+        status=DisplayStatus.INTERRUPTED,
+        turn=head.turn,
+    )
+    e.journal.clear(app_id)
+    record_version(e, app_id, head.turn, f"turn {head.turn} (interrupted: the server stopped)")
+    return did.for_model() if head.turn_open else None
+
+
+def record_version(
+    e: Engine, app_id: str, turn: int, summary: str, build: Build | None = None
+) -> None:
+    """The workspace as a new version, if it differs from the newest one (best effort: a
+    version store that fails is logged, never fails the turn)."""
+    if e.versions is None:
+        return
+    with _logged("could not record a version of app=%s", app_id):
+        source = snapshot(e.workspace, app_id)
+        if not source.files:
+            return
+        e.versions.record(
+            app_id,
+            source.files,
+            turn=turn,
+            summary=summary,
+            build_id=built_from(build, source.digest),
+        )
 
 
 CUT_OFF = "the answer was cut off by the output limit"

@@ -25,7 +25,7 @@ from zerocode.apps.service import FeaturedApps
 from zerocode.bootstrap.platform import Platform
 from zerocode.errors import ZerocodeError
 from zerocode.http.deps import CSRF_HEADER
-from zerocode.http.routes import admin, apps, chat, deploy, files, health, users
+from zerocode.http.routes import admin, apps, chat, deploy, files, health, users, versions
 from zerocode.http.schemas import ERRORS
 from zerocode.observability import RequestContext
 
@@ -64,7 +64,7 @@ def create_app(platform: Platform) -> FastAPI:
     app.state.platform = platform
     # One cache per API process (an admin's change clears it here at once).
     app.state.featured = FeaturedApps(platform.apps, platform.settings.featured_cache_seconds)
-    for module in (users, health, apps, admin, chat, deploy, files):
+    for module in (users, health, apps, admin, chat, deploy, files, versions):
         app.include_router(module.router)
     return app
 

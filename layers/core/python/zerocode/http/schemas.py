@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from zerocode.accounts.service import User
 from zerocode.apps.records import MAX_PRIORITY, App, CodeGenType
+from zerocode.apps.versions import Version, VersionKind, version_id
 from zerocode.memory.display import DisplayEntry
 from zerocode.publishing.builds import Build, BuildPurpose, BuildState
 from zerocode.publishing.pointers import SiteUrls
@@ -86,6 +87,7 @@ class BuildOut(BaseModel):
     logTail: str
     error: str | None
     published: bool  # the build the app's site serves now
+    versionId: str | None = None  # the version whose files the build was made from, if known
 
 
 class BuildListOut(BaseModel):
@@ -110,6 +112,7 @@ class AppListOut(BaseModel):
 
 class AdminAppOut(AppOut):
     owner: str
+    ownerAccount: str | None  # None when the owner's account is gone
 
 
 class AdminAppListOut(BaseModel):
@@ -203,6 +206,7 @@ class HealthOut(BaseModel):
     mode: str
     model: str
     builds: str  # how untrusted builds are isolated ("UNSANDBOXED ..." under the override)
+    offlineModel: bool  # the offline scripted model answers: the console says so
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -228,8 +232,8 @@ def app_out(a: App, urls: SiteUrls) -> AppOut:
     )
 
 
-def admin_app_out(a: App, urls: SiteUrls) -> AdminAppOut:
-    return AdminAppOut(**app_out(a, urls).model_dump(), owner=a.owner)
+def admin_app_out(a: App, urls: SiteUrls, owner_account: str | None = None) -> AdminAppOut:
+    return AdminAppOut(**app_out(a, urls).model_dump(), owner=a.owner, ownerAccount=owner_account)
 
 
 def user_out(u: User) -> UserOut:
@@ -249,7 +253,7 @@ def admin_user_out(u: User) -> AdminUserOut:
     )
 
 
-def build_out(b: Build, a: App) -> BuildOut:
+def build_out(b: Build, a: App, version: str | None = None) -> BuildOut:
     return BuildOut(
         id=b.id,
         appId=b.app_id,
@@ -263,6 +267,7 @@ def build_out(b: Build, a: App) -> BuildOut:
         logTail=b.log_tail,
         error=b.error,
         published=b.id == a.deploy_build_id,
+        versionId=version,
     )
 
 
@@ -275,4 +280,70 @@ def entry_out(e: DisplayEntry) -> HistoryEntryOut:
         turn=e.turn,
         createdAt=e.created_at,
         element=e.element,
+    )
+
+
+class VersionOut(BaseModel):
+    id: str
+    number: int
+    turn: int
+    createdAt: float
+    summary: str
+    kind: VersionKind
+    restoredFrom: str | None
+    files: int
+    buildId: str | None
+    current: bool  # the newest version: what the workspace holds between turns
+
+
+class VersionListOut(BaseModel):
+    versions: list[VersionOut]
+    nextCursor: str | None
+
+
+class FileDiffOut(BaseModel):
+    path: str
+    status: Literal["added", "modified", "deleted"]
+    diff: str  # unified diff; empty for a binary file
+    html: str  # the diff highlighted (Pygments, CSS class "hl")
+    binary: bool
+
+
+class DiffOut(BaseModel):
+    version: str
+    against: str | None
+    files: list[FileDiffOut]
+
+
+class RestoreBuildOut(BaseModel):
+    id: str
+    state: BuildState
+    error: str | None
+
+
+class RestoreOut(BaseModel):
+    version: VersionOut  # the current version after the restore
+    changed: list[str]  # paths the restore changed; empty when they already were that version
+    build: RestoreBuildOut | None  # the preview build of the restored files
+
+
+class CodeOut(BaseModel):
+    path: str
+    version: str | None  # None: the workspace as it is now
+    language: str
+    html: str  # the file highlighted (Pygments, CSS class "hl")
+
+
+def version_out(v: Version, current: bool) -> VersionOut:
+    return VersionOut(
+        id=v.id,
+        number=v.number,
+        turn=v.turn,
+        createdAt=v.created_at,
+        summary=v.summary,
+        kind=v.kind,
+        restoredFrom=version_id(v.restored_from) if v.restored_from else None,
+        files=len(v.manifest),
+        buildId=v.build_id,
+        current=current,
     )

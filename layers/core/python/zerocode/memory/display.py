@@ -23,6 +23,7 @@ class DisplayRole(StrEnum):
     USER = "user"
     AI = "ai"
     ERROR = "error"
+    NOTE = "note"  # the platform's word on something done outside a turn (a restore)
 
 
 class DisplayStatus(StrEnum):

@@ -177,6 +177,19 @@ class Memory:
             return None
         return NewSummary(due.head, self._bounded(text), due.covers)
 
+    def record_note(self, app_id: str, text: str, crashed: str | None = None) -> int:
+        """Tell the model something that changed outside any turn (M9: a version restored),
+        as a user-role note that is a turn of its own; a turn left open by a crash is
+        closed first (M7). Returns the note's turn number. The caller holds the app's turn
+        lease, so no turn is running."""
+        head = self.store.head(app_id)
+        entries = _crash_note(head, crashed)
+        seq = head.seq + len(entries) + 1
+        number = head.turn + 1
+        entries.append(Entry(seq, number, seq, seq, EntryKind.NOTE, UserMessage(text)))
+        self._append(app_id, entries, head.seq, head.uid)
+        return number
+
     def commit_step(
         self, turn: Turn, call: AssistantMessage, results: Sequence[ToolResult]
     ) -> None:

@@ -40,9 +40,12 @@ class EntryKind(StrEnum):
     # The platform's word to the model inside a turn (a failed build to repair, an answer
     # cut off to continue): a user-role message, after the assistant text it answers.
     FEEDBACK = "feedback"
+    # The platform telling the model what changed outside any turn (M9: a version restored):
+    # a user-role message that is a turn of its own, opened and closed by itself.
+    NOTE = "note"
 
 
-CLOSING_KINDS = frozenset({EntryKind.FINAL, EntryKind.INTERRUPTED})
+CLOSING_KINDS = frozenset({EntryKind.FINAL, EntryKind.INTERRUPTED, EntryKind.NOTE})
 
 
 @dataclass(frozen=True)
@@ -287,7 +290,7 @@ def _unit_problem(group: Sequence[Entry]) -> str | None:
         if entry.message is None:
             return f"unreadable item seq={entry.seq}: {entry.error}"
     message = first.message
-    if first.kind is EntryKind.USER:
+    if first.kind in (EntryKind.USER, EntryKind.NOTE):
         ok = isinstance(message, UserMessage)
     elif first.kind in CLOSING_KINDS:
         ok = isinstance(message, AssistantMessage) and not message.tool_calls

@@ -260,6 +260,11 @@ def turns_newest_first(conversation: Sequence[Unit]) -> Iterator[TurnUnits]:
         yield _turn_of(group[::-1])
 
 
+def is_note_turn(turn: TurnUnits) -> bool:
+    """A turn that is one platform note (M9), told to the model between requests."""
+    return turn.request is None and len(turn.rest) == 1 and turn.rest[0].kind is EntryKind.NOTE
+
+
 def _turn_of(group: Sequence[Unit]) -> TurnUnits:
     request = next((u for u in group if u.kind is EntryKind.USER), None)
     return TurnUnits(group[0].turn, request, tuple(u for u in group if u is not request))
@@ -328,7 +333,8 @@ def budget(
        the first other unit that does not fit even elided;
     2. then older turns, newest first: a turn is shown only with its request and at
        least its newest unit; its units go newest first while they fit; the walk stops
-       at the first turn that is not shown whole (or has no request in the tail).
+       at the first turn that is not shown whole (or has no request in the tail). A
+       platform note (a turn of one NOTE unit, M9) is shown whole or stops the walk.
 
     Invariants kept: units are whole, so a tool call never loses its results nor a
     result its call; the current turn's latest step is always in, and no unit of the
@@ -359,6 +365,13 @@ def budget(
         kept[unit.seq] = got[0]
         room.spend(*got)
     for turn in turns:
+        if is_note_turn(turn):  # a note stands alone: no request, nothing answers it
+            got = room.fits(turn.rest[0])
+            if got is None:
+                return kept
+            kept[turn.rest[0].seq] = got[0]
+            room.spend(*got)
+            continue
         if turn.request is None:
             return kept
         request = room.fits(turn.request)

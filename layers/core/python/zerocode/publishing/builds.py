@@ -136,6 +136,13 @@ class Build:
         )
 
 
+def built_from(build: Build | None, digest: str) -> str | None:
+    """The build's id when it succeeded from exactly the files of ``digest``, else None."""
+    if build is None or build.state is not BuildState.SUCCEEDED or build.source_digest != digest:
+        return None
+    return build.id
+
+
 @dataclass(frozen=True)
 class BuildPage:
     builds: list[Build]

@@ -61,6 +61,7 @@ def _role(groups: list[str]) -> Role:
 
 # Cognito's default access-token lifetime; the session cookie lives as long as the token.
 ACCESS_TOKEN_SECONDS = 3600.0
+_SUB = re.compile(r"^[0-9a-fA-F-]{1,64}$")
 _SEARCHABLE = re.compile(r"^[a-z0-9_.@-]+$")
 COGNITO_PAGE_MAX = 60
 
@@ -191,6 +192,16 @@ class CognitoAccounts:
         users = [self._user(u, admins) for u in page.get("Users", [])]
         next_token = page.get("PaginationToken")
         return users, (str(next_token) if next_token else None)
+
+    def account_of(self, user_id: str) -> str | None:
+        """The account (Cognito user name) whose ``sub`` is ``user_id``."""
+        if not _SUB.match(user_id):
+            return None  # not a sub: it cannot break the filter, and no user has it
+        page = self.client.list_users(
+            UserPoolId=self.user_pool_id, Filter=f'sub = "{user_id}"', Limit=1
+        )
+        users = page.get("Users", [])
+        return str(users[0]["Username"]) if users else None
 
     def user_from_claims(self, claims: Mapping[str, Any]) -> User:
         """The caller from API Gateway Cognito authorizer claims (ID or access token)."""

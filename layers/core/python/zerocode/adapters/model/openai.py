@@ -174,6 +174,7 @@ class OpenAIChatModel:
         max_retries: int,
         description: str,
         retry_delay: float = RETRY_DELAY,
+        offline: bool = False,
     ) -> None:
         missing = [role.value for role in ModelRole if not models.get(role)]
         if missing:
@@ -184,6 +185,7 @@ class OpenAIChatModel:
         self.client, self.models = client.with_options(max_retries=0), dict(models)
         self.timeout, self.max_retries, self.retry_delay = timeout, max_retries, retry_delay
         self._description = description
+        self.offline = offline  # the offline scripted model answers (the console says so)
         key = getattr(client, "api_key", None)
         self._secret = key if isinstance(key, str) and len(key) >= 8 else None
 
@@ -443,7 +445,12 @@ def build_offline_model(
         "configured)"
     )
     return OpenAIChatModel(
-        client, names, timeout=timeout, max_retries=max_retries, description=description
+        client,
+        names,
+        timeout=timeout,
+        max_retries=max_retries,
+        description=description,
+        offline=True,
     )
 
 

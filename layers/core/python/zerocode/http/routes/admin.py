@@ -28,8 +28,10 @@ def admin_apps(
     q: Annotated[str | None, Query(max_length=60)] = None,
 ) -> AdminAppListOut:
     page = p.apps.list_all(cursor, limit, q)
+    owners = {o: p.accounts.account_of(o) for o in {a.owner for a in page.apps}}
     return AdminAppListOut(
-        apps=[admin_app_out(a, p.publishing.urls) for a in page.apps], nextCursor=page.next_cursor
+        apps=[admin_app_out(a, p.publishing.urls, owners[a.owner]) for a in page.apps],
+        nextCursor=page.next_cursor,
     )
 
 
@@ -39,7 +41,7 @@ def admin_update(
 ) -> AdminAppOut:
     updated = p.app_service.admin_update(app, body.name, body.cover, body.priority)
     featured.clear()  # this process shows the change at once; others within minutes
-    return admin_app_out(updated, p.publishing.urls)
+    return admin_app_out(updated, p.publishing.urls, p.accounts.account_of(updated.owner))
 
 
 @router.delete("/apps/{app_id}", status_code=204)

@@ -6,6 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from zerocode.apps.records import App
+from zerocode.bootstrap.platform import Platform
 from zerocode.errors import NotFound
 from zerocode.http.deps import Caller, OwnedApp, PlatformDep
 from zerocode.http.schemas import (
@@ -39,8 +41,10 @@ def builds(
     purpose: BuildPurpose | None = None,
 ) -> BuildListOut:
     page = p.builds.list(app.id, cursor, limit, purpose)
+    made_from = _made_from(p, app) if page.builds else {}
     return BuildListOut(
-        builds=[build_out(b, app) for b in page.builds], nextCursor=page.next_cursor
+        builds=[build_out(b, app, made_from.get(b.source_digest)) for b in page.builds],
+        nextCursor=page.next_cursor,
     )
 
 
@@ -50,7 +54,17 @@ def build(app_id: str, build_id: str, app: OwnedApp, p: PlatformDep) -> BuildOut
     found = p.publishing.current(app.id, build_id)
     if found is None:
         raise NotFound(f"build {build_id} not found")
-    return build_out(found, app)
+    return build_out(found, app, _made_from(p, app).get(found.source_digest))
+
+
+def _made_from(p: Platform, app: App) -> dict[str, str]:
+    """Source digest -> the newest version with those files, among the newest 50: what
+    the console offers to restore with a rollback (which changes the site only)."""
+    made: dict[str, str] = {}
+    if p.engine.versions is not None:
+        for v in p.engine.versions.store.list(app.id, None, 50):
+            made.setdefault(v.digest, v.id)
+    return made
 
 
 @router.post("/rollback", response_model=AppOut)

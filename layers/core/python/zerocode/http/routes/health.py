@@ -19,4 +19,5 @@ def health(p: PlatformDep) -> HealthOut:
         mode=p.settings.mode,
         model=p.model.description,
         builds=p.build_isolation,
+        offlineModel=bool(getattr(p.model, "offline", False)),
     )

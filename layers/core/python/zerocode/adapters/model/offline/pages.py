@@ -21,6 +21,7 @@ from zerocode.adapters.model.offline.base import (
     text_of,
 )
 
+RESTORED = "[zerocode: the user restored version"  # engine/restore.py's note
 _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)\n?```", re.DOTALL)
 
 
@@ -74,10 +75,12 @@ def code_blocks(multi: bool, files: tuple[str, ...]) -> str:
 
 
 def _latest_blocks(earlier: list[dict[str, Any]], langs: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The code of the newest earlier assistant message that has every wanted block."""
+    """The code of the newest earlier message that has every wanted block: an answer of
+    the model's, or the platform's note of a restored version (which carries the files)."""
     aliases = {"js": "javascript", "htm": "html"}
     for message in reversed(earlier):
-        if message.get("role") != "assistant":
+        role = message.get("role")
+        if role != "assistant" and not (role == "user" and text_of(message).startswith(RESTORED)):
             continue
         found: dict[str, str] = {}
         for lang, body in _FENCE.findall(text_of(message)):

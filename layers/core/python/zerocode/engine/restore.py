@@ -1,0 +1,201 @@
+"""Restoring a version: its files back in the workspace, the model told (M9), the preview
+rebuilt, and the result a new version.
+
+A restore holds the app's turn lease, so it never runs beside a turn (409). It is journaled
+like a step: the record (which version, the transcript head it builds on) is written
+before any file, and cleared once the note is in the transcript. A server killed in
+between leaves the record, and the next turn or restore redoes it (writing a version's
+files is idempotent) before anything else, so the files and what the model is told never
+disagree for longer than the dead server's lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from zerocode import faults
+from zerocode.apps.records import App, CodeGenType
+from zerocode.apps.versions import Change, Version, VersionKind, Versions, changes
+from zerocode.engine.journal import PendingStep
+from zerocode.engine.turn import Engine, close_crashed
+from zerocode.errors import Conflict, InvalidInput
+from zerocode.memory.display import DisplayRole, DisplayStatus
+from zerocode.publishing.builds import Build, BuildState, built_from, new_build_id, snapshot
+
+log = logging.getLogger(__name__)
+
+# The code block language of each file of an html / multi_file app (engine/codegen.py).
+_BLOCKS = {"index.html": "html", "style.css": "css", "script.js": "javascript"}
+
+
+@dataclass(frozen=True)
+class Restored:
+    version: Version  # the current version after the restore
+    changed: tuple[Change, ...]  # nothing when the files already were that version's
+    build: Build | None  # the preview build of the restored files
+
+
+async def restore(engine: Engine, app: App, version_id: str) -> Restored:
+    versions = _versions(engine)
+    target = await asyncio.to_thread(versions.get, app.id, version_id)
+    holder = secrets.token_hex(8)
+    key = f"turn:{app.id}"
+    if not await asyncio.to_thread(engine.lease.acquire, key, holder, engine.limits.lease_seconds):
+        raise Conflict("a turn is running for this app; restore a version once it has finished")
+    try:
+        await asyncio.to_thread(finish_interrupted_restore, engine, app)
+        done = await asyncio.to_thread(_restore_files, engine, app, target)
+        if done is None:
+            latest = await asyncio.to_thread(versions.store.latest, app.id)
+            return Restored(latest or target, (), None)
+        delta, turn = done
+        build = await engine.preview(app, new_build_id())
+        version = await asyncio.to_thread(_record, engine, app, target, turn, build)
+        await asyncio.to_thread(_tell_people, engine, app, target, version, delta, turn, build)
+        await asyncio.to_thread(engine.journal.clear, app.id)
+        return Restored(version, tuple(delta), build)
+    finally:
+        await asyncio.to_thread(engine.lease.release, key, holder)
+
+
+def finish_interrupted_restore(engine: Engine, app: App) -> None:
+    """Finish a restore a dead server left behind (the caller holds the app's lease): redo
+    it when its note is not in the transcript yet, else record what may be missing after
+    the note (the version, the display's entry)."""
+    pending = engine.journal.read(app.id)
+    if pending is None or pending.restore is None or engine.versions is None:
+        return
+    versions = engine.versions
+    head = engine.memory.head(app.id)
+    target = versions.store.get(app.id, pending.restore)
+    if target is None:
+        engine.journal.clear(app.id)
+        return
+    if pending.head != head.seq:  # the note was written (the server died after it)
+        before = versions.store.list(app.id, None, 2)
+        newest = before[0] if before else None
+        made = newest is None or not (
+            newest.kind is VersionKind.RESTORE and newest.digest == target.digest
+        )
+        prior = newest if made else (before[1] if len(before) > 1 else None)
+        delta = changes(versions.files(prior) if prior else {}, versions.files(target))
+        version = _record(engine, app, target, head.turn, None)
+        _tell_people(engine, app, target, version, delta, head.turn, None)
+    else:
+        log.warning("redoing the restore of v%s of app=%s", pending.restore, app.id)
+        done = _restore_files(engine, app, target, redo=True)
+        if done is not None:
+            delta, turn = done
+            version = _record(engine, app, target, turn, None)
+            _tell_people(engine, app, target, version, delta, turn, None)
+    engine.journal.clear(app.id)
+
+
+def _restore_files(
+    engine: Engine, app: App, target: Version, redo: bool = False
+) -> tuple[list[Change], int] | None:
+    """Files back, then the note: the changes and the note's turn, or None when nothing
+    differs. The caller records the new version, with its preview build."""
+    versions = _versions(engine)
+    crashed = close_crashed(engine, app.id) if not redo else None
+    actual = snapshot(engine.workspace, app.id).files
+    wanted = versions.files(target)
+    latest = versions.store.latest(app.id)
+    # What the restore changes, as people and the model knew the files: the workspace now,
+    # or on a redo (some files already written back) the newest version, the files as they
+    # were before the restore began.
+    delta = changes(versions.files(latest) if redo and latest else actual, wanted)
+    if not delta:
+        engine.journal.clear(app.id)
+        return None
+    head = engine.memory.head(app.id)
+    if not redo:
+        engine.journal.write(app.id, PendingStep(head.turn, head.seq, (), restore=target.number))
+    for change in changes(actual, wanted):
+        if change.status == "deleted":
+            engine.workspace.delete(app.id, change.path)
+        else:
+            engine.workspace.write(app.id, change.path, wanted[change.path])
+        faults.point("mid_restore")
+    number = (latest.number if latest else 0) + 1
+    text = restore_note(app, target, number, delta, wanted)
+    turn = engine.memory.record_note(app.id, text, crashed)
+    faults.point("after_restore_note")
+    return delta, turn
+
+
+def _record(engine: Engine, app: App, target: Version, turn: int, build: Build | None) -> Version:
+    """The restored files as a new version, with the preview build made from them."""
+    versions = _versions(engine)
+    version = versions.record(
+        app.id,
+        versions.files(target),
+        turn=turn,
+        summary=f"restored {target.id}",
+        kind=VersionKind.RESTORE,
+        restored_from=target.number,
+        build_id=built_from(build, target.digest),
+    )
+    # None: the newest version already has these files (recorded before a crash)
+    return version or versions.store.latest(app.id) or target
+
+
+def restore_note(
+    app: App, target: Version, number: int, delta: list[Change], files: Mapping[str, bytes]
+) -> str:
+    """What the model is told (M9): which version, which files changed, and for apps whose
+    answers carry the whole code, the code as it now is."""
+    listed = ", ".join(f"{c.path} ({c.status})" for c in delta)
+    note = (
+        f"[zerocode: the user restored version {target.id} (the files as turn {target.turn} "
+        f"left them); it is now version v{number}. Files changed by the restore: {listed}. "
+        f"What was written or read of these files after turn {target.turn} no longer "
+        "describes them."
+    )
+    if app.code_gen_type is CodeGenType.VUE_PROJECT:
+        return note + " Read a file again before you change it.]"
+    blocks = [
+        f"```{lang}\n{files[path].decode('utf-8', 'replace').rstrip()}\n```"
+        for path, lang in _BLOCKS.items()
+        if path in files
+    ]
+    return note + " The files now read:]\n\n" + "\n\n".join(blocks)
+
+
+def _tell_people(
+    engine: Engine,
+    app: App,
+    target: Version,
+    version: Version,
+    delta: list[Change],
+    turn: int,
+    build: Build | None,
+) -> None:
+    """The display's entry: what was restored, what changed, and how the preview went."""
+    lines = [f"**Restored {target.id}** as {version.id}."]
+    lines += [f"- {c.path}: {c.status}" for c in delta]
+    status = DisplayStatus.OK
+    if build is None:
+        lines.append(
+            "The server stopped before the preview was rebuilt: the preview shows the files "
+            "from before the restore until the next build."
+        )
+    elif build.state is BuildState.SUCCEEDED:
+        lines.append(f"✓ preview built in {build.seconds or 0:.1f} s")
+    else:
+        lines.append(f"✗ preview build failed: {build.error or 'the build failed'}")
+        status = DisplayStatus.FAILED
+    try:
+        engine.display.append(app.id, DisplayRole.NOTE, "\n".join(lines), status=status, turn=turn)
+    except Exception as exc:  # the transcript has it; the display is best effort here
+        log.error("could not record the restore of app=%s in the display: %s", app.id, exc)
+
+
+def _versions(engine: Engine) -> Versions:
+    if engine.versions is None:
+        raise InvalidInput("versions are not kept on this platform")
+    return engine.versions
