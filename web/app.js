@@ -1,5 +1,13 @@
 // The zerocode console: a static single-page app that talks only to the public HTTP API.
 // Hash routes: #/login #/register #/ (home) #/apps/{id} #/admin. No build step, no CDN.
+// Strings: i18n.js (English, Chinese); replies: render.js; code and versions: code.js.
+
+import { EXAMPLES, LANGS, lang, setLang, t } from "./i18n.js";
+import { codeView, versionsView } from "./code.js";
+import {
+  STATUS_OF, badge, entryView, fillReply, h, markdown, parseReply, replyShell, stepItem,
+  toolStep, userBubble, when,
+} from "./render.js";
 
 const API = ((window.ZEROCODE_CONFIG && window.ZEROCODE_CONFIG.api) || "").replace(/\/+$/, "");
 const view = document.getElementById("view");
@@ -19,9 +27,9 @@ class ApiError extends Error {
 function token() { return localStorage.getItem("zc_token"); }
 
 function headers(extra = {}) {
-  const h = { ...extra };
-  if (token()) h.Authorization = `Bearer ${token()}`;
-  return h;
+  const h_ = { ...extra };
+  if (token()) h_.Authorization = `Bearer ${token()}`;
+  return h_;
 }
 
 async function failure(response) {
@@ -42,25 +50,36 @@ async function api(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
+// What the platform runs (GET /api/health), asked once: whether the offline model answers.
+let healthInfo = null;
+function health() {
+  if (!healthInfo) healthInfo = api("GET", "/api/health").catch(() => null);
+  return healthInfo;
+}
+
 // What a person should read for an error: by the API's error code first (a 409 may be a
 // running turn or a taken account name), then by the status.
 const BY_CODE = {
-  account_taken: (err) => `That account name is taken: choose another. (${err.message})`,
-  invalid_credentials: () => "Wrong account or password.",
-  rate_limited: (err) => `Too many requests: try again in ${err.retryAfter || 60} s.`,
+  account_taken: (err) => t("err.account_taken", { message: err.message }),
+  invalid_credentials: () => t("err.invalid_credentials"),
+  rate_limited: (err) => t("err.rate_limited", { seconds: err.retryAfter || 60 }),
+  busy: (err) => t("err.busy", { message: err.message }),
+  unavailable: (err) => t("err.unavailable", { message: err.message }),
 };
 
 function explain(err) {
-  if (!(err instanceof ApiError)) return `Network problem: ${err.message}`;
+  if (!(err instanceof ApiError)) return t("err.network", { message: err.message });
   if (BY_CODE[err.code]) return BY_CODE[err.code](err);
-  if (err.status === 429) return `Too many requests: try again in ${err.retryAfter || 60} s.`;
-  if (err.status === 409) return `Busy: ${err.message}`;
-  if (err.status === 413) return `Too large: ${err.message}`;
-  if (err.status === 401) return "Please sign in again.";
-  if (err.status === 403) return `Not allowed: ${err.message}`;
-  if (err.status === 404) return "Not found.";
-  if (err.status === 400 || err.status === 422) return `Please check your input: ${err.message}`;
-  return `Something went wrong (${err.status}): ${err.message}`;
+  const message = err.message;
+  if (err.status === 429) return t("err.rate_limited", { seconds: err.retryAfter || 60 });
+  if (err.status === 409) return t("err.busy", { message });
+  if (err.status === 413) return t("err.too_large", { message });
+  if (err.status === 401) return t("err.unauthenticated");
+  if (err.status === 403) return t("err.forbidden", { message });
+  if (err.status === 404) return t("err.not_found");
+  if (err.status === 400 || err.status === 422) return t("err.invalid", { message });
+  if (err.status === 503) return t("err.unavailable", { message });
+  return t("err.other", { status: err.status, message });
 }
 
 function notify(text, isError = false) {
@@ -76,10 +95,16 @@ function clearToast() {
   toast.hidden = true;
 }
 
+// A message for the next page (a navigation clears the toast of the page it leaves).
+let flashed = null;
+function flash(text) { flashed = text; }
+
 function report(err) {
   notify(explain(err), true);
   if (err instanceof ApiError && err.status === 401) signOut(false);
 }
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // -- small DOM helpers ------------------------------------------------------------------------
 
@@ -99,33 +124,12 @@ function counter(field) {
   return out;
 }
 
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else if (value === true) el.setAttribute(key, "");
-    else if (value !== false && value != null) el.setAttribute(key, value);
-  }
-  for (const child of children.flat()) {
-    if (child != null) el.append(child instanceof Node ? child : String(child));
-  }
-  return el;
+// A table with its header row, in a box that scrolls sideways on a narrow screen.
+function table(heads, rows, attrs = {}) {
+  return h("div", { class: "table-wrap" }, h("table", attrs,
+    h("thead", {}, h("tr", {}, heads.map((head) => h("th", { scope: "col" }, head)))),
+    h("tbody", {}, rows)));
 }
-
-function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;",
-                                            '"': "&quot;", "'": "&#39;" }[c]));
-}
-
-// Just enough markdown for replies: code fences, inline code, bold.
-function markdown(text) {
-  return escapeHtml(text).split(/```[\w-]*\n?/).map((part, i) => i % 2
-    ? `<pre>${part}</pre>`
-    : part.replace(/`([^`]+)`/g, "<code>$1</code>").replace(/\*\*([^*]+)\*\*/g, "<b>$1</b>"))
-    .join("");
-}
-
-function when(seconds) { return new Date(seconds * 1000).toLocaleString(); }
 
 // -- session --------------------------------------------------------------------------------
 
@@ -144,21 +148,30 @@ async function signOut(callApi = true) {
   location.hash = "#/login";
 }
 
+function languageSwitch() {
+  const select = h("select", { id: "lang", "aria-label": t("nav.language"), title: t("nav.language") },
+    Object.entries(LANGS).map(([code, label]) => h("option", { value: code, selected: code === lang() }, label)));
+  select.addEventListener("change", () => { setLang(select.value); route().catch(report); });
+  return select;
+}
+
 function renderNav() {
   nav.replaceChildren(...(me
-    ? [h("a", { href: "#/" }, "My apps"),
-       me.role === "admin" ? h("a", { href: "#/admin" }, "Admin") : null,
+    ? [h("a", { href: "#/" }, t("nav.myApps")),
+       me.role === "admin" ? h("a", { href: "#/admin" }, t("nav.admin")) : null,
        h("span", { class: "small", id: "whoami" }, me.account),
-       h("button", { class: "secondary", id: "logout", onclick: () => signOut() }, "Log out")]
-    : [h("a", { href: "#/login" }, "Log in"), h("a", { href: "#/register" }, "Register")])
-    .filter(Boolean));
+       h("button", { class: "secondary", id: "logout", onclick: () => signOut() }, t("nav.logout"))]
+    : [h("a", { href: "#/login" }, t("nav.login")), h("a", { href: "#/register" }, t("nav.register"))])
+    .filter(Boolean), languageSwitch());
 }
 
 function authForm(kind) {
-  const account = h("input", { name: "account", placeholder: "account", autocomplete: "username" });
-  const password = h("input", { name: "password", type: "password", placeholder: "password",
+  const account = h("input", { name: "account", placeholder: t("auth.account"), "aria-label": t("auth.account"),
+                               autocomplete: "username" });
+  const password = h("input", { name: "password", type: "password", placeholder: t("auth.password"),
+                                "aria-label": t("auth.password"),
                                 autocomplete: kind === "login" ? "current-password" : "new-password" });
-  const submit = h("button", { type: "submit" }, kind === "login" ? "Log in" : "Create account");
+  const submit = h("button", { type: "submit" }, kind === "login" ? t("auth.login") : t("auth.create"));
   const form = h("form", { class: "card auth", onsubmit: async (e) => {
     e.preventDefault();
     submit.disabled = true;
@@ -171,10 +184,10 @@ function authForm(kind) {
       me = login.user;
       location.hash = "#/";
     } catch (err) { report(err); } finally { submit.disabled = false; }
-  } }, h("h2", {}, kind === "login" ? "Log in" : "Register"), account, password, submit,
+  } }, h("h2", {}, kind === "login" ? t("auth.login") : t("auth.register")), account, password, submit,
      h("span", { class: "small" }, kind === "login"
-       ? h("a", { href: "#/register" }, "No account yet? Register")
-       : "Account: 4–64 letters, digits, . _ @ -; password: at least 8 characters."));
+       ? h("a", { href: "#/register" }, t("auth.noAccount"))
+       : t("auth.rules")));
   view.replaceChildren(form);
   account.focus();
 }
@@ -190,18 +203,19 @@ function appTile(app) {
 
 function appList(title, scope) {
   const grid = h("div", { class: "grid", id: `${scope}-apps` });
-  const more = h("button", { class: "secondary", hidden: true }, "Load more");
-  const search = h("input", { type: "search", placeholder: "Search by name", "aria-label": `search ${scope}` });
+  const more = h("button", { class: "secondary", hidden: true }, t("home.more"));
+  const search = h("input", { type: "search", placeholder: t("home.search"),
+                              "aria-label": t("home.searchLabel", { scope: title }) });
   let cursor = null;
   async function load(reset) {
-    if (reset) { cursor = null; grid.replaceChildren(); }
     const params = new URLSearchParams({ scope, limit: "12" });
-    if (cursor) params.set("cursor", cursor);
+    if (!reset && cursor) params.set("cursor", cursor);
     if (search.value.trim()) params.set("q", search.value.trim());
     try {
       const page = await api("GET", `/api/apps?${params}`);
+      if (reset) grid.replaceChildren();
       grid.append(...page.apps.map(appTile));
-      if (!grid.children.length) grid.append(h("p", { class: "small" }, "No apps yet."));
+      if (!grid.children.length) grid.append(h("p", { class: "small" }, t("home.none")));
       cursor = page.nextCursor;
       more.hidden = !cursor;
     } catch (err) { report(err); }
@@ -213,13 +227,29 @@ function appList(title, scope) {
   return h("section", {}, h("div", { class: "row" }, h("h2", {}, title), search), grid, more);
 }
 
+// When no model endpoint is configured the offline scripted model answers: say so, and offer
+// prompts it really handles (clicking one fills the prompt box).
+function offlineNotice(onPick) {
+  const slot = h("div", { class: "offline-slot" });
+  health().then((info) => {
+    if (!info || !info.offlineModel) return;
+    slot.replaceChildren(h("section", { class: "notice", id: "offline-notice" },
+      h("p", {}, h("b", {}, t("offline.title")), " ", t("offline.body")),
+      h("p", { class: "small" }, t("offline.try")),
+      h("div", { class: "examples" }, (EXAMPLES[lang()] || EXAMPLES.en).map((text) =>
+        h("button", { type: "button", class: "secondary example", onclick: () => onPick(text) }, text)))));
+  });
+  return slot;
+}
+
 function home() {
-  const prompt = h("textarea", { placeholder: "Describe the app you want, e.g. “A Vue todo app with an about page”",
-                                 "aria-label": "describe your app", maxlength: String(MAX_CHARS) });
-  const mode = h("select", { "aria-label": "mode" },
-    h("option", { value: "" }, "auto"), h("option", { value: "html" }, "single HTML page"),
-    h("option", { value: "multi_file" }, "multi-file site"), h("option", { value: "vue_project" }, "Vue project"));
-  const go = h("button", { type: "submit" }, "Create app");
+  const prompt = h("textarea", { id: "prompt", placeholder: t("home.placeholder"),
+                                 "aria-label": t("home.promptLabel"), maxlength: String(MAX_CHARS) });
+  const promptCount = counter(prompt);
+  const mode = h("select", { id: "mode", "aria-label": t("home.mode") },
+    h("option", { value: "" }, t("home.mode.auto")), h("option", { value: "html" }, t("home.mode.html")),
+    h("option", { value: "multi_file" }, t("home.mode.multi")), h("option", { value: "vue_project" }, t("home.mode.vue")));
+  const go = h("button", { type: "submit", id: "create" }, t("home.go"));
   const form = h("form", { class: "card create", onsubmit: async (e) => {
     e.preventDefault();
     go.disabled = true;
@@ -230,8 +260,11 @@ function home() {
       sessionStorage.setItem(`zc_start_${app.id}`, app.initPrompt);
       location.hash = `#/apps/${app.id}`;
     } catch (err) { report(err); } finally { go.disabled = false; }
-  } }, h("h2", {}, "Create an app"), prompt, counter(prompt), h("div", { class: "row" }, mode, go));
-  view.replaceChildren(form, appList("My apps", "mine"), appList("Featured", "featured"));
+  } }, h("h2", {}, t("home.create")), prompt, promptCount, h("div", { class: "row" }, mode, go));
+  const notice = offlineNotice((text) => {
+    prompt.value = text; mode.value = ""; promptCount.update(); prompt.focus();
+  });
+  view.replaceChildren(notice, form, appList(t("home.mine"), "mine"), appList(t("home.featured"), "featured"));
 }
 
 // -- the app page -------------------------------------------------------------------------------
@@ -259,34 +292,70 @@ function parseFrames(buffer, onEvent) {
   return buffer;
 }
 
+// Whether the app has a preview to show: a preview build of it has succeeded. (previewUrl
+// exists from the start; before the first build it answers 404.)
+async function previewBuilt(appId) {
+  let cursor = null;
+  for (let page = 0; page < 5; page++) {
+    const params = new URLSearchParams({ purpose: "preview", limit: "50" });
+    if (cursor) params.set("cursor", cursor);
+    const list = await api("GET", `/api/apps/${appId}/builds?${params}`);
+    if (list.builds.some((b) => b.state === "succeeded")) return true;
+    cursor = list.nextCursor;
+    if (!cursor) return false;
+  }
+  return true;  // hundreds of builds: one of them surely worked, let the frame say
+}
+
 async function appPage(appId) {
   let app;
   try { app = await api("GET", `/api/apps/${appId}`); } catch (err) {
     report(err);
-    view.replaceChildren(h("p", {}, "This app does not exist or is not yours. ", h("a", { href: "#/" }, "Back")));
+    view.replaceChildren(h("p", {}, t("app.missing"), h("a", { href: "#/" }, t("app.back"))));
     return;
   }
-  const messages = h("div", { class: "messages", id: "messages" });
-  const input = h("textarea", { id: "message", placeholder: "Ask for a change…", maxlength: String(MAX_CHARS),
-                                "aria-label": "message" });
+  const messages = h("div", { class: "messages", id: "messages", "aria-live": "polite" });
+  const input = h("textarea", { id: "message", placeholder: t("app.ask"), maxlength: String(MAX_CHARS),
+                                "aria-label": t("app.messageLabel") });
   const inputCount = counter(input);
-  const send = h("button", { id: "send" }, "Send");
+  const send = h("button", { id: "send" }, t("app.send"));
   const chipSlot = h("div", { class: "row", id: "chips" });
   // The preview is another origin, and sandboxed without allow-same-origin on top: its
   // scripts run with an opaque origin, so it can reach neither its own origin's storage nor
   // this page. The frame's name tells the picker which origin may command it (picker.js).
-  const frame = h("iframe", { id: "preview", title: "preview", src: app.previewUrl,
+  // It gets its address only once a preview build has succeeded (before, a placeholder).
+  const frame = h("iframe", { id: "preview", title: t("app.tab.preview"), hidden: true,
                               name: `zerocode-console ${location.origin}`,
                               sandbox: "allow-scripts allow-forms" });
-  const editButton = h("button", { class: "secondary", id: "edit" }, "Edit mode");
-  const deployButton = h("button", { id: "deploy" }, "Deploy");
-  const panel = h("div", { class: "panel", id: "panel", hidden: true });
-  let picked = null, editing = false, running = false, before = null, loadingOlder = false;
+  const placeholder = h("div", { class: "placeholder", id: "preview-placeholder", role: "status", hidden: true });
+  const editButton = h("button", { class: "secondary", id: "edit" }, t("app.edit"));
+  const deployButton = h("button", { id: "deploy" }, t("app.deploy"));
+  const contextButton = h("button", { class: "secondary", id: "context", "aria-expanded": "false",
+                                      "aria-controls": "context-panel" }, t("app.context"));
+  const panel = h("section", { class: "panel", id: "panel", hidden: true });
+  const contextPanel = h("section", { class: "panel", id: "context-panel", hidden: true,
+                                      "aria-labelledby": "context-title" });
+  let picked = null, editing = false, running = false, restoring = false, before = null,
+    loadingOlder = false, hasPreview = false;
+
+  // -- the preview pane: the frame, or a placeholder until the first build succeeds ----------
+  function loadFrame(fresh) {
+    placeholder.hidden = true;
+    frame.hidden = false;
+    frame.src = fresh ? `${app.previewUrl}?t=${Date.now()}` : app.previewUrl;
+  }
+  function showPlaceholder(building) {
+    frame.hidden = true;
+    placeholder.hidden = false;
+    placeholder.dataset.state = building ? "building" : "none";
+    placeholder.replaceChildren(building ? h("span", { class: "spinner", "aria-hidden": "true" }) : "",
+      h("p", {}, building ? t("preview.building") : t("preview.none")));
+  }
 
   function setEditing(on) {
     editing = on;
     editButton.classList.toggle("edit-on", on);
-    editButton.textContent = on ? "Edit mode: on" : "Edit mode";
+    editButton.textContent = on ? t("app.editOn") : t("app.edit");
     // An opaque origin cannot be named as the target: "*" it is, and the message says only
     // "edit on/off". The picker obeys it only because it comes from this origin.
     frame.contentWindow && frame.contentWindow.postMessage({ zerocode: "edit", on }, "*");
@@ -294,7 +363,7 @@ async function appPage(appId) {
   function showChip() {
     chipSlot.replaceChildren(picked ? h("span", { class: "chip", id: "picked" },
       `<${picked.tag}> ${picked.text.slice(0, 40)}`,
-      h("button", { title: "remove", "aria-label": "remove selection",
+      h("button", { title: t("app.remove"), "aria-label": t("app.removeSelection"),
                     onclick: () => { picked = null; showChip(); } }, "×")) : "");
   }
   // Only the preview frame's window, whose sandboxed (opaque) origin reads "null", may talk
@@ -306,129 +375,231 @@ async function appPage(appId) {
   };
   editButton.addEventListener("click", () => setEditing(!editing));
 
-  function bubble(role, text, status) {
-    const body = h("div");
-    body.innerHTML = role === "user" ? escapeHtml(text) : markdown(text);
-    const el = h("div", { class: `msg ${role === "user" ? "user" : "ai"}` }, body);
-    if (status && status !== "ok") el.append(h("span", { class: `status ${status}` }, status));
-    return el;
-  }
-
+  // -- the chat ----------------------------------------------------------------------------
   async function loadHistory(older) {
-    if (loadingOlder || (older && !before)) return;
+    if (loadingOlder || (older && !before)) return 0;
     loadingOlder = true;
     const params = new URLSearchParams({ limit: "20" });
     if (older) params.set("before", before);
     try {
       const page = await api("GET", `/api/apps/${appId}/history?${params}`);
       const height = messages.scrollHeight;
-      messages.prepend(...page.entries.slice().reverse().map((e) => bubble(e.role, e.content, e.status)));
+      messages.prepend(...page.entries.slice().reverse().map(entryView));
       before = page.nextCursor;
       if (older) messages.scrollTop = messages.scrollHeight - height;
       else messages.scrollTop = messages.scrollHeight;
       return page.entries.length;
     } catch (err) { report(err); return 0; } finally { loadingOlder = false; }
   }
+  async function reloadHistory() {
+    while (loadingOlder) await sleep(50);
+    messages.replaceChildren();
+    before = null;
+    await loadHistory(false);
+  }
   messages.addEventListener("scroll", () => { if (messages.scrollTop < 40) loadHistory(true); });
 
+  // The reply as stored, drawn over the live one when its turn ends: the same function draws
+  // it after a reload, so the two look the same (steps, outcome lines, badge).
+  async function settle(shell, turn) {
+    try {
+      const page = await api("GET", `/api/apps/${appId}/history?limit=5`);
+      const entry = page.entries.find((e) => e.turn === turn && (e.role === "ai" || e.role === "error"));
+      if (entry) { fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed"); return true; }
+    } catch (_) { /* keep the live drawing */ }
+    return false;
+  }
+
+  // One change at a time: a running turn or a restore disables sending and restoring.
+  function showBusy() {
+    send.disabled = running || restoring;
+    versions.setBusy(running || restoring);
+  }
+
   async function chat(text) {
-    if (running || !text.trim()) return;
-    running = true; send.disabled = true;
+    if (running || restoring || !text.trim()) return;
+    running = true;
+    showBusy();
     const body = { message: text };
     if (picked) body.element = picked;
-    messages.append(bubble("user", text));
-    const answer = h("div"); const steps = h("ul", { class: "steps" });
-    const thinking = h("details", { class: "thinking", hidden: "" }, h("summary", {}, "thinking…"), h("pre"));
-    const reply = h("div", { class: "msg ai", "data-turn": "running" }, thinking, answer, steps);
-    messages.append(reply);
+    messages.append(userBubble(text, picked));
+    const shell = replyShell();
+    shell.el.dataset.turn = "running";
+    messages.append(shell.el);
     messages.scrollTop = messages.scrollHeight;
-    let text_ = "", buildLine = null;
+    if (!hasPreview) showPlaceholder(true);
+    let said = "", buildLine = null, done = null, sent = false;
     const tools = new Map();
     try {
       const response = await fetch(`${API}/api/apps/${appId}/chat`, {
         method: "POST", body: JSON.stringify(body),
         headers: headers({ "Content-Type": "application/json" }) });
       if (!response.ok) throw await failure(response);
+      sent = true;
       input.value = ""; inputCount.update(); picked = null; showChip();
       const reader = response.body.getReader(); const decoder = new TextDecoder();
-      let buffer = "", done = null;
+      let buffer = "";
       for (;;) {
         const chunk = await reader.read();
         if (chunk.done) break;
         buffer = parseFrames(buffer + decoder.decode(chunk.value, { stream: true }), (event, data) => {
-          if (event === "message") { text_ += data.d; answer.innerHTML = markdown(text_); }
-          else if (event === "thinking") { thinking.hidden = false; thinking.lastChild.textContent += data.text; }
-          else if (event === "tool") {
-            let item = tools.get(data.id);
-            if (!item) { item = h("li", { class: "running" }); tools.set(data.id, item); steps.append(item); }
-            item.className = data.phase === "call" ? "running" : (data.ok ? "ok" : "failed");
-            item.textContent = `${data.name}${data.path ? " " + data.path : ""}` +
-              (data.phase === "result" && !data.ok ? ` — ${data.summary}` : "");
+          if (event === "message") { said += data.d; shell.answer.innerHTML = markdown(said); }
+          else if (event === "thinking") {
+            shell.thinking.hidden = false; shell.thinking.lastChild.textContent += data.text;
+          } else if (event === "tool") {
+            const step = data.phase === "call"
+              ? { state: "running", label: `${data.name}${data.path ? " " + data.path : ""}` }
+              : toolStep(data.name, data.ok, data.summary);
+            const item = stepItem(step);
+            const old = tools.get(data.id);
+            if (old) old.replaceWith(item); else shell.steps.append(item);
+            tools.set(data.id, item);
           } else if (event === "build") {
-            if (!buildLine) { buildLine = h("li"); steps.append(buildLine); }
-            buildLine.className = data.status === "running" ? "running" : (data.status === "succeeded" ? "ok" : "failed");
-            buildLine.textContent = `preview build ${data.status}` + (data.status === "failed" && (data.error || data.log_tail) ? ` — ${data.error || data.log_tail.split("\n").slice(-3).join(" ")}` : "");
+            const label = data.status === "running" ? t("step.buildRunning")
+              : data.status === "succeeded" ? t("step.buildOk")
+              : t("step.buildFailed") + (data.error || data.log_tail
+                ? ` — ${data.error || data.log_tail.split("\n").slice(-3).join(" ")}` : "");
+            const state = data.status === "running" ? "running" : data.status === "succeeded" ? "ok" : "failed";
+            const item = stepItem({ state, label });
+            if (buildLine) buildLine.replaceWith(item); else shell.steps.append(item);
+            buildLine = item;
+            if (data.status === "succeeded") hasPreview = true;
           } else if (event === "repair") {
-            steps.append(h("li", { class: "repair" }, `repair ${data.attempt}/${data.max}: ${data.reason}`));
+            shell.steps.append(stepItem({ state: "repair",
+              label: t("step.repair", { attempt: data.attempt, max: data.max, why: data.reason }) }));
             buildLine = null;  // the repaired code gets a build line of its own
           } else if (event === "error") {
-            steps.append(h("li", { class: "failed" }, data.message));
+            const p = h("p", { class: "outcome-failed" });
+            p.innerHTML = markdown(t("reply.failed", { why: data.message }));
+            shell.outcome.append(p);
           } else if (event === "done") { done = data; }
           messages.scrollTop = messages.scrollHeight;
         });
       }
       const status = done ? done.status : "interrupted";
-      reply.dataset.turn = status;
-      reply.append(h("span", { class: `status ${status}` }, status === "succeeded" ? "done" : status));
-      frame.src = `${app.previewUrl}?t=${Date.now()}`;  // the preview reloads after every turn
+      if (!done || !(await settle(shell, done.turn))) {
+        shell.el.append(badge(status));
+        shell.el.dataset.turn = status;
+      }
+      messages.scrollTop = messages.scrollHeight;
     } catch (err) {
-      reply.dataset.turn = "failed";
-      reply.append(h("span", { class: "status failed" }, "not sent"));
+      shell.el.dataset.turn = "failed";
+      shell.el.append(h("span", { class: "status failed" }, t("reply.notSent")));
       report(err);
-    } finally { running = false; send.disabled = false; }
+    } finally {
+      running = false;
+      showBusy();
+      // The preview reloads after every turn; before the first successful build there is
+      // nothing to load, and the placeholder says so.
+      if (hasPreview && sent) loadFrame(true);
+      if (!hasPreview) showPlaceholder(false);
+      if (sent && currentTab === "code") code.refresh();
+      if (sent && currentTab === "versions") versions.refresh();
+    }
   }
   send.addEventListener("click", () => chat(input.value));
   input.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) chat(input.value); });
 
+  // -- versions: restore one, then show what it changed everywhere -----------------------
+  async function restore(versionId) {
+    if (running || restoring) return;
+    restoring = true;
+    showBusy();
+    notify(t("versions.restoring", { version: versionId }));
+    try {
+      const result = await api("POST", `/api/apps/${appId}/versions/${versionId}/restore`);
+      let build = result.build;
+      for (let i = 0; build && (build.state === "queued" || build.state === "running") && i < 300; i++) {
+        await sleep(1000);
+        build = await api("GET", `/api/apps/${appId}/builds/${build.id}`);
+      }
+      if (build && build.state === "succeeded") hasPreview = true;
+      if (hasPreview) loadFrame(true);
+      await reloadHistory();
+      if (currentTab === "versions") await versions.refresh();
+      if (currentTab === "code") await code.refresh();
+      notify(result.changed.length
+        ? t("versions.restored", { from: versionId, to: result.version.id })
+        : t("versions.same", { version: versionId }));
+    } catch (err) { report(err); } finally { restoring = false; showBusy(); }
+  }
+
+  // -- the views: preview, code, versions -------------------------------------------------
+  const code = codeView(appId, { api, report });
+  const versions = versionsView(appId, { api, report, restore, busy: () => running || restoring });
+  const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, placeholder, frame);
+  code.el.classList.add("pane");
+  versions.el.classList.add("pane");
+  const panes = { preview: previewPane, code: code.el, versions: versions.el };
+  let currentTab = "preview";
+  const tabs = Object.keys(panes).map((name) => h("button", {
+    type: "button", role: "tab", id: `tab-${name}`, class: "tab", "aria-controls": panes[name].id,
+    "aria-selected": String(name === "preview"), onclick: () => showTab(name) }, t(`app.tab.${name}`)));
+  function showTab(name) {
+    currentTab = name;
+    for (const tab of tabs) tab.setAttribute("aria-selected", String(tab.id === `tab-${name}`));
+    for (const [key, pane] of Object.entries(panes)) pane.hidden = key !== name;
+    if (name === "code") code.refresh();
+    if (name === "versions") versions.refresh();
+  }
+  for (const pane of Object.values(panes)) pane.setAttribute("role", "tabpanel");
+  code.el.hidden = true; versions.el.hidden = true;
+
+  // -- deploy and rollback ------------------------------------------------------------------
   async function deploy() {
     deployButton.disabled = true;
     panel.hidden = false;
-    panel.replaceChildren(h("p", { id: "deploy-status" }, "Building…"));
+    panel.replaceChildren(h("p", { id: "deploy-status" }, t("deploy.building")));
     try {
       const started = await api("POST", `/api/apps/${appId}/deploy`);
       let build;
       for (;;) {
         build = await api("GET", `/api/apps/${appId}/builds/${started.buildId}`);
         if (build.state === "succeeded" || build.state === "failed") break;
-        panel.querySelector("#deploy-status").textContent = `Build ${build.state}…`;
-        await new Promise((r) => setTimeout(r, 1000));
+        panel.querySelector("#deploy-status").textContent = t("deploy.state", { state: t(`build.${build.state}`) });
+        await sleep(1000);
       }
       app = await api("GET", `/api/apps/${appId}`);
       await showBuilds(build);
     } catch (err) { report(err); panel.hidden = true; } finally { deployButton.disabled = false; }
   }
   async function showBuilds(latest) {
-    const list = await api("GET", `/api/apps/${appId}/builds?purpose=deploy&limit=20`);
-    const rows = list.builds.map((b) => h("tr", { "data-build": b.id },
-      h("td", {}, when(b.createdAt)), h("td", {}, b.state + (b.published ? " · live" : "")),
-      h("td", {}, b.error ? h("pre", {}, `${b.error}\n${b.logTail}`) : `${(b.seconds || 0).toFixed(1)} s`),
-      h("td", {}, b.state === "succeeded" && !b.published
-        ? h("button", { class: "secondary rollback", onclick: () => rollback(b.id) }, "Roll back to this") : "")));
-    const head = [];
-    if (latest && latest.state === "failed") head.push(h("p", { class: "status failed", id: "deploy-status" }, "Build failed: the site was not changed"));
+    const [list, newest] = await Promise.all([
+      api("GET", `/api/apps/${appId}/builds?purpose=deploy&limit=20`),
+      api("GET", `/api/apps/${appId}/versions?limit=1`).catch(() => ({ versions: [] }))]);
+    const current = newest.versions.length ? newest.versions[0].id : null;
+    const rows = list.builds.map((b) => {
+      const canRollBack = b.state === "succeeded" && !b.published;
+      // A rollback changes the site only; a build made from a known version (other than the
+      // files as they are now) offers that version's files too.
+      const too = canRollBack && b.versionId && b.versionId !== current
+        ? h("input", { type: "checkbox", class: "restore-too", "data-version": b.versionId }) : null;
+      return h("tr", { "data-build": b.id },
+        h("td", {}, when(b.createdAt)),
+        h("td", {}, t(`build.${b.state}`) + (b.published ? ` · ${t("deploy.live")}` : "")),
+        h("td", {}, b.error ? h("pre", {}, `${b.error}\n${b.logTail}`) : `${(b.seconds || 0).toFixed(1)} s`),
+        h("td", {}, canRollBack ? h("div", { class: "row" },
+          h("button", { class: "secondary rollback",
+                        onclick: () => rollback(b.id, too && too.checked ? b.versionId : null) }, t("deploy.rollback")),
+          too ? h("label", { class: "small restore-too-label" }, too, " ", t("deploy.restoreToo", { version: b.versionId })) : null) : ""));
+    });
+    const head = [h("h3", {}, t("deploy.title"))];
+    if (latest && latest.state === "failed") head.push(h("p", { class: "status failed", id: "deploy-status" }, t("deploy.failed")));
     if (app.deployUrl) {
       head.push(h("div", { class: "row" }, h("a", { href: app.deployUrl, target: "_blank", rel: "noopener", id: "deploy-url" }, app.deployUrl),
-        h("button", { class: "secondary", onclick: async () => { await navigator.clipboard.writeText(app.deployUrl); notify("Copied"); } }, "Copy"),
-        h("button", { class: "secondary", onclick: () => window.open(app.deployUrl, "_blank", "noopener") }, "Open")));
+        h("button", { class: "secondary", onclick: async () => { await navigator.clipboard.writeText(app.deployUrl); notify(t("deploy.copied")); } }, t("deploy.copy")),
+        h("button", { class: "secondary", onclick: () => window.open(app.deployUrl, "_blank", "noopener") }, t("deploy.open"))));
     }
-    panel.replaceChildren(...head, h("table", {}, h("tr", {}, h("th", {}, "build"), h("th", {}, "state"), h("th", {}, "time / reason"), h("th", {})), rows));
+    if (rows.length > 1) head.push(h("p", { class: "small", id: "rollback-note" }, t("deploy.rollbackNote")));
+    panel.replaceChildren(...head, table([t("deploy.build"), t("deploy.stateHead"), t("deploy.time"), t("deploy.actions")], rows));
   }
-  async function rollback(buildId) {
+  async function rollback(buildId, versionId) {
     try {
       app = await api("POST", `/api/apps/${appId}/rollback`, { buildId });
-      notify("Rolled back");
+      notify(t("deploy.rolledBack"));
       await showBuilds();
-    } catch (err) { report(err); }
+    } catch (err) { report(err); return; }
+    if (versionId) await restore(versionId);
   }
   deployButton.addEventListener("click", deploy);
 
@@ -441,28 +612,91 @@ async function appPage(appId) {
       setTimeout(() => URL.revokeObjectURL(url), 10000);
     } catch (err) { report(err); }
   }
+
+  // -- what the AI sees: a panel of its own, closable, beside the deploy panel ------------
+  function closeContext() {
+    contextPanel.hidden = true;
+    contextButton.setAttribute("aria-expanded", "false");
+  }
   async function context() {
     try {
       const w = await api("GET", `/api/apps/${appId}/context`);
-      panel.hidden = false;
-      panel.replaceChildren(h("p", { id: "context-total" }, `The model sees ${w.messages.length} messages, ${w.totalTokens} tokens` +
-        (w.evictedUnits ? `; ${w.evictedUnits} older steps left out` : "") + (w.elidedPayloads ? `; ${w.elidedPayloads} long results shortened` : "")),
-        h("table", {}, w.messages.map((m, i) => h("tr", {}, h("td", {}, m.role), h("td", {}, String(w.tokens[i] ?? "")),
-          h("td", {}, h("pre", {}, (m.content || "") + (m.tool_calls ? "\n" + m.tool_calls.map((c) => `→ ${c.function.name}(${c.function.arguments.slice(0, 200)})`).join("\n") : "")))))));
+      contextPanel.hidden = false;
+      contextButton.setAttribute("aria-expanded", "true");
+      const total = t("context.total", { n: w.messages.length, tokens: w.totalTokens }) +
+        (w.evictedUnits ? t("context.evicted", { n: w.evictedUnits }) : "") +
+        (w.elidedPayloads ? t("context.elided", { n: w.elidedPayloads }) : "");
+      contextPanel.replaceChildren(
+        h("div", { class: "panel-head" }, h("h3", { id: "context-title" }, t("context.title")),
+          h("button", { type: "button", class: "secondary close", id: "context-close",
+                        "aria-label": t("panel.close"), title: t("panel.close"), onclick: closeContext }, "×")),
+        h("p", { id: "context-total" }, total),
+        table([t("context.role"), t("context.tokens"), t("context.content")],
+          w.messages.map((m, i) => h("tr", {}, h("td", {}, m.role), h("td", {}, String(w.tokens[i] ?? "")),
+            h("td", {}, h("pre", {}, (m.content || "") + (m.tool_calls ? "\n" + m.tool_calls.map((c) => `→ ${c.function.name}(${c.function.arguments.slice(0, 200)})`).join("\n") : "")))))));
     } catch (err) { report(err); }
   }
+  contextButton.addEventListener("click", () => (contextPanel.hidden ? context() : closeContext()));
+
+  // -- rename and delete (the owner's own app) ----------------------------------------------
+  const nameEl = h("h2", { id: "app-name" }, app.name);
+  const titleRow = h("div", { class: "row app-title" });
+  function showTitle() {
+    titleRow.replaceChildren(nameEl, h("span", { class: "small" }, app.codeGenType),
+      h("button", { class: "secondary small-button", id: "rename", type: "button", onclick: startRename }, t("app.rename")),
+      h("button", { class: "danger small-button", id: "delete", type: "button", onclick: remove }, t("app.delete")));
+  }
+  function startRename() {
+    const field = h("input", { id: "rename-input", value: app.name, maxlength: "60", "aria-label": t("app.renameLabel") });
+    const form = h("form", { class: "row rename", onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        app = await api("PATCH", `/api/apps/${appId}`, { name: field.value });
+        nameEl.textContent = app.name;
+        showTitle();
+        notify(t("app.renamed", { name: app.name }));
+      } catch (err) { report(err); }
+    } }, field, h("button", { type: "submit", id: "rename-save" }, t("app.save")),
+       h("button", { type: "button", class: "secondary", onclick: showTitle }, t("app.cancel")));
+    titleRow.replaceChildren(form);
+    field.focus();
+    field.select();
+  }
+  async function remove() {
+    if (!confirm(t("app.confirmDelete", { name: app.name }))) return;
+    try {
+      await api("DELETE", `/api/apps/${appId}`);
+      sessionStorage.removeItem(`zc_start_${appId}`);
+      flash(t("app.deleted", { name: app.name }));
+      location.hash = "#/";
+    } catch (err) { report(err); }
+  }
+  showTitle();
+
+  // -- the page ---------------------------------------------------------------------------
+  const offlineSlot = h("div", { class: "offline-slot" });
+  health().then((info) => {
+    if (!info || !info.offlineModel) return;
+    offlineSlot.replaceChildren(h("div", { class: "notice small", id: "offline-chat" }, t("offline.chat"), " ",
+      t("offline.chatTry"), " ", h("button", { type: "button", class: "secondary example", onclick: () => {
+        input.value = t("offline.change"); inputCount.update(); input.focus();
+      } }, t("offline.change"))));
+  });
 
   view.replaceChildren(h("div", { class: "workspace" },
-    h("section", { class: "chat" }, h("div", { class: "row" }, h("h2", { id: "app-name" }, app.name),
-      h("span", { class: "small" }, app.codeGenType)), messages,
+    h("section", { class: "chat" }, titleRow, messages, offlineSlot,
       h("div", { class: "composer" }, chipSlot, input, h("div", { class: "row" }, send,
-        h("span", { class: "small" }, "Ctrl+Enter sends"), inputCount))),
-    h("section", { class: "preview" }, h("div", { class: "toolbar" }, editButton, deployButton,
-      h("button", { class: "secondary", onclick: download }, "Download"),
-      h("button", { class: "secondary", id: "context", onclick: context }, "What the AI sees"),
-      h("a", { href: app.previewUrl, target: "_blank", rel: "noopener" }, "Open preview")), panel, frame)));
-  const count = await loadHistory(false);
+        h("span", { class: "small" }, t("app.sendHint")), inputCount))),
+    h("section", { class: "preview" },
+      h("div", { class: "toolbar" }, h("div", { class: "tabs", role: "tablist", "aria-label": t("app.tabs") }, tabs),
+        editButton, deployButton,
+        h("button", { class: "secondary", onclick: download }, t("app.download")), contextButton,
+        h("a", { href: app.previewUrl, target: "_blank", rel: "noopener" }, t("app.openPreview"))),
+      panel, contextPanel, previewPane, code.el, versions.el)));
   const start = sessionStorage.getItem(`zc_start_${appId}`);
+  const [count, built] = await Promise.all([loadHistory(false), previewBuilt(appId).catch(() => true)]);
+  hasPreview = hasPreview || built;
+  if (hasPreview) { if (!running) loadFrame(false); } else if (!running) showPlaceholder(Boolean(start && !count));
   if (start && !count) { sessionStorage.removeItem(`zc_start_${appId}`); chat(start); }
   if (app.deployUrl) { panel.hidden = false; showBuilds().catch(report); }
 }
@@ -470,29 +704,41 @@ async function appPage(appId) {
 // -- admin --------------------------------------------------------------------------------------
 
 async function admin(tab) {
-  if (!me || me.role !== "admin") { view.replaceChildren(h("p", {}, "Admins only.")); return; }
-  const body = h("div");
+  if (!me || me.role !== "admin") { view.replaceChildren(h("p", {}, t("admin.only"))); return; }
+  const body = h("div", { class: "admin" });
   const tabs = h("div", { class: "tabs" },
-    h("a", { href: "#/admin/apps", class: tab === "users" ? "" : "active" }, "Apps"),
-    h("a", { href: "#/admin/users", class: tab === "users" ? "active" : "" }, "Users"));
+    h("a", { href: "#/admin/apps", class: tab === "users" ? "" : "active" }, t("admin.apps")),
+    h("a", { href: "#/admin/users", class: tab === "users" ? "active" : "" }, t("admin.users")));
   view.replaceChildren(tabs, body);
-  const search = h("input", { type: "search", placeholder: "Search", "aria-label": "search" });
-  const table = h("table"); const more = h("button", { class: "secondary", hidden: true }, "Load more");
+  const search = h("input", { type: "search", placeholder: t("admin.search"), "aria-label": t("admin.search") });
+  const rows = h("tbody");
+  const heads = tab === "users"
+    ? [t("admin.account"), t("admin.name"), t("admin.role"), t("admin.created"), t("admin.failedLogins")]
+    : [t("admin.name"), t("admin.owner"), t("admin.created"), t("admin.featured"), t("admin.actions")];
+  // Each cell carries its column's name: on a phone the rows become cards (style.css).
+  const labelled = (row) => {
+    [...row.children].forEach((td, i) => td.setAttribute("data-label", heads[i]));
+    return row;
+  };
+  const grid = h("div", { class: "table-wrap" }, h("table", { class: "cards", id: `admin-${tab === "users" ? "users" : "apps"}` },
+    h("thead", {}, h("tr", {}, heads.map((x) => h("th", { scope: "col" }, x)))), rows));
+  const more = h("button", { class: "secondary", hidden: true }, t("home.more"));
   let cursor = null;
   async function load(reset) {
-    if (reset) { cursor = null; table.replaceChildren(); }
     const params = new URLSearchParams({ limit: "20" });
-    if (cursor) params.set("cursor", cursor);
+    if (!reset && cursor) params.set("cursor", cursor);
     if (search.value.trim()) params.set("q", search.value.trim());
     try {
       if (tab === "users") {
         const page = await api("GET", `/api/admin/users?${params}`);
-        table.append(...page.users.map((u) => h("tr", {}, h("td", {}, u.account), h("td", {}, u.name),
-          h("td", {}, u.role), h("td", {}, when(u.createdAt)), h("td", {}, `${u.failedLogins} failed logins`))));
+        if (reset) rows.replaceChildren();
+        rows.append(...page.users.map((u) => labelled(h("tr", { "data-user": u.id }, h("td", {}, u.account), h("td", {}, u.name),
+          h("td", {}, u.role), h("td", {}, when(u.createdAt)), h("td", {}, String(u.failedLogins))))));
         cursor = page.nextCursor;
       } else {
         const page = await api("GET", `/api/admin/apps?${params}`);
-        table.append(...page.apps.map(adminAppRow));
+        if (reset) rows.replaceChildren();
+        rows.append(...page.apps.map(adminAppRow));
         cursor = page.nextCursor;
       }
       more.hidden = !cursor;
@@ -501,36 +747,39 @@ async function admin(tab) {
   function adminAppRow(a) {
     const row = h("tr", { "data-app": a.id });
     const featured = a.priority >= 99;
-    row.append(h("td", {}, h("a", { href: `#/apps/${a.id}` }, a.name)), h("td", { class: "small" }, a.owner),
-      h("td", {}, featured ? "featured" : ""),
+    row.append(h("td", {}, h("a", { href: `#/apps/${a.id}` }, a.name)),
+      h("td", { class: "owner", title: a.owner }, a.ownerAccount || "—"),
+      h("td", { class: "small" }, when(a.createdAt)),
+      h("td", {}, featured ? t("admin.featured") : ""),
       h("td", {}, h("div", { class: "row" },
         h("button", { class: "secondary", onclick: async () => {
           try { await api("PATCH", `/api/admin/apps/${a.id}`, { priority: featured ? 0 : 99 }); load(true); } catch (err) { report(err); } } },
-          featured ? "Unfeature" : "Feature"),
+          featured ? t("admin.unfeature") : t("admin.feature")),
         h("button", { class: "secondary", onclick: async () => {
-          const name = prompt("New name", a.name);
+          const name = prompt(t("admin.newName"), a.name);
           if (!name) return;
-          try { await api("PATCH", `/api/admin/apps/${a.id}`, { name }); load(true); } catch (err) { report(err); } } }, "Rename"),
-        h("button", { class: "secondary", onclick: () => showHistory(a) }, "History"),
+          try { await api("PATCH", `/api/admin/apps/${a.id}`, { name }); load(true); } catch (err) { report(err); } } }, t("admin.rename")),
+        h("button", { class: "secondary", onclick: () => showHistory(a) }, t("admin.history")),
         h("button", { class: "danger", onclick: async () => {
-          if (!confirm(`Delete “${a.name}” and all its data?`)) return;
-          try { await api("DELETE", `/api/admin/apps/${a.id}`); load(true); } catch (err) { report(err); } } }, "Delete"))));
-    return row;
+          if (!confirm(t("admin.confirmDelete", { name: a.name }))) return;
+          try { await api("DELETE", `/api/admin/apps/${a.id}`); load(true); } catch (err) { report(err); } } }, t("admin.delete")))));
+    return labelled(row);
   }
   async function showHistory(a) {
     try {
       const page = await api("GET", `/api/apps/${a.id}/history?limit=50`);
-      const box = h("div", { class: "panel" }, h("div", { class: "row" }, h("h3", {}, `History of ${a.name}`),
+      const box = h("div", { class: "panel" }, h("div", { class: "row" }, h("h3", {}, t("admin.historyOf", { name: a.name })),
         h("button", { class: "danger", onclick: async () => {
-          if (!confirm("Forget this app's conversation?")) return;
-          try { await api("DELETE", `/api/admin/apps/${a.id}/history`); box.remove(); notify("History cleared"); } catch (err) { report(err); } } }, "Clear history")),
-        page.entries.map((e) => h("p", {}, h("b", {}, `${e.role} (${e.status}) `), e.content.slice(0, 400))));
+          if (!confirm(t("admin.confirmClear"))) return;
+          try { await api("DELETE", `/api/admin/apps/${a.id}/history`); box.remove(); notify(t("admin.historyCleared")); } catch (err) { report(err); } } }, t("admin.clearHistory")),
+        h("button", { class: "secondary close", "aria-label": t("panel.close"), title: t("panel.close"), onclick: () => box.remove() }, "×")),
+        page.entries.map((e) => h("p", {}, h("b", {}, `${t(`role.${e.role}`)} (${e.status}) `), e.content.slice(0, 400))));
       body.prepend(box);
     } catch (err) { report(err); }
   }
   search.addEventListener("input", () => { clearTimeout(load.t); load.t = setTimeout(() => load(true), 250); });
   more.addEventListener("click", () => load(false));
-  body.append(search, h("div", { class: "panel" }, table), more);
+  body.append(search, h("div", { class: "panel" }, grid), more);
   load(true);
 }
 
@@ -539,6 +788,7 @@ async function admin(tab) {
 async function route() {
   window.onmessage = null;
   clearToast();  // an error belongs to the page it happened on
+  if (flashed) { notify(flashed); flashed = null; }
   const path = location.hash.slice(1) || "/";
   if (!me && token()) await loadMe();
   renderNav();

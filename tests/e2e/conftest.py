@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -218,3 +220,23 @@ def wait_for_build(
             return dict(build.json())
         time.sleep(0.1)
     raise AssertionError(f"build {build_id} did not finish in {timeout} s")
+
+
+@contextlib.contextmanager
+def chromium_browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (skips the test when it is not installed,
+    unless ZEROCODE_REQUIRE_CHROMIUM is set)."""
+    executable = shutil.which("chromium")
+    if executable is None:
+        if os.environ.get("ZEROCODE_REQUIRE_CHROMIUM"):
+            raise RuntimeError("ZEROCODE_REQUIRE_CHROMIUM is set but chromium is not installed")
+        pytest.skip("chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(
+            executable_path=executable,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield chromium
+        chromium.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create
+from tests.e2e.conftest import Server, chat, chromium_browser, create
 from tests.e2e.test_accounts import make_admin
 
 ARTIFACTS = Path(os.environ.get("ZEROCODE_TEST_ARTIFACTS", "test-artifacts")) / "console"
@@ -27,21 +26,9 @@ TURN_MS = 240_000
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        if os.environ.get("ZEROCODE_REQUIRE_CHROMIUM"):
-            raise RuntimeError("ZEROCODE_REQUIRE_CHROMIUM is set but chromium is not installed")
-        pytest.skip("chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(
-            executable_path=executable,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+    with chromium_browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 def shot(page: Any, name: str) -> None:

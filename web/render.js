@@ -1,0 +1,179 @@
+// DOM helpers and the chat's rendering. A reply is drawn by one function whether it comes
+// from the live stream (SSE events) or from a stored history entry (after a reload), so it
+// looks the same both times: the model's text as markdown, the steps list, the outcome
+// lines and the status badge.
+
+import { lang, t } from "./i18n.js";
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (value === true) el.setAttribute(key, "");
+    else if (value !== false && value != null) el.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child != null) el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+export function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;",
+                                                    '"': "&quot;", "'": "&#39;" }[c]));
+}
+
+// Just enough markdown for replies: code fences, inline code, bold, italics.
+export function markdown(text) {
+  return escapeHtml(text).split(/```[\w-]*\n?/).map((part, i) => i % 2
+    ? `<pre>${part}</pre>`
+    : part.replace(/`([^`\n]+)`/g, "<code>$1</code>")
+      .replace(/\*\*([^*\n]+)\*\*/g, "<b>$1</b>")
+      .replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s.,;:!?)])/g, "$1<i>$2</i>"))
+    .join("");
+}
+
+export function when(seconds) { return new Date(seconds * 1000).toLocaleString(lang()); }
+
+// -- steps ----------------------------------------------------------------------------------
+
+// The file a tool's one-line summary names (engine/tools.py words them), for the compact
+// step "write_file src/App.vue"; the whole summary is the step's tooltip.
+function pathOf(summary) {
+  const verb = summary.match(/^(?:created|replaced|read|modified|deleted|saved) (.+?)(?: \(.*\))?$/);
+  if (verb) return verb[1];
+  const same = summary.match(/^(\S+) unchanged$/);
+  return same ? same[1] : null;
+}
+
+// A tool's finished step, from what both the stream (tool event) and the stored entry
+// ("✓ `name` summary") carry: whether it worked, the tool and its summary.
+export function toolStep(name, ok, summary) {
+  if (!ok) return { state: "failed", label: `${name} — ${summary}` };
+  const path = pathOf(summary);
+  return { state: "ok", label: path ? `${name} ${path}` : name, title: summary };
+}
+
+// A line of the stored steps list (engine/turn.py, TurnState.steps) as a step.
+export function storedStep(line) {
+  const mark = line[0], rest = line.slice(2);
+  const state = mark === "✓" ? "ok" : mark === "✗" ? "failed" : mark === "↻" ? "repair" : "note";
+  let m;
+  if ((m = rest.match(/^`([^`]+)` (.*)$/))) return toolStep(m[1], state === "ok", m[2]);
+  if ((m = rest.match(/^saved `([^`]+)`$/))) return toolStep("save_file", true, `saved ${m[1]}`);
+  if ((m = rest.match(/^preview built in (.+)$/))) return { state, label: t("step.buildOk"), title: m[1] };
+  if (rest === "preview build failed") return { state, label: t("step.buildFailed") };
+  if ((m = rest.match(/^repair (\d+)\/(\d+): (.*)$/))) {
+    return { state, label: t("step.repair", { attempt: m[1], max: m[2], why: m[3] }) };
+  }
+  if (rest === "the page was not checked in a browser") return { state, label: t("step.notChecked") };
+  if (rest === "the page loads in a browser without errors") return { state, label: t("step.checked") };
+  if ((m = rest.match(/^the page fails in the browser: (.*)$/))) {
+    return { state, label: t("step.checkFailed", { why: m[1] }) };
+  }
+  return { state, label: rest.replace(/`/g, "") };
+}
+
+export function stepItem(step) {
+  return h("li", { class: step.state, title: step.title || null }, step.label);
+}
+
+const STEP_LINE = /^- [✓✗↻–] /;
+const NO_CHANGE = "_No files were changed._";
+const FAILED = "**Failed:** ";
+
+// A stored reply (history content) in its parts: the model's text, the steps, and the
+// outcome lines the engine adds (engine/turn.py, TurnState.display).
+export function parseReply(content) {
+  const text = [], steps = [], outcome = [];
+  for (const part of content.split("\n\n")) {
+    const lines = part.split("\n");
+    if (lines.every((line) => STEP_LINE.test(line))) {
+      steps.push(...lines.map((line) => storedStep(line.slice(2))));
+    } else if (part === NO_CHANGE) {
+      outcome.push({ kind: "none", text: t("reply.noChange") });
+    } else if (part.startsWith(FAILED)) {
+      outcome.push({ kind: "failed", text: t("reply.failed", { why: part.slice(FAILED.length) }) });
+    } else if (!steps.length && !outcome.length) {
+      text.push(part);
+    } else {
+      outcome.push({ kind: "text", text: part });  // e.g. an interrupted turn's report
+    }
+  }
+  const joined = text.join("\n\n");
+  return { text: joined === "(no answer)" ? t("reply.empty") : joined, steps, outcome };
+}
+
+// -- messages -------------------------------------------------------------------------------
+
+export const STATUS_OF = { ok: "succeeded", failed: "failed", interrupted: "interrupted" };
+
+export function badge(status) {
+  return h("span", { class: `status ${status}` }, t(`status.${status}`));
+}
+
+// The parts of a reply, filled in: by the stream as it arrives, or at once from history.
+export function replyShell() {
+  const thinking = h("details", { class: "thinking", hidden: true },
+    h("summary", {}, t("reply.thinking")), h("pre"));
+  const answer = h("div", { class: "answer" });
+  const steps = h("ul", { class: "steps" });
+  const outcome = h("div", { class: "outcome" });
+  const el = h("div", { class: "msg ai" }, thinking, answer, steps, outcome);
+  return { el, thinking, answer, steps, outcome };
+}
+
+// Draw a stored reply into a shell (a new one, or the live one when its turn ends).
+export function fillReply(shell, parsed, status) {
+  shell.answer.innerHTML = markdown(parsed.text);
+  shell.steps.replaceChildren(...parsed.steps.map(stepItem));
+  shell.outcome.replaceChildren(...parsed.outcome.map((o) => {
+    const p = h("p", { class: `outcome-${o.kind}` });
+    p.innerHTML = markdown(o.text);
+    return p;
+  }));
+  shell.el.querySelectorAll(":scope > .status").forEach((b) => b.remove());
+  shell.el.append(badge(status));
+  shell.el.dataset.turn = status;
+}
+
+// A platform note's lines (engine/restore.py words them) in the chosen language; a line
+// the console does not know stays as it is.
+export function noteText(content) {
+  return content.split("\n").map((line) => {
+    let m;
+    if ((m = line.match(/^\*\*Restored (v\d+)\*\* as (v\d+)\.$/))) return t("note.restored", { from: m[1], to: m[2] });
+    if ((m = line.match(/^- (.+): (added|modified|deleted)$/))) {
+      return t("note.file", { path: m[1], status: t(`versions.${m[2]}`) });
+    }
+    if ((m = line.match(/^✓ preview built in (.+)$/))) return t("note.built", { seconds: m[1] });
+    if ((m = line.match(/^✗ preview build failed: (.*)$/))) return t("note.buildFailed", { why: m[1] });
+    if (line === "The preview is rebuilt by the next turn.") return t("note.nextTurn");
+    return line;
+  }).join("\n");
+}
+
+function elementChip(element) {
+  if (!element || !element.tag) return null;
+  return h("span", { class: "chip picked-element" }, `<${element.tag}> ${(element.text || "").slice(0, 40)}`);
+}
+
+export function userBubble(text, element) {
+  const body = h("div");
+  body.innerHTML = escapeHtml(text);
+  return h("div", { class: "msg user" }, elementChip(element), body);
+}
+
+// A history entry as the chat shows it: the user's message, a reply (ai or error), or a
+// platform note (e.g. "Restored version v1 …"), centred and plain.
+export function entryView(entry) {
+  if (entry.role === "user") return userBubble(entry.content, entry.element);
+  if (entry.role === "note") {
+    const note = h("div", { class: "note", role: "note" });
+    note.innerHTML = markdown(noteText(entry.content));
+    return note;
+  }
+  const shell = replyShell();
+  fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed");
+  return shell.el;
+}
