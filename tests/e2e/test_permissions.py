@@ -33,6 +33,10 @@ RULES: dict[tuple[str, str], str] = {
     ("GET", "/api/apps/{app_id}/builds"): APP,
     ("GET", "/api/apps/{app_id}/builds/{build_id}"): APP,
     ("POST", "/api/apps/{app_id}/rollback"): APP,
+    ("GET", "/api/apps/{app_id}/versions"): APP,
+    ("GET", "/api/apps/{app_id}/versions/{version_id}/diff"): APP,
+    ("POST", "/api/apps/{app_id}/versions/{version_id}/restore"): APP,
+    ("GET", "/api/apps/{app_id}/code/{path}"): APP,
     ("GET", "/api/admin/apps"): ADMIN,
     ("PATCH", "/api/admin/apps/{app_id}"): ADMIN,
     ("DELETE", "/api/admin/apps/{app_id}"): ADMIN,
@@ -74,6 +78,7 @@ def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: st
         path.replace("{app_id}", app_id)
         .replace("{path}", "index.html")
         .replace("{build_id}", build_id)
+        .replace("{version_id}", "v1")  # the app's first turn made v1
     )
     client.cookies.clear()  # a login answered earlier must not turn "anonymous" into a user
     request = BODIES.get((method, path), {})
