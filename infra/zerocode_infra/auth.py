@@ -1,9 +1,12 @@
 """Accounts on AWS: a Cognito user pool and the app client the platform signs users in with.
 
-The platform itself registers users (``SignUp`` then ``AdminConfirmSignUp``, see
-``zerocode.adapters.aws.cognito_accounts``), signs them in with ``USER_PASSWORD_AUTH`` and hands
-out Cognito *access* tokens; the API Gateway authorizer accepts exactly those (scope
-``aws.cognito.signin.user.admin``). Password rules match local mode: 8 characters or more.
+Only the platform creates users (``AdminCreateUser`` with a permanent password, see
+``zerocode.adapters.aws.cognito_accounts``): the pool's self sign-up is off, so the public
+client id cannot be used to sign up past the platform's rules and throttles. It signs users
+in with ``USER_PASSWORD_AUTH`` and hands out Cognito *access* tokens; the API Gateway
+authorizer accepts exactly those (scope ``aws.cognito.signin.user.admin``). The app client
+allows that flow and refresh tokens and nothing else: no OAuth flows, no hosted UI, no
+callback URLs. Password rules match local mode: 8 characters or more.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ class Auth(Construct):
         self.pool = cognito.UserPool(
             self,
             "Users",
-            self_sign_up_enabled=True,
+            self_sign_up_enabled=False,  # AllowAdminCreateUserOnly: the API registers users
             sign_in_case_sensitive=False,
             sign_in_aliases=cognito.SignInAliases(username=True),
             standard_attributes=cognito.StandardAttributes(
@@ -47,6 +50,8 @@ class Auth(Construct):
             generate_secret=False,
             prevent_user_existence_errors=True,
             auth_flows=cognito.AuthFlow(user_password=True),  # and refresh tokens, always
+            disable_o_auth=True,  # no implicit or code grant, no hosted UI, no callback URLs
+            enable_token_revocation=True,  # GlobalSignOut revokes (docs/accounts.md)
             access_token_validity=Duration.hours(1),
             id_token_validity=Duration.hours(1),
             refresh_token_validity=Duration.days(30),

@@ -22,6 +22,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from zerocode_infra.nag import (
@@ -169,8 +170,11 @@ class Builds(Construct):
         self.data_role = role
         return role
 
-    def route_events(self, handler: lambda_.IFunction) -> events.Rule:
-        """Final build states of this project invoke ``functions/build_events``."""
+    def route_events(
+        self, handler: lambda_.IFunction, undelivered: sqs.IQueue | None = None
+    ) -> events.Rule:
+        """Final build states of this project invoke ``functions/build_events``; events
+        EventBridge cannot deliver after its retries go to ``undelivered``."""
         return events.Rule(
             self,
             "Finished",
@@ -181,7 +185,12 @@ class Builds(Construct):
                 detail={"project-name": [self.project.project_name], "build-status": FINAL_STATES},
             ),
             targets=[
-                targets.LambdaFunction(handler, retry_attempts=4, max_event_age=Duration.hours(2))
+                targets.LambdaFunction(
+                    handler,
+                    retry_attempts=4,
+                    max_event_age=Duration.hours(2),
+                    dead_letter_queue=undelivered,
+                )
             ],
         )
 

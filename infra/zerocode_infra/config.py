@@ -55,9 +55,18 @@ DEFAULTS: dict[str, Any] = {
     "sitesCertificateArn": "",
     "throttleRateLimit": 50,
     "throttleBurstLimit": 100,
+    "profile": "default",
+    "apiConcurrency": 50,
+    "previewIdleDays": 30,
 }
 
 Architecture = Literal["arm64", "x86_64"]
+# "default": the functions in a VPC with ElastiCache (Valkey) for window tails and rate
+# limits, behind a NAT gateway. "cheap": no VPC, no NAT, no ElastiCache; each container keeps
+# window tails in its own memory and rate limits live in DynamoDB (docs/operations.md, "Idle
+# cost: the two profiles").
+Profile = Literal["default", "cheap"]
+PROFILES: tuple[Profile, ...] = ("default", "cheap")
 
 
 class ContextReader(Protocol):
@@ -82,10 +91,21 @@ class Config:
     sites_certificate_arn: str
     throttle_rate_limit: int
     throttle_burst_limit: int
+    profile: Profile = "default"
+    # The API function's reserved concurrency: at most this many containers (turns and
+    # requests at once), and never fewer left to it by other functions. 0: no reservation.
+    api_concurrency: int = 50
+    # Preview pointers of builds older than this leave the KeyValueStore (the preview sweep).
+    preview_idle_days: int = 30
 
     @property
     def retain(self) -> bool:
         return self.removal_policy == RemovalPolicy.RETAIN
+
+    @property
+    def in_vpc(self) -> bool:
+        """The default profile runs the API and the deletion sweep in a VPC, for the cache."""
+        return self.profile == "default"
 
 
 def read_config(node: ContextReader, region: str) -> Config:
@@ -99,6 +119,9 @@ def read_config(node: ContextReader, region: str) -> Config:
     arch = str(get("architecture"))
     if arch not in _LWA_LAYER:
         raise ValueError(f"context architecture must be 'arm64' or 'x86_64', not {arch!r}")
+    profile = str(get("profile")).lower()
+    if profile not in PROFILES:
+        raise ValueError(f"context profile must be 'default' or 'cheap', not {profile!r}")
     return Config(
         region=region,
         removal_policy=RemovalPolicy.RETAIN if policy == "retain" else RemovalPolicy.DESTROY,
@@ -113,6 +136,9 @@ def read_config(node: ContextReader, region: str) -> Config:
         **_sites_domain(get),
         throttle_rate_limit=_int(get, "throttleRateLimit", minimum=1),
         throttle_burst_limit=_int(get, "throttleBurstLimit", minimum=1),
+        profile="cheap" if profile == "cheap" else "default",
+        api_concurrency=_int(get, "apiConcurrency", minimum=0),
+        preview_idle_days=_int(get, "previewIdleDays", minimum=1),
     )
 
 

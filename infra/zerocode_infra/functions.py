@@ -1,13 +1,19 @@
 """The Lambda functions, their settings (``ZEROCODE_*``) and exactly the access they use.
 
 ``functions/api`` runs the ASGI app under Lambda Web Adapter in ``response_stream`` mode
-(``run.sh`` starts uvicorn on 8080; the adapter waits for ``/api/health``).
+(``run.sh`` starts uvicorn on 8080; the adapter waits for ``/api/health``); it alone is told
+to believe the gateway's claims (``ZEROCODE_TRUST_GATEWAY_CLAIMS``), its concurrency is
+reserved and bounded by the context value ``apiConcurrency``.
 ``functions/build_events`` records CodeBuild outcomes and publishes: it builds publishing
 alone (``wiring.publishing``), so it has no Cognito settings or rights and cannot read the
-model key. ``functions/deletion_sweep`` runs every 15 minutes and finishes deletions that
-failed midway (M8, docs/invariants.md) with only the stores an app's data lives in
-(``wiring.deletion_sweep``). All import the core layer, run in the VPC (the cache is only
-reachable there) and are traced with X-Ray.
+model key; it touches DynamoDB, S3, CodeBuild and the KeyValueStore, all public endpoints,
+so it runs outside the VPC, and events it fails on (or that cannot reach it) land in an
+encrypted SQS queue an alarm watches. ``functions/deletion_sweep`` runs every 5 minutes and
+finishes deletions that failed midway (M8, docs/invariants.md) with only the stores an app's
+data lives in (``wiring.deletion_sweep``). ``functions/preview_sweep`` runs daily and removes
+stale preview pointers from the KeyValueStore (``wiring.preview_sweep``). In the default
+profile the API and the deletion sweep run in the VPC, where the cache is; in the ``cheap``
+profile there is no VPC. All import the core layer and are traced with X-Ray.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from zerocode_infra.auth import Auth
@@ -42,7 +50,9 @@ from zerocode_infra.packaging import ASSET_EXCLUDE, ROOT, RUNTIME, lambda_archit
 from zerocode_infra.storage import BUILDS, PAYLOADS, SOURCES, VERSIONS, WORKSPACES, Storage
 
 FUNCTIONS = ROOT / "functions"
-SWEEP_EVERY = Duration.minutes(15)  # how long a failed deletion's data may wait at most
+SWEEP_EVERY = Duration.minutes(5)  # how long a failed deletion's data may wait at most
+PREVIEW_SWEEP_EVERY = Duration.days(1)  # stale preview pointers leave the KeyValueStore
+API_MEMORY_MB = 512  # docs/operations.md, "The API function's memory and concurrency"
 LWA_ENVIRONMENT = {
     "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
     "AWS_LWA_INVOKE_MODE": "response_stream",
@@ -55,10 +65,21 @@ KVS_ACTIONS = [
     "cloudfront-keyvaluestore:PutKey",
     "cloudfront-keyvaluestore:DeleteKey",
 ]
-# What zerocode.adapters.aws.cognito_accounts calls with IAM credentials (SignUp, InitiateAuth,
-# GetUser and GlobalSignOut are authorized by the client id or the user's own token).
+# The preview sweep walks the store and removes stale preview pointers; it writes none.
+PREVIEW_SWEEP_KVS_ACTIONS = [
+    "cloudfront-keyvaluestore:DescribeKeyValueStore",
+    "cloudfront-keyvaluestore:ListKeys",
+    "cloudfront-keyvaluestore:GetKey",
+    "cloudfront-keyvaluestore:DeleteKey",
+]
+# What zerocode.adapters.aws.cognito_accounts calls with IAM credentials (InitiateAuth, GetUser
+# and GlobalSignOut are authorized by the client id or the user's own token). Users are
+# created with AdminCreateUser and AdminSetUserPassword (the pool allows no self sign-up);
+# AdminDeleteUser undoes a creation whose password could not be set.
 COGNITO_ACTIONS = [
-    "cognito-idp:AdminConfirmSignUp",
+    "cognito-idp:AdminCreateUser",
+    "cognito-idp:AdminSetUserPassword",
+    "cognito-idp:AdminDeleteUser",
     "cognito-idp:AdminAddUserToGroup",
     "cognito-idp:AdminGetUser",
     "cognito-idp:AdminListGroupsForUser",
@@ -75,7 +96,7 @@ class Dependencies:
     config: Config
     tables: Tables
     storage: Storage
-    network: Network
+    network: Network | None  # None in the cheap profile: no VPC, no cache
     auth: Auth
     builds: Builds
     store: cloudfront.IKeyValueStore
@@ -85,9 +106,10 @@ class Dependencies:
     layer: lambda_.ILayerVersion
 
 
-def environment(d: Dependencies) -> dict[str, str]:
+def environment(d: Dependencies, *, cache: bool = True) -> dict[str, str]:
     """The settings of ``zerocode.bootstrap.settings.Settings`` for AWS mode (a test checks every
-    name is a real setting)."""
+    name is a real setting). ``cache``: the function uses the window cache (and runs where it
+    is reachable); without a network (the cheap profile) nobody does."""
     env = {
         "ZEROCODE_MODE": "aws",
         "ZEROCODE_AWS_REGION": Stack.of(d.tables).region,
@@ -102,11 +124,14 @@ def environment(d: Dependencies) -> dict[str, str]:
         "ZEROCODE_SITES_KVS_ARN": d.store.key_value_store_arn,
         "ZEROCODE_SITES_URL": d.sites_url,
         "ZEROCODE_CORS_ORIGINS": d.console_origin,
-        "ZEROCODE_REDIS_URL": d.network.redis_url,
         "ZEROCODE_COVERS": "false",  # no Chromium on Lambda
     }
+    if cache and d.network is not None:
+        env["ZEROCODE_REDIS_URL"] = d.network.redis_url
     if d.config.sites_domain:  # each app its own origin (else the shared path scheme)
         env["ZEROCODE_SITES_DOMAIN"] = d.config.sites_domain
+    # The preview sweep removes older previews; the API puts them back when opened.
+    env["ZEROCODE_PREVIEW_IDLE_DAYS"] = str(d.config.preview_idle_days)
     return env
 
 
@@ -119,6 +144,9 @@ def api_environment(d: Dependencies) -> dict[str, str]:
         "ZEROCODE_MODEL_CODE": d.config.model_code,
         "ZEROCODE_MODEL_VUE": d.config.model_vue,
         "ZEROCODE_MODEL_API_KEY_SECRET_ARN": d.model_key.secret_arn,
+        # Only this function serves API Gateway through Lambda Web Adapter, so only its
+        # x-amzn-request-context is the gateway's (zerocode.http.gateway).
+        "ZEROCODE_TRUST_GATEWAY_CLAIMS": "true",
     }
     if d.config.model_base_url:  # unset: the offline scripted model
         env["ZEROCODE_MODEL_BASE_URL"] = d.config.model_base_url
@@ -140,9 +168,13 @@ class Functions(Construct):
             arch,
             [lwa, deps.layer],
             timeout=Duration.minutes(15),
-            memory=1024,
+            memory=API_MEMORY_MB,
             extra_env={**api_environment(deps), **LWA_ENVIRONMENT},
+            in_vpc=deps.config.in_vpc,
+            concurrency=deps.config.api_concurrency or None,
         )
+        # DynamoDB, S3, CodeBuild and the KeyValueStore are public endpoints and publishing
+        # uses no cache: outside the VPC (no NAT in its path, no network interfaces).
         self.build_events = self._function(
             "BuildEvents",
             FUNCTIONS / "build_events",
@@ -151,6 +183,27 @@ class Functions(Construct):
             [deps.layer],
             timeout=Duration.minutes(2),
             memory=512,
+            in_vpc=False,
+        )
+        # Events build_events failed on after Lambda's retries, and events EventBridge could
+        # not deliver: kept 14 days, encrypted, HTTPS only; an alarm fires on the first one.
+        self.failed_build_events = sqs.Queue(
+            self,
+            "FailedBuildEvents",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        suppress(
+            self.failed_build_events,
+            "SQS3",
+            "This queue is itself the dead-letter destination of the build events "
+            "function and its EventBridge rule; nothing consumes it but an operator.",
+        )
+        self.build_events.configure_async_invoke(
+            on_failure=destinations.SqsDestination(self.failed_build_events),
+            retry_attempts=2,
+            max_event_age=Duration.hours(6),
         )
         self.deletion_sweep = self._function(
             "DeletionSweep",
@@ -160,6 +213,7 @@ class Functions(Construct):
             [deps.layer],
             timeout=Duration.minutes(5),
             memory=512,
+            in_vpc=deps.config.in_vpc,  # it clears deleted apps' window tails in the cache
         )
         self.sweep_schedule = events.Rule(
             self,
@@ -168,9 +222,28 @@ class Functions(Construct):
             schedule=events.Schedule.rate(SWEEP_EVERY),
             targets=[targets.LambdaFunction(self.deletion_sweep, retry_attempts=0)],
         )
+        self.preview_sweep = self._function(
+            "PreviewSweep",
+            FUNCTIONS / "preview_sweep",
+            "handler.handler",
+            arch,
+            [deps.layer],
+            timeout=Duration.minutes(10),
+            memory=256,
+            in_vpc=False,
+            cache=False,
+        )
+        self.preview_sweep_schedule = events.Rule(
+            self,
+            "PreviewSweepSchedule",
+            description="zerocode: remove stale preview pointers from the KeyValueStore",
+            schedule=events.Schedule.rate(PREVIEW_SWEEP_EVERY),
+            targets=[targets.LambdaFunction(self.preview_sweep, retry_attempts=2)],
+        )
         self._grant_api()
         self._grant_build_events()
         self._grant_deletion_sweep()
+        self._grant_preview_sweep()
 
     def _function(
         self,
@@ -182,9 +255,17 @@ class Functions(Construct):
         *,
         timeout: Duration,
         memory: int,
+        in_vpc: bool,
+        cache: bool | None = None,
         extra_env: dict[str, str] | None = None,
+        concurrency: int | None = None,
     ) -> lambda_.Function:
+        """``in_vpc``: in the private subnets (the default profile has them); ``cache``:
+        given the cache's URL (by default exactly when in the VPC, where it is reachable)."""
         d = self.deps
+        network = d.network if in_vpc else None
+        if in_vpc and network is None:
+            raise ValueError(f"{id} asks for the VPC, but this profile has none")
         log_group = logs.LogGroup(
             self,
             f"{id}Logs",
@@ -203,11 +284,15 @@ class Functions(Construct):
             memory_size=memory,
             tracing=lambda_.Tracing.ACTIVE,
             description=f"zerocode {id}",
-            environment={**environment(d), **(extra_env or {})},
+            environment={
+                **environment(d, cache=in_vpc if cache is None else cache),
+                **(extra_env or {}),
+            },
             log_group=log_group,
-            vpc=d.network.vpc,
-            vpc_subnets=d.network.subnets,
-            security_groups=[d.network.functions_sg],
+            vpc=network.vpc if network else None,
+            vpc_subnets=network.subnets if network else None,
+            security_groups=[network.functions_sg] if network else None,
+            reserved_concurrent_executions=concurrency,
         )
         suppress(
             function,
@@ -302,6 +387,22 @@ class Functions(Construct):
                 objects(d.storage.builds, BUILDS),
                 *KMS_GRANT_ACTIONS,
             ],
+        )
+
+    def _grant_preview_sweep(self) -> None:
+        """The apps table, read (is the pointer's app still there, with that key?), and the
+        KeyValueStore, walked and pruned: no writes of pointers, no buckets, no accounts."""
+        d, fn = self.deps, self.preview_sweep
+        d.tables.apps.grant_read_data(fn)
+        iam.Grant.add_to_principal(
+            grantee=fn,
+            actions=PREVIEW_SWEEP_KVS_ACTIONS,
+            resource_arns=[d.store.key_value_store_arn],
+        )
+        self._excuse_wildcards(
+            fn,
+            "reads app records, and its read grant on the apps table includes the table's indexes",
+            [indexes(d.tables.apps)],
         )
 
     def _grant_common(self, fn: lambda_.Function) -> None:

@@ -6,7 +6,10 @@ CloudFront Function ``infra/functions/site_router.js`` looks the public key up i
 KeyValueStore (``site:{deployKey}`` / ``preview:{previewKey}`` → ``appId/buildId``) and
 rewrites the request to the immutable ``builds/{appId}/{buildId}/`` output. Because the
 rewrite happens before the cache lookup, cached objects belong to one immutable build and
-publishing or rolling back never needs an invalidation.
+publishing or rolling back never needs an invalidation. The builds bucket lets the sites
+distribution read objects under ``builds/`` and nothing else (no ``sources/``, no npm
+``cache/``, no listing): CDK's own OAC grant would name every object of the bucket, so the
+origin is given the bucket as an imported one (no grant) and the one statement is ours.
 
 Where the key comes from depends on the context value ``sitesDomain``:
 - set (with ``sitesCertificateArn``, a wildcard certificate): every preview and site is its
@@ -20,14 +23,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Annotations
+from aws_cdk import Annotations, Aws
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from zerocode_infra.nag import suppress
+from zerocode_infra.storage import BUILDS
 
 ROUTER = Path(__file__).resolve().parents[1] / "functions" / "site_router.js"
 _DOMAIN_LINE = "const SITES_DOMAIN = '';"
@@ -81,7 +86,21 @@ class Hosting(Construct):
                 function=self.router, event_type=cloudfront.FunctionEventType.VIEWER_REQUEST
             )
         ]
-        builds_origin = origins.S3BucketOrigin.with_origin_access_control(builds)
+        # Imported, so the origin adds no bucket-wide grant (the grant is below, on builds/
+        # only); the bucket's key still gets CloudFront's decrypt statement.
+        build_outputs = s3.Bucket.from_bucket_attributes(
+            self,
+            "BuildOutputs",
+            bucket_arn=builds.bucket_arn,
+            bucket_name=builds.bucket_name,
+            bucket_regional_domain_name=builds.bucket_regional_domain_name,
+            encryption_key=builds.encryption_key,
+        )
+        builds_origin = origins.S3BucketOrigin.with_origin_access_control(build_outputs)
+        Annotations.of(self).acknowledge_warning(
+            "@aws-cdk/aws-cloudfront-origins:updateImportedBucketPolicyOac",
+            "the builds bucket policy lets the sites distribution read builds/ (below)",
+        )
         # The key policy names any distribution of the account (naming this one would be a
         # dependency cycle), but the bucket policy lets only this distribution read objects,
         # so no other distribution gets anything to decrypt.
@@ -129,6 +148,20 @@ class Hosting(Construct):
             minimum_protocol_version=cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
             if sites_domain
             else None,
+        )
+        builds.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="SitesReadBuildOutputs",
+                principals=[iam.ServicePrincipal("cloudfront.amazonaws.com")],
+                actions=["s3:GetObject"],
+                resources=[builds.arn_for_objects(f"{BUILDS}*")],
+                conditions={
+                    "StringEquals": {
+                        "AWS:SourceArn": f"arn:{Aws.PARTITION}:cloudfront::{Aws.ACCOUNT_ID}:"
+                        f"distribution/{self.sites.distribution_id}"
+                    }
+                },
+            )
         )
         self.console = cloudfront.Distribution(
             self,

@@ -1,9 +1,11 @@
 """Alarms and one dashboard for what an operator needs to notice.
 
 API 5xx, function errors and throttles, slow turns (the ``TurnDuration`` metric the API
-writes as CloudWatch EMF, namespace ``zerocode``, dimension ``service=zerocode``) and
-failed CodeBuild builds. The alarms have no actions: subscribe an SNS topic or a chat
-integration to them (docs/operations.md).
+writes as CloudWatch EMF, namespace ``zerocode``, dimension ``service=zerocode``), failed
+CodeBuild builds, build events that landed in the failed-events queue, and the site pointer
+store nearing its 5 MB (``SitePointerBytes``, written daily by the preview sweep). The
+alarms have no actions: subscribe an SNS topic or a chat integration to them
+(docs/operations.md).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 FIVE_MINUTES = Duration.minutes(5)
@@ -25,6 +28,15 @@ TURN_DURATION = cw.Metric(
     unit=cw.Unit.MILLISECONDS,
 )
 SLOW_TURN_MS = 600_000  # p90 over 10 minutes: turns are near the 14-minute cut-off
+KVS_CEILING_BYTES = 5_000_000  # a KeyValueStore's quota ("5 MB")
+SITE_POINTER_BYTES = cw.Metric(
+    namespace="zerocode",
+    metric_name="SitePointerBytes",
+    dimensions_map={"service": "zerocode"},
+    statistic="Maximum",
+    period=Duration.days(1),
+    unit=cw.Unit.BYTES,
+)
 
 
 class Observability(Construct):
@@ -37,6 +49,7 @@ class Observability(Construct):
         functions: dict[str, lambda_.Function],
         project: codebuild.IProject,
         dashboard_name: str,
+        failed_build_events: sqs.IQueue,
     ) -> None:
         super().__init__(scope, id)
         self.alarms: list[cw.Alarm] = []
@@ -61,6 +74,21 @@ class Observability(Construct):
         )
         failed = project.metric_failed_builds(period=Duration.hours(1), statistic="Sum")
         self._alarm("FailedBuilds", failed, 10, "10 or more failed CodeBuild builds in an hour")
+        undelivered = failed_build_events.metric_approximate_number_of_messages_visible(
+            period=FIVE_MINUTES, statistic="Maximum"
+        )
+        self._alarm(
+            "FailedBuildEvents",
+            undelivered,
+            1,
+            "a build event failed or was not delivered: it waits in the failed-events queue",
+        )
+        self._alarm(
+            "SitePointersNearlyFull",
+            SITE_POINTER_BYTES,
+            KVS_CEILING_BYTES * 0.8,
+            "the site pointer KeyValueStore holds 80% of its 5 MB",
+        )
         self.dashboard = cw.Dashboard(
             self,
             "Dashboard",
@@ -105,6 +133,16 @@ class Observability(Construct):
                             ),
                             failed,
                         ],
+                    ),
+                ],
+                [
+                    cw.GraphWidget(
+                        title="Site pointer store (bytes of 5 MB)",
+                        width=12,
+                        left=[SITE_POINTER_BYTES],
+                    ),
+                    cw.GraphWidget(
+                        title="Build events failed or undelivered", width=12, left=[undelivered]
                     ),
                 ],
                 [cw.AlarmStatusWidget(title="Alarms", width=24, alarms=list(self.alarms))],

@@ -36,12 +36,18 @@ class ZerocodeStack(Stack):
         policy = config.removal_policy
         tables = Tables(self, "Data", removal_policy=policy)
         storage = Storage(self, "Storage", removal_policy=policy)
-        network = Network(
-            self,
-            "Network",
-            nat_gateways=config.nat_gateways,
-            removal_policy=policy,
-            cache_name=f"{id.lower()}-window-cache",
+        # The cheap profile has no VPC (and so no NAT gateway and no cache): functions reach
+        # AWS and the model endpoint directly, window tails stay in each container.
+        network = (
+            Network(
+                self,
+                "Network",
+                nat_gateways=config.nat_gateways,
+                removal_policy=policy,
+                cache_name=f"{id.lower()}-window-cache",
+            )
+            if config.in_vpc
+            else None
         )
         auth = Auth(self, "Auth", removal_policy=policy)
         hosting = Hosting(
@@ -74,7 +80,7 @@ class ZerocodeStack(Stack):
                 layer=core_layer(self, lambda_architecture(config.architecture)),
             ),
         )
-        builds.route_events(functions.build_events)
+        builds.route_events(functions.build_events, functions.failed_build_events)
         api = Api(
             self,
             "Api",
@@ -95,7 +101,9 @@ class ZerocodeStack(Stack):
                 "Api": functions.api,
                 "BuildEvents": functions.build_events,
                 "DeletionSweep": functions.deletion_sweep,
+                "PreviewSweep": functions.preview_sweep,
             },
+            failed_build_events=functions.failed_build_events,
         )
         for name, value, what in (
             ("ApiUrl", f"{api.url}api/", "base URL of the HTTP API"),
@@ -117,6 +125,11 @@ class ZerocodeStack(Stack):
                 "the build events function",
             ),
             ("DashboardName", observability.dashboard.dashboard_name, "CloudWatch"),
+            (
+                "FailedBuildEventsQueueUrl",
+                functions.failed_build_events.queue_url,
+                "build events the build events function failed on, or never got",
+            ),
         ):
             CfnOutput(self, name, value=value, description=what)
 

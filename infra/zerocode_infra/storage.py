@@ -1,6 +1,9 @@
 """Private S3 buckets: workspaces, transcript payloads, builds, the console, access logs.
 
-All block public access, refuse plain HTTP and are encrypted. The builds bucket uses a
+All block public access, refuse plain HTTP, are encrypted and abort incomplete multipart
+uploads after a day. The workspaces bucket (every app's files and ``versions/``) is versioned:
+an overwritten or deleted object stays recoverable for ``NONCURRENT_DAYS`` and then expires
+(docs/security.md, "Deleted data"). The builds bucket uses a
 customer-managed KMS key: CodeBuild writes its artifacts with the project's key, and
 CloudFront (Origin Access Control) can only read SSE-KMS objects whose key policy lets it,
 which an AWS-managed key never does. The other buckets use S3-managed keys; the same
@@ -23,6 +26,8 @@ PAYLOADS = "transcript/"
 SOURCES = "sources/"
 BUILDS = "builds/"
 CACHE = "cache"
+# How long an overwritten or deleted workspace object stays recoverable (versioning).
+NONCURRENT_DAYS = 30
 
 
 class Storage(Construct):
@@ -54,7 +59,18 @@ class Storage(Construct):
             "This is the access log bucket itself; logging its own "
             "accesses into itself would create a log loop.",
         )
-        self.workspaces = self._bucket("Workspaces")
+        self.workspaces = self._bucket(
+            "Workspaces",
+            versioned=True,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="OldVersions",
+                    noncurrent_version_expiration=Duration.days(NONCURRENT_DAYS),
+                ),
+                # Once a deleted object's old versions expired, its delete marker goes too.
+                s3.LifecycleRule(id="DeleteMarkers", expired_object_delete_marker=True),
+            ],
+        )
         self.payloads = self._bucket("Payloads")
         self.console = self._bucket("Console")
         self.builds = self._bucket(
@@ -73,6 +89,7 @@ class Storage(Construct):
         *,
         key: kms.IKey | None = None,
         lifecycle_rules: list[s3.LifecycleRule] | None = None,
+        versioned: bool = False,
     ) -> s3.Bucket:
         encryption = s3.BucketEncryption.KMS if key else s3.BucketEncryption.S3_MANAGED
         return s3.Bucket(
@@ -87,8 +104,12 @@ class Storage(Construct):
             server_access_logs_bucket=self.logs,
             server_access_logs_prefix=f"s3/{id.lower()}/",
             removal_policy=self.removal_policy,
+            versioned=versioned,
             lifecycle_rules=[
-                s3.LifecycleRule(abort_incomplete_multipart_upload_after=Duration.days(1)),
+                s3.LifecycleRule(
+                    id="IncompleteUploads",
+                    abort_incomplete_multipart_upload_after=Duration.days(1),
+                ),
                 *(lifecycle_rules or []),
             ],
         )

@@ -200,7 +200,7 @@ def test_older_history_loads_on_scroll_and_errors_name_the_conflict(
     page.eval_on_selector(
         "#messages", "m => { m.scrollTop = 0; m.dispatchEvent(new Event('scroll')); }"
     )
-    page.wait_for_function("document.querySelectorAll('#messages .msg').length === 24")
+    page.wait_for_function("() => document.querySelectorAll('#messages .msg').length === 24")
     assert "Moths 0" in page.locator("#messages .msg").nth(1).inner_text()
 
     slow = threading.Thread(target=chat, args=(api, app["id"], "[[slow]] Change the title"))
@@ -260,7 +260,7 @@ def test_account_errors_are_named_by_code_toasts_clear_and_input_is_counted(
     toast = page.wait_for_selector("#toast.error")
     assert "account name is taken" in toast.inner_text(), toast.inner_text()
     page.goto(f"{server.api}/console/#/login")
-    page.wait_for_function("document.getElementById('toast').hidden")  # cleared on leaving
+    page.wait_for_function("() => document.getElementById('toast').hidden")  # cleared on leaving
     page.fill("input[name=account]", name)
     page.fill("input[name=password]", "not the password")
     page.click("button[type=submit]")

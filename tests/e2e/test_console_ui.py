@@ -216,20 +216,20 @@ def test_errors_are_named_by_code_in_both_languages_and_cleared_on_leaving(
     said = toast_text(page)  # a 409 with code account_taken: not a busy app
     assert said.startswith("That account name is taken") and "Busy" not in said, said
     page.click("#nav >> text=Log in")
-    page.wait_for_function("document.getElementById('toast').hidden")  # a stale error goes
+    page.wait_for_function("() => document.getElementById('toast').hidden")  # a stale error goes
     page.fill("input[name=account]", name)
     page.fill("input[name=password]", "not the password")
     page.click("button[type=submit]")
     assert toast_text(page) == "Wrong account or password."
 
     page.select_option("#lang", "zh-CN")  # the switch re-renders the page: the toast goes
-    page.wait_for_function("document.getElementById('toast').hidden")
+    page.wait_for_function("() => document.getElementById('toast').hidden")
     page.fill("input[name=account]", name)
     page.fill("input[name=password]", "not the password")
     page.click("button[type=submit]")
     assert toast_text(page) == "账号或密码错误。"
     page.click("#nav >> text=注册")
-    page.wait_for_function("document.getElementById('toast').hidden")
+    page.wait_for_function("() => document.getElementById('toast').hidden")
     page.fill("input[name=account]", name)
     page.fill("input[name=password]", "correct horse")
     page.click("button[type=submit]")
@@ -384,7 +384,7 @@ def test_a_reply_looks_the_same_after_a_reload(browser: Any, server: Server) -> 
     shot(page, "6-live")
 
     page.reload()
-    page.wait_for_function("document.querySelectorAll('#messages > *').length >= 6")
+    page.wait_for_function("() => document.querySelectorAll('#messages > *').length >= 6")
     reloaded = page.evaluate(READ_REPLIES)
     shot(page, "7-reloaded")
     assert reloaded == live

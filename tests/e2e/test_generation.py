@@ -7,11 +7,17 @@ import re
 import httpx
 
 from tests.e2e.conftest import Server, chat, create
+from tests.e2e.test_admin import admin_client
 
 
-def test_health_says_which_model_answers(client: httpx.Client) -> None:
-    health = client.get("/api/health").json()
+def test_health_says_which_model_answers_to_admins(server: Server, client: httpx.Client) -> None:
+    anyone = client.get("/api/health").json()
+    assert anyone["status"] == "ok" and anyone["offlineModel"] is True
+    assert "model" not in anyone and "builds" not in anyone
+    with admin_client(server, "health-admin") as admin:
+        health = admin.get("/api/health").json()
     assert health["status"] == "ok" and "offline scripted model" in health["model"]
+    assert health["builds"]
 
 
 def test_openapi_lists_the_endpoints(client: httpx.Client) -> None:

@@ -36,6 +36,18 @@ class Synth:
     def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
         return {k: v for k, v in self.resources.items() if v["Type"] == kind}
 
+    def role_policies(self) -> dict[str, dict[str, Any]]:
+        """Every policy attached to roles: inline ``AWS::IAM::Policy`` resources and the
+        ``AWS::IAM::ManagedPolicy`` CDK adds when a role's statements outgrow one policy."""
+        return {
+            **self.of_type("AWS::IAM::Policy"),
+            **{
+                k: v
+                for k, v in self.of_type("AWS::IAM::ManagedPolicy").items()
+                if v["Properties"].get("Roles")
+            },
+        }
+
     def props(self, logical_id: str) -> dict[str, Any]:
         return dict(self.resources[logical_id].get("Properties", {}))
 

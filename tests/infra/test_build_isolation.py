@@ -51,13 +51,7 @@ def every_statement(synth: Synth, role: str) -> list[dict[str, Any]]:
     for arn in props.get("ManagedPolicyArns", []):
         assert any(f'{name}"' in json.dumps(arn) for name in LAMBDA_MANAGED), (role, arn)
     inline = [s for p in props.get("Policies", []) for s in p["PolicyDocument"]["Statement"]]
-    managed = [
-        s
-        for p in synth.of_type("AWS::IAM::ManagedPolicy").values()
-        if role in refs(p["Properties"].get("Roles", []))
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-    ]
-    return [*policy_statements(synth, role), *inline, *managed]
+    return [*policy_statements(synth, role), *inline]  # policy_statements: managed ones too
 
 
 def grants(statement: dict[str, Any], action: str) -> bool:
@@ -156,7 +150,7 @@ def test_the_build_data_role_trusts_the_api_function_for_as_long_as_a_build(synt
 def test_only_the_api_function_may_assume_the_build_data_role(synth: Synth) -> None:
     role = data_role(synth)
     holders = set()
-    for policy in synth.of_type("AWS::IAM::Policy").values():
+    for policy in synth.role_policies().values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             if grants(statement, "sts:AssumeRole"):
                 assert "*" not in _list(statement["Resource"])

@@ -64,6 +64,9 @@ def test_context_values_from_the_command_line_are_parsed() -> None:
     assert config.lwa_layer_arn == arn and config.nat_gateways == 2
     assert config.removal_policy == RemovalPolicy.DESTROY and not config.retain
     assert config.console_origin == "https://console.example.com"
+    assert (config.profile, config.api_concurrency, config.in_vpc) == ("default", 50, True)
+    cheap = read_config(Context(profile="CHEAP", apiConcurrency="7"), "us-east-1")
+    assert (cheap.profile, cheap.api_concurrency, cheap.in_vpc) == ("cheap", 7, False)
     table = json.dumps({"arm64": {"af-south-1": arn}})
     assert read_config(Context(lwaLayerArns=table), "af-south-1").lwa_layer_arn == arn
 
@@ -80,6 +83,9 @@ def test_x86_functions_get_the_x86_adapter_layer() -> None:
         ("natGateways", "many", "natGateways must be an integer"),
         ("natGateways", -1, "natGateways must be at least 0"),
         ("architecture", "riscv", "architecture must be"),
+        ("profile", "free", "profile must be 'default' or 'cheap'"),
+        ("apiConcurrency", -1, "apiConcurrency must be at least 0"),
+        ("apiConcurrency", "lots", "apiConcurrency must be an integer"),
     ],
 )
 def test_bad_context_values_are_refused(key: str, value: Any, message: str) -> None:

@@ -335,3 +335,54 @@ def test_the_file_on_disk_is_the_path_scheme_and_fits_with_any_domain() -> None:
     built = router_code("a-very-long-subdomain.of-a-very-long-domain.example.com")
     assert "const SITES_DOMAIN = 'a-very-long-subdomain." in built
     assert len(built.encode()) <= 10 * 1024
+
+
+# -- the preview sweep, seen from the edge ------------------------------------------------
+
+
+def test_a_swept_preview_is_not_found_at_the_edge_and_its_site_still_is(tmp_path: Path) -> None:
+    """Pointers as the platform makes them (keys, app and build ids), in a store the preview
+    sweep (zerocode.publishing.eviction) ran over: the swept preview answers 404 on both URL
+    schemes, the app's site is untouched, and once restored the preview routes again."""
+    from zerocode.apps.records import new_app_id
+    from zerocode.publishing.builds import new_build_id
+    from zerocode.publishing.eviction import DAY, PreviewSweep
+    from zerocode.publishing.pointers import (
+        SiteTarget,
+        new_deploy_key,
+        new_preview_key,
+        preview_pointer,
+        site_pointer,
+    )
+
+    app_id, deploy_key, preview_key = new_app_id(), new_deploy_key(), new_preview_key()
+    now = 1_800_000_000.0
+    site = SiteTarget(app_id, new_build_id(now - 90 * DAY))
+    preview = SiteTarget(app_id, new_build_id(now - 31 * DAY))
+
+    class Store(dict[str, str]):
+        def pointers(self, prefix: str) -> Any:
+            return [(k, SiteTarget.decode(v)) for k, v in self.items() if k.startswith(prefix)]
+
+        def remove_if(self, pointer: str, expected: SiteTarget | None) -> bool:
+            return expected is not None and self.pop(pointer, None) == expected.encode()
+
+    store = Store({site_pointer(deploy_key): site.encode()})
+    store[preview_pointer(preview_key)] = preview.encode()
+    before = run([f"/sites/{deploy_key}/", f"/preview/{preview_key}/a.js"], dict(store))
+    assert [r["uri"] for r in before] == [
+        f"/builds/{app_id}/{site.build_id}/index.html",
+        f"/builds/{app_id}/{preview.build_id}/a.js",
+    ]
+
+    report = PreviewSweep(store, apps=None, idle_seconds=30 * DAY).run(now)  # type: ignore[arg-type]
+    assert report.idle == 1 and list(store) == [site_pointer(deploy_key)]
+    after = run([f"/sites/{deploy_key}/", f"/preview/{preview_key}/a.js"], dict(store))
+    assert after[0]["uri"] == f"/builds/{app_id}/{site.build_id}/index.html"
+    assert after[1] == NOT_FOUND
+    host = route_hosts(tmp_path, [(f"p-{preview_key}.{DOMAIN}", "/")], dict(store))
+    assert host == [NOT_FOUND]
+
+    store[preview_pointer(preview_key)] = preview.encode()  # Publishing.restore_preview
+    (restored,) = run([f"/preview/{preview_key}/"], dict(store))
+    assert restored["uri"] == f"/builds/{app_id}/{preview.build_id}/index.html"

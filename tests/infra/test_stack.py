@@ -52,13 +52,16 @@ def refs(value: Any) -> set[str]:
 
 
 # The functions by what the tests call them: their handler, except that build_events and the
-# deletion sweep both run "handler.handler", so the sweep is asked for as SWEEP.
+# two sweeps all run "handler.handler", so the sweeps are asked for as SWEEP and PREVIEWS.
 SWEEP = "deletion_sweep"
+PREVIEWS = "preview_sweep"
 _DESCRIPTIONS = {
     "run.sh": "zerocode Api",
     "handler.handler": "zerocode BuildEvents",
     SWEEP: "zerocode DeletionSweep",
+    PREVIEWS: "zerocode PreviewSweep",
 }
+FUNCTIONS = tuple(_DESCRIPTIONS)
 
 
 def lambda_function(synth: Synth, handler: str) -> tuple[str, dict[str, Any]]:
@@ -205,7 +208,8 @@ def test_model_key_secret_is_encrypted_with_the_customer_key(synth: Synth) -> No
     assert "GenerateSecretString" in secret  # a placeholder until the operator stores one
     assert refs(env(synth, "run.sh")["ZEROCODE_MODEL_API_KEY_SECRET_ARN"]) == {secret_id}
     # build_events builds publishing alone (wiring.publishing): it never reads the key.
-    assert "ZEROCODE_MODEL_API_KEY_SECRET_ARN" not in env(synth, "handler.handler")
+    for handler in ("handler.handler", SWEEP, PREVIEWS):
+        assert "ZEROCODE_MODEL_API_KEY_SECRET_ARN" not in env(synth, handler)
 
 
 # -- network and cache -------------------------------------------------------------------
@@ -218,6 +222,7 @@ def test_cache_is_valkey_reachable_only_from_the_functions(synth: Synth) -> None
     function_sgs = {
         sg
         for f in synth.of_type("AWS::Lambda::Function").values()
+        if "VpcConfig" in f["Properties"]
         for sg in refs(f["Properties"]["VpcConfig"]["SecurityGroupIds"])
     }
     assert len(function_sgs) == 1 and cache_sg not in function_sgs
@@ -246,8 +251,14 @@ def test_vpc_has_gateway_endpoints_flow_logs_and_the_default_nat_count(synth: Sy
     assert any(".s3" in s for s in services) and any(".dynamodb" in s for s in services)
     assert len(synth.of_type("AWS::EC2::NatGateway")) == DEFAULTS["natGateways"]
     assert len(synth.of_type("AWS::EC2::FlowLog")) == 1
-    for function in synth.of_type("AWS::Lambda::Function").values():
-        assert len(function["Properties"]["VpcConfig"]["SubnetIds"]) == 2
+    # The functions that use the cache run in the VPC; the others never touch it.
+    for handler in FUNCTIONS:
+        _, fn = lambda_function(synth, handler)
+        in_vpc = handler in ("run.sh", SWEEP)
+        assert ("VpcConfig" in fn) is in_vpc, handler
+        assert ("ZEROCODE_REDIS_URL" in env(synth, handler)) is in_vpc, handler
+        if in_vpc:
+            assert len(fn["VpcConfig"]["SubnetIds"]) == 2
 
 
 def test_nat_gateway_count_comes_from_context() -> None:
@@ -283,14 +294,87 @@ def test_api_function_runs_under_lambda_web_adapter_in_stream_mode(synth: Synth)
     assert api["TracingConfig"] == {"Mode": "Active"}
 
 
-def test_build_events_function_uses_the_core_layer_in_the_vpc(synth: Synth) -> None:
+def test_build_events_function_uses_the_core_layer_outside_the_vpc(synth: Synth) -> None:
+    """It touches DynamoDB, S3, CodeBuild and the KeyValueStore (wiring.publishing: no
+    cache), all public endpoints: no VPC, so no NAT gateway in its path."""
     _, fn = lambda_function(synth, "handler.handler")
     assert fn["Handler"] == "handler.handler"
     (layer_id,) = synth.of_type("AWS::Lambda::LayerVersion")
     assert fn["Layers"] == [{"Ref": layer_id}]
     assert fn["Architectures"] == ["arm64"] and fn["TracingConfig"] == {"Mode": "Active"}
     assert "AWS_LWA_INVOKE_MODE" not in fn["Environment"]["Variables"]
-    assert fn["VpcConfig"]["SecurityGroupIds"]
+    assert "VpcConfig" not in fn
+    assert "ZEROCODE_REDIS_URL" not in fn["Environment"]["Variables"]
+
+
+def failed_events_queue(synth: Synth) -> tuple[str, dict[str, Any]]:
+    ((queue_id, queue),) = synth.of_type("AWS::SQS::Queue").items()
+    return queue_id, queue["Properties"]
+
+
+def test_failed_build_events_land_in_an_encrypted_queue_with_an_alarm(synth: Synth) -> None:
+    """Events build_events fails on (after Lambda's retries) and events EventBridge cannot
+    deliver both end in one SQS queue: encrypted, HTTPS only, and alarmed on its first
+    message, so a build whose outcome was never recorded is noticed."""
+    queue_id, queue = failed_events_queue(synth)
+    assert queue["SqsManagedSseEnabled"] is True
+    assert queue["MessageRetentionPeriod"] == 14 * 86_400
+    (policy,) = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in synth.of_type("AWS::SQS::QueuePolicy").values()
+        if refs(p["Properties"]["Queues"]) == {queue_id}
+    ]
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        for s in policy
+    )
+    fn = function_id(synth, "handler.handler")
+    (invoke,) = synth.of_type("AWS::Lambda::EventInvokeConfig").values()
+    config = invoke["Properties"]
+    assert config["FunctionName"] == {"Ref": fn}
+    assert refs(config["DestinationConfig"]["OnFailure"]["Destination"]) == {queue_id}
+    assert config["MaximumRetryAttempts"] == 2
+    (rule,) = [
+        r["Properties"]
+        for r in synth.of_type("AWS::Events::Rule").values()
+        if "EventPattern" in r["Properties"]
+    ]
+    (target,) = rule["Targets"]
+    assert refs(target["DeadLetterConfig"]["Arn"]) == {queue_id}
+    sends = [
+        s
+        for s in policy_statements(synth, role_of(synth, "handler.handler"))
+        if "sqs:SendMessage" in _list(s["Action"])
+    ]
+    assert len(sends) == 1 and refs(sends[0]["Resource"]) == {queue_id}
+    (alarm,) = [
+        a["Properties"]
+        for a in synth.of_type("AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("MetricName") == "ApproximateNumberOfMessagesVisible"
+    ]
+    assert alarm["Namespace"] == "AWS/SQS" and refs(alarm["Dimensions"]) == {queue_id}
+    assert alarm["Threshold"] == 1
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+
+
+def test_api_function_memory_and_reserved_concurrency(synth: Synth) -> None:
+    """512 MB (docs/operations.md: the API's RSS stays near 200 MB with 200 streams in one
+    process, and a Lambda container serves one request at a time); at most apiConcurrency
+    containers, reserved for it."""
+    _, api = lambda_function(synth, "run.sh")
+    assert api["MemorySize"] == 512
+    assert api["ReservedConcurrentExecutions"] == DEFAULTS["apiConcurrency"] == 50
+    for handler in ("handler.handler", SWEEP, PREVIEWS):
+        assert "ReservedConcurrentExecutions" not in lambda_function(synth, handler)[1]
+
+
+def test_only_the_api_function_believes_the_gateways_claims(synth: Synth) -> None:
+    from zerocode.bootstrap.settings import Settings
+
+    assert env(synth, "run.sh")["ZEROCODE_TRUST_GATEWAY_CLAIMS"] == "true"
+    assert Settings(trust_gateway_claims="true").trust_gateway_claims is True
+    for handler in ("handler.handler", SWEEP, PREVIEWS):
+        assert "ZEROCODE_TRUST_GATEWAY_CLAIMS" not in env(synth, handler)
 
 
 def test_core_layer_matches_the_functions_runtime(synth: Synth) -> None:
@@ -302,7 +386,7 @@ def test_core_layer_matches_the_functions_runtime(synth: Synth) -> None:
 def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
     from zerocode.bootstrap.settings import Settings
 
-    for handler in ("run.sh", "handler.handler", SWEEP):
+    for handler in FUNCTIONS:
         names = [n for n in env(synth, handler) if n.startswith("ZEROCODE_")]
         unknown = [
             n for n in names if n.removeprefix("ZEROCODE_").lower() not in Settings.model_fields
@@ -313,8 +397,15 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
     assert variables["ZEROCODE_AWS_REGION"] == REGION
     assert variables["ZEROCODE_MODEL_BASE_URL"] == DEFAULTS["modelBaseUrl"]
     # build_events starts no build, so it has no build data role (test_build_isolation.py),
-    # and builds publishing alone (wiring.publishing): no Cognito, no model settings.
-    api_only = ("ZEROCODE_BUILD_DATA_ROLE_ARN", "ZEROCODE_COGNITO_", "ZEROCODE_MODEL_")
+    # and builds publishing alone (wiring.publishing): no Cognito, no model settings, no
+    # gateway, and (outside the VPC) no cache.
+    api_only = (
+        "ZEROCODE_BUILD_DATA_ROLE_ARN",
+        "ZEROCODE_COGNITO_",
+        "ZEROCODE_MODEL_",
+        "ZEROCODE_TRUST_GATEWAY_CLAIMS",
+        "ZEROCODE_REDIS_URL",
+    )
     assert env(synth, "handler.handler") == {
         k: v for k, v in variables.items() if not k.startswith(("AWS_", *api_only))
     }
@@ -503,11 +594,44 @@ def test_cognito_pool_and_client_match_the_platform(synth: Synth) -> None:
     platform = capture.pool["Policies"]["PasswordPolicy"]
     assert {k: policy[k] for k in platform} == platform  # 8 characters, no composition rules
     assert pool["UsernameConfiguration"] == capture.pool["UsernameConfiguration"]
+    # No self sign-up: the public client id cannot create users past the platform's rules.
+    assert pool["AdminCreateUserConfig"] == capture.pool["AdminCreateUserConfig"]
+    assert pool["AdminCreateUserConfig"] == {"AllowAdminCreateUserOnly": True}
     _, client = synth.one("AWS::Cognito::UserPoolClient")
     assert client["GenerateSecret"] is False
     assert set(client["ExplicitAuthFlows"]) == set(capture.client["ExplicitAuthFlows"])
     assert client["AccessTokenValidity"] * 60 == ACCESS_TOKEN_SECONDS  # minutes
     synth.one("AWS::Cognito::UserPoolGroup", GroupName="admin")
+
+
+def test_the_app_client_allows_only_the_flows_the_platform_uses(synth: Synth) -> None:
+    """CognitoAccounts signs in with USER_PASSWORD_AUTH (refresh tokens are always allowed):
+    no SRP or custom auth, no OAuth flows (implicit or code), no hosted UI callback (CDK's
+    default is https://example.com), and revocation on, so GlobalSignOut revokes."""
+    _, client = synth.one("AWS::Cognito::UserPoolClient")
+    assert sorted(client["ExplicitAuthFlows"]) == [
+        "ALLOW_REFRESH_TOKEN_AUTH",
+        "ALLOW_USER_PASSWORD_AUTH",
+    ]
+    assert client.get("AllowedOAuthFlowsUserPoolClient", False) is False
+    for absent in ("AllowedOAuthFlows", "AllowedOAuthScopes", "CallbackURLs", "LogoutURLs"):
+        assert absent not in client, absent
+    assert client["EnableTokenRevocation"] is True
+    assert client["PreventUserExistenceErrors"] == "ENABLED"
+
+
+def test_the_api_may_create_users_but_not_confirm_self_sign_ups(synth: Synth) -> None:
+    from zerocode_infra.functions import COGNITO_ACTIONS
+
+    statements = policy_statements(synth, role_of(synth, "run.sh"))
+    actions = {str(a) for s in statements for a in _list(s["Action"]) if "cognito" in str(a)}
+    assert actions == set(COGNITO_ACTIONS)
+    assert {
+        "cognito-idp:AdminCreateUser",
+        "cognito-idp:AdminSetUserPassword",
+        "cognito-idp:AdminDeleteUser",
+    } <= actions
+    assert "cognito-idp:AdminConfirmSignUp" not in actions
 
 
 # -- hosting -----------------------------------------------------------------------------
@@ -548,6 +672,10 @@ def test_sites_come_from_the_builds_bucket_through_oac(synth: Synth) -> None:
     assert len(readers) == 1 and readers[0]["Action"] == "s3:GetObject"
     assert readers[0]["Principal"] == {"Service": "cloudfront.amazonaws.com"}
     assert refs(readers[0]["Condition"]) - {"AWS::AccountId", "AWS::Partition"} == {sites_id}
+    # What sites and previews serve, nothing else: build outputs, not sources/ or cache/.
+    assert readers[0]["Resource"] == {
+        "Fn::Join": ["", [{"Fn::GetAtt": [builds_id, "Arn"]}, "/builds/*"]]
+    }
     console = distribution(synth, "zerocode console")
     (console_origin,) = console["Origins"]
     assert refs(console_origin["DomainName"]) != {builds_id}  # another bucket, another domain
@@ -608,14 +736,14 @@ def role_of(synth: Synth, handler: str) -> str:
 def policy_statements(synth: Synth, role: str) -> list[dict[str, Any]]:
     return [
         s
-        for p in synth.of_type("AWS::IAM::Policy").values()
+        for p in synth.role_policies().values()
         if role in refs(p["Properties"]["Roles"])
         for s in p["Properties"]["PolicyDocument"]["Statement"]
     ]
 
 
 def all_statements(synth: Synth) -> Iterator[tuple[str, dict[str, Any]]]:
-    for policy_id, policy in synth.of_type("AWS::IAM::Policy").items():
+    for policy_id, policy in synth.role_policies().items():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             yield policy_id, statement
     for role_id, role in synth.of_type("AWS::IAM::Role").items():
@@ -722,17 +850,25 @@ def test_only_the_api_may_read_the_model_key_or_call_cognito(synth: Synth) -> No
     assert reaches("run.sh") == (True, True)
     assert reaches("handler.handler") == (False, False)  # build_events (wiring.publishing)
     assert reaches(SWEEP) == (False, False)  # wiring.deletion_sweep
+    assert reaches(PREVIEWS) == (False, False)  # wiring.preview_sweep
 
 
-def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(synth: Synth) -> None:
-    fn = function_id(synth, SWEEP)
+def schedule_of(synth: Synth, handler: str) -> dict[str, Any]:
+    fn = function_id(synth, handler)
     (rule,) = [
         r["Properties"]
         for r in synth.of_type("AWS::Events::Rule").values()
         if "ScheduleExpression" in r["Properties"]
+        and [refs(t["Arn"]) for t in r["Properties"]["Targets"]] == [{fn}]
     ]
-    assert rule["ScheduleExpression"] == "rate(15 minutes)"
-    assert [refs(t["Arn"]) for t in rule["Targets"]] == [{fn}]
+    return dict(rule)
+
+
+def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(synth: Synth) -> None:
+    """Every 5 minutes: on AWS only this retries deletions that failed midway (M8)."""
+    rule = schedule_of(synth, SWEEP)
+    assert rule["ScheduleExpression"] == "rate(5 minutes)"
+    assert rule["State"] == "ENABLED"
     variables = env(synth, SWEEP)
     assert not [k for k in variables if k.startswith(("ZEROCODE_COGNITO_", "ZEROCODE_MODEL_"))]
     assert "ZEROCODE_BUILD_DATA_ROLE_ARN" not in variables
@@ -812,7 +948,7 @@ def test_alarms_cover_errors_throttles_turns_and_builds(synth: Synth) -> None:
     turn = by_metric[("zerocode", "TurnDuration")]
     assert turn["ExtendedStatistic"] == "p90" and turn["Threshold"] == 600_000
     assert turn["Dimensions"] == [{"Name": "service", "Value": "zerocode"}]
-    for handler in ("run.sh", "handler.handler", SWEEP):
+    for handler in FUNCTIONS:
         fn = function_id(synth, handler)
         for metric in ("Errors", "Throttles"):
             assert any(
@@ -821,7 +957,14 @@ def test_alarms_cover_errors_throttles_turns_and_builds(synth: Synth) -> None:
                 and refs(a["Dimensions"]) == {fn}
                 for a in alarms
             ), (handler, metric)
-    assert len(alarms) == 9
+    pointers = by_metric[("zerocode", "SitePointerBytes")]
+    assert pointers["Statistic"] == "Maximum" and pointers["Period"] == 86_400
+    assert pointers["Threshold"] == 4_000_000  # 80 % of the store's 5 MB
+    assert pointers["Dimensions"] == [{"Name": "service", "Value": "zerocode"}]
+    assert by_metric[("AWS/SQS", "ApproximateNumberOfMessagesVisible")]
+    # 5xx, turns, builds, failed build events, pointer store; errors and throttles of four
+    # functions
+    assert len(alarms) == 5 + 2 * len(FUNCTIONS)
     synth.template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
 
 
@@ -843,6 +986,7 @@ def test_outputs_name_what_an_operator_needs(synth: Synth) -> None:
         "DashboardName",
         "ApiFunctionName",
         "BuildEventsFunctionName",
+        "FailedBuildEventsQueueUrl",
     } <= set(synth.raw["Outputs"])
 
 
@@ -893,3 +1037,57 @@ def test_a_short_reason_is_refused() -> None:
 
     with pytest.raises(ValueError, match="at least 10 words"):
         suppress(Stack(App(), "S"), "S1", "not needed")
+
+
+# -- issue 16: buckets, the preview sweep -------------------------------------------------
+
+
+def test_the_workspaces_bucket_keeps_old_versions_for_thirty_days(synth: Synth) -> None:
+    (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_WORKSPACE_BUCKET"])
+    props = synth.props(bucket)
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    rules = {r["Id"]: r for r in props["LifecycleConfiguration"]["Rules"]}
+    assert rules["OldVersions"]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30}
+    assert rules["DeleteMarkers"]["ExpiredObjectDeleteMarker"] is True
+    assert rules["IncompleteUploads"]["AbortIncompleteMultipartUpload"] == {
+        "DaysAfterInitiation": 1
+    }
+    assert all(r["Status"] == "Enabled" for r in rules.values())
+    for other, _ in synth.of_type("AWS::S3::Bucket").items():
+        if other != bucket:  # only workspaces hold what a user may want back
+            assert "VersioningConfiguration" not in synth.props(other), other
+
+
+def test_the_preview_sweep_runs_daily_and_may_only_prune_pointers(synth: Synth) -> None:
+    """functions/preview_sweep: reads the apps table, lists and deletes KeyValueStore keys;
+    writes no pointer, touches no bucket, no secret, no Cognito; outside the VPC."""
+    rule = schedule_of(synth, PREVIEWS)
+    assert rule["ScheduleExpression"] == "rate(1 day)"
+    _, fn = lambda_function(synth, PREVIEWS)
+    assert "VpcConfig" not in fn
+    statements = policy_statements(synth, role_of(synth, PREVIEWS))
+    actions = {str(a) for s in statements for a in _list(s["Action"])}
+    kvs_id, _ = synth.one("AWS::CloudFront::KeyValueStore")
+    kvs = [s for s in statements if refs(s["Resource"]) == {kvs_id}]
+    assert len(kvs) == 1 and set(kvs[0]["Action"]) == {
+        "cloudfront-keyvaluestore:DescribeKeyValueStore",
+        "cloudfront-keyvaluestore:ListKeys",
+        "cloudfront-keyvaluestore:GetKey",
+        "cloudfront-keyvaluestore:DeleteKey",
+    }
+    assert not {a for a in actions if a.startswith(("s3:", "secretsmanager:", "cognito-idp:"))}
+    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+    assert not writes & actions
+    tables = {
+        r
+        for s in statements
+        if any(str(a).startswith("dynamodb:") for a in _list(s["Action"]))
+        for res in _list(s["Resource"])
+        for r in refs(res)
+    }
+    assert tables == refs(env(synth, "run.sh")["ZEROCODE_APPS_TABLE"])
+    variables = env(synth, PREVIEWS)
+    assert variables["ZEROCODE_SITES_KVS_ARN"] == {"Fn::GetAtt": [kvs_id, "Arn"]}
+    for handler in ("run.sh", PREVIEWS):  # the sweep removes, the API puts back: one figure
+        assert env(synth, handler)["ZEROCODE_PREVIEW_IDLE_DAYS"] == "30"
+    assert "ZEROCODE_REDIS_URL" not in variables

@@ -207,6 +207,32 @@ def test_enforce_raises_429_with_retry_after(limiters: LimiterFactory) -> None:
     assert caught.value.retry_after == WINDOW
 
 
+def test_peek_answers_as_a_hit_would_and_counts_nothing(limiters: LimiterFactory) -> None:
+    clock = Clock()
+    limiter = limiters(clock)
+    assert limiter.peek("k", 3, WINDOW) == RateDecision(True, 0.0, 3)
+    assert all(limiter.peek("k", 3, WINDOW).allowed for _ in range(10))  # nothing counted
+    limiter.hit("k", 3, WINDOW)
+    clock.at = T0 + 10
+    limiter.hit("k", 3, WINDOW)
+    assert limiter.peek("k", 3, WINDOW) == RateDecision(True, 0.0, 1)
+    assert limiter.peek("k", 2, WINDOW).allowed is False  # the rule is the caller's
+    limiter.hit("k", 3, WINDOW)
+    clock.at = T0 + 25
+    seen = limiter.peek("k", 3, WINDOW)
+    assert not seen.allowed and seen.retry_after == pytest.approx(WINDOW - 25)
+    assert limiter.hit("k", 3, WINDOW) == seen  # what the hit then got
+    assert limiter.peek("other", 3, WINDOW).remaining == 3
+    clock.at = T0 + WINDOW  # the first hit left the window
+    assert limiter.peek("k", 3, WINDOW) == RateDecision(True, 0.0, 1)
+    assert limiters(clock).peek("k", 3, WINDOW).remaining == 1  # another process, same storage
+
+
+def test_peek_rejects_a_rule_that_can_never_allow(limiters: LimiterFactory) -> None:
+    with pytest.raises(ValueError):
+        limiters().peek("k", 0, WINDOW)
+
+
 # --- adapter specifics -----------------------------------------------------------------
 
 
@@ -245,7 +271,8 @@ def test_redis_unreachable_fails_open_with_a_warning(caplog: pytest.LogCaptureFi
     with caplog.at_level(logging.WARNING, logger="zerocode.adapters.redis.ratelimit"):
         decisions = [limiter.hit("k", 1, WINDOW) for _ in range(3)]
     assert all(d.allowed for d in decisions)
-    assert [r.levelno for r in caplog.records] == [logging.WARNING] * 3
+    assert limiter.peek("k", 1, WINDOW).allowed
+    assert [r.levelno for r in caplog.records] == [logging.WARNING] * 4
     assert "allowing" in caplog.records[0].getMessage()
 
 

@@ -215,3 +215,106 @@ def test_default_client_needs_awscrt() -> None:
         else:
             with pytest.raises(MissingDependencyException):
                 stub.client.describe_key_value_store(KvsARN=ARN)
+
+
+# pointers: the preview sweep walks the store (ListKeys has no prefix filter)
+
+
+def test_pointers_pages_through_the_store_and_keeps_the_prefix(stub: Stubber) -> None:
+    stub.add_response(
+        "list_keys",
+        {
+            "Items": [
+                {"Key": "preview:aaaaaaaa", "Value": "app1/b1"},
+                {"Key": "site:bbbbbbbb", "Value": "app1/b0"},
+                {"Key": "preview:cccccccc", "Value": "not a pointer"},
+            ],
+            "NextToken": "page-2",
+        },
+        {"KvsARN": ARN, "MaxResults": 50},
+    )
+    stub.add_response(
+        "list_keys",
+        {"Items": [{"Key": "preview:dddddddd", "Value": "app2/b2"}]},
+        {"KvsARN": ARN, "MaxResults": 50, "NextToken": "page-2"},
+    )
+    assert list(_publisher(stub).pointers("preview:")) == [
+        ("preview:aaaaaaaa", SiteTarget("app1", "b1")),
+        ("preview:cccccccc", None),
+        ("preview:dddddddd", SiteTarget("app2", "b2")),
+    ]
+    stub.assert_no_pending_responses()
+
+
+def expect_get(stub: Stubber, value: str | None) -> None:
+    if value is None:
+        stub.add_client_error(
+            "get_key",
+            "ResourceNotFoundException",
+            http_status_code=404,
+            expected_params={"KvsARN": ARN, "Key": POINTER},
+        )
+    else:
+        stub.add_response(
+            "get_key", {"Key": POINTER, "Value": value, **SIZES}, {"KvsARN": ARN, "Key": POINTER}
+        )
+
+
+def test_remove_if_deletes_under_the_etag_it_read_the_value_with(stub: Stubber) -> None:
+    expect_describe(stub, "e1")
+    expect_get(stub, "app1/b1")
+    expect_delete(stub, "e1")
+    assert _publisher(stub).remove_if(POINTER, TARGET) is True
+    stub.assert_no_pending_responses()
+
+
+def test_remove_if_leaves_a_pointer_that_names_another_build(stub: Stubber) -> None:
+    """A turn flipped the preview to a new build after the sweep listed it: kept."""
+    expect_describe(stub, "e1")
+    expect_get(stub, "app1/b9")
+    assert _publisher(stub).remove_if(POINTER, TARGET) is False
+    stub.assert_no_pending_responses()
+
+
+def test_remove_if_rechecks_when_a_write_slipped_in_between(stub: Stubber) -> None:
+    """Read under e1, the delete fails on e1 (something wrote); read again under e2: the
+    pointer was flipped, so it stays."""
+    expect_describe(stub, "e1")
+    expect_get(stub, "app1/b1")
+    expect_delete(stub, "e1", "ConflictException")
+    expect_describe(stub, "e2")
+    expect_get(stub, "app1/b9")
+    assert _publisher(stub).remove_if(POINTER, TARGET) is False
+    stub.assert_no_pending_responses()
+
+
+def test_remove_if_of_a_missing_pointer_is_false(stub: Stubber) -> None:
+    expect_describe(stub, "e1")
+    expect_get(stub, None)
+    assert _publisher(stub).remove_if(POINTER, TARGET) is False
+    stub.assert_no_pending_responses()
+
+
+def test_remove_if_removes_a_value_that_is_no_pointer(stub: Stubber) -> None:
+    expect_describe(stub, "e1")
+    expect_get(stub, "garbage")
+    expect_delete(stub, "e1")
+    assert _publisher(stub).remove_if(POINTER, None) is True
+    stub.assert_no_pending_responses()
+
+
+def test_size_is_what_the_service_counts(stub: Stubber) -> None:
+    stub.add_response(
+        "describe_key_value_store",
+        {
+            "KvsARN": ARN,
+            "ETag": "e1",
+            "Created": datetime(2024, 1, 1, tzinfo=UTC),
+            "ItemCount": 2,
+            "TotalSizeInBytes": 133,
+        },
+        {"KvsARN": ARN},
+    )
+    size = _publisher(stub).size()
+    assert (size.items, size.bytes) == (2, 133)
+    stub.assert_no_pending_responses()

@@ -100,7 +100,7 @@ def test_counter_sees_requests(accounts: CognitoAccounts, client: Any) -> None:
     """The hook the test above relies on does see the adapter's requests."""
     counted = Counted(client)
     accounts.register("dave", "password1")
-    assert counted.calls == ["SignUp", "AdminConfirmSignUp"]
+    assert counted.calls == ["AdminCreateUser", "AdminSetUserPassword"]
 
 
 def test_password_rejected_by_cognito_is_invalid_input(client: Any) -> None:
@@ -234,3 +234,217 @@ def test_list_users_pages_searches_by_prefix_and_shows_admins(accounts: CognitoA
     assert everyone == {"anna": Role.USER, "andrew": Role.USER, "bert": Role.ADMIN}
     assert sorted(u.account for u in accounts.list_users(query="AN")[0]) == ["andrew", "anna"]
     assert accounts.list_users(query='a" or "') == ([], None)  # cannot break the filter
+
+
+# -- sign-up only through the platform -----------------------------------------------------
+
+
+def test_the_pool_admits_no_self_sign_up_and_register_still_works(
+    accounts: CognitoAccounts, client: Any
+) -> None:
+    """The pool the platform makes (as the stack's, tests/infra) allows admin-created users
+    only; registering goes through AdminCreateUser with a permanent password, so the user
+    can sign in at once and was never in FORCE_CHANGE_PASSWORD when it returned."""
+    pool = client.describe_user_pool(UserPoolId=accounts.user_pool_id)["UserPool"]
+    assert pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
+    user = accounts.register("frank", "password1", name="Frank")
+    raw = client.admin_get_user(UserPoolId=accounts.user_pool_id, Username="frank")
+    assert raw["UserStatus"] == "CONFIRMED"
+    attributes = {a["Name"]: a["Value"] for a in raw["UserAttributes"]}
+    assert attributes["sub"] == user.id and attributes["name"] == "Frank"
+    assert accounts.login("frank", "password1")[1].id == user.id
+
+
+def test_a_password_cognito_refuses_leaves_no_account_behind(client: Any) -> None:
+    """AdminCreateUser succeeded, setting the permanent password did not: the user is
+    deleted again, so the name is free and no unusable account remains."""
+    pool_id, client_id = create_user_pool(client, "strict-digits")
+    client.update_user_pool(
+        UserPoolId=pool_id,
+        Policies={
+            "PasswordPolicy": {
+                "MinimumLength": 8,
+                "RequireNumbers": True,
+                "RequireSymbols": False,
+                "RequireUppercase": False,
+                "RequireLowercase": False,
+            }
+        },
+        AdminCreateUserConfig={"AllowAdminCreateUserOnly": True},
+    )
+    accounts = CognitoAccounts(client, pool_id, client_id)
+    counted = Counted(client)
+    with pytest.raises(InvalidInput):
+        accounts.register("grace", "no digits here")
+    assert counted.calls == ["AdminCreateUser", "AdminSetUserPassword", "AdminDeleteUser"]
+    assert client.list_users(UserPoolId=pool_id)["Users"] == []
+    assert accounts.register("grace", "digits 123").account == "grace"
+
+
+# -- revocation: tokens re-checked with Cognito at most once a minute ----------------------
+
+
+class Clock:
+    """Wall-clock seconds that move only when a test says so."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def container(accounts: CognitoAccounts, clock: Clock) -> CognitoAccounts:
+    """Another Lambda container of the same API: same pool, its own token checks."""
+    return CognitoAccounts(accounts.client, accounts.user_pool_id, accounts.client_id, clock=clock)
+
+
+def test_a_token_is_checked_with_cognito_once_a_minute(
+    accounts: CognitoAccounts, client: Any
+) -> None:
+    clock = Clock()
+    api = container(accounts, clock)
+    accounts.register("alice", "password1")
+    token, _ = accounts.login("alice", "password1")
+    counted = Counted(client)
+    assert api.authenticate(token) is not None
+    assert counted.calls == ["GetUser", "AdminListGroupsForUser"]
+    clock.now += 59
+    assert api.authenticate(token) is not None
+    assert counted.calls == ["GetUser", "AdminListGroupsForUser"]  # still the same check
+    clock.now += 2
+    assert api.authenticate(token) is not None
+    assert counted.calls == ["GetUser", "AdminListGroupsForUser"] * 2
+    assert api.authenticate("not-a-token") is None
+    assert api.authenticate("not-a-token") is None  # a refusal is remembered too
+    assert counted.calls.count("GetUser") == 3
+
+
+def test_after_logout_every_container_refuses_the_token_within_a_minute(
+    accounts: CognitoAccounts,
+) -> None:
+    clock = Clock()
+    here, there = container(accounts, clock), container(accounts, clock)
+    accounts.register("alice", "password1")
+    token, _ = here.login("alice", "password1")
+    other_session, _ = here.login("alice", "password1")
+    assert there.authenticate(token) is not None  # checked, trusted for a minute
+    here.logout(token)
+    assert here.authenticate(token) is None  # the container that signed out: at once
+    assert here.authenticate(other_session) is None  # GlobalSignOut ends every session
+    clock.now += 30
+    assert there.authenticate(token) is not None  # another container: its check stands...
+    clock.now += 31
+    assert there.authenticate(token) is None  # ... for a minute at most
+
+
+def test_removal_from_admin_takes_effect_within_a_minute(
+    accounts: CognitoAccounts, client: Any
+) -> None:
+    clock = Clock()
+    api = container(accounts, clock)
+    accounts.register("root", "password1")
+    accounts.make_admin("root")
+    token, _ = accounts.login("root", "password1")
+    seen = api.authenticate(token)
+    assert seen is not None and seen.role is Role.ADMIN
+    client.admin_remove_user_from_group(
+        UserPoolId=accounts.user_pool_id, Username="root", GroupName="admin"
+    )
+    clock.now += 59
+    assert api.authenticate(token).role is Role.ADMIN  # type: ignore[union-attr]
+    clock.now += 2
+    after = api.authenticate(token)
+    assert after is not None and after.role is Role.USER
+
+
+def test_make_admin_is_seen_at_once_by_the_container_that_made_it(
+    accounts: CognitoAccounts,
+) -> None:
+    accounts.register("alice", "password1")
+    token, user = accounts.login("alice", "password1")
+    assert user.role is Role.USER and accounts.authenticate(token).role is Role.USER  # type: ignore[union-attr]
+    accounts.make_admin("alice")
+    assert accounts.authenticate(token).role is Role.ADMIN  # type: ignore[union-attr]
+
+
+def test_a_deleted_user_is_refused_within_a_minute(accounts: CognitoAccounts, client: Any) -> None:
+    clock = Clock()
+    api = container(accounts, clock)
+    accounts.register("alice", "password1")
+    token, _ = accounts.login("alice", "password1")
+    assert api.authenticate(token) is not None
+    client.admin_delete_user(UserPoolId=accounts.user_pool_id, Username="alice")
+    clock.now += 61
+    assert api.authenticate(token) is None
+
+
+class ExpiringTokenClient:
+    """GetUser for a token moto did not issue: answers as Cognito would for a live one."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def get_user(self, AccessToken: str) -> dict[str, Any]:
+        self.calls += 1
+        return {"Username": "alice", "UserAttributes": [{"Name": "sub", "Value": "s-1"}]}
+
+    def admin_list_groups_for_user(self, **_: Any) -> dict[str, Any]:
+        return {"Groups": []}
+
+
+def jwt_expiring_at(exp: float) -> str:
+    import base64
+    import json
+
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none'})}.{part({'sub': 's-1', 'exp': int(exp)})}.sig"
+
+
+def test_a_check_is_never_trusted_past_the_tokens_expiry() -> None:
+    clock, fake = Clock(), ExpiringTokenClient()
+    accounts = CognitoAccounts(fake, "p", "c", clock=clock)
+    token = jwt_expiring_at(clock.now + 10)
+    assert accounts.authenticate(token) is not None and fake.calls == 1
+    clock.now += 5
+    assert accounts.authenticate(token) is not None and fake.calls == 1
+    clock.now += 6  # past exp, well inside a minute: asked again
+    accounts.authenticate(token)
+    assert fake.calls == 2
+
+
+# -- the caller behind API Gateway --------------------------------------------------------
+
+
+def access_claims(token: str) -> dict[str, Any]:
+    import base64
+    import json
+
+    payload = token.split(".")[1]
+    return dict(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))))
+
+
+def test_gateway_claims_count_only_with_their_own_live_token(accounts: CognitoAccounts) -> None:
+    accounts.register("alice", "password1")
+    accounts.register("bobby", "password1")
+    alice, _ = accounts.login("alice", "password1")
+    bob, _ = accounts.login("bobby", "password1")
+    seen = accounts.user_from_gateway(access_claims(alice), alice)
+    assert seen is not None and seen.account == "alice"
+    assert accounts.user_from_gateway(access_claims(alice), None) is None
+    assert accounts.user_from_gateway(access_claims(alice), bob) is None  # not its token
+    accounts.logout(alice)
+    assert accounts.user_from_gateway(access_claims(alice), alice) is None
+
+
+def test_gateway_claims_do_not_make_an_admin(accounts: CognitoAccounts) -> None:
+    """The role comes from the group as it is now, not from the token's cognito:groups."""
+    accounts.register("alice", "password1")
+    token, _ = accounts.login("alice", "password1")
+    claims = {**access_claims(token), "cognito:groups": ["admin"]}
+    seen = accounts.user_from_gateway(claims, token)
+    assert seen is not None and seen.role is Role.USER

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -180,3 +182,29 @@ def test_a_relative_data_directory_builds(
     _, outcome = build(builder, "app1", vue_files())
     assert outcome.ok, outcome.log_tail
     assert Path(outcome.output or "").is_absolute()
+
+
+def test_a_private_data_directory_installs_and_builds_in_the_sandbox(tmp_path: Path) -> None:
+    """`zerocode serve` runs with umask 077 in a 0700 data directory (docs/security.md): the
+    toolchain it installs there is still sealed readable, and the box's user (nobody, as
+    root) still reads the build directory the platform prepares and writes its output."""
+    from tests.conftest import any_build_sandbox
+    from zerocode.adapters.local.private import UMASK, private_data_dir
+    from zerocode.bootstrap.settings import Settings
+
+    data = private_data_dir(tmp_path / "data")
+    before = os.umask(UMASK)
+    try:
+        builder = LocalBuilder(
+            data, any_build_sandbox(), ToolchainStore(data / "toolchain", Settings().npm_cache)
+        )
+        build_id, outcome = build(builder, "app1", vue_files("A private todo list"))
+    finally:
+        os.umask(before)
+    assert outcome.ok, outcome.log_tail
+    assert any(b"A private todo list" in c for c in tree(Path(outcome.output or "")).values())
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    for name in ("builds", "build-work"):
+        assert stat.S_IMODE((data / name).stat().st_mode) == 0o700
+    output = data / "builds" / "app1" / build_id
+    assert all(not stat.S_IMODE(p.stat().st_mode) & 0o077 for p in [output, *output.rglob("*")])

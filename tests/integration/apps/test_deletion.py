@@ -8,6 +8,7 @@ from pathlib import Path
 from zerocode.apps.records import CodeGenType
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
+from zerocode.engine.journal import PendingCall, PendingStep
 
 
 class FlakyDelete:
@@ -55,3 +56,17 @@ def test_a_deletion_interrupted_by_a_crash_resumes_on_the_next_start(tmp_path: P
     restarted = wiring.platform(Settings(data_dir=tmp_path))
     assert restarted.retry_deletions() == 1
     assert not (tmp_path / "workspaces" / app.id).exists()
+
+
+def test_deleting_an_app_clears_its_step_journal_record(tmp_path: Path) -> None:
+    """The journal keeps the app's last step (its tools and paths) after the turn; the
+    app's deletion removes it with the rest of its data (M8)."""
+    p = wiring.platform(Settings(data_dir=tmp_path))
+    app = asyncio.run(p.create_app("owner-1", "A page about otters", CodeGenType.HTML))
+    other = asyncio.run(p.create_app("owner-1", "A page about sloths", CodeGenType.HTML))
+    step = PendingStep(1, 1, (PendingCall("write_file", "index.html"),))
+    p.engine.journal.write(app.id, step)
+    p.engine.journal.write(other.id, step)
+    assert p.delete_app(app) is True
+    assert p.engine.journal.read(app.id) is None
+    assert p.engine.journal.read(other.id) == step

@@ -38,7 +38,10 @@ PASSWORD = "correct horse battery"
 
 
 @pytest.fixture
-def aws_settings(aws: None, tmp_path: Any) -> Settings:
+def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """AWS mode as the API function runs it: ZEROCODE_TRUST_GATEWAY_CLAIMS (which the stack
+    sets on that function only) in a Lambda runtime (AWS_LAMBDA_FUNCTION_NAME)."""
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "ZerocodeStack-Api")
     ddb = boto3.client("dynamodb", region_name="us-east-1")
     s3 = boto3.client("s3", region_name="us-east-1")
     cognito = boto3.client("cognito-idp", region_name="us-east-1")
@@ -65,6 +68,7 @@ def aws_settings(aws: None, tmp_path: Any) -> Settings:
         cognito_client_id=app_client,
         rate_chat=3,
         npm_cache_dir=tmp_path / "npm",
+        trust_gateway_claims=True,
     )
 
 
@@ -87,13 +91,14 @@ def client(platform: Platform) -> Iterator[TestClient]:
 
 
 def gateway(token: str) -> dict[str, str]:
-    """What API Gateway's Cognito authorizer puts in the request context for this token,
-    as Lambda Web Adapter forwards it: the verified claims, every value a string."""
+    """What reaches the function for a request the gateway's Cognito authorizer let through
+    with this token, as Lambda Web Adapter forwards it: the verified claims (every value a
+    string) in the request context, and the Authorization header the client sent."""
     payload = token.split(".")[1]
     claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     flat = {k: ",".join(v) if isinstance(v, list) else str(v) for k, v in claims.items()}
     context = {"requestId": "r-1", "stage": "prod", "authorizer": {"claims": flat}}
-    return {REQUEST_CONTEXT: json.dumps(context)}
+    return {REQUEST_CONTEXT: json.dumps(context), "Authorization": f"Bearer {token}"}
 
 
 def sign_up(client: TestClient, account: str) -> str:
@@ -536,3 +541,179 @@ def test_the_model_key_is_read_from_secrets_manager_once_per_container(aws: None
     with pytest.raises(RuntimeError, match="no string value"):
         wiring.model_api_key(empty, "us-east-1")
     wiring.model_api_key.cache_clear()
+
+
+# -- whose word the request context header is (issue 16) ----------------------------------
+
+
+class Clock:
+    """Wall-clock seconds that move only when a test says so (token checks use it)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def container(settings: Settings, tmp_path: Any, name: str, clock: Clock | None = None) -> Any:
+    """One API process (a Lambda container, or ``zerocode serve``) over the shared moto
+    backend, with its own token checks; its clock is ``clock`` when given."""
+    from tests.conftest import any_build_sandbox
+    from zerocode.adapters.local.toolchain_store import ToolchainStore
+
+    builder = LocalBuilder(
+        tmp_path, any_build_sandbox(), ToolchainStore(tmp_path / "toolchain", tmp_path / "npm")
+    )
+    built = wiring.platform(
+        settings,
+        builder=builder,
+        publisher=SqlitePublisher(SqliteDatabase(tmp_path / f"{name}.db")),
+    )
+    if clock is not None:
+        cast(Any, built.accounts).clock = clock
+    return TestClient(create_app(built), base_url="https://api.example")
+
+
+def forged(sub: str, account: str, groups: str = "admin") -> dict[str, str]:
+    """A request context header written by the client itself, claiming to be an admin."""
+    claims = {"sub": sub, "username": account, "cognito:groups": groups}
+    return {REQUEST_CONTEXT: json.dumps({"authorizer": {"claims": claims}})}
+
+
+@pytest.mark.parametrize(
+    ("trust", "on_lambda"),
+    [(False, False), (False, True), (True, False)],
+    ids=["serve", "lambda-without-the-setting", "setting-without-lambda"],
+)
+def test_outside_lambda_web_adapter_the_request_context_header_is_ignored(
+    aws_settings: Settings,
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    trust: bool,
+    on_lambda: bool,
+) -> None:
+    """``zerocode serve`` in AWS mode: a forged x-amzn-request-context naming an admin gets
+    no one in; the caller is whoever their own token says, with their own role."""
+    with container(aws_settings, tmp_path, "setup") as setup:
+        alice = sign_up(setup, "alice")
+        root = sign_up(setup, "root.admin")
+        root_id = app_owner(setup, root)
+    wiring.accounts(aws_settings).make_admin("root.admin")
+    if not on_lambda:
+        monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME")
+    settings = aws_settings.model_copy(update={"trust_gateway_claims": trust})
+    with container(settings, tmp_path, "serve") as serve:
+        assert serve.app.state.platform.gateway_claims is None
+        impostor = forged(root_id, "root.admin")
+        assert serve.get("/api/admin/users", headers=impostor).status_code == 401
+        assert serve.get("/api/users/me", headers=impostor).status_code == 401
+        own_token = {**impostor, "Authorization": f"Bearer {alice}"}
+        assert serve.get("/api/admin/users", headers=own_token).status_code == 403
+        assert serve.get("/api/users/me", headers=own_token).json()["account"] == "alice"
+        admin = {"Authorization": f"Bearer {root}"}
+        assert serve.get("/api/admin/users", headers=admin).status_code == 200
+
+
+def test_under_lambda_web_adapter_the_claims_need_their_own_live_token(
+    aws_settings: Settings, tmp_path: Any
+) -> None:
+    with container(aws_settings, tmp_path, "api") as api:
+        assert api.app.state.platform.gateway_claims is not None
+        alice = sign_up(api, "alice")
+        accounts = wiring.accounts(aws_settings)
+        accounts.register("root.admin", PASSWORD)
+        accounts.make_admin("root.admin")
+        root = api.post(
+            "/api/users/login", json={"account": "root.admin", "password": PASSWORD}
+        ).json()["token"]
+        api.cookies.clear()
+        assert api.get("/api/admin/users", headers=gateway(root)).status_code == 200
+        root_context = gateway(root)[REQUEST_CONTEXT]
+        # The admin's claims with someone else's token, or with none: refused.
+        mixed = {REQUEST_CONTEXT: root_context, "Authorization": f"Bearer {alice}"}
+        assert api.get("/api/admin/users", headers=mixed).status_code == 401
+        assert (
+            api.get("/api/admin/users", headers={REQUEST_CONTEXT: root_context}).status_code == 401
+        )
+        # The gateway's Cognito authorizer also takes the bare token, without "Bearer".
+        bare = {REQUEST_CONTEXT: root_context, "Authorization": root}
+        assert api.get("/api/admin/users", headers=bare).status_code == 200
+
+
+def test_after_logout_every_container_refuses_the_token_within_a_minute(
+    aws_settings: Settings, tmp_path: Any
+) -> None:
+    """Logout signs the user out globally in Cognito; the container that served it refuses
+    the token at once, every other container once its one-minute check runs out (the
+    gateway's authorizer alone would let the token through until it expires)."""
+    clock = Clock()
+    with (
+        container(aws_settings, tmp_path, "a", clock) as here,
+        container(aws_settings, tmp_path, "b", clock) as there,
+    ):
+        token = sign_up(here, "alice")
+        assert there.get("/api/users/me", headers=gateway(token)).status_code == 200
+        assert here.post("/api/users/logout", headers=gateway(token)).status_code == 204
+        assert here.get("/api/users/me", headers=gateway(token)).status_code == 401
+        clock.now += 30
+        assert there.get("/api/users/me", headers=gateway(token)).status_code == 200
+        clock.now += 31
+        assert there.get("/api/users/me", headers=gateway(token)).status_code == 401
+        assert there.get("/api/apps", headers=gateway(token)).status_code == 401
+
+
+def test_removal_from_the_admin_group_closes_admin_routes_within_a_minute(
+    aws_settings: Settings, tmp_path: Any
+) -> None:
+    """The token still carries cognito:groups [admin] (the authorizer would pass it on for
+    its whole hour); the role comes from the group as it is now, re-read every minute."""
+    clock = Clock()
+    with container(aws_settings, tmp_path, "api", clock) as api:
+        sign_up(api, "root.admin")
+        wiring.accounts(aws_settings).make_admin("root.admin")
+        token = api.post(
+            "/api/users/login", json={"account": "root.admin", "password": PASSWORD}
+        ).json()["token"]
+        api.cookies.clear()
+        claims = json.loads(gateway(token)[REQUEST_CONTEXT])["authorizer"]["claims"]
+        assert claims["cognito:groups"] == "admin"
+        assert api.get("/api/admin/users", headers=gateway(token)).status_code == 200
+        boto3.client("cognito-idp", region_name="us-east-1").admin_remove_user_from_group(
+            UserPoolId=aws_settings.cognito_user_pool_id,
+            Username="root.admin",
+            GroupName="admin",
+        )
+        clock.now += 61
+        assert api.get("/api/admin/users", headers=gateway(token)).status_code == 403
+        assert api.get("/api/users/me", headers=gateway(token)).json()["role"] == "user"
+
+
+def test_sign_up_on_cognito_goes_through_the_platforms_door_and_its_limits(
+    aws_settings: Settings, tmp_path: Any
+) -> None:
+    """The pool refuses self sign-up (tests/infra), so registering is the API's: accounts
+    are admin-created and confirmed, and the front door's per-address limit holds: past it
+    no Cognito user is made."""
+    settings = aws_settings.model_copy(update={"rate_login_address": 3})
+    source = {REQUEST_CONTEXT: json.dumps({"identity": {"sourceIp": "203.0.113.9"}})}
+    cognito = boto3.client("cognito-idp", region_name="us-east-1")
+    pool = settings.cognito_user_pool_id
+    described = cognito.describe_user_pool(UserPoolId=pool)["UserPool"]
+    assert described["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
+    with container(settings, tmp_path, "api") as api:
+        statuses = [
+            api.post(
+                "/api/users/register",
+                headers=source,
+                json={"account": f"user{n}", "password": PASSWORD},
+            ).status_code
+            for n in range(4)
+        ]
+    assert statuses == [201, 201, 201, 429]
+    users = cognito.list_users(UserPoolId=pool)["Users"]
+    assert sorted((u["Username"], u["UserStatus"]) for u in users) == [
+        (f"user{n}", "CONFIRMED") for n in range(3)
+    ]

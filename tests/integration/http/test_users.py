@@ -57,7 +57,16 @@ def test_the_session_cookie_needs_the_csrf_header_to_change_anything(api: Api) -
     assert c.get("/api/users/me", headers=cross).status_code == 401
 
 
-def test_health(api: Api) -> None:
-    health = api.client.get("/api/health").json()
-    assert health["status"] == "ok" and health["mode"] == "local"
-    assert health["builds"] == api.platform.build_isolation
+def test_health_tells_anyone_the_status_and_admins_the_details(api: Api) -> None:
+    anonymous = api.client.get("/api/health").json()
+    assert anonymous == {
+        "status": "ok",
+        "version": anonymous["version"],
+        "mode": "local",
+        "offlineModel": True,  # the console says so before sign-in
+    }
+    assert api.client.get("/api/health", headers=api.user()).json() == anonymous
+    full = api.client.get("/api/health", headers=api.admin()).json()
+    assert full["builds"] == api.platform.build_isolation
+    assert full["model"] == api.platform.model.description
+    assert {k: full[k] for k in anonymous} == anonymous

@@ -11,9 +11,18 @@ from fastapi.testclient import TestClient
 
 from zerocode.adapters.local.sandbox import MISSING
 from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints.server import banner
 from zerocode.http.app import create_app
+
+
+def admin_headers(p: Platform) -> dict[str, str]:
+    """/api/health names the build isolation to admins only."""
+    p.accounts.register("health-admin", "a long password")
+    p.accounts.make_admin("health-admin")
+    token, _ = p.accounts.login("health-admin", "a long password")
+    return {"Authorization": f"Bearer {token}"}
 
 
 @pytest.fixture
@@ -31,7 +40,9 @@ def test_without_bubblewrap_vue_previews_fail_naming_the_package(
     p = wiring.platform(settings)
     assert p.build_isolation.startswith("refused") and "apt-get install bubblewrap" in MISSING
     with TestClient(create_app(p)) as client:
-        assert client.get("/api/health").json()["builds"] == p.build_isolation
+        assert "builds" not in client.get("/api/health").json()  # not for anyone
+        health = client.get("/api/health", headers=admin_headers(p)).json()
+        assert health["builds"] == p.build_isolation
         client.post("/api/users/register", json={"account": "dev-1", "password": "a long pw"})
         token = client.post(
             "/api/users/login", json={"account": "dev-1", "password": "a long pw"}
@@ -57,7 +68,8 @@ def test_the_override_is_loud(no_bwrap: None, tmp_path: Path) -> None:
     assert p.build_isolation.startswith("UNSANDBOXED")
     assert "UNSANDBOXED" in banner(settings, "offline", p.build_isolation)
     with TestClient(create_app(p)) as client:
-        assert client.get("/api/health").json()["builds"].startswith("UNSANDBOXED")
+        health = client.get("/api/health", headers=admin_headers(p)).json()
+        assert health["builds"].startswith("UNSANDBOXED")
 
 
 def test_with_bubblewrap_the_banner_says_sandboxed(tmp_path: Path) -> None:

@@ -8,7 +8,12 @@ import pytest
 
 from zerocode.accounts.service import Role, Unauthenticated
 from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
-from zerocode.http.gateway import REQUEST_CONTEXT, gateway_claims
+from zerocode.http.gateway import (
+    REQUEST_CONTEXT,
+    authorization_token,
+    behind_gateway,
+    gateway_claims,
+)
 
 
 def context(value: object) -> dict[str, str]:
@@ -48,3 +53,33 @@ def test_claims_become_a_user_with_the_role_of_its_groups() -> None:
     assert (access.account, access.role) == ("bob", Role.USER)
     with pytest.raises(Unauthenticated):
         accounts.user_from_claims({"cognito:username": "no-sub"})
+
+
+@pytest.mark.parametrize(
+    ("trust", "environ", "believed"),
+    [
+        (True, {"AWS_LAMBDA_FUNCTION_NAME": "ZerocodeStack-Api"}, True),
+        (True, {}, False),  # zerocode serve with the function's settings copied
+        (True, {"AWS_LAMBDA_FUNCTION_NAME": ""}, False),
+        (False, {"AWS_LAMBDA_FUNCTION_NAME": "ZerocodeStack-BuildEvents"}, False),
+        (False, {}, False),  # zerocode serve
+    ],
+)
+def test_the_header_is_believed_only_under_lambda_with_the_setting(
+    trust: bool, environ: dict[str, str], believed: bool
+) -> None:
+    assert behind_gateway(trust, environ) is believed
+
+
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [
+        ("Bearer abc.def.ghi", "abc.def.ghi"),
+        ("bearer  abc.def.ghi ", "abc.def.ghi"),
+        ("abc.def.ghi", "abc.def.ghi"),  # the bare token a Cognito authorizer also takes
+        ("", None),
+        ("Bearer ", None),
+    ],
+)
+def test_the_token_the_authorizer_checked(header: str, token: str | None) -> None:
+    assert authorization_token({"authorization": header} if header else {}) == token

@@ -28,6 +28,13 @@ class RateLimiter(Protocol):
         """Count one hit on ``key`` if the limit allows it; a refused hit is not counted."""
         ...
 
+    def peek(self, key: str, limit: int, window_seconds: float) -> RateDecision:
+        """What a hit on ``key`` would get now, counting nothing (``remaining``: hits still
+        allowed, this one included). For limits on outcomes known only afterwards: the
+        front door checks an account's failed sign-ins before the password, and counts a
+        failure once it happened (accounts/throttle.py)."""
+        ...
+
 
 class RateLimited(ZerocodeError):
     status = 429

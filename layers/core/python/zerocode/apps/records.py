@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
+from zerocode.apps.guards import check_characters
 from zerocode.errors import InvalidInput
 from zerocode.publishing.pointers import new_preview_key
 
@@ -68,6 +69,7 @@ def check_name(name: Any) -> str:
     clean = " ".join(name.split())
     if len(clean) > MAX_NAME:
         raise InvalidInput(f"name must be at most {MAX_NAME} characters")
+    check_characters(clean, field="name")
     return clean
 
 

@@ -17,6 +17,7 @@ from zerocode.apps.records import App, AppPage, AppStore, CodeGenType, check_nam
 from zerocode.apps.versions import VersionStore
 from zerocode.apps.workspace import Workspace
 from zerocode.engine import prompts
+from zerocode.engine.journal import StepJournal
 from zerocode.engine.model import ChatModel, ModelReply, ModelRole, TextDelta
 from zerocode.errors import InvalidInput, Unavailable
 from zerocode.memory.display import DisplayHistoryStore
@@ -39,6 +40,7 @@ class AppService:
     builds: BuildStore
     publishing: Publishing
     versions: VersionStore | None = None
+    journal: StepJournal | None = None
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app."""
@@ -125,6 +127,7 @@ class AppService:
             self.builds,
             covers=self.publishing.covers,
             versions=self.versions,
+            journal=self.journal,
         )
 
     async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
@@ -146,9 +149,16 @@ def purge_steps(
     builds: BuildStore,
     covers: Covers | None = None,
     versions: VersionStore | None = None,
+    journal: StepJournal | None = None,
 ) -> list[Callable[[str], object]]:
-    """Every store an app's data lives in, in the order its deletion empties them."""
-    steps: list[Callable[[str], object]] = [
+    """Every store an app's data lives in, in the order its deletion empties them.
+
+    The step journal's record (the app's last step: its tools and file paths) goes first:
+    on AWS the deletion sweep function has no rights on the leases table that holds it, so
+    only the API's own deletion clears it (a record left by a deletion the sweep finished
+    expires by TTL, ``adapters/dynamodb/journal.py``)."""
+    steps: list[Callable[[str], object]] = [] if journal is None else [journal.clear]
+    steps += [
         memory.delete,
         display.delete_app,
         workspace.delete_app,

@@ -43,8 +43,9 @@ class Platform:
     # where CloudFront serves the sites).
     site_root: Callable[[SiteTarget], Path | None]
     # Behind API Gateway: the caller from the authorizer's verified claims, which Lambda Web
-    # Adapter forwards in x-amzn-request-context. None where no gateway vouches for them.
-    gateway_claims: Callable[[Mapping[str, Any]], User] | None = None
+    # Adapter forwards in x-amzn-request-context, and the token they came with (None when it
+    # no longer stands). None where no gateway vouches for them (http/gateway.py).
+    gateway_claims: Callable[[Mapping[str, Any], str | None], User | None] | None = None
     # How untrusted builds are isolated, for the banner and /api/health.
     build_isolation: str = "CodeBuild, per-build scoped credentials"
 
@@ -73,6 +74,7 @@ class Platform:
             self.builds,
             self.publishing,
             self.engine.versions.store if self.engine.versions else None,
+            self.engine.journal,
         )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:

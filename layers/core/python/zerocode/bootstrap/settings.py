@@ -46,6 +46,14 @@ class Settings(BaseSettings):
     # Cognito user pool and its app client (USER_PASSWORD_AUTH, no secret).
     cognito_user_pool_id: str | None = None
     cognito_client_id: str | None = None
+    # Believe API Gateway's authorizer claims in x-amzn-request-context. Set by the
+    # infrastructure on the API function only, and heeded only under Lambda
+    # (AWS_LAMBDA_FUNCTION_NAME set); elsewhere the header is ignored (http/gateway.py).
+    trust_gateway_claims: bool = False
+    # A preview pointer whose build is older than this many days is removed from the site
+    # pointer store by the preview sweep (AWS: the KeyValueStore's 5 MB; docs/operations.md);
+    # opening the app or its next turn puts it back.
+    preview_idle_days: int = Field(30, ge=1)
     # S3 bucket for transcript items too large for DynamoDB even compressed.
     payload_bucket: str | None = None
     # Days after an item is written until storage may expire it; 0 keeps forever.
@@ -113,6 +121,13 @@ class Settings(BaseSettings):
     rate_create: int = Field(10, ge=1)
     rate_deploy: int = Field(10, ge=1)
     rate_window_seconds: float = Field(60, gt=0)
+    # The front door (accounts/throttle.py): failed sign-ins per account, and sign-in and
+    # registration attempts per client address, in any window of rate_login_window_seconds.
+    rate_login: int = Field(5, ge=1)
+    rate_login_address: int = Field(20, ge=1)
+    rate_login_window_seconds: float = Field(15 * 60, gt=0)
+    # A request body larger than this is refused with 413 before it is read (http/limits.py).
+    max_body_bytes: int = Field(1 << 20, ge=16 * 1024)
     # The public featured-apps page is cached per process for this long.
     featured_cache_seconds: float = Field(120, ge=0)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from zerocode.accounts.ratelimit import RateLimiter
 from zerocode.accounts.service import Accounts, AccountService
@@ -15,11 +15,13 @@ from zerocode.bootstrap.platform import Platform, purge_steps
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel, ModelRole
 from zerocode.engine.turn import Engine, EngineLimits
+from zerocode.http.gateway import behind_gateway
 from zerocode.memory.cache import WindowCache
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
 from zerocode.memory.transcript import TranscriptStore
 from zerocode.publishing.builds import Builder, RemoteBuilder
+from zerocode.publishing.eviction import DAY, PreviewSweep
 from zerocode.publishing.pointers import Publisher, SiteTarget, site_urls
 from zerocode.publishing.service import Publishing
 
@@ -275,7 +277,10 @@ def _aws_platform(
         builds,
         publishing,
         lambda target: None,  # CloudFront serves sites, not the API
-        gateway_claims=cognito.user_from_claims,
+        # Only under Lambda Web Adapter is x-amzn-request-context the gateway's own.
+        gateway_claims=cognito.user_from_gateway
+        if behind_gateway(settings.trust_gateway_claims)
+        else None,
     )
 
 
@@ -315,6 +320,22 @@ def _aws_publishing(
         DynamoLease(client, settings.leases_table),
         site_urls(settings),
         in_process=not isinstance(builder, RemoteBuilder),
+        preview_idle_seconds=settings.preview_idle_days * DAY,  # the preview sweep's
+    )
+
+
+def preview_sweep(settings: Settings) -> PreviewSweep:
+    """What the preview sweep needs (AWS): the apps table and the KeyValueStore. Locally the
+    pointers live in SQLite, which has no ceiling: nothing to sweep."""
+    if settings.mode != "aws":
+        raise RuntimeError("the preview sweep runs on AWS (ZEROCODE_MODE=aws) only")
+    from zerocode.adapters.dynamodb.apps import DynamoAppStore
+    from zerocode.publishing.pointers import PointerStore
+
+    return PreviewSweep(
+        cast(PointerStore, _kvs_publisher(settings)),  # KvsPublisher walks and removes
+        DynamoAppStore(_aws_client("dynamodb", settings), settings.apps_table),
+        settings.preview_idle_days * DAY,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
 import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -17,10 +18,12 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from zerocode import __version__
+from zerocode.adapters.local.private import UMASK, private_data_dir
 from zerocode.adapters.sqlite.builds import SqliteBuildStore
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
 from zerocode.http.app import create_app
+from zerocode.http.headers import WithPolicy, console_policy
 from zerocode.http.sites import console_origin, create_sites_app
 from zerocode.memory.tokens import o200k
 from zerocode.observability import configure_logging
@@ -62,9 +65,10 @@ def with_console(app: FastAPI, settings: Settings) -> FastAPI:
     def root() -> RedirectResponse:
         return RedirectResponse("/console/")
 
-    app.mount(
-        "/console", OffTheAppsSite(StaticFiles(directory=console, html=True), home), name="console"
+    files = WithPolicy(
+        StaticFiles(directory=console, html=True), console_policy(site_urls(settings))
     )
+    app.mount("/console", OffTheAppsSite(files, home), name="console")
     return app
 
 
@@ -123,6 +127,10 @@ def serve(settings: Settings) -> None:
         api_socket.close()
         raise
     configure_logging(access_log=settings.access_log)
+    # Everything this process creates is its user's alone (adapters/local/private.py).
+    os.umask(UMASK)
+    if settings.mode == "local":
+        private_data_dir(settings.data_dir)
     platform = wiring.platform(settings)
     o200k()  # load the tokenizer now, not on the event loop during the first turn
     finished = platform.retry_deletions()  # deletions a previous run could not finish

@@ -10,6 +10,7 @@ import logging
 import math
 from collections.abc import Mapping
 from importlib import resources
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,6 +26,8 @@ from zerocode.apps.service import FeaturedApps
 from zerocode.bootstrap.platform import Platform
 from zerocode.errors import ZerocodeError
 from zerocode.http.deps import CSRF_HEADER
+from zerocode.http.headers import SecurityHeaders, docs_policy
+from zerocode.http.limits import BodyLimit
 from zerocode.http.routes import admin, apps, chat, deploy, files, health, users, versions
 from zerocode.http.schemas import ERRORS
 from zerocode.observability import RequestContext
@@ -41,15 +44,15 @@ def create_app(platform: Platform) -> FastAPI:
         title="zerocode",
         version=__version__,
         openapi_url="/api/openapi.json",
-        # Locally Swagger UI from the package's files (_install_docs: the docs work offline);
-        # on AWS FastAPI's page, from its CDN (API Gateway routes only /api/docs there).
-        docs_url=DOCS_URL if platform.settings.mode == "aws" else None,
+        docs_url=None,  # _install_docs
         redoc_url=None,
         responses=ERRORS,
     )
     _install_error_handlers(app)
-    if platform.settings.mode == "local":
-        _install_docs(app)
+    _install_docs(app, offline=platform.settings.mode == "local")
+    # Inside RequestContext (and CORS), so a 413 is logged and readable like any answer.
+    app.add_middleware(BodyLimit, max_bytes=platform.settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestContext)
     if platform.settings.allowed_origins:
         app.add_middleware(
@@ -69,21 +72,35 @@ def create_app(platform: Platform) -> FastAPI:
     return app
 
 
-def _install_docs(app: FastAPI) -> None:
-    """/api/docs as FastAPI makes it, with Swagger UI's JS, CSS and icon served from here."""
-    assets = resources.files("fastapi_offline") / "static"
-    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+def _install_docs(app: FastAPI, offline: bool) -> None:
+    """/api/docs as FastAPI makes it: locally with Swagger UI's JS, CSS and icon served from
+    here (the docs work offline); on AWS from FastAPI's CDN (API Gateway routes only
+    /api/docs). Either way with a CSP that allows exactly that page (http/headers.py)."""
+    if offline:
+        assets = resources.files("fastapi_offline") / "static"
+        app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
 
     @app.get(DOCS_URL, include_in_schema=False)
     async def docs(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_swagger_ui_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - API docs",
-            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+        # No badge from validator.swagger.io: the page loads nothing but Swagger UI.
+        common: dict[str, Any] = {
+            "openapi_url": f"{root}{app.openapi_url}",
+            "title": f"{app.title} - API docs",
+            "swagger_ui_parameters": {"validatorUrl": None},
+        }
+        page = (
+            get_swagger_ui_html(
+                **common,
+                swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+                swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+                swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            )
+            if offline
+            else get_swagger_ui_html(**common)
         )
+        page.headers["Content-Security-Policy"] = docs_policy(bytes(page.body).decode())
+        return page
 
 
 def error_response(

@@ -3,6 +3,8 @@ cookie), an admin, and an app the caller may use."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Mapping
 from typing import Annotated
 
@@ -14,7 +16,7 @@ from zerocode.apps.records import App, is_app_id
 from zerocode.apps.service import FeaturedApps
 from zerocode.bootstrap.platform import Platform
 from zerocode.errors import NotFound
-from zerocode.http.gateway import gateway_claims
+from zerocode.http.gateway import REQUEST_CONTEXT, authorization_token, gateway_claims
 from zerocode.observability import USER_ID
 
 SESSION_COOKIE = "zc_session"
@@ -51,11 +53,15 @@ def cookie_may_authenticate(headers: Mapping[str, str]) -> bool:
 
 async def caller(request: Request, credentials: Credentials = None) -> User:
     """The signed-in user: from the gateway's verified claims where a gateway vouches for
-    them, else from a bearer token or the session cookie."""
+    them (only under Lambda Web Adapter: ``http/gateway.py``), and only while the token they
+    came with still stands; else from a bearer token or the session cookie."""
     p: Platform = request.app.state.platform
     claims = gateway_claims(request.headers) if p.gateway_claims is not None else None
     if claims is not None and p.gateway_claims is not None:
-        user: User | None = p.gateway_claims(claims)
+        # A Cognito round trip at most once a minute per token: off the event loop.
+        user: User | None = await asyncio.to_thread(
+            p.gateway_claims, claims, authorization_token(request.headers)
+        )
     elif credentials is not None:
         user = p.accounts.authenticate(credentials.credentials)
     else:
@@ -90,6 +96,36 @@ async def maybe_caller(request: Request, credentials: Credentials = None) -> Use
 
 
 MaybeCaller = Annotated[User | None, Depends(maybe_caller)]
+
+
+def client_address(request: Request) -> str | None:
+    """The caller's network address, for the front door's per-address limits: behind API
+    Gateway (where its request context is believed, as for the caller above) the
+    ``identity.sourceIp`` it saw; else the socket peer. Never X-Forwarded-For, which the
+    client writes."""
+    p: Platform = request.app.state.platform
+    if p.gateway_claims is not None:
+        source = gateway_source_ip(request.headers.get(REQUEST_CONTEXT))
+        if source is not None:
+            return source
+    return request.client.host if request.client else None
+
+
+def gateway_source_ip(raw: str | None) -> str | None:
+    """``identity.sourceIp`` of a REST API request context (``http.sourceIp`` of an HTTP
+    API's), or None when it has none."""
+    try:
+        context = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    if not isinstance(context, dict):
+        return None
+    for part in ("identity", "http"):
+        section = context.get(part)
+        source = section.get("sourceIp") if isinstance(section, dict) else None
+        if isinstance(source, str) and 0 < len(source) <= 64:
+            return source
+    return None
 
 
 async def admin(user: Caller) -> User:

@@ -204,9 +204,11 @@ class HealthOut(BaseModel):
     status: Literal["ok"]
     version: str
     mode: str
-    model: str
-    builds: str  # how untrusted builds are isolated ("UNSANDBOXED ..." under the override)
     offlineModel: bool  # the offline scripted model answers: the console says so
+    # Admins only (left out for everyone else): which model endpoint answers, and how
+    # untrusted builds are isolated ("UNSANDBOXED ..." under the override).
+    model: str | None = None
+    builds: str | None = None
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {

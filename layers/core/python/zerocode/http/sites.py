@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import mimetypes
+import unicodedata
 from pathlib import Path
+from urllib.parse import unquote_to_bytes
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import Scope
 
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
@@ -29,6 +32,8 @@ from zerocode.errors import InvalidInput
 from zerocode.publishing.picker import PICKER_PATH, picker_script, with_picker
 from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteUrls, preview_pointer, site_pointer
 
+# The longest request path (percent-escapes included) the sites server looks up.
+MAX_PATH_BYTES = 2048
 # Build outputs never change, but pointers do: revalidate pages, never keep previews.
 SITE_CACHE, PREVIEW_CACHE = "no-cache", "no-store"
 _LOOPBACK_NAMES = ("localhost", "0.0.0.0", "::", "::1", "")
@@ -96,6 +101,9 @@ def create_sites_app(platform: Platform) -> Starlette:
         return await serve(pointer, inner)
 
     async def dispatch(request: Request) -> Response:
+        refusal = bad_path(request.scope)
+        if refusal is not None:
+            return refusal
         path = request.path_params.get("path", "")
         if "/" + path == PICKER_PATH:
             return Response(
@@ -131,9 +139,33 @@ def create_sites_app(platform: Platform) -> Starlette:
     return Starlette(routes=[Route("/{path:path}", dispatch, methods=["GET", "HEAD"])])
 
 
+def bad_path(scope: Scope) -> Response | None:
+    """400 for a path no file can have (a NUL or another control character, bytes that are
+    not UTF-8) and 414 for one longer than any file's, before it reaches the file system;
+    None for a path worth looking up."""
+    raw = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+    if len(raw) > MAX_PATH_BYTES:
+        return PlainTextResponse("the path is too long", 414)
+    try:
+        text = unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return PlainTextResponse("bad path: not UTF-8", 400)
+    if any(unicodedata.category(c) == "Cc" for c in text):
+        return PlainTextResponse("bad path: control characters", 400)
+    return None
+
+
 def _resolve(root: Path, path: str) -> Path | None:
     """The file under ``root`` for a URL path: directories serve index.html, a path whose last
-    segment has no extension is a client-side route (index.html), and nothing escapes."""
+    segment has no extension is a client-side route (index.html), and nothing escapes. A
+    path the file system refuses (a name too long) is not found."""
+    try:
+        return _lookup(root, path)
+    except (OSError, ValueError):
+        return None
+
+
+def _lookup(root: Path, path: str) -> Path | None:
     base = root.resolve()
     target = (base / path).resolve() if path else base
     if target != base and base not in target.parents:

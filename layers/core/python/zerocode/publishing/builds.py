@@ -56,6 +56,16 @@ def new_build_id(now: float | None = None) -> str:
 
 
 _ids = threading.Lock()
+
+
+def built_at(build_id: str) -> float | None:
+    """When the build was asked for (epoch seconds), read from its id; None for an id that
+    is not one (the preview sweep keeps pointers it cannot date)."""
+    if not is_build_id(build_id):
+        return None
+    return int(build_id[1:14]) / 1000
+
+
 _last_millis = 0
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
@@ -179,4 +180,19 @@ class Publisher(Protocol):
 
     def remove(self, pointer: str) -> None:
         """Stop serving the pointer (idempotent)."""
+        ...
+
+
+class PointerStore(Publisher, Protocol):
+    """A Publisher whose pointers can be walked and conditionally removed (the preview
+    sweep: ``zerocode.publishing.eviction``)."""
+
+    def pointers(self, prefix: str) -> Iterator[tuple[str, SiteTarget | None]]:
+        """Every pointer starting with ``prefix`` and what it names (None: a value that is
+        no pointer)."""
+        ...
+
+    def remove_if(self, pointer: str, expected: SiteTarget | None) -> bool:
+        """Remove ``pointer`` only while it still names ``expected``, with no write of
+        another in between; whether it was removed."""
         ...

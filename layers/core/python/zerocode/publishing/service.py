@@ -33,6 +33,7 @@ from zerocode.publishing.builds import (
     BuildStore,
     RemoteBuilder,
     Snapshot,
+    built_at,
     check_build_id,
     is_build_id,
     job_of,
@@ -79,6 +80,9 @@ class Publishing:
     # Local: deploys run as tasks of this process. AWS: a deploy starts CodeBuild and the
     # build_events function (or a poll) finishes it, because Lambda freezes after answering.
     in_process: bool = True
+    # Preview pointers of builds older than this may have been removed by the preview sweep
+    # (AWS: zerocode.publishing.eviction); None: never removed (locally).
+    preview_idle_seconds: float | None = None
 
     def __post_init__(self) -> None:
         # In this process deploys of one app queue on a lock (FIFO, so in request order);
@@ -106,6 +110,31 @@ class Publishing:
                 self.publisher.point, preview_pointer(key), SiteTarget(app.id, done.id)
             )
         return done
+
+    def restore_preview(self, app: App, now: float | None = None) -> bool:
+        """Put back the preview pointer the preview sweep removed, naming the app's newest
+        successful preview build (immutable, still in place). Asks the pointer store only
+        when that build is old enough to have been swept; whether it wrote the pointer."""
+        if self.preview_idle_seconds is None or not self.urls.usable(app.preview_key):
+            return False  # never swept; or a key the next turn renews anyway
+        newest = next(
+            (
+                b
+                for b in self.builds.list(app.id, limit=20, purpose=BuildPurpose.PREVIEW).builds
+                if b.state is BuildState.SUCCEEDED
+            ),
+            None,
+        )
+        made = built_at(newest.id) if newest is not None else None
+        current = time.time() if now is None else now
+        if newest is None or made is None or current - made <= self.preview_idle_seconds:
+            return False
+        pointer = preview_pointer(app.preview_key)
+        if self.publisher.target(pointer) is not None:
+            return False
+        self.publisher.point(pointer, SiteTarget(app.id, newest.id))
+        log.info("preview pointer restored", extra={"app_id": app.id, "build_id": newest.id})
+        return True
 
     def _preview_key(self, app: App) -> str:
         """The app's preview key, replaced first if it cannot be a host label (apps made

@@ -54,10 +54,7 @@ class DynamoRateLimiter:
         check_rule(limit, window_seconds)
         for attempt in range(self.max_attempts):
             now = self.now()
-            item = self.client.get_item(
-                TableName=self.table, Key={"key": {"S": key}}, ConsistentRead=True
-            ).get("Item")
-            live = sorted(e for e in _expiries(item) if e > now)
+            item, live = self._live(key, now)
             if len(live) >= limit:
                 return refused(live, now, limit, window_seconds)
             live.append(now + window_seconds)
@@ -66,6 +63,21 @@ class DynamoRateLimiter:
                 return allowed(limit - len(live))
             time.sleep(random.uniform(0, 0.005 * 2 ** min(attempt, 6)))  # spread the retries
         return RateDecision(False, min(CONTENDED_RETRY_AFTER, window_seconds), 0)
+
+    def peek(self, key: str, limit: int, window_seconds: float) -> RateDecision:
+        check_rule(limit, window_seconds)
+        now = self.now()
+        _, live = self._live(key, now)
+        if len(live) >= limit:
+            return refused(live, now, limit, window_seconds)
+        return allowed(limit - len(live))
+
+    def _live(self, key: str, now: float) -> tuple[Item | None, list[float]]:
+        """The stored item (strongly consistent) and its unexpired hits, sorted."""
+        item = self.client.get_item(
+            TableName=self.table, Key={"key": {"S": key}}, ConsistentRead=True
+        ).get("Item")
+        return item, sorted(e for e in _expiries(item) if e > now)
 
     def _write(self, key: str, live: list[float], old: Item | None) -> bool:
         """Put the new log unless someone wrote since we read it; False when we lost."""

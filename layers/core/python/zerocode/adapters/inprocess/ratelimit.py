@@ -41,6 +41,15 @@ class InProcessRateLimiter:
             bisect.insort(log, now + window_seconds)  # an append unless the clock stepped back
             return allowed(limit - len(log))
 
+    def peek(self, key: str, limit: int, window_seconds: float) -> RateDecision:
+        check_rule(limit, window_seconds)
+        with self._lock:
+            now = self.now()
+            live = [e for e in self._logs.get(key, ()) if e > now]
+            if len(live) >= limit:
+                return refused(live, now, limit, window_seconds)
+            return allowed(limit - len(live))
+
     def __len__(self) -> int:
         """Keys currently held (swept ones excluded)."""
         with self._lock:

@@ -23,6 +23,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from zerocode.adapters.local.private import private_dir
 from zerocode.adapters.local.sandbox import Limits, Sandbox
 from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
@@ -41,7 +42,7 @@ class LocalBuilder:
         self.outputs, self.work = root / "builds", root / "build-work"
         self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
         for directory in (self.outputs, self.work):
-            directory.mkdir(parents=True, exist_ok=True)
+            private_dir(directory)
 
     def output_dir(self, app_id: str, build_id: str) -> Path:
         return self.outputs / check_app_id(app_id) / check_app_id(build_id)

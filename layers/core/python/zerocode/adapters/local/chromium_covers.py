@@ -31,6 +31,7 @@ from zerocode.adapters.local.chromium import (
     playwright_installed,
     sandboxed,
 )
+from zerocode.adapters.local.private import private_dir
 from zerocode.apps.records import App
 from zerocode.apps.workspace import PathRefused, check_app_id
 
@@ -63,7 +64,7 @@ class ChromiumCovers:
         if not app.deploy_url or not app.deploy_build_id:
             return None
         target = self.root / check_app_id(app.id) / f"{check_app_id(app.deploy_build_id)}.png"
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         await self.screenshot(app.deploy_url, target)
         return f"{self.sites_url}/covers/{app.id}/{app.deploy_build_id}.png"
 

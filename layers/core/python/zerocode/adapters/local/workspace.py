@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
+from zerocode.adapters.local.private import DIR_MODE, FILE_MODE, private_dir
 from zerocode.apps.workspace import (
     DEFAULT_LIMITS,
     NON_SOURCE_DIRS,
@@ -39,14 +40,14 @@ _TEMP_PREFIX = ".zc-tmp-"
 
 class LocalWorkspace:
     def __init__(self, root: Path, limits: WorkspaceLimits = DEFAULT_LIMITS) -> None:
-        root.mkdir(parents=True, exist_ok=True)
+        private_dir(root)
         self.root = root.resolve()
         self.limits = limits
 
     def path(self, app_id: str) -> Path:
         """The app's real directory (created if needed), for tools that need one, e.g. npm."""
         app_dir = self._app_dir(app_id)
-        app_dir.mkdir(exist_ok=True)
+        app_dir.mkdir(mode=DIR_MODE, exist_ok=True)
         return app_dir
 
     def read(self, app_id: str, path: str) -> bytes:
@@ -135,7 +136,7 @@ class LocalWorkspace:
             for part in dirs:
                 if create:
                     with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, dir_fd=fd)
+                        os.mkdir(part, DIR_MODE, dir_fd=fd)
                 try:
                     child = os.open(part, _DIR_FLAGS, dir_fd=fd)
                 except OSError as exc:
@@ -176,7 +177,7 @@ def _atomic_write(dir_fd: int, name: str, data: bytes) -> None:
     """Write a temporary sibling, fsync, then rename it over ``name`` (never follows links)."""
     temp = f"{_TEMP_PREFIX}{secrets.token_hex(8)}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(temp, flags, 0o644, dir_fd=dir_fd)
+    fd = os.open(temp, flags, FILE_MODE, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

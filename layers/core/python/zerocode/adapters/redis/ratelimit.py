@@ -42,6 +42,17 @@ redis.call('PEXPIRE', KEYS[1], math.max(ttl, 1))
 return {1, limit - count - 1, ''}
 """
 
+# peek: the same answer without writing. KEYS[1] the log; ARGV: now, limit.
+_PEEK = """
+local live = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'WITHSCORES')
+local count = #live / 2
+local limit = tonumber(ARGV[2])
+if count >= limit then
+  return {0, 0, live[(count - limit) * 2 + 2]}
+end
+return {1, limit - count, ''}
+"""
+
 
 class RedisRateLimiter:
     def __init__(
@@ -52,6 +63,7 @@ class RedisRateLimiter:
     ) -> None:
         self.client, self.prefix, self.now = client, prefix, now
         self._script = client.register_script(_HIT)  # EVALSHA, reloaded on NOSCRIPT
+        self._peek = client.register_script(_PEEK)
 
     @classmethod
     def from_url(
@@ -71,6 +83,19 @@ class RedisRateLimiter:
         except redis.RedisError as exc:
             log.warning("rate limiter unavailable, allowing key=%s: %s", key, exc)
             return allowed(limit - 1)  # unknown; report as if this were the first hit
+        ok, remaining, due = reply
+        if ok:
+            return allowed(int(remaining))
+        return RateDecision(False, wait_until(float(due), now, window_seconds), 0)
+
+    def peek(self, key: str, limit: int, window_seconds: float) -> RateDecision:
+        check_rule(limit, window_seconds)
+        now = self.now()
+        try:
+            reply: Any = self._peek(keys=[self.prefix + key], args=[repr(now), limit])
+        except redis.RedisError as exc:
+            log.warning("rate limiter unavailable, allowing key=%s: %s", key, exc)
+            return allowed(limit)
         ok, remaining, due = reply
         if ok:
             return allowed(int(remaining))

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from zerocode.adapters.local.private import private_dir, private_file
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS transcript (
     app_id TEXT NOT NULL, seq INTEGER NOT NULL, turn INTEGER NOT NULL, unit INTEGER NOT NULL,
@@ -41,7 +43,11 @@ class SqliteDatabase:
 
     def __init__(self, path: Path | str, connect: ConnectionFactory = _connect) -> None:
         if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            # Private (0600, and SQLite gives its -wal and -shm the database's mode).
+            private_dir(Path(path).parent)
+            for file in (Path(path), *(Path(f"{path}{end}") for end in ("-wal", "-shm"))):
+                if file == Path(path) or file.exists():
+                    private_file(file)
         self.conn = connect(str(path))
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA busy_timeout=10000")

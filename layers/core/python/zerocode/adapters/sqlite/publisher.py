@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from zerocode import faults
 from zerocode.adapters.sqlite.database import SqliteDatabase
@@ -39,3 +39,22 @@ class SqlitePublisher:
     def remove(self, pointer: str) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM site_pointers WHERE pointer = ?", (pointer,))
+
+    def pointers(self, prefix: str) -> Iterator[tuple[str, SiteTarget | None]]:
+        rows = self.db.query(
+            "SELECT pointer, app_id, build_id FROM site_pointers WHERE substr(pointer, 1, ?) = ?"
+            " ORDER BY pointer",
+            (len(prefix), prefix),
+        )
+        for pointer, app_id, build_id in rows:
+            yield str(pointer), SiteTarget(str(app_id), str(build_id))
+
+    def remove_if(self, pointer: str, expected: SiteTarget | None) -> bool:
+        if expected is None:
+            return False  # every row here is a well-formed pointer
+        with self.db.transaction() as conn:
+            done = conn.execute(
+                "DELETE FROM site_pointers WHERE pointer = ? AND app_id = ? AND build_id = ?",
+                (pointer, expected.app_id, expected.build_id),
+            )
+            return bool(done.rowcount)

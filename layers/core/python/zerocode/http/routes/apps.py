@@ -45,6 +45,8 @@ def list_apps(
 
 @router.get("/{app_id}", response_model=AppOut)
 def get_app(app: OwnedApp, p: PlatformDep) -> AppOut:
+    # Opening an app brings back a preview the preview sweep removed (AWS; docs/operations.md).
+    p.publishing.restore_preview(app)
     return app_out(app, p.publishing.urls)
 
 

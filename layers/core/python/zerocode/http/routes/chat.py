@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from zerocode.apps.guards import check_text
+from zerocode.apps.guards import check_element, check_text
 from zerocode.engine.window_budget import check_request
 from zerocode.http.deps import Caller, OwnedApp, PlatformDep
 from zerocode.http.schemas import ChatIn, ContextOut, HistoryOut, entry_out
@@ -26,6 +26,8 @@ async def chat_post(app: OwnedApp, body: ChatIn, user: Caller, p: PlatformDep) -
     a link, an image or a hidden frame on another page can never start one."""
     element = body.element.model_dump(exclude_none=True) if body.element else None
     text = check_text(body.message, field="message", max_chars=p.settings.max_message_chars)
+    if element:
+        check_element(element)
     check_request(text, element, p.settings.max_message_chars)
     p.quota("chat", user.id)
     return event_stream(p.engine.start(app, text, element or None).events())

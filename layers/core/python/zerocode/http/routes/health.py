@@ -5,19 +5,23 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from zerocode import __version__
-from zerocode.http.deps import PlatformDep
+from zerocode.http.deps import MaybeCaller, PlatformDep
 from zerocode.http.schemas import HealthOut
 
 router = APIRouter(tags=["platform"])
 
 
-@router.get("/api/health", response_model=HealthOut)
-def health(p: PlatformDep) -> HealthOut:
+@router.get("/api/health", response_model=HealthOut, response_model_exclude_none=True)
+def health(p: PlatformDep, user: MaybeCaller) -> HealthOut:
+    """Anyone learns the status, version, mode and whether the offline model answers (the
+    console says so before sign-in); only admins learn which model endpoint answers and how
+    builds are isolated (registration is open, so being signed in vouches for nothing)."""
+    admin = user is not None and user.is_admin
     return HealthOut(
         status="ok",
         version=__version__,
         mode=p.settings.mode,
-        model=p.model.description,
-        builds=p.build_isolation,
         offlineModel=bool(getattr(p.model, "offline", False)),
+        model=p.model.description if admin else None,
+        builds=p.build_isolation if admin else None,
     )

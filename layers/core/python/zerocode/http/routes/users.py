@@ -4,20 +4,35 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from zerocode.http.deps import SESSION_COOKIE, Caller, Credentials, PlatformDep
+from zerocode.accounts.throttle import FrontDoor, FrontDoorLimits
+from zerocode.apps.guards import refuse_bidi
+from zerocode.bootstrap.platform import Platform
+from zerocode.http.deps import SESSION_COOKIE, Caller, Credentials, PlatformDep, client_address
+from zerocode.http.headers import served_over_https
 from zerocode.http.schemas import LoginIn, LoginOut, RegisterIn, UserOut, user_out
 
 router = APIRouter(prefix="/api/users", tags=["users"])
 
 
+def front_door(p: Platform) -> FrontDoor:
+    """Sign-in and registration, throttled per account and per address (429 + Retry-After)."""
+    s = p.settings
+    limits = FrontDoorLimits(s.rate_login, s.rate_login_address, s.rate_login_window_seconds)
+    return FrontDoor(p.accounts, p.rates, limits)
+
+
 @router.post("/register", status_code=201, response_model=UserOut)
-def register(body: RegisterIn, p: PlatformDep) -> UserOut:
-    return user_out(p.accounts.register(body.account, body.password, body.name))
+def register(body: RegisterIn, request: Request, p: PlatformDep) -> UserOut:
+    if body.name is not None:
+        refuse_bidi(body.name, field="name")
+    return user_out(
+        front_door(p).register(body.account, body.password, body.name, client_address(request))
+    )
 
 
 @router.post("/login", response_model=LoginOut)
-def login(body: LoginIn, response: Response, p: PlatformDep) -> LoginOut:
-    token, user = p.accounts.login(body.account, body.password)
+def login(body: LoginIn, request: Request, response: Response, p: PlatformDep) -> LoginOut:
+    token, user = front_door(p).login(body.account, body.password, client_address(request))
     response.set_cookie(
         SESSION_COOKIE,
         token,
@@ -25,6 +40,7 @@ def login(body: LoginIn, response: Response, p: PlatformDep) -> LoginOut:
         httponly=True,
         samesite="strict",
         path="/api",
+        secure=served_over_https(request),
     )
     return LoginOut(token=token, user=user_out(user))
 
@@ -37,7 +53,13 @@ def logout(
     if token:
         p.accounts.logout(token)
     response = Response(status_code=204)
-    response.delete_cookie(SESSION_COOKIE, path="/api")
+    response.delete_cookie(
+        SESSION_COOKIE,
+        path="/api",
+        secure=served_over_https(request),
+        httponly=True,
+        samesite="strict",
+    )
     return response
 
 

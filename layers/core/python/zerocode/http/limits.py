@@ -1,0 +1,90 @@
+"""Request bodies are bounded before they are read whole: 413 ``payload_too_large``.
+
+Pure ASGI middleware. A declared ``Content-Length`` over the limit is answered at once,
+without reading a byte of the body; a body without one (chunked) is counted as it streams
+in, and the moment it passes the limit the client gets the 413 and the application sees
+the client gone (``http.disconnect``), so nothing more is read or buffered and whatever the
+application answers after that is dropped. The largest legitimate body is a chat message
+(``ZEROCODE_MAX_MESSAGE_CHARS``, 1000 characters, up to 4 bytes each) with a picked element
+(about 1.3 kB of fields): a few kB, far under the default of 1 MiB.
+"""
+
+from __future__ import annotations
+
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+CODE = "payload_too_large"
+
+
+class BodyLimit:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            await self._refuse(send, declared)
+            return
+        received, started, refused = 0, False, False
+
+        async def counted() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    refused = True
+                    if not started:
+                        await self._refuse(send, None)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return  # the 413 was the answer
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        await self.app(scope, counted, guarded)
+
+    async def _refuse(self, send: Send, declared: int | None) -> None:
+        size = f" ({declared} bytes)" if declared is not None else ""
+        body = json.dumps(
+            {
+                "error": {
+                    "code": CODE,
+                    "message": f"the request body is larger than {self.max_bytes} bytes{size}",
+                }
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers") or []:
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None  # the server has refused a malformed one already
+    return None

@@ -1,0 +1,547 @@
+"""AWS mode run whole: ``zerocode serve`` with ZEROCODE_MODE=aws against moto's server.
+
+What runs, and what stands in for what:
+
+* The stack is synthesized from infra/ (tests/aws_stack.py) and its tables, buckets, KMS
+  key, user pool, app client, admin group, model secret and KeyValueStore are created on
+  **moto's server** (a subprocess, ``python -m moto.server``) from the template's own
+  properties. The server gets the **API function's environment from the template**, every
+  reference resolved to what was created, except three things: no ``AWS_*`` Lambda and
+  Lambda Web Adapter variables (this is ``zerocode serve``, not the function), no
+  ``ZEROCODE_REDIS_URL`` (no ElastiCache here: the window cache is in-process and rate limits
+  live in the leases table, as in a stack without a cache), and no ``ZEROCODE_MODEL_BASE_URL``
+  (the offline scripted model answers; the model key is still read from the secret at
+  start-up, so a missing or unreadable secret fails the start).
+* Where each AWS client goes is plain environment that every boto3 program honours:
+  ``AWS_ENDPOINT_URL`` (moto) and ``AWS_ENDPOINT_URL_CODEBUILD`` /
+  ``AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE`` (tests/aws_standins.py, reached as an HTTP
+  proxy; its doc says why). No code in zerocode knows it is under test. A request that
+  escapes to any other host is refused and fails the test.
+* **Authentication**: ``zerocode serve`` is not behind API Gateway, so no authorizer has
+  verified anything and the server must not take claims from a request header (the test
+  sends a forged ``x-amzn-request-context`` naming an admin and gets 401). The test does
+  what an API client does: registers and signs in through the API (Cognito on moto: the
+  account must come out a confirmed user of the stack's pool) and sends the Cognito access
+  token as a bearer token, which the server checks with Cognito on every request. The
+  authorizer-claims path of the Lambda function is tested in
+  tests/integration/bootstrap/test_aws_mode.py.
+* **Deletion**: afterwards no table item, current bucket object or site pointer mentions
+  the app. The workspaces bucket is versioned, so deleted objects stay as noncurrent
+  versions (recoverable, by design); the test requires that only those remain and that the
+  bucket's lifecycle rule expires them.
+* **CodeBuild** is the stand-in: a Vue build stays IN_PROGRESS until the test, playing
+  CodeBuild, fetches the source zip with the build's own scoped credentials and uploads an
+  output where the buildspec would (``run_like_the_buildspec``; no npm or Vite runs). A
+  preview build is played as soon as it starts (the turn polls for it); a deploy build is
+  finished by the **build_events function** (functions/build_events/handler.py, run as a
+  subprocess with the BuildEvents function's environment from the template) on the
+  EventBridge "CodeBuild Build State Change" event CodeBuild would send.
+* **Visitors**: the site router (the template's CloudFront Function code) runs under Node
+  (tests/infra/cf_function_harness.mjs) with the stand-in KeyValueStore's items, and the
+  object it routes to is read from the builds bucket: that is what CloudFront would serve.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from tests.aws_stack import ROOT, MotoStack, create_on_moto, synthesize
+from tests.aws_standins import CodeBuildRun, StandIns, decode_jwt, run_like_the_buildspec
+from tests.e2e.conftest import Turn, chat, create, free_port
+from zerocode.adapters.aws.codebuild_builder import BUILDSPEC
+from zerocode.http.gateway import REQUEST_CONTEXT
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (CDK synth needs it)")
+
+PASSWORD = "correct horse battery"
+HARNESS = ROOT / "tests" / "infra" / "cf_function_harness.mjs"
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+# Lambda runtime and Lambda Web Adapter configuration, not zerocode's: `zerocode serve` is
+# not the function, and must not believe it runs under the adapter.
+NOT_FOR_SERVE = ("AWS_",)
+NO_ELASTICACHE = ("ZEROCODE_REDIS_URL",)
+OFFLINE_MODEL = ("ZEROCODE_MODEL_BASE_URL",)
+
+
+def _wait_for(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer:\n{log.read_text()[-5000:]}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def moto_client(moto_url: str, service: str, **credentials: str) -> Any:
+    """A boto3 client on moto's server (the test's fake credentials unless given)."""
+    import boto3
+
+    keys = credentials or {
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+        "aws_session_token": "testing",
+    }
+    return boto3.client(service, region_name="us-east-1", endpoint_url=moto_url, **keys)
+
+
+@dataclass
+class AwsPlatform:
+    """moto, the stand-ins, the stack on them, and ``zerocode serve`` in AWS mode."""
+
+    moto_url: str
+    standins: StandIns
+    stack: MotoStack
+    work: Path
+    api: str = ""
+
+    @property
+    def log(self) -> Path:
+        return self.work / "server.log"
+
+    def aws(self, service: str, **credentials: str) -> Any:
+        return moto_client(self.moto_url, service, **credentials)
+
+    def setting(self, name: str) -> str:
+        return self.stack.function_environment("zerocode Api")[f"ZEROCODE_{name}"]
+
+    def pointers(self) -> dict[str, str]:
+        """Every key of the sites KeyValueStore, read over its data-plane API (ListKeys)."""
+        import boto3
+        from botocore.config import Config
+
+        kvs = boto3.client(
+            "cloudfront-keyvaluestore",
+            region_name="us-east-1",
+            endpoint_url=self.standins.client_environment()[
+                "AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE"
+            ],
+            config=Config(proxies={"http": self.standins.proxy_url}),
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        items: dict[str, str] = {}
+        kwargs: dict[str, Any] = {"KvsARN": self.setting("SITES_KVS_ARN"), "MaxResults": 50}
+        while True:
+            page = kvs.list_keys(**kwargs)
+            items |= {i["Key"]: i["Value"] for i in page.get("Items", [])}
+            if not page.get("NextToken"):
+                return items
+            kwargs["NextToken"] = page["NextToken"]
+
+    def environment(self, function: str) -> dict[str, str]:
+        """A function's environment from the template, for a process on this machine: the
+        machine's own AWS and zerocode settings (and proxies) left out, moto's and the
+        stand-ins' endpoints put in."""
+        reach = self.standins.client_environment()
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("AWS_", "ZEROCODE_")) and k not in reach
+        }
+        env |= {
+            k: v
+            for k, v in self.stack.function_environment(function).items()
+            if not k.startswith(NOT_FOR_SERVE + NO_ELASTICACHE + OFFLINE_MODEL)
+        }
+        env |= FAKE_CREDENTIALS | reach
+        env |= {
+            "AWS_ENDPOINT_URL": self.moto_url,
+            "AWS_CONFIG_FILE": str(self.work / "no-aws-config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(self.work / "no-aws-credentials"),
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "ZEROCODE_DATA_DIR": str(self.work / "data"),
+        }
+        return env
+
+
+@pytest.fixture(scope="module")
+def aws_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsPlatform]:
+    work = tmp_path_factory.mktemp("aws-e2e")
+    moto_port = free_port()
+    moto_url = f"http://127.0.0.1:{moto_port}"
+    moto_log = work / "moto.log"
+    moto = subprocess.Popen(  # starts while the stack synthesizes
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(moto_port)],
+        stdout=moto_log.open("wb"),
+        stderr=subprocess.STDOUT,
+        env={k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+    )
+    standins = StandIns().start()
+    server: subprocess.Popen[bytes] | None = None
+    try:
+        template = synthesize(work / "cdk.out")
+        _wait_for(f"{moto_url}/moto-api/", moto, moto_log)
+        stack = create_on_moto(
+            template,
+            lambda service: moto_client(moto_url, service),
+            "zc-e2e",
+            codebuild_project=standins.codebuild.add_project,
+            key_value_store=standins.kvs.add_store,
+        )
+        platform = AwsPlatform(moto_url, standins, stack, work)
+        port, sites_port = free_port(), free_port()
+        platform.api = f"http://127.0.0.1:{port}"
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "zerocode.entrypoints.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--sites-port",
+                str(sites_port),
+            ],
+            stdout=platform.log.open("wb"),
+            stderr=subprocess.STDOUT,
+            env=platform.environment("zerocode Api") | {"ZEROCODE_ACCESS_LOG": "1"},
+        )
+        _wait_for(f"{platform.api}/api/health", server, platform.log)
+        yield platform
+    finally:
+        if server is not None:
+            _stop(server)
+        standins.stop()
+        _stop(moto)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Account:
+    name: str
+    token: str
+    http: httpx.Client
+
+
+def sign_up(platform: AwsPlatform) -> Account:
+    """Register and sign in through the API; the bearer token is Cognito's access token."""
+    name = f"user-{secrets.token_hex(4)}"
+    http = httpx.Client(base_url=platform.api, timeout=httpx.Timeout(120, connect=5))
+    body = {"account": name, "password": PASSWORD}
+    registered = http.post("/api/users/register", json=body)
+    assert registered.status_code == 201, registered.text
+    signed_in = http.post("/api/users/login", json=body)
+    assert signed_in.status_code == 200, signed_in.text
+    token = str(signed_in.json()["token"])
+    http.cookies.clear()  # bearer only, as an API client would
+    http.headers["Authorization"] = f"Bearer {token}"
+    return Account(name, token, http)
+
+
+def query_app(platform: AwsPlatform, table_setting: str, app_id: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = platform.aws("dynamodb").query(
+        TableName=platform.setting(table_setting),
+        KeyConditionExpression="app_id = :a",
+        ExpressionAttributeValues={":a": {"S": app_id}},
+    )["Items"]
+    return items
+
+
+def route(platform: AwsPlatform, uri: str) -> dict[str, Any]:
+    """What the template's CloudFront Function does with a visitor's request for ``uri``,
+    given the KeyValueStore's current items."""
+    assert NODE is not None
+    (code,) = [
+        p["FunctionCode"]
+        for p in platform.stack.of_type("AWS::CloudFront::Function").values()
+        if "kvs" in p["FunctionCode"]
+    ]
+    function = platform.work / "site_router.js"
+    function.write_text(code)
+    event = {"request": {"uri": uri, "method": "GET", "headers": {}, "querystring": {}}}
+    proc = subprocess.run(
+        [NODE, str(HARNESS), str(function)],
+        input=json.dumps({"kvs": platform.pointers(), "events": [event]}),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(proc.stdout)[0]
+    return result
+
+
+def visit(platform: AwsPlatform, url: str) -> str:
+    """The page CloudFront would serve for ``url``: routed, then read from the builds
+    bucket (the distribution's origin)."""
+    sites_url = platform.setting("SITES_URL")
+    assert url.startswith(sites_url + "/"), (url, sites_url)
+    routed = route(platform, url.removeprefix(sites_url))
+    assert "uri" in routed, routed
+    body = platform.aws("s3").get_object(
+        Bucket=platform.setting("BUILDS_BUCKET"), Key=routed["uri"].lstrip("/")
+    )["Body"]
+    return str(body.read().decode())
+
+
+def build_events(platform: AwsPlatform, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """functions/build_events/handler.py as Lambda runs it (its directory the code root, the
+    BuildEvents function's environment), one invocation per event."""
+    script = (
+        "import json, sys\n"
+        "import handler\n"
+        "results = [handler.handler(e, None) for e in json.load(sys.stdin)]\n"
+        "print('RESULTS ' + json.dumps(results))\n"
+    )
+    env = platform.environment("zerocode BuildEvents")
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(events),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT / "functions" / "build_events",
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("RESULTS ")]
+    results: list[dict[str, Any]] = json.loads(line.removeprefix("RESULTS "))
+    return results
+
+
+def assert_gone(platform: AwsPlatform, app_id: str) -> None:
+    """No table item, bucket object or site pointer mentions the app. In a versioned bucket
+    a deleted object leaves noncurrent versions behind (recoverable, by design); they must
+    be noncurrent only, and the bucket's lifecycle must expire them."""
+    ddb, s3 = platform.aws("dynamodb"), platform.aws("s3")
+    for logical_id, table in platform.stack.tables().items():
+        items = ddb.scan(TableName=table)["Items"]
+        left = [i for i in items if app_id in json.dumps(i)]
+        assert left == [], f"{logical_id} still holds {left}"
+    for logical_id, bucket in platform.stack.buckets().items():
+        current = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+        left = [o["Key"] for o in current if app_id in o["Key"]]
+        assert left == [], f"{logical_id} still holds {left}"
+        listed = s3.list_object_versions(Bucket=bucket)
+        versions = [v for v in listed.get("Versions", []) if app_id in v["Key"]]
+        if not versions:
+            continue
+        assert not [v["Key"] for v in versions if v["IsLatest"]], logical_id
+        props = platform.stack.of_type("AWS::S3::Bucket")[logical_id]
+        assert props.get("VersioningConfiguration", {}).get("Status") == "Enabled", logical_id
+        rules = props.get("LifecycleConfiguration", {}).get("Rules", [])
+        assert any(
+            r.get("Status") == "Enabled"
+            and ("NoncurrentVersionExpiration" in r or "NoncurrentVersionExpirationInDays" in r)
+            for r in rules
+        ), f"{logical_id} keeps the deleted app's old versions with no rule to expire them"
+    pointers = platform.pointers()
+    assert [k for k, v in pointers.items() if v.startswith(app_id + "/")] == []
+
+
+def assert_stayed_local(platform: AwsPlatform) -> None:
+    """Every AWS request went to moto or a stand-in, KeyValueStore ones SigV4A-signed."""
+    assert platform.standins.escaped == [], "requests went past moto and the stand-ins"
+    assert platform.standins.unsigned == [], "KeyValueStore requests were not SigV4A-signed"
+
+
+def preview_key(app: dict[str, Any]) -> str:
+    path = urlsplit(app["previewUrl"]).path  # /preview/{key}/ (no sites domain configured)
+    assert path.startswith("/preview/"), app["previewUrl"]
+    return str(path.split("/")[2])
+
+
+def succeeded(turn: Turn) -> None:
+    assert turn.done is not None and turn.done["status"] == "succeeded", (turn.errors, turn.text)
+    assert turn.builds and turn.builds[-1]["status"] == "succeeded", turn.builds
+
+
+# -- the tests -------------------------------------------------------------------------------
+
+
+def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform) -> None:
+    platform = aws_platform
+    health = httpx.get(f"{platform.api}/api/health").json()
+    assert health["status"] == "ok", health
+
+    # Register and sign in: the account is a confirmed Cognito user; the token is Cognito's.
+    alice = sign_up(platform)
+    pool, client_id = (
+        platform.setting("COGNITO_USER_POOL_ID"),
+        platform.setting("COGNITO_CLIENT_ID"),
+    )
+    cognito_user = platform.aws("cognito-idp").admin_get_user(UserPoolId=pool, Username=alice.name)
+    assert cognito_user["UserStatus"] == "CONFIRMED"
+    sub = {a["Name"]: a["Value"] for a in cognito_user["UserAttributes"]}["sub"]
+    token = decode_jwt(alice.token)
+    assert token["token_use"] == "access" and token["client_id"] == client_id
+    me = alice.http.get("/api/users/me")
+    assert me.status_code == 200, me.text
+    assert me.json()["id"] == sub and me.json()["account"] == alice.name
+    assert httpx.get(f"{platform.api}/api/users/me").status_code == 401
+    forged = httpx.get(
+        f"{platform.api}/api/users/me", headers={"Authorization": "Bearer not-a-cognito-token"}
+    )
+    assert forged.status_code == 401
+    # `zerocode serve` is not behind API Gateway: a request context naming alice (an admin,
+    # even) is the client's own claim, not an authorizer's, and counts for nothing.
+    claims = {"sub": sub, "cognito:username": alice.name, "cognito:groups": "admin"}
+    spoof = json.dumps({"requestId": "r-1", "authorizer": {"claims": claims}})
+    for path in ("/api/users/me", "/api/admin/users"):
+        spoofed = httpx.get(f"{platform.api}{path}", headers={REQUEST_CONTEXT: spoof})
+        assert spoofed.status_code == 401, (path, spoofed.text)
+
+    # Create: the app is an item of the apps table, owned by the Cognito sub.
+    app = create(alice.http, "A page about otters", "html")
+    item = platform.aws("dynamodb").get_item(
+        TableName=platform.setting("APPS_TABLE"), Key={"id": {"S": app["id"]}}
+    )["Item"]
+    assert item["owner"]["S"] == sub
+
+    # Chat over SSE: transcript and display in DynamoDB, files in the workspaces bucket,
+    # the preview copied to the builds bucket and pointed at in the KeyValueStore.
+    turn = chat(alice.http, app["id"], "Make a page about otters")
+    succeeded(turn)
+    assert query_app(platform, "TRANSCRIPT_TABLE", app["id"])
+    assert len(query_app(platform, "DISPLAY_TABLE", app["id"])) == 2  # the request, the answer
+    s3 = platform.aws("s3")
+    s3.head_object(
+        Bucket=platform.setting("WORKSPACE_BUCKET"), Key=f"workspaces/{app['id']}/index.html"
+    )
+    app = alice.http.get(f"/api/apps/{app['id']}").json()
+    preview_build = turn.builds[-1]["buildId"]
+    assert platform.pointers()[f"preview:{preview_key(app)}"] == f"{app['id']}/{preview_build}"
+    assert "otter" in visit(platform, app["previewUrl"]).lower()
+
+    # Context: the window the model sees next, rebuilt from the DynamoDB transcript.
+    window = alice.http.get(f"/api/apps/{app['id']}/context")
+    assert window.status_code == 200, window.text
+    messages = window.json()["messages"]
+    assert messages[0]["role"] == "system" and messages[-1]["role"] == "assistant"
+    assert any(m["role"] == "user" and "otters" in json.dumps(m) for m in messages)
+
+    # Deploy: nothing to compile, so the files are copied and published at once, through
+    # the KeyValueStore; a visitor's request for the site URL reaches that build.
+    asked = alice.http.post(f"/api/apps/{app['id']}/deploy")
+    assert asked.status_code == 202, asked.text
+    deployed = asked.json()
+    assert deployed["state"] == "succeeded", deployed
+    app = alice.http.get(f"/api/apps/{app['id']}").json()
+    assert app["deployBuildId"] == deployed["buildId"]
+    assert app["deployUrl"] == f"{platform.setting('SITES_URL')}/sites/{app['deployKey']}/"
+    site = platform.pointers()[f"site:{app['deployKey']}"]
+    assert site == f"{app['id']}/{deployed['buildId']}"
+    page = visit(platform, app["deployUrl"])
+    assert "otter" in page.lower() and "__zerocode/picker.js" not in page  # no picker on sites
+
+    # Delete: nothing of the app is left in any table, bucket or pointer.
+    assert alice.http.delete(f"/api/apps/{app['id']}").status_code == 204
+    assert alice.http.get(f"/api/apps/{app['id']}").status_code == 404
+    assert_gone(platform, app["id"])
+    assert_stayed_local(platform)
+
+
+def test_a_vue_app_on_aws_is_deployed_by_codebuild_and_the_build_events_function(
+    aws_platform: AwsPlatform,
+) -> None:
+    platform = aws_platform
+    codebuild = platform.standins.codebuild
+
+    def s3_for(credentials: dict[str, str]) -> Any:
+        return platform.aws("s3", **credentials)
+
+    def play_previews(run: CodeBuildRun) -> None:
+        """CodeBuild running a preview build (the turn waits for it)."""
+        if run.variables.get("ZEROCODE_PREVIEW") == "1":
+            try:
+                run_like_the_buildspec(run, s3_for)
+            except Exception:
+                codebuild.finish(run.id, "FAILED")
+                raise
+            codebuild.finish(run.id)
+
+    codebuild.on_start = play_previews
+    bob = sign_up(platform)
+    app = create(bob.http, "A Vue todo app with an about page", "vue_project")
+
+    # The turn's preview is built on CodeBuild (here, played as soon as it starts).
+    turn = chat(bob.http, app["id"], "A Vue todo app with an about page")
+    succeeded(turn)
+    assert any(t["name"] == "write_file" for t in turn.results)
+    (preview_run,) = [r for r in codebuild.runs() if r.variables["ZEROCODE_APP_ID"] == app["id"]]
+    assert preview_run.variables["ZEROCODE_BUILD_ID"] == turn.builds[-1]["buildId"]
+    app = bob.http.get(f"/api/apps/{app['id']}").json()
+    assert platform.pointers()[f"preview:{preview_key(app)}"].startswith(app["id"] + "/")
+    preview = visit(platform, app["previewUrl"])
+    assert "__zerocode/picker.js" in preview  # previews carry the element picker
+
+    # What the platform asked CodeBuild for: its own buildspec, no source of the project's,
+    # credentials scoped to this build (not the server's own), the source zip in place.
+    asked = bob.http.post(f"/api/apps/{app['id']}/deploy")
+    assert asked.status_code == 202, asked.text
+    build_id = asked.json()["buildId"]
+    assert asked.json()["state"] == "running"
+    (run,) = [r for r in codebuild.runs() if r.variables["ZEROCODE_BUILD_ID"] == build_id]
+    assert run.project == platform.setting("CODEBUILD_PROJECT")
+    assert run.request["buildspecOverride"] == BUILDSPEC
+    assert run.request["sourceTypeOverride"] == "NO_SOURCE"
+    variables = run.variables
+    assert variables["ZEROCODE_PREVIEW"] == "0"
+    assert variables["ZEROCODE_S3_ACCESS_KEY_ID"] not in ("", "testing")
+    bucket = platform.setting("BUILDS_BUCKET")
+    assert variables["ZEROCODE_SOURCE_URI"] == f"s3://{bucket}/sources/{app['id']}/{build_id}.zip"
+    assert variables["ZEROCODE_OUTPUT_URI"] == f"s3://{bucket}/builds/{app['id']}/{build_id}/"
+
+    # Still building: asking for the build polls CodeBuild, which says IN_PROGRESS, and
+    # nothing is published.
+    polled = bob.http.get(f"/api/apps/{app['id']}/builds/{build_id}").json()
+    assert polled["state"] == "running", polled
+    assert bob.http.get(f"/api/apps/{app['id']}").json()["deployBuildId"] is None
+    assert not [k for k in platform.pointers() if k.startswith("site:")]
+
+    # CodeBuild builds, uploads, and EventBridge invokes build_events with its event.
+    page = run_like_the_buildspec(run, s3_for)
+    finished = codebuild.finish(run.id)
+    results = build_events(platform, [finished.event(), finished.event()])  # and a repeat
+    assert results == [{"result": "succeeded", "buildId": build_id}] * 2
+
+    app = bob.http.get(f"/api/apps/{app['id']}").json()
+    assert app["deployBuildId"] == build_id
+    assert platform.pointers()[f"site:{app['deployKey']}"] == f"{app['id']}/{build_id}"
+    assert visit(platform, app["deployUrl"]) == page
+    assert visit(platform, app["deployUrl"] + "about") == page  # a client-side route
+    build = bob.http.get(f"/api/apps/{app['id']}/builds/{build_id}").json()
+    assert build["state"] == "succeeded", build
+
+    # Delete: the sources and outputs CodeBuild used go too.
+    assert bob.http.delete(f"/api/apps/{app['id']}").status_code == 204
+    assert_gone(platform, app["id"])
+    assert_stayed_local(platform)
