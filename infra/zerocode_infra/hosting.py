@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Annotations, Aws
+from aws_cdk import Annotations, Aws, Duration
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
@@ -176,7 +176,7 @@ class Hosting(Construct):
                 origin=origins.S3BucketOrigin.with_origin_access_control(console),
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
                 cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,
-                response_headers_policy=cloudfront.ResponseHeadersPolicy.SECURITY_HEADERS,
+                response_headers_policy=self._console_headers(sites_domain),
             ),
         )
         for distribution in (self.console, *(() if sites_domain else (self.sites,))):
@@ -193,6 +193,53 @@ class Hosting(Construct):
             "CFR1",
             "The console serves every signed-up user wherever they "
             "are; restricting countries is an operator's decision.",
+        )
+
+    def _console_headers(self, sites_domain: str | None) -> cloudfront.ResponseHeadersPolicy:
+        """The console's security headers, as `zerocode serve` sends them locally
+        (zerocode/http/headers.py, console_policy): a CSP that frames only the previews'
+        origins, talks only to this region's API Gateway, and lets no one frame the console;
+        nosniff, no referrer, HSTS."""
+        frames = (
+            f"https://*.{sites_domain}"
+            if sites_domain
+            else f"https://{self.sites.distribution_domain_name}"
+        )
+        csp = "; ".join(
+            [
+                "default-src 'self'",
+                "script-src 'self'",
+                "style-src 'self'",
+                "img-src 'self' data: https:",
+                f"frame-src {frames}",
+                f"connect-src 'self' https://*.execute-api.{Aws.REGION}.amazonaws.com",
+                "object-src 'none'",
+                "base-uri 'none'",
+                "form-action 'self'",
+                "frame-ancestors 'none'",
+            ]
+        )
+        return cloudfront.ResponseHeadersPolicy(
+            self,
+            "ConsoleHeaders",
+            comment="zerocode console: CSP, nosniff, no referrer, HSTS, no framing",
+            security_headers_behavior=cloudfront.ResponseSecurityHeadersBehavior(
+                content_security_policy=cloudfront.ResponseHeadersContentSecurityPolicy(
+                    content_security_policy=csp, override=True
+                ),
+                content_type_options=cloudfront.ResponseHeadersContentTypeOptions(override=True),
+                frame_options=cloudfront.ResponseHeadersFrameOptions(
+                    frame_option=cloudfront.HeadersFrameOption.DENY, override=True
+                ),
+                referrer_policy=cloudfront.ResponseHeadersReferrerPolicy(
+                    referrer_policy=cloudfront.HeadersReferrerPolicy.NO_REFERRER, override=True
+                ),
+                strict_transport_security=cloudfront.ResponseHeadersStrictTransportSecurity(
+                    access_control_max_age=Duration.days(365),
+                    include_subdomains=True,
+                    override=True,
+                ),
+            ),
         )
 
     @property

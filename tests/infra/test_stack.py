@@ -1091,3 +1091,32 @@ def test_the_preview_sweep_runs_daily_and_may_only_prune_pointers(synth: Synth) 
     for handler in ("run.sh", PREVIEWS):  # the sweep removes, the API puts back: one figure
         assert env(synth, handler)["ZEROCODE_PREVIEW_IDLE_DAYS"] == "30"
     assert "ZEROCODE_REDIS_URL" not in variables
+
+
+def test_the_console_is_served_with_a_content_security_policy(synth: Synth) -> None:
+    """On AWS the console comes from CloudFront: the same CSP rules as `zerocode serve`
+    (frame-ancestors 'none', previews the only frames, the API Gateway the only other
+    connection), nosniff, no referrer."""
+    (console,) = [
+        d["Properties"]["DistributionConfig"]
+        for d in synth.of_type("AWS::CloudFront::Distribution").values()
+        if d["Properties"]["DistributionConfig"].get("Comment") == "zerocode console"
+    ]
+    (policy_id,) = refs(console["DefaultCacheBehavior"]["ResponseHeadersPolicyId"])
+    config = synth.of_type("AWS::CloudFront::ResponseHeadersPolicy")[policy_id]["Properties"][
+        "ResponseHeadersPolicyConfig"
+    ]["SecurityHeadersConfig"]
+    csp = json.dumps(config["ContentSecurityPolicy"]["ContentSecurityPolicy"])
+    for directive in (
+        "default-src 'self'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+        "object-src 'none'",
+        "frame-src https://",
+        "connect-src 'self' https://*.execute-api.",
+    ):
+        assert directive in csp, directive
+    assert "unsafe" not in csp
+    assert config["ContentTypeOptions"]["Override"] is True
+    assert config["FrameOptions"]["FrameOption"] == "DENY"
+    assert config["ReferrerPolicy"]["ReferrerPolicy"] == "no-referrer"
