@@ -61,7 +61,7 @@ class Synth:
         return found[0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
     """The stack as `make synth` makes it, without bundling (no Docker, no pip), cdk-nag on."""
     from aws_cdk.assertions import Template
