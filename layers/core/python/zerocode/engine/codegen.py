@@ -28,7 +28,8 @@ _LANGS = {
     "javascript": "javascript",
     "js": "javascript",
 }
-_FILES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
+# The file each code block language of an html / multi_file answer is saved as.
+FILES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
 _HTML_TAG = re.compile(
     r"<\s*(!doctype|html|head|body|main|div|section|article|header|footer|nav|h[1-6]|p|"
     r"ul|ol|table|form|button|canvas|svg|img|a|span|script|style|template)\b",
@@ -67,7 +68,7 @@ def _blocks(text: str) -> list[_Block]:
 
 def has_code(text: str) -> bool:
     """Whether the answer tries to deliver code (an html, css or javascript block at all)."""
-    return any(b.lang in _FILES for b in _blocks(text))
+    return any(b.lang in FILES for b in _blocks(text))
 
 
 def _first(blocks: list[_Block], lang: str, *, required: bool) -> str | None:
@@ -109,7 +110,7 @@ def parse_multi_file(text: str) -> dict[str, str]:
     blocks = _blocks(text)
     files = {"index.html": _html(blocks)}
     for lang in ("css", "javascript"):
-        files[_FILES[lang]] = _first(blocks, lang, required=False) or ""
+        files[FILES[lang]] = _first(blocks, lang, required=False) or ""
     return files
 
 

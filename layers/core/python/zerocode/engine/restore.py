@@ -3,10 +3,10 @@ rebuilt, and the result a new version.
 
 A restore holds the app's turn lease, so it never runs beside a turn (409). It is journaled
 like a step: the record (which version, the transcript head it builds on) is written
-before any file, and cleared once the note is in the transcript. A server killed in
-between leaves the record, and the next turn or restore redoes it (writing a version's
-files is idempotent) before anything else, so the files and what the model is told never
-disagree for longer than the dead server's lease.
+before any file, and cleared once the note, the new version and the display's entry are
+written. A server killed in between leaves the record, and the next turn or restore
+finishes it (writing a version's files is idempotent) before anything else, so the files
+and what the model is told never disagree for longer than the dead server's lease.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.versions import Change, Version, VersionKind, Versions, changes
+from zerocode.engine import codegen
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.turn import Engine, close_crashed
 from zerocode.errors import Conflict, InvalidInput
@@ -28,8 +29,8 @@ from zerocode.publishing.builds import Build, BuildState, built_from, new_build_
 
 log = logging.getLogger(__name__)
 
-# The code block language of each file of an html / multi_file app (engine/codegen.py).
-_BLOCKS = {"index.html": "html", "style.css": "css", "script.js": "javascript"}
+# The code block language of each file of an html / multi_file app.
+_BLOCKS = {path: lang for lang, path in codegen.FILES.items()}
 
 
 @dataclass(frozen=True)
