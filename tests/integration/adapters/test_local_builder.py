@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.publishing.test_vue_template_builds import created_files
-from zerocode.adapters.local.builder import LocalBuilder, _copy_regular
+from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.adapters.local.sandbox import MISSING, Refusing
 from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
@@ -151,20 +151,6 @@ def test_without_a_sandbox_vue_builds_are_refused_and_html_still_copies(tmp_path
     assert not (tmp_path / "tc").exists()  # nothing installed, nothing run
     _, page = build(builder, "app2", {"index.html": b"<h1>hi</h1>"}, CodeGenType.HTML)
     assert page.ok
-
-
-def test_a_link_the_build_left_in_its_output_is_never_followed(tmp_path: Path) -> None:
-    secret = tmp_path / "secret.txt"
-    secret.write_text("canary-7d1f")
-    site = tmp_path / "dist"
-    (site / "assets").mkdir(parents=True)
-    (site / "index.html").write_text("<h1>ok</h1>")
-    (site / "assets" / "leak.txt").symlink_to(secret)
-    (site / "linked-dir").symlink_to(tmp_path, target_is_directory=True)
-    out = tmp_path / "out"
-    _copy_regular(site, out)
-    assert tree(out) == {"index.html": b"<h1>ok</h1>"}
-    assert not any(b"canary-7d1f" in data for data in tree(out).values())
 
 
 def test_a_relative_data_directory_builds(

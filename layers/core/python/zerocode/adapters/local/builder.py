@@ -7,8 +7,14 @@ app's sources with the platform's package.json and vite.config.js in place of it
 once from its lockfile (:mod:`zerocode.adapters.local.toolchain_store`), is mounted read-only as
 its node_modules, and ``vite build`` is the only command that runs. No npm install, no script of
 the app's. HTML and multi-file apps are not compiled: their files are checked
-(``index.html`` must exist) and copied. Either way the result (regular files only: a link
-the build made is never followed) is copied to a temporary directory and renamed to
+(``index.html`` must exist) and copied from the snapshot.
+
+A Vue build's output is untrusted data: it leaves the box as one tar stream made by ``tar``
+in a second, read-only box, and is unpacked here by strict rules
+(:mod:`zerocode.publishing.output_archive`: regular files and directories only, names
+checked, at most 5,000 entries and 100 MiB). The host never walks or copies the box's tree by
+name (a ``dist`` the build replaced by a link once published another user's workspace).
+Either way the result is written to a temporary directory and renamed to
 ``builds/{appId}/{buildId}/``: the output appears whole or not at all, and nothing writes to
 it afterwards.
 """
@@ -19,19 +25,16 @@ import asyncio
 import os
 import secrets
 import shutil
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from zerocode.adapters.local.private import private_dir
-from zerocode.adapters.local.sandbox import Limits, Sandbox
+from zerocode.adapters.local.sandbox import BoxUnavailable, Limits, Readable, Refused, Sandbox
 from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
-from zerocode.publishing import toolchain
+from zerocode.publishing import output_archive, toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome
-
-MAX_OUTPUT_BYTES = 100 << 20  # a built site larger than this is refused
 
 
 class LocalBuilder:
@@ -67,20 +70,46 @@ class LocalBuilder:
         work = self.work / check_app_id(job.app_id) / check_app_id(job.build_id)
         try:
             await asyncio.to_thread(_write_tree, work, toolchain.build_tree(job.source.files))
-            run = await self.sandbox.run(["node", *toolchain.VITE_ARGS], work, modules, self.limits)
+            return await self._build_in_box(job, work, modules, install_log)
+        except BoxUnavailable as exc:
+            why = f"the build was refused: {exc}"
+            return BuildOutcome(False, "\n".join([*install_log, why]), None, why)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, work, True)  # rmtree never follows links
+
+    async def _build_in_box(
+        self, job: BuildJob, work: Path, modules: Path, install_log: list[str]
+    ) -> BuildOutcome:
+        final = self.output_dir(job.app_id, job.build_id)
+        tmp = self._tmp_for(final)
+        async with self.sandbox.open(work, modules, self.limits) as box:
+            run = await box.run(["node", *toolchain.VITE_ARGS])
             log = [*install_log, f"$ vite build ({self.sandbox.description})", *run.log]
             if not run.ok:
                 return BuildOutcome(False, "\n".join(log), None, _failure(run.reason, run.notices))
-            dist = work / "dist"
-            if not (dist / "index.html").is_file() or (dist / "index.html").is_symlink():
+            handed = await box.export("dist", lambda stream: _unpack(stream, tmp))
+        try:
+            if not handed.ok:
+                why = handed.reason or "the build's output could not be handed over"
+                log.append(why)
+                return BuildOutcome(
+                    False, "\n".join(log), None, f"the project did not build: {why}"
+                )
+            index = tmp / "index.html"
+            if not index.is_file() or index.is_symlink():
                 log.append("build finished but dist/index.html is missing")
                 return BuildOutcome(False, "\n".join(log), None, "the project did not build")
-            place = await asyncio.to_thread(self._place_tree, job, dist)
-            return BuildOutcome(True, "\n".join(log), str(place))
-        except _Refused as exc:
-            return BuildOutcome(False, str(exc), None, str(exc))
+            os.rename(tmp, final)  # atomic: the output appears whole
         finally:
-            await asyncio.to_thread(shutil.rmtree, work, True)
+            if tmp.exists():
+                await asyncio.to_thread(shutil.rmtree, tmp, True)
+        return BuildOutcome(True, "\n".join(log), str(final))
+
+    def _tmp_for(self, final: Path) -> Path:
+        if final.exists():
+            raise FileExistsError(f"build output {final} exists: build ids are never reused")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        return final.parent / f".tmp-{final.name}-{secrets.token_hex(4)}"
 
     def delete_app(self, app_id: str) -> int:
         removed = 0
@@ -90,9 +119,6 @@ class LocalBuilder:
                 shutil.rmtree(target)
                 removed += 1
         return removed
-
-    def _place_tree(self, job: BuildJob, site: Path) -> Path:
-        return self._place(job, lambda tmp: _copy_regular(site, tmp))
 
     def _place_files(self, job: BuildJob) -> Path:
         def write(tmp: Path) -> None:
@@ -106,10 +132,7 @@ class LocalBuilder:
 
     def _place(self, job: BuildJob, fill: Callable[[Path], object]) -> Path:
         final = self.output_dir(job.app_id, job.build_id)
-        if final.exists():
-            raise FileExistsError(f"build output {final} exists: build ids are never reused")
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = final.parent / f".tmp-{job.build_id}-{secrets.token_hex(4)}"
+        tmp = self._tmp_for(final)
         try:
             fill(tmp)  # makes tmp
             if not (tmp / "index.html").is_file():
@@ -119,10 +142,6 @@ class LocalBuilder:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return final
-
-
-class _Refused(Exception):
-    """The build's output broke a rule (too large); the build fails saying so."""
 
 
 def _failure(reason: str | None, notices: tuple[str, ...]) -> str:
@@ -144,32 +163,9 @@ def _write_tree(work: Path, files: dict[str, bytes]) -> None:
         target.write_bytes(data)
 
 
-def _copy_regular(site: Path, tmp: Path) -> None:
-    """Copy the built site, regular files and directories only: a symlink or device the
-    build left (pointing at a host file, say) is skipped, never followed."""
-    total = 0
-    tmp.mkdir()
-    for dirpath, dirnames, filenames in os.walk(site, followlinks=False):
-        rel = Path(dirpath).relative_to(site)
-        dirnames[:] = [
-            d for d in dirnames if stat.S_ISDIR(os.lstat(os.path.join(dirpath, d)).st_mode)
-        ]
-        for d in dirnames:
-            (tmp / rel / d).mkdir()
-        for name in filenames:
-            source = os.path.join(dirpath, name)
-            try:
-                fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            except OSError:
-                continue  # a symlink (O_NOFOLLOW refuses it) or something unreadable
-            try:
-                info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode):
-                    continue
-                total += info.st_size
-                if total > MAX_OUTPUT_BYTES:
-                    raise _Refused(f"the built site is larger than {MAX_OUTPUT_BYTES >> 20} MiB")
-                with os.fdopen(os.dup(fd), "rb") as reader, open(tmp / rel / name, "wb") as out:
-                    shutil.copyfileobj(reader, out)
-            finally:
-                os.close(fd)
+def _unpack(stream: Readable, tmp: Path) -> None:
+    """The box's archive into ``tmp``; a broken rule becomes the run's reason."""
+    try:
+        output_archive.unpack(stream, tmp)
+    except output_archive.OutputRefused as exc:
+        raise Refused(str(exc)) from None

@@ -1,0 +1,166 @@
+"""A build's output, handed over as one archive and unpacked by strict rules.
+
+What a build box leaves is untrusted data: the code it ran was the model's. So the host never
+walks a box's tree by name (a ``dist`` the box replaced by a link once published another
+user's workspace); a tool inside the box writes its output as one tar stream and the host
+unpacks that stream here, into a fresh directory of its own, accepting only:
+
+- regular files and directories: links (symbolic or hard), devices, FIFOs, sparse files are
+  refused;
+- names under the one expected root (``dist/``), relative, with no empty, ``.`` or ``..``
+  part, no backslash, no control, bidi or other invisible character, each part at most 255
+  bytes, each name at most 1024, none twice;
+- at most ``max_files`` entries and ``max_bytes`` of file data, read through a reader that
+  never takes more than that (plus headers) from the stream.
+
+Anything else fails the build with a reason for people (:class:`OutputRefused`). Modes,
+owners and times in the archive are ignored. The same rules serve every place output leaves
+a box (local builds now; the AWS build's uploaded archive later).
+"""
+
+from __future__ import annotations
+
+import os
+import tarfile
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol, cast
+
+MAX_FILES = 5_000
+MAX_BYTES = 100 << 20
+_HEADER_SLACK = 8 << 20  # tar headers, pax records and padding on top of the file data
+_MAX_PART, _MAX_NAME = 255, 1024
+
+
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class OutputRefused(Exception):
+    """The output broke a rule; the message says which, for people."""
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    files: int
+    bytes: int
+
+
+class _Bounded:
+    """A read-only stream that refuses to yield more than ``limit`` bytes in all."""
+
+    def __init__(self, raw: Readable, limit: int) -> None:
+        self.raw, self.left = raw, limit
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0 or size > self.left:
+            size = self.left + 1  # one more than allowed tells an overrun from the end
+        data = self.raw.read(size)
+        self.left -= len(data)
+        if self.left < 0:
+            raise OutputRefused("the build's output archive is larger than allowed")
+        return data
+
+
+def _refuse_name(name: str) -> str | None:
+    """Why ``name`` cannot be a path of the output, or None."""
+    if not name or name.startswith("/") or "\\" in name:
+        return "an absolute or empty name"
+    if len(name.encode("utf-8", "surrogateescape")) > _MAX_NAME:
+        return "a name longer than 1024 bytes"
+    for ch in name:
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            return f"a control or invisible character (U+{ord(ch):04X})"
+    for part in name.split("/"):
+        if part in ("", ".", ".."):
+            return "an empty, '.' or '..' part"
+        if len(part.encode("utf-8", "surrogateescape")) > _MAX_PART:
+            return "a part longer than 255 bytes"
+    return None
+
+
+def unpack(
+    stream: Readable,
+    dest: Path,
+    root: str = "dist",
+    max_files: int = MAX_FILES,
+    max_bytes: int = MAX_BYTES,
+) -> Unpacked:
+    """Unpack the tar ``stream`` of the directory ``root`` into ``dest`` (which must not
+    exist: it is made here, with everything under it), by the rules above. Raises
+    :class:`OutputRefused`; what was written is left for the caller to remove."""
+    dest.mkdir()
+    reader = _Bounded(stream, max_bytes + _HEADER_SLACK)
+    seen: set[str] = set()
+    files = total = entries = 0
+    rooted = False
+    try:
+        with tarfile.open(
+            fileobj=cast(IO[bytes], reader),  # tarfile's stream mode only calls read()
+            mode="r|",
+            encoding="utf-8",
+            errors="strict",
+        ) as archive:
+            for member in archive:
+                name = member.name[:-1] if member.name.endswith("/") else member.name
+                if name.startswith("./"):
+                    name = name[2:]
+                shown = repr(name[:120])
+                why = _refuse_name(name)
+                if why is not None:
+                    raise OutputRefused(f"the build's output holds {shown}: {why}")
+                if name == root:
+                    if not member.isdir():
+                        raise OutputRefused(
+                            f"the build's {root}/ is not a directory (a link, say): "
+                            "nothing was published"
+                        )
+                    rooted = True
+                    continue
+                if not rooted:  # tar lists a directory before what it holds
+                    raise OutputRefused(f"the build's output holds {shown}, outside {root}/")
+                if not name.startswith(root + "/"):
+                    raise OutputRefused(f"the build's output holds {shown}, outside {root}/")
+                rel = name[len(root) + 1 :]
+                if member.issym() or member.islnk():
+                    raise OutputRefused(
+                        f"the build's output holds a link ({rel[:120]!r}): only regular files "
+                        "and directories are published"
+                    )
+                if member.issparse() or not (member.isreg() or member.isdir()):
+                    raise OutputRefused(
+                        f"the build's output holds {rel[:120]!r}, which is neither a regular "
+                        "file nor a directory"
+                    )
+                if rel in seen:
+                    raise OutputRefused(f"the build's output holds {rel[:120]!r} twice")
+                seen.add(rel)
+                entries += 1
+                if entries > max_files:
+                    raise OutputRefused(f"the build's output holds more than {max_files} files")
+                target = dest / rel
+                if member.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                total += member.size
+                if total > max_bytes:
+                    raise OutputRefused(f"the built site is larger than {max_bytes >> 20} MiB")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                data = archive.extractfile(member)
+                assert data is not None  # a regular file always has data
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                with os.fdopen(fd, "wb") as out:
+                    while chunk := data.read(1 << 16):
+                        out.write(chunk)
+                files += 1
+    except (tarfile.TarError, UnicodeError, EOFError) as exc:
+        raise OutputRefused(f"the build's output archive could not be read ({exc})") from None
+    except (FileExistsError, NotADirectoryError, IsADirectoryError):
+        raise OutputRefused(
+            "the build's output holds a name that is both a file and a directory"
+        ) from None
+    if not rooted:
+        raise OutputRefused(f"the build left no {root}/ directory")
+    return Unpacked(files, total)  # what else the output must hold, the caller checks
