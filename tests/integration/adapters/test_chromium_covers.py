@@ -26,7 +26,6 @@ from zerocode.adapters.local.chromium_covers import (
     ChromiumCovers,
     launch_args,
     origin_of,
-    sandboxed,
 )
 
 SECRET = (255, 0, 255)  # what the loopback service paints everything it serves with
@@ -290,14 +289,11 @@ def test_a_page_that_navigates_away_still_shows_nothing_from_elsewhere(
         assert not any(near(p, SECRET) for p in pixels((tmp_path / "cover.png").read_bytes()))
 
 
-def test_chromium_keeps_its_sandbox_unless_it_runs_as_root() -> None:
-    assert sandboxed(lambda: 1000) and not sandboxed(lambda: 0)
+def test_chromium_always_keeps_its_sandbox() -> None:
+    """Root or not: in its box it runs unprivileged (test_browser_confinement.py)."""
     url = "http://abc.localhost:8001/"
-    assert NO_SANDBOX not in launch_args(url, sandbox=True)
-    assert NO_SANDBOX in launch_args(url, sandbox=False)
-    assert "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE abc.localhost" in launch_args(
-        url, sandbox=True
-    )
+    assert NO_SANDBOX not in launch_args(url)
+    assert "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE abc.localhost" in launch_args(url)
 
 
 @pytest.mark.parametrize(

@@ -68,5 +68,6 @@ def test_health_tells_anyone_the_status_and_admins_the_details(api: Api) -> None
     assert api.client.get("/api/health", headers=api.user()).json() == anonymous
     full = api.client.get("/api/health", headers=api.admin()).json()
     assert full["builds"] == api.platform.build_isolation
+    assert full["browser"] == api.platform.browser
     assert full["model"] == api.platform.model.description
     assert {k: full[k] for k in anonymous} == anonymous

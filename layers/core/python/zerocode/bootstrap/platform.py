@@ -48,6 +48,8 @@ class Platform:
     gateway_claims: Callable[[Mapping[str, Any], str | None], User | None] | None = None
     # How untrusted builds are isolated, for the banner and /api/health.
     build_isolation: str = "CodeBuild, per-build scoped credentials"
+    # How the headless browser (covers, runtime check) is confined, or why it is off.
+    browser: str = "off: no browser in Lambda"
 
     def quota(self, action: str, user_id: str) -> None:
         """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""

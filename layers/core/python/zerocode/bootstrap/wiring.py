@@ -129,6 +129,7 @@ def platform(
     if settings.mode == "aws":
         return _aws_platform(settings, model, builder, publisher)
     from zerocode.adapters.local.builder import LocalBuilder
+    from zerocode.adapters.local.chromium import availability
     from zerocode.adapters.local.chromium_check import chromium_check
     from zerocode.adapters.local.chromium_covers import chromium_covers
     from zerocode.adapters.local.sandbox import Limits, sandbox
@@ -224,7 +225,17 @@ def platform(
         publishing,
         site_root,
         build_isolation=box.description if builder is None else "injected builder",
+        browser=_browser(settings, availability(settings.chromium_path)),
     )
+
+
+def _browser(settings: Settings, available: str) -> str:
+    """The banner's and /api/health's word on covers and the runtime check."""
+    if not settings.covers:
+        return "off (ZEROCODE_COVERS=0)"
+    if not settings.runtime_check and not available.startswith("off"):
+        return f"{available}; the runtime check is off (ZEROCODE_RUNTIME_CHECK=0)"
+    return available
 
 
 def _aws_platform(

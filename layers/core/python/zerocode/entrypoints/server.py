@@ -32,7 +32,7 @@ from zerocode.publishing.pointers import site_urls
 log = logging.getLogger(__name__)
 
 
-def banner(settings: Settings, model: str, builds: str = "") -> str:
+def banner(settings: Settings, model: str, builds: str = "", browser: str = "") -> str:
     api, urls = console_origin(settings), site_urls(settings)
     return "\n".join(
         line
@@ -46,6 +46,7 @@ def banner(settings: Settings, model: str, builds: str = "") -> str:
             f"  sites     {urls.template(preview=False)}   (published apps)",
             f"  model     {model}",
             f"  builds    {builds}" if builds else "",
+            f"  browser   {browser}" if browser else "",
             f"  data      {settings.data_dir.resolve()}",
         ]
         if line
@@ -138,7 +139,10 @@ def serve(settings: Settings) -> None:
         stale = platform.builds.fail_unfinished("the server stopped before this build finished")
         if stale:
             log.warning("%d build(s) left unfinished by an earlier run marked failed", stale)
-    print(banner(settings, platform.model.description, platform.build_isolation), flush=True)
+    print(
+        banner(settings, platform.model.description, platform.build_isolation, platform.browser),
+        flush=True,
+    )
     if "UNSANDBOXED" in platform.build_isolation:
         print(
             "  WARNING   Vue builds run WITHOUT a sandbox: model-written code can read this "
@@ -148,6 +152,12 @@ def serve(settings: Settings) -> None:
     elif platform.build_isolation.startswith("refused"):
         print(
             "  WARNING   Vue builds are refused until bubblewrap is installed "
+            "(apt-get install bubblewrap)",
+            flush=True,
+        )
+    if "bubblewrap" in platform.browser and platform.browser.startswith("off"):
+        print(
+            "  WARNING   covers and the runtime check are off until bubblewrap is installed "
             "(apt-get install bubblewrap)",
             flush=True,
         )

@@ -206,9 +206,11 @@ class HealthOut(BaseModel):
     mode: str
     offlineModel: bool  # the offline scripted model answers: the console says so
     # Admins only (left out for everyone else): which model endpoint answers, and how
-    # untrusted builds are isolated ("UNSANDBOXED ..." under the override).
+    # untrusted builds are isolated ("UNSANDBOXED ..." under the override), and how the
+    # headless browser of covers and the runtime check is confined (or why it is off).
     model: str | None = None
     builds: str | None = None
+    browser: str | None = None
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -1,38 +1,47 @@
 """A headless Chromium confined to one origin: what covers and the runtime check share.
 
-The page is untrusted: it is whatever the model wrote. The browser loads only the app's own
-origin (``confined``): every other request is aborted through Playwright's routing
-(loopback, private and link-local addresses included, since "other" is decided by origin,
-not by address), WebSockets never connect, service workers are blocked, and underneath
-Chromium resolves no host name but the app's (so nothing routing cannot see, such as a
-preconnect, reaches anything either) and WebRTC is removed from every frame.
+The page is untrusted: it is whatever the model wrote. Two layers keep it to the app's own
+origin. Structure first: Chromium runs in a box with no network at all, as an unprivileged
+user, with its own sandbox (:mod:`.browser_box`), so nothing the browser opens by itself
+(speculation rules' prefetch and prerender, preconnects, DNS) reaches anything, routing or
+not; without bubblewrap there is no browser work. Then routing (``confined``): a request of
+the app's own origin is fetched by Playwright on the platform's side (redirects are followed
+there within the origin, never elsewhere) and handed to the page; every other request is
+aborted (loopback, private and link-local addresses included, since "other" is decided by
+origin, not by address), WebSockets never connect, service workers are blocked, and WebRTC
+is removed from every frame.
 
 Chromium is driven through Playwright with the system browser, so nothing is downloaded at
-run time. It runs with its own sandbox where the machine allows: it refuses to start it as
-root, so as root (euid 0) it runs with ``--no-sandbox``; otherwise sandboxed, falling back to
-``--no-sandbox`` with a warning only if the sandboxed browser cannot start (no user
-namespaces). docs/security.md, "Origins and the console".
+run time. docs/security.md, "Origins and the console".
 """
 
 from __future__ import annotations
 
-import logging
-import os
+import contextlib
 import shutil
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from zerocode.adapters.local.browser_box import browser_box, wrapper
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Playwright, Route, WebSocketRoute
-
-log = logging.getLogger(__name__)
+    from playwright.async_api import (
+        APIResponse,
+        Browser,
+        BrowserContext,
+        Playwright,
+        Route,
+        WebSocketRoute,
+    )
 
 VIEWPORT = {"width": 1200, "height": 750}
 CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
-NO_SANDBOX = "--no-sandbox"
+NO_SANDBOX = "--no-sandbox"  # never passed: Chromium keeps its sandbox in the box
+FETCH_TIMEOUT_MS = 15_000  # one request of the app's own origin, on the platform's side
+MAX_REDIRECTS = 5  # followed within the app's own origin
 # Run in every frame before the page's own scripts: peer connections send UDP straight from
-# the network service, which routing never sees.
+# the network service, which routing never sees (the box has no network either).
 NO_WEBRTC = """for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection",
                      "RTCDataChannel", "WebTransport"]) {
   try { Object.defineProperty(window, name, {value: undefined, writable: false,
@@ -59,44 +68,20 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
 
 
-def sandboxed(euid: Callable[[], int] = os.geteuid) -> bool:
-    """Whether to ask for Chromium's sandbox: always, except as root, where it cannot run."""
-    return euid() != 0
-
-
-def launch_args(url: str, sandbox: bool) -> list[str]:
+def launch_args(url: str) -> list[str]:
     """Chromium's switches for loading ``url`` alone: no host name resolves but its own."""
     host = urlsplit(url).hostname or ""
-    args = [*CHROMIUM_ARGS, f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {host}"]
-    return args if sandbox else [NO_SANDBOX, *args]
+    return [*CHROMIUM_ARGS, f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {host}"]
 
 
 async def launch(pw: Playwright, executable: str, url: str) -> Browser:
-    """A headless Chromium for ``url``, sandboxed where the machine allows."""
-    if not sandboxed():
+    """A headless Chromium for ``url`` in its box, sandboxed; RuntimeError without a box."""
+    box, why = browser_box()
+    if box is None:
+        raise RuntimeError(f"the browser is {why}")
+    with wrapper(box, executable) as boxed:
         return await pw.chromium.launch(
-            executable_path=executable,
-            headless=True,
-            args=launch_args(url, sandbox=False),
-            chromium_sandbox=False,
-        )
-    try:
-        return await pw.chromium.launch(
-            executable_path=executable,
-            headless=True,
-            args=launch_args(url, sandbox=True),
-            chromium_sandbox=True,
-        )
-    except Exception as exc:  # no user namespaces and no setuid helper here
-        log.warning(
-            "Chromium could not start its sandbox (%s); running it without one",
-            str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-        )
-        return await pw.chromium.launch(
-            executable_path=executable,
-            headless=True,
-            args=launch_args(url, sandbox=False),
-            chromium_sandbox=False,
+            executable_path=boxed, headless=True, args=launch_args(url), chromium_sandbox=True
         )
 
 
@@ -106,8 +91,8 @@ async def confined(
     viewport: dict[str, int] | None = None,
     seen: list[str] | None = None,
 ) -> BrowserContext:
-    """A browser context that loads only ``url``'s origin: anything else is aborted (and its
-    URL appended to ``seen``, for tests and logs)."""
+    """A browser context that loads only ``url``'s origin, fetched on the platform's side:
+    anything else is aborted (and its URL appended to ``seen``, for tests and logs)."""
     own = origin_of(url)
     context = await browser.new_context(
         viewport=viewport or VIEWPORT,  # type: ignore[arg-type]
@@ -116,28 +101,93 @@ async def confined(
         java_script_enabled=True,
     )
 
+    def blocked(target: str) -> None:
+        if seen is not None:
+            seen.append(target)
+
     async def route(route: Route) -> None:
         target = route.request.url
         try:
-            allowed = origin_of(target) == own
+            mine = origin_of(target) == own
         except ValueError:  # data:, blob:, about: are never fetched over the network
-            allowed = target.startswith(("data:", "blob:", "about:"))
-        if allowed:
-            await route.continue_()
+            if target.startswith(("data:", "blob:", "about:")):
+                await route.continue_()
+                return
+            mine = False
+        if not mine:
+            blocked(target)
+            await route.abort("blockedbyclient")
             return
-        if seen is not None:
-            seen.append(target)
-        await route.abort("blockedbyclient")
+        try:
+            response = await _fetch(route, target, own, blocked)
+        except Exception:  # the sites server does not answer, or the context closed
+            with contextlib.suppress(Exception):
+                await route.abort("connectionfailed")
+            return
+        with contextlib.suppress(Exception):  # the page went away meanwhile
+            if response is None:
+                await route.abort("blockedbyclient")
+            else:
+                await route.fulfill(response=response)
 
     async def websocket(ws: WebSocketRoute) -> None:
-        if seen is not None:
-            seen.append(ws.url)
+        blocked(ws.url)
         await ws.close(code=1008, reason="blocked")  # never connected to any server
 
     await context.route("**/*", route)
     await context.route_web_socket("**", websocket)
     await context.add_init_script(NO_WEBRTC)
     return context
+
+
+async def _fetch(
+    route: Route, target: str, own: str, blocked: Callable[[str], None]
+) -> APIResponse | None:
+    """``target`` of the app's own origin from the platform's side, redirects followed here
+    within the origin (Playwright does not route the request a fulfilled redirect leads to,
+    and the box has no network for it); None when one leads elsewhere, or loops."""
+    for _ in range(MAX_REDIRECTS + 1):
+        response = await route.fetch(
+            max_redirects=0, timeout=FETCH_TIMEOUT_MS, **_direct(route, target)
+        )
+        location = response.headers.get("location")
+        if not (300 <= response.status < 400 and location):
+            return response
+        target = urljoin(target, location)
+        try:
+            mine = origin_of(target) == own
+        except ValueError:
+            mine = False
+        if not mine:
+            blocked(target)
+            return None
+    return None  # a redirect loop: not loaded
+
+
+def _direct(route: Route, target: str) -> dict[str, Any]:
+    """``route.fetch``'s URL and headers: a ``*.localhost`` name is loopback (RFC 6761), which
+    the platform's resolver may not know, so it is asked for at 127.0.0.1 with its Host."""
+    parts = urlsplit(target)
+    host = (parts.hostname or "").lower()
+    if host != "localhost" and not host.endswith(".localhost"):
+        return {"url": target}
+    loopback = urlunsplit(parts._replace(netloc=f"127.0.0.1:{parts.port or 80}"))
+    return {"url": loopback, "headers": {**route.request.headers, "host": parts.netloc}}
+
+
+def availability(executable: str | None) -> str:
+    """What the platform says about its browser work (the banner, /api/health): the box it
+    runs in, or why there is none (then no cover is taken and no runtime check runs)."""
+    if not playwright_installed():
+        return "off: Playwright's Python package is not installed"
+    if find_chromium(executable) is None:
+        return "off: no Chromium (apt-get install chromium)"
+    return browser_box()[1]
+
+
+def usable() -> bool:
+    """Whether browser work may run here: Playwright's package and the box (never without)."""
+    return playwright_installed() and browser_box()[0] is not None
 
 
 def playwright_installed() -> bool:

@@ -45,6 +45,7 @@ from zerocode.adapters.local.chromium import (
     launch,
     origin_of,
     playwright_installed,
+    usable,
 )
 from zerocode.apps.records import App, AppStore, CodeGenType
 from zerocode.publishing.builds import Build, BuildState
@@ -333,8 +334,9 @@ def chromium_check(
     apps: AppStore | None = None,
     publisher: Publisher | None = None,
 ) -> ChromiumCheck | None:
-    """The runtime check if Playwright and a Chromium are installed, else None (no check)."""
-    if not playwright_installed():
+    """The runtime check if Playwright, a Chromium and the browser's box are there, else None
+    (no check: never an unconfined browser; :func:`.chromium.availability` says why)."""
+    if not usable():
         return None
     found = find_chromium(executable)
     return ChromiumCheck(urls, found, apps=apps, publisher=publisher) if found else None

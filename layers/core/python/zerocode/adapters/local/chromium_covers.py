@@ -28,8 +28,7 @@ from zerocode.adapters.local.chromium import (
     launch,
     launch_args,
     origin_of,
-    playwright_installed,
-    sandboxed,
+    usable,
 )
 from zerocode.adapters.local.private import private_dir
 from zerocode.apps.records import App
@@ -47,7 +46,6 @@ __all__ = [  # the browser's helpers were here first; covers' tests still import
     "launch",
     "launch_args",
     "origin_of",
-    "sandboxed",
 ]
 
 log = logging.getLogger(__name__)
@@ -106,8 +104,9 @@ class ChromiumCovers:
 
 
 def chromium_covers(root: Path, sites_url: str, executable: str | None) -> ChromiumCovers | None:
-    """Covers if Playwright and a Chromium are installed, else None (no covers)."""
-    if not playwright_installed():
+    """Covers if Playwright, a Chromium and the browser's box are there, else None (no covers:
+    never an unconfined browser; :func:`.chromium.availability` says why)."""
+    if not usable():
         return None
     found = find_chromium(executable)
     return ChromiumCovers(root, sites_url, found) if found else None

@@ -15,7 +15,8 @@ router = APIRouter(tags=["platform"])
 def health(p: PlatformDep, user: MaybeCaller) -> HealthOut:
     """Anyone learns the status, version, mode and whether the offline model answers (the
     console says so before sign-in); only admins learn which model endpoint answers and how
-    builds are isolated (registration is open, so being signed in vouches for nothing)."""
+    builds and the browser are isolated (registration is open, so being signed in vouches
+    for nothing)."""
     admin = user is not None and user.is_admin
     return HealthOut(
         status="ok",
@@ -24,4 +25,5 @@ def health(p: PlatformDep, user: MaybeCaller) -> HealthOut:
         offlineModel=bool(getattr(p.model, "offline", False)),
         model=p.model.description if admin else None,
         builds=p.build_isolation if admin else None,
+        browser=p.browser if admin else None,
     )
