@@ -70,6 +70,7 @@ const M = '/build/node_modules';
 tryit('write_store', () => { fs.writeFileSync(M + '/vue/index.js', 'evil'); return 'written' });
 tryit('new_store_file', () => { fs.writeFileSync(M + '/evil.js', 'x'); return 'written' });
 tryit('read_db', () => fs.readFileSync('DB', 'utf8'));
+tryit('uid_map', () => fs.readFileSync('/proc/self/uid_map', 'utf8').trim().split(/\s+/));
 tryit('ls_root', () => fs.readdirSync('/'));
 tryit('host_environ', () => fs.readFileSync('/proc/1/environ', 'utf8'));
 tryit('self_environ', () => fs.readFileSync('/proc/self/environ', 'utf8'));
@@ -109,6 +110,8 @@ def test_a_build_cannot_reach_other_builds_the_store_the_host_or_the_network(
     assert run.ok, run.log
     if os.geteuid() == 0:
         assert FIRST <= got["uid"] < FIRST + SIZE  # a uid of the pool, not root, not nobody
+        if box.own_userns:  # in a user namespace of its own, mapped to that uid alone
+            assert got["uid_map"] == [str(got["uid"]), str(got["uid"]), "1"]
     assert got["env"].keys() <= {"PATH", "HOME", "CI", "NO_COLOR", "NODE_OPTIONS", "PWD"}
     assert CANARY not in json.dumps(got)
     for name in (
@@ -226,3 +229,174 @@ def test_a_build_holds_no_descriptor_of_the_platform(
         held.close()
     links = report(run)["links"]
     assert f"socket:[{inode}]" not in links, links
+
+
+HOLD = """
+const { spawn } = require('child_process'); let n = 0, failed = 0;
+for (let i = 0; i < COUNT; i++) {
+  try { const p = spawn('sleep', ['SECONDS']); p.on('error', () => failed++); n++ }
+  catch (e) { failed++ } }
+setTimeout(() => { console.log(JSON.stringify({n, failed, uid: process.getuid()}));
+                   process.exit(0) }, WAIT)
+"""
+
+
+def hold(count: int, seconds: float, wait: int) -> str:
+    return (
+        HOLD.replace("COUNT", str(count))
+        .replace("SECONDS", str(seconds))
+        .replace("WAIT", str(wait))
+    )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="uids of their own need root")
+def test_one_build_holding_its_processes_does_not_starve_another(
+    box: Any, two_builds: tuple[Path, Path, Path]
+) -> None:
+    """Once every build was nobody: one holding ~250 processes made the next hang. Now each
+    build has a uid (and a cgroup) of its own, so the limits are per build."""
+    a, b, modules = two_builds
+    limits = Limits(processes=40, seconds=30)
+
+    async def both() -> tuple[Run, Run]:
+        (a / "attack.cjs").write_text(hold(60, 4, 2500))  # up to its limit, held
+        (b / "attack.cjs").write_text(hold(10, 0.1, 300))  # a few, briefly
+        hog = asyncio.create_task(run_once(box, ["node", "attack.cjs"], a, modules, limits))
+        await asyncio.sleep(1.0)  # the hog holds its processes by now
+        other = await run_once(box, ["node", "attack.cjs"], b, modules, limits)
+        return await hog, other
+
+    hog, other = asyncio.run(both())
+    hogged, fine = report(hog), report(other)
+    assert hogged["failed"] > 0, hogged  # the hog hit its own limit
+    assert fine == {"n": 10, "failed": 0, "uid": fine["uid"]}, fine  # the other did not
+    assert fine["uid"] != hogged["uid"]
+
+
+def test_a_build_whose_cgroup_cannot_be_made_is_refused(tmp_path: Path, box: Any) -> None:
+    from zerocode.adapters.local.builder import LocalBuilder
+    from zerocode.adapters.local.sandbox import Bubblewrap
+    from zerocode.apps.records import CodeGenType
+    from zerocode.publishing.builds import BuildJob, Snapshot, new_build_id
+
+    broken = tmp_path / "cgroup"
+    broken.mkdir()
+    (broken / "memory").write_text("not a directory")  # mkdir under it fails
+    (broken / "pids").mkdir()
+    refusing = Bubblewrap(box.bwrap, box.node, broken)
+
+    class Store:
+        async def ensure(self) -> tuple[Path, list[str]]:
+            return tmp_path, []
+
+    builder = LocalBuilder(tmp_path / "data", refusing, Store())  # type: ignore[arg-type]
+    job = BuildJob(
+        "app", new_build_id(), CodeGenType.VUE_PROJECT, Snapshot.of({"index.html": b"x"})
+    )
+    outcome = asyncio.run(builder.build(job))
+    assert not outcome.ok
+    assert outcome.error and "cgroup" in outcome.error and "refused" in outcome.error
+    assert not [p for p in (tmp_path / "data" / "builds").rglob("*") if p.is_file()]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root")
+def test_cgroups_are_removed_after_each_build_and_stale_ones_swept(
+    box: Any, two_builds: tuple[Path, Path, Path]
+) -> None:
+    from zerocode.adapters.local import cgroups
+
+    base = cgroups.root()
+    if base is None:
+        pytest.skip("no cgroup hierarchy this platform may use")
+    parents = [base] if (base / "cgroup.controllers").is_file() else [base / "pids"]
+
+    def ours() -> set[str]:
+        return {
+            g.name
+            for parent in parents
+            for g in parent.iterdir()
+            if g.name.startswith(f"{cgroups.PREFIX}{os.getpid()}.")
+        }
+
+    a, _, modules = two_builds
+    before = ours()
+    # A build that leaves a process behind: the box's end kills it, and the cgroup goes.
+    run = attack(
+        box,
+        a,
+        modules,
+        "require('child_process').spawn('sleep', ['30'], {detached: true, stdio: 'ignore'})"
+        ".unref()",
+    )
+    assert run.ok, run.log
+    assert ours() == before
+    # A stale cgroup of a server that is gone (pid 1 with another start time), with a
+    # process in it: the sweep kills the process and removes the group; ours are kept.
+    stale = cgroups.BuildCgroup.make(base, 64 << 20, 8)
+    renamed = []
+    for group in stale.dirs:
+        target = group.with_name(f"{cgroups.PREFIX}1.0-{group.name[-8:]}")
+        group.rename(target)
+        renamed.append(target)
+    import subprocess
+
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        for group in renamed:
+            (group / "cgroup.procs").write_text(str(sleeper.pid))
+        live = cgroups.BuildCgroup.make(base, 64 << 20, 8)
+        assert cgroups.sweep(base) >= len(renamed)
+        assert not any(g.exists() for g in renamed)
+        assert sleeper.wait(5) == -9
+        assert all(g.exists() for g in live.dirs)
+        assert live.remove()
+    finally:
+        sleeper.kill()
+
+
+def test_a_builds_log_is_read_and_parsed_off_the_event_loop(
+    box: Any, two_builds: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1 MiB of short lines once cost the loop 1.7 s (health waited). Now no byte of a log
+    is read or parsed in the loop's thread, and the loop keeps ticking meanwhile."""
+    import threading
+
+    from zerocode.adapters.local import supervisor
+
+    a, _, modules = two_builds
+    fed_in: set[int] = set()
+    feed = supervisor.Log.feed
+
+    def spy(self: supervisor.Log, chunk: bytes) -> None:
+        fed_in.add(threading.get_ident())
+        feed(self, chunk)
+
+    monkeypatch.setattr(supervisor.Log, "feed", spy)
+
+    async def measured() -> tuple[Run, int, float]:
+        loop_thread = threading.get_ident()
+        ticks, worst = 0, 0.0
+        task = asyncio.create_task(
+            run_once(
+                box,
+                ["node", "attack.cjs"],
+                a,
+                modules,
+                Limits(output_bytes=4 << 20, seconds=60),
+            )
+        )
+        while not task.done():
+            start = asyncio.get_running_loop().time()
+            await asyncio.sleep(0.005)
+            worst = max(worst, asyncio.get_running_loop().time() - start)
+            ticks += 1
+        assert loop_thread not in fed_in
+        return await task, ticks, worst
+
+    (a / "attack.cjs").write_text(
+        "const fs = require('fs'); for (;;) fs.writeSync(1, 'x\\n'.repeat(4096))"
+    )
+    run, ticks, worst = asyncio.run(measured())
+    assert not run.ok and run.reason and "printed more than 4096 KiB" in run.reason
+    assert fed_in and ticks > 10  # parsed elsewhere, and the loop ran all along
+    print(f"loop: {ticks} ticks, worst gap {worst * 1000:.1f} ms")  # measured in bench/build.py

@@ -48,10 +48,15 @@ class Unpacked:
 
 
 class _Bounded:
-    """A read-only stream that refuses to yield more than ``limit`` bytes in all."""
+    """A read-only stream that refuses to yield more than ``limit`` bytes in all, and keeps
+    the last bytes it yielded (where tarfile stopped is checked against them)."""
+
+    KEEP = 64 << 10
 
     def __init__(self, raw: Readable, limit: int) -> None:
         self.raw, self.left = raw, limit
+        self.position = 0
+        self.kept = bytearray()  # the bytes before ``position``, at most KEEP
 
     def read(self, size: int = -1) -> bytes:
         if size is None or size < 0 or size > self.left:
@@ -60,7 +65,27 @@ class _Bounded:
         self.left -= len(data)
         if self.left < 0:
             raise OutputRefused("the build's output archive is larger than allowed")
+        self.position += len(data)
+        self.kept += data
+        if len(self.kept) > 2 * self.KEEP:
+            del self.kept[: len(self.kept) - self.KEEP]
         return data
+
+    def only_zeros_after(self, offset: int) -> bool:
+        """Whether everything from ``offset`` to the stream's end is zero, and is at least the
+        end marker: tarfile ends at an empty header, but also, silently, at a damaged one or
+        at the end of a stream that was cut."""
+        back = self.position - offset
+        if back < 0 or back > len(self.kept):
+            return False
+        if any(self.kept[len(self.kept) - back :]):
+            return False
+        zeros = back
+        while chunk := self.read(1 << 16):
+            if any(chunk):
+                return False
+            zeros += len(chunk)
+        return zeros >= 1024  # the end marker: two empty blocks, or the archive was cut
 
 
 def _refuse_name(name: str) -> str | None:
@@ -151,10 +176,18 @@ def unpack(
                 data = archive.extractfile(member)
                 assert data is not None  # a regular file always has data
                 fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                written = 0
                 with os.fdopen(fd, "wb") as out:
                     while chunk := data.read(1 << 16):
                         out.write(chunk)
+                        written += len(chunk)
+                if written != member.size:
+                    raise OutputRefused(f"the build's output archive is cut short ({rel[:120]!r})")
                 files += 1
+            if not reader.only_zeros_after(archive.offset):
+                raise OutputRefused(
+                    f"the build's output archive is damaged after {entries} entries"
+                )
     except (tarfile.TarError, UnicodeError, EOFError) as exc:
         raise OutputRefused(f"the build's output archive could not be read ({exc})") from None
     except (FileExistsError, NotADirectoryError, IsADirectoryError):

@@ -154,9 +154,12 @@ class Bubblewrap:
         self.bwrap, self.node, self.cgroups = bwrap, node, cgroups_root
         self.as_root = os.geteuid() == 0
         self.pool = (pool or UidPool()) if self.as_root else None
+        self.own_userns = self.as_root and _own_userns_works(bwrap, self.pool)
         parts = ["bubblewrap"]
         if self.as_root:
             parts.append("a uid of its own per build")
+        parts.append("its own user namespace" if self.own_userns or not self.as_root else
+                     "no user namespace (the kernel refuses one)")  # fmt: skip
         parts.append("cgroup per build" if cgroups_root else "rlimits only (no cgroups)")
         self.description = "sandboxed (" + ", ".join(parts) + ")"
 
@@ -223,6 +226,8 @@ class Bubblewrap:
                 "--no-new-privs",
                 "--",
             ]
+            if self.own_userns:  # then, unprivileged, a user namespace of its own
+                drop += [self.bwrap, *_OWN_USERNS, "--chdir", "/build", "--"]
         else:
             unshare, drop = ["--unshare-all", "--cap-drop", "ALL"], []
         path = ":".join(dict.fromkeys([str(Path(self.node).resolve().parent), "/usr/bin", "/bin"]))
@@ -336,6 +341,26 @@ def _probe(bwrap: str) -> str | None:
             + done.stderr.decode(errors="replace").strip()[:300]
         )
     return None
+
+
+# As root, bwrap makes the box (it can reach the data directory, which the box's uid cannot),
+# then the command, dropped to the box's uid, enters a user namespace of its own in which it
+# has no capabilities and can make no further user namespace (less kernel surface).
+_OWN_USERNS = ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
+               "--bind", "/", "/", "--dev-bind", "/dev", "/dev"]  # fmt: skip
+
+
+@functools.cache
+def _own_userns_works(bwrap: str, pool: UidPool | None) -> bool:
+    """Whether an unprivileged uid may make a user namespace here (kernel and bwrap >= 0.8)."""
+    uid = pool.first if pool is not None else NOBODY
+    argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
+            "--", bwrap, *_OWN_USERNS, "--", "true"]  # fmt: skip
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False, cwd="/")
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def _exit_reason(code: int | None, group: cgroups.BuildCgroup | None) -> str:
