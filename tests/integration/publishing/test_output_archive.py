@@ -17,12 +17,14 @@ import pytest
 
 from zerocode.publishing.output_archive import OutputRefused, unpack
 
+Member = tuple[str, bytes, bytes, dict[str, object]]
 
-def member(name: str, kind: bytes = tarfile.REGTYPE, data: bytes = b"", **extra: object) -> tuple:
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, data: bytes = b"", **extra: object) -> Member:
     return (name, kind, data, extra)
 
 
-def archive(*members: tuple, fmt: int = tarfile.PAX_FORMAT) -> io.BytesIO:
+def archive(*members: Member, fmt: int = tarfile.PAX_FORMAT) -> io.BytesIO:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=fmt) as tar:
         for name, kind, data, extra in members:
@@ -92,7 +94,7 @@ def test_files_and_directories_under_dist_are_unpacked(tmp_path: Path) -> None:
     ids=lambda v: v if isinstance(v, str) else None,
 )
 def test_what_is_not_a_plain_file_or_directory_under_dist_is_refused(
-    tmp_path: Path, members: list[tuple], said: str
+    tmp_path: Path, members: list[Member], said: str
 ) -> None:
     with pytest.raises(OutputRefused) as refused:
         unpack(archive(*members), tmp_path / "out")
