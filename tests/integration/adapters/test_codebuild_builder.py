@@ -166,7 +166,11 @@ def allows(policy: dict[str, Any], action: str, resource: str) -> bool:
 
 
 SOURCE_FILES = {"package.json": b"{}", "index.html": b"<div id=app>", "src/main.js": b"x"}
-TOOLCHAIN_FILES = [f"{TOOLCHAIN_DIR}/{n}" for n in ("package-lock.json", "package.json")]
+# The toolchain's manifest, and the platform's TypeScript settings every build tree holds.
+TOOLCHAIN_FILES = [
+    *(f"{TOOLCHAIN_DIR}/{n}" for n in ("package-lock.json", "package.json")),
+    toolchain.TSCONFIG,
+]
 
 
 def test_a_vue_build_is_started_with_no_source_no_artifacts_and_scoped_credentials(s3: Any) -> None:
@@ -331,6 +335,10 @@ def test_the_apps_own_build_configuration_never_reaches_the_zip(s3: Any) -> None
         "vite.config.js": b"require('child_process')",
         f"{TOOLCHAIN_DIR}/package.json": b'{"scripts": {"preinstall": "id"}}',
         "index.html": b"<div id=app>",
+        "postcss.config.js": b"require('child_process')",
+        "src/tsconfig.json": b'{"extends": "/etc/passwd"}',
+        ".env": b"VITE_SECRET=x",
+        toolchain.TSCONFIG: b'{"extends": "/etc/passwd"}',
     }
     vue = job(CodeGenType.VUE_PROJECT, hostile)
     vue_builder(client, s3).start(vue)
@@ -339,6 +347,8 @@ def test_the_apps_own_build_configuration_never_reaches_the_zip(s3: Any) -> None
     assert {n: files[f"{TOOLCHAIN_DIR}/{n}"] for n in toolchain.manifest()} == toolchain.manifest()
     assert "package-lock.json" not in files
     assert "scripts" not in json.loads(files["package.json"])
+    assert not {"postcss.config.js", "src/tsconfig.json", ".env"} & set(files)
+    assert files[toolchain.TSCONFIG] == toolchain.TSCONFIG_JSON
 
 
 def test_outcomes_follow_codebuild_and_success_needs_the_output(s3: Any) -> None:

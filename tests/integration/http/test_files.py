@@ -39,3 +39,25 @@ def test_refusals(api: Api) -> None:
     assert c.get(f"/api/apps/{app['id']}/files/missing.html", headers=owner).status_code == 404
     escape = c.get(f"/api/apps/{app['id']}/files/..%2F..%2Fetc%2Fpasswd", headers=owner)
     assert escape.status_code in (400, 404)
+
+
+def test_reserved_and_invisible_paths_are_400_with_a_json_error(api: Api) -> None:
+    """The platform's temporary names and paths with bidi or invisible characters are refused
+    by clean_path at every file route: a 400 with the reason as JSON, never a 500."""
+    from urllib.parse import quote
+
+    c, owner = api.client, api.user()
+    app = api.app(owner)
+    api.platform.workspace.write(app["id"], "index.html", b"<h1>Newts</h1>")
+    for path, why in [
+        ("src/.zc-tmp-0123abcd", "temporary files"),
+        (".zc-tmp-0123abcd", "temporary files"),
+        ("index\u202e.html", "bidirectional control characters (U+202E)"),
+        ("in\u200bdex.html", "invisible or non-printing characters (U+200B)"),
+        ("\ufeffindex.html", "invisible or non-printing characters (U+FEFF)"),
+    ]:
+        for route in ("files", "code"):
+            response = c.get(f"/api/apps/{app['id']}/{route}/{quote(path)}", headers=owner)
+            assert response.status_code == 400, (route, path, response.text)
+            error = response.json()["error"]
+            assert error["code"] == "path_refused" and why in error["message"], error

@@ -442,3 +442,82 @@ def test_the_platforms_build_files_cannot_be_written(
     )
     assert "is the platform's and cannot be written" in result
     assert (APP, path) not in ws.files
+
+
+HOSTILE_CONFIG = "module.exports = { plugins: [require('child_process').execSync('id')] }"
+
+
+@pytest.mark.parametrize(
+    ("path", "hint"),
+    [
+        ("postcss.config.js", "plain CSS"),
+        ("src/postcss.config.cjs", "plain CSS"),
+        (".postcssrc.json", "plain CSS"),
+        ("tailwind.config.js", "no Tailwind"),
+        ("babel.config.js", "no Babel"),
+        (".babelrc", "no Babel"),
+        ("tsconfig.json", "without a tsconfig.json"),
+        ("src/jsconfig.json", "without a tsconfig.json"),
+        (".env", "src/config.js"),
+        (".env.production.local", "src/config.js"),
+        (".browserslistrc", "browsers"),
+        ("vite.config.ts", "platform's vite.config.js"),
+        ("vitest.config.js", "platform's vite.config.js"),
+        ("src/vite.config.js", "platform's vite.config.js"),
+        ("src/package.json", "root package.json"),
+        ("src/node_modules/vue/index.js", "toolchain"),
+        (".zerocode/tsconfig.json", "platform's own"),
+    ],
+)
+def test_build_configuration_cannot_be_written_or_modified(
+    box: ToolBox, ws: MemoryWorkspace, path: str, hint: str
+) -> None:
+    """Files a build tool would run or read as configuration are refused with why and what to
+    do instead; modify_file answers the same whether or not the file exists (a workspace may
+    hold one from before), and deleting one is allowed (no build reads it either way)."""
+    result = failed(box.run(call("write_file", {"path": path, "content": HOSTILE_CONFIG})))
+    assert "is build configuration, which the platform owns" in result and hint in result
+    assert (APP, path) not in ws.files
+    modify = {"path": path, "old": "x", "new": HOSTILE_CONFIG}
+    assert "is build configuration" in failed(box.run(call("modify_file", modify)))
+    ws.files[(APP, path)] = b"module.exports = {x: 1}"
+    assert "is build configuration" in failed(box.run(call("modify_file", modify)))
+    assert ws.files[(APP, path)] == b"module.exports = {x: 1}"
+    assert box.run(call("delete_file", {"path": path})).changed
+    assert (APP, path) not in ws.files
+
+
+@pytest.mark.parametrize("path", ["vite.config.js", "package-lock.json"])
+def test_modify_file_on_the_platforms_build_files_says_why_even_when_absent(
+    box: ToolBox, path: str
+) -> None:
+    modify = {"path": path, "old": "x", "new": "y"}
+    assert "is the platform's and cannot be written" in failed(box.run(call("modify_file", modify)))
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("src/.zc-tmp-1a2b3c", "reserves for its temporary files"),
+        (".zc-tmp-x/App.vue", "reserves for its temporary files"),
+        ("src/App\u202e.vue", "bidirectional control characters (U+202E)"),
+        ("src/\u2066x.js", "bidirectional control characters (U+2066)"),
+        ("src/App\u200b.vue", "invisible or non-printing characters (U+200B)"),
+        ("src/\ufeffmain.js", "invisible or non-printing characters (U+FEFF)"),
+    ],
+)
+def test_reserved_and_invisible_names_are_failed_results(
+    box: ToolBox, ws: MemoryWorkspace, path: str, why: str
+) -> None:
+    before = dict(ws.files)
+    for name, args in [
+        ("write_file", {"path": path, "content": "x"}),
+        ("modify_file", {"path": path, "old": "x", "new": "y"}),
+        ("delete_file", {"path": path}),
+        ("read_file", {"path": path}),
+    ]:
+        outcome = box.run(call(name, args))
+        assert why in failed(outcome)
+        assert outcome.path and outcome.path.isprintable()  # shown escaped, never reordered
+        assert outcome.summary.isprintable()
+    assert ws.files == before

@@ -126,7 +126,9 @@ def check_element(element: Mapping[str, Any], *, prefix: str = "element") -> Non
             check_overrides(value, field=f"{prefix}.{key}")
 
 
-def _invisible(c: str) -> bool:
+def invisible(c: str) -> bool:
+    """Whether ``c`` is an invisible character: a format character (category Cf: zero-width
+    spaces and joiners, bidi controls, BOM...), a variation selector or another blank one."""
     return unicodedata.category(c) == "Cf" or c in _INVISIBLE_EXTRA or _variation_selector(c)
 
 
@@ -141,9 +143,9 @@ def fold(text: str) -> tuple[str, str]:
     return _fold(text, ""), _fold(text, " ")
 
 
-def _fold(text: str, invisible: str) -> str:
+def _fold(text: str, blank: str) -> str:
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(invisible if _invisible(c) else c for c in text)
+    text = "".join(blank if invisible(c) else c for c in text)
     # Combining marks off (an accent or a dot stacked on a letter changes no reading).
     text = "".join(
         c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) != "Mn"

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
+from zerocode.apps.guards import BIDI_CONTROLS, invisible
 from zerocode.errors import InvalidInput, NotFound, PayloadTooLarge
 
 
@@ -62,6 +64,14 @@ class Workspace(Protocol):
 
 
 NON_SOURCE_DIRS = frozenset({"node_modules", "dist", ".git"})
+# Names the platform gives its own temporary files inside a workspace (the local adapter
+# writes each file as a temporary sibling, then renames it over the target): never a path.
+PLATFORM_TEMP_PREFIXES = (".zc-tmp-",)
+# Characters no path may hold: controls, bidi and other invisible format characters
+# (zero-width spaces and joiners, BOM, word joiner, variation selectors...), line and
+# paragraph separators, spaces other than U+0020, surrogates, private-use and unassigned
+# code points.
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _APP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -76,13 +86,15 @@ def clean_path(path: str) -> str:
     """A normalised workspace-relative POSIX path, or PathRefused.
 
     Refused: empty, absolute (``/x``, ``C:/x``), any ``..`` segment, control
-    characters, backslashes, and paths into ``node_modules``/``dist``/``.git`` which are
-    build output or tooling, never source.
+    characters, backslashes, bidi controls and other invisible characters (a name must look
+    like what it is), paths into ``node_modules``/``dist``/``.git`` which are build output or
+    tooling, never source, and the platform's temporary names (``.zc-tmp-*``) at any depth.
     """
     if not isinstance(path, str) or not path.strip():
         raise PathRefused("path is empty")
     if any(ord(c) < 32 or c == "\x7f" for c in path) or "\\" in path:
         raise PathRefused(f"path {path!r} contains a control character or a backslash")
+    _check_characters(path)
     if path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] in "/\\"):
         raise PathRefused(f"path {path!r} is absolute; use a path relative to the project")
     parts = path.split("/")
@@ -91,4 +103,33 @@ def clean_path(path: str) -> str:
     clean = posixpath.normpath(path)
     if clean in (".", "") or clean.split("/")[0] in NON_SOURCE_DIRS:
         raise PathRefused(f"path {path!r} is not a source file path")
+    if any(part.startswith(PLATFORM_TEMP_PREFIXES) for part in clean.split("/")):
+        raise PathRefused(
+            f"path {path!r} uses a name the platform reserves for its temporary files "
+            f"(names starting {' or '.join(PLATFORM_TEMP_PREFIXES)}); choose another name"
+        )
     return clean
+
+
+def _check_characters(path: str) -> None:
+    """PathRefused for a character that would make a path display otherwise than it is."""
+    bidi = sorted({f"U+{ord(c):04X}" for c in path if c in BIDI_CONTROLS})
+    if bidi:
+        raise PathRefused(
+            f"path {path!r} contains bidirectional control characters ({', '.join(bidi)}), "
+            "which make a name display in another order than it is written; remove them"
+        )
+    hidden = sorted(
+        {
+            f"U+{ord(c):04X}"
+            for c in path
+            if unicodedata.category(c) in _REFUSED_CATEGORIES
+            or invisible(c)
+            or (unicodedata.category(c) == "Zs" and c != " ")  # a no-break space looks like one
+        }
+    )
+    if hidden:
+        raise PathRefused(
+            f"path {path!r} contains invisible or non-printing characters ({', '.join(hidden)}), "
+            "which make two different names look the same; use visible characters only"
+        )

@@ -63,7 +63,9 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
     _tool(
         "write_file",
         "Create a file or replace its whole content. Prefer modify_file for "
-        "small changes to an existing file. " + _PATH_RULES,
+        "small changes to an existing file. Build configuration is the platform's and is "
+        "refused: vite.config.js, lockfiles, postcss/tailwind/babel configs, tsconfig.json, "
+        ".env files. " + _PATH_RULES,
         {
             "path": "File to write, e.g. 'src/components/Hero.vue'.",
             "content": "The complete new content of the file.",
@@ -203,7 +205,8 @@ class ToolBox:
     def _write_file(self, args: dict[str, Any]) -> _Done:
         path = clean_path(args["path"])
         data = str(args["content"]).encode("utf-8")
-        _check_build_config(path, data)
+        _check_build_file(path)
+        _check_package_json(path, data)
         try:
             current: bytes | None = self.workspace.read(self.app_id, path)
         except FileMissing:
@@ -218,6 +221,7 @@ class ToolBox:
 
     def _modify_file(self, args: dict[str, Any]) -> _Done:
         path = clean_path(args["path"])
+        _check_build_file(path)  # before reading: the same answer whether or not it exists
         old, new = args["old"], args["new"]
         if old == "":
             raise _Failed(
@@ -233,7 +237,7 @@ class ToolBox:
         if old == new:
             return _Done(f"old and new text are the same; {path} unchanged", f"{path} unchanged")
         changed = text.replace(old, new, 1).encode("utf-8")
-        _check_build_config(path, changed)
+        _check_package_json(path, changed)
         self.workspace.write(self.app_id, path, changed)
         added, removed = _changed_chars(old, new)
         summary = f"modified {path} (+{added} −{removed} chars)"
@@ -250,9 +254,11 @@ class ToolBox:
         return _Done("exit", "finished", exit=True)
 
 
-def _check_build_config(path: str, data: bytes) -> None:
+def _check_build_file(path: str) -> None:
     """The build configuration is the platform's (docs/security.md): vite.config.js and the
-    lockfile cannot be written, and package.json only with allowed dependencies."""
+    lockfile cannot be written, nor any other file a build tool would run or read as its
+    configuration (postcss.config.js, tsconfig.json, .env, ...: ``toolchain.config_refusal``).
+    Deleting one is allowed: no build reads it either way."""
     if path in toolchain.PLATFORM_OWNED:
         raise _Failed(
             f"{path} is the platform's and cannot be written: every build uses the "
@@ -260,6 +266,16 @@ def _check_build_config(path: str, data: bytes) -> None:
             "Choose dependencies in package.json instead (allowed: "
             f"{toolchain.allowed_list()})."
         )
+    why = toolchain.config_refusal(path)
+    if why is not None:
+        raise _Failed(
+            f"{path} is build configuration, which the platform owns: no build runs or reads "
+            f"a project's own, so it cannot be written. Instead: {why}. Nothing was written."
+        )
+
+
+def _check_package_json(path: str, data: bytes) -> None:
+    """package.json may be written only with allowed dependencies and the platform's scripts."""
     if path == toolchain.PACKAGE_JSON:
         refused = toolchain.check_package_json(data)
         if refused is not None:
@@ -311,8 +327,9 @@ def _display_path(raw: Any) -> str | None:
         return None
     try:
         return clean_path(raw)
-    except PathRefused:
-        return _one_line(_clip(raw))
+    except PathRefused:  # shown as written, but a bidi or invisible character escaped
+        shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in raw)
+        return _one_line(_clip(shown))
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -9,6 +9,13 @@ scripts off — and runs ``vite build`` with the platform's ``vite.config.js``. 
 which of the allowed packages it uses by listing them in its package.json's dependencies;
 the tools refuse anything else, and the build config refuses imports of packages it did not
 declare and of files outside the project.
+
+Nothing the app wrote runs, or is read as configuration, while it is built: the config files
+build tools look for in a project (:func:`config_refusal`: PostCSS, Tailwind, Babel,
+TypeScript, browserslist, ``.env``, Vite's and Vitest's own, nested package.json and
+node_modules) never reach a build (:func:`build_tree` leaves them out at any depth) and the
+tools refuse to write them; the platform's vite.config.js declares instead what the tools
+would have looked them up for (inline PostCSS, ``envDir: false``, the platform's tsconfig).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any
@@ -38,6 +46,11 @@ REQUIRED = ("vue",)
 # copies (if any) are never used.
 PACKAGE_JSON, LOCKFILE, VITE_CONFIG = "package.json", "package-lock.json", "vite.config.js"
 PLATFORM_OWNED = frozenset({LOCKFILE, VITE_CONFIG})
+# The platform's own files in a build tree, next to the app's sources (the app's files under
+# this directory never reach a build): the TypeScript settings vite.config.js names.
+PLATFORM_DIR = ".zerocode"
+TSCONFIG = f"{PLATFORM_DIR}/tsconfig.json"
+TSCONFIG_JSON = b'{"compilerOptions": {}}\n'
 # The one command a Vue build runs (no npm scripts, so no script of the app's can run).
 VITE_ARGS = ("node_modules/vite/bin/vite.js", "build", "--configLoader", "native")
 
@@ -135,13 +148,85 @@ def declared(files: Mapping[str, bytes]) -> dict[str, str]:
     return {n: ALLOWED[n] for n in dict.fromkeys([*REQUIRED, *names])}
 
 
+# Files build tools look for in a project and run or read as their configuration, by file
+# name at any depth (case-insensitive), with what the app should do instead. Found in Vite
+# 8.3.8, rolldown 1.2.19, postcss-load-config 6 / lilconfig 3 and @vitejs/plugin-vue 6.0.11,
+# or named because other tools (Tailwind, Babel, browserslist, Vitest) load them.
+_CONFIG_FILES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), why)
+    for pattern, why in (
+        (
+            r"(vite|vitest)\.(config|workspace)\.\w+",
+            "Vite's configuration is the platform's vite.config.js (base './', the Vue plugin)",
+        ),
+        (
+            r"(postcss|tailwind)\.config\.\w+|\.?postcssrc(\.\w+)?",
+            "CSS goes through the platform's PostCSS setup, with no plugins (no Tailwind): "
+            "write plain CSS in <style> blocks or .css files",
+        ),
+        (
+            r"babel\.config\.\w+|\.babelrc(\.\w+)?",
+            "there is no Babel step: Vite compiles the project with the platform's settings",
+        ),
+        (
+            r"[tj]sconfig(\..+)?\.json",
+            'TypeScript settings are the platform\'s: .ts files and <script setup lang="ts"> '
+            "build without a tsconfig.json or jsconfig.json",
+        ),
+        (
+            r"\.env(\..*)?",
+            ".env files are never read and no variable reaches import.meta.env (only MODE, "
+            "BASE_URL, PROD, DEV and SSR): put constants in a module, e.g. src/config.js",
+        ),
+        (
+            r"\.?browserslistrc|browserslist",
+            "the platform chooses the browsers a build targets",
+        ),
+        (
+            r"package\.json|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml"
+            r"|bun\.lockb?|pnpm-workspace\.yaml|lerna\.json|deno\.jsonc?",
+            "the project is one package: only its root package.json counts, and the lockfile "
+            "is the platform's",
+        ),
+    )
+)
+
+
+def config_refusal(path: str) -> str | None:
+    """Why ``path`` (a clean workspace path) is build configuration no build may see, or None.
+
+    The project's root package.json is the app's (checked by :func:`check_package_json`) and
+    vite.config.js and the lockfile at the root are :data:`PLATFORM_OWNED`; any other file
+    that a build tool would load or read as configuration is refused here, as is anything
+    under node_modules/ (at any depth) or the platform's own ``.zerocode/``.
+    """
+    parts = path.split("/")
+    if parts[0] == PLATFORM_DIR:
+        return f"{PLATFORM_DIR}/ holds the platform's own build files"
+    if "node_modules" in parts:
+        return (
+            "node_modules/ is not source: packages come from the platform's toolchain "
+            f"(allowed: {allowed_list()})"
+        )
+    if path == PACKAGE_JSON or path in PLATFORM_OWNED:
+        return None
+    name = parts[-1]
+    for pattern, why in _CONFIG_FILES:
+        if pattern.fullmatch(name):
+            return why
+    return None
+
+
 def build_tree(files: Mapping[str, bytes]) -> dict[str, bytes]:
     """The files a build sees: the app's sources, with the platform's package.json (the
-    allowed dependencies it declares, no scripts) and vite.config.js in place of its own."""
+    allowed dependencies it declares, no scripts), vite.config.js and tsconfig in place of its
+    own. No build configuration of the app's reaches it, wherever it is in the tree
+    (:func:`config_refusal`): a workspace may hold some from before they were refused, a
+    restore or a hand edit."""
     tree = {
         p: d
         for p, d in files.items()
-        if p not in PLATFORM_OWNED and p != PACKAGE_JSON and not p.startswith(".zerocode/")
+        if p not in PLATFORM_OWNED and p != PACKAGE_JSON and config_refusal(p) is None
     }
     package = {
         "name": "zerocode-app",
@@ -153,4 +238,5 @@ def build_tree(files: Mapping[str, bytes]) -> dict[str, bytes]:
     }
     tree[PACKAGE_JSON] = (json.dumps(package, indent=2) + "\n").encode()
     tree[VITE_CONFIG] = vite_config()
+    tree[TSCONFIG] = TSCONFIG_JSON
     return tree

@@ -1,17 +1,28 @@
 // zerocode's build configuration. It belongs to the platform, not to the app: whatever
 // vite.config.js the app's workspace holds is replaced by this file before every build
-// (docs/security.md). It keeps every import inside the project and makes an app import only
-// the allowed packages it declares in package.json.
+// (docs/security.md). It declares everything Vite would otherwise look up in the project
+// (PostCSS, .env files, TypeScript settings), so no file of the app's runs or is read as
+// configuration; it keeps every file the build reads inside the project; and it makes an
+// app import only the allowed packages it declares in package.json.
 import { defineConfig } from 'vite'
 import vue from '@vitejs/plugin-vue'
 import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import fsp from 'node:fs/promises'
+import { syncBuiltinESMExports } from 'node:module'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 const root = realpathSync(process.cwd())
 const modules = existsSync(path.join(root, 'node_modules'))
   ? realpathSync(path.join(root, 'node_modules')) : path.join(root, 'node_modules')
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
 const declared = new Set(Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }))
+// The platform's TypeScript settings, written by the platform into every build tree
+// (toolchain.build_tree): a tsconfig.json of the app's is never looked for.
+const TSCONFIG = '.zerocode/tsconfig.json'
+// No variable of the build's environment or of a .env file reaches import.meta.env: nothing
+// has this prefix (Vite refuses an empty one).
+const ENV_PREFIX = '__ZEROCODE_NO_ENV__'
 
 function within(dir, file) {
   return file === dir || file.startsWith(dir + path.sep)
@@ -25,6 +36,11 @@ function shown(file) {
   return file && within(root, file) ? path.relative(root, file) : file
 }
 
+function inside(file) {
+  const found = real(path.resolve(root, file))
+  return within(root, found) || within(modules, found)
+}
+
 function packageOf(source) {
   const parts = source.split('/')
   return source.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
@@ -32,17 +48,50 @@ function packageOf(source) {
 
 const BARE = /^(?![./\\]|[a-zA-Z]:|\0|virtual:|data:|https?:)[^?#]/
 
+function outsideMessage(what, importer) {
+  return `zerocode: ${importer ? shown(importer) + ' imports' : 'the build reads'} ${what}, ` +
+    'which is outside the project. Only files inside the project can be imported or referred ' +
+    'to (imports, new URL(..., import.meta.url), index.html, CSS url() and @import).'
+}
+
+// Vite reads some files itself, with fs, rather than through resolveId/load: the target of
+// new URL('...', import.meta.url), <img src>/<link href> in index.html, CSS url() and
+// @import. Every such read of a file outside the project (and the toolchain) is refused
+// here, before its content can be inlined or emitted, and remembered: some of Vite's callers
+// swallow the error, so the build is failed at generateBundle all the same.
+const strays = []
+function guardReads() {
+  const readFile = fsp.readFile
+  fsp.readFile = function (file, ...rest) {
+    let name = null
+    if (typeof file === 'string') name = file
+    else if (Buffer.isBuffer(file)) name = file.toString()
+    else if (file instanceof URL && file.protocol === 'file:') name = fileURLToPath(file)
+    if (name !== null && !inside(name)) {
+      strays.push(path.resolve(root, name))
+      return Promise.reject(Object.assign(new Error(outsideMessage(path.resolve(root, name))),
+        { code: 'EACCES' }))
+    }
+    return readFile.call(this, file, ...rest)
+  }
+  syncBuiltinESMExports()
+}
+guardReads()
+
 // Everything an app's code imports must lie inside the project (or be an allowed package):
 // '/proc/self/environ?raw', an absolute host path or '../../x' fails the build here.
 function confine() {
-  const refuse = (ctx, what, importer) => ctx.error(
-    `zerocode: ${importer ? shown(importer) + ' imports' : 'the build reads'} ${what}, which ` +
-    'is outside the project. Only files inside the project can be imported.')
+  const refuse = (ctx, what, importer) => ctx.error(outsideMessage(what, importer))
   const check = (ctx, id, source, importer) => {
     if (!id || id.startsWith('\0') || !path.isAbsolute(id)) return
     const file = id.split('?')[0].split('#')[0]
+    if (!inside(file)) refuse(ctx, source || file, importer)
     const found = real(file)
-    if (!(within(root, found) || within(modules, found))) refuse(ctx, source || file, importer)
+    if (!within(modules, found) && path.relative(root, found).split(path.sep).includes('node_modules')) {
+      ctx.error(`zerocode: ${importer ? shown(importer) + ' imports' : 'the build reads'} ` +
+        `${shown(found)}, a node_modules directory inside the project. Packages come only from ` +
+        'the platform\'s toolchain (allowed packages declared in package.json).')
+    }
   }
   return {
     name: 'zerocode:confine',
@@ -73,13 +122,51 @@ function confine() {
       check(this, id, null, null)
       return null
     },
+    // The last word: every module of every chunk and the source of every emitted asset lies
+    // inside the project or the toolchain, and no read outside was attempted on the way.
+    generateBundle: {
+      order: 'post',
+      handler(_options, bundle) {
+        if (strays.length) refuse(this, strays[0], null)
+        for (const output of Object.values(bundle)) {
+          const sources = output.type === 'asset'
+            ? [...(output.originalFileNames ?? [])]
+            : [...(output.moduleIds ?? []), output.facadeModuleId]
+          for (const source of sources) {
+            if (!source || source.startsWith('\0')) continue
+            const file = source.split('?')[0].split('#')[0]
+            if (output.type === 'chunk' && !path.isAbsolute(file)) continue  // a virtual module
+            if (!inside(file)) refuse(this, path.resolve(root, file), null)
+          }
+        }
+      },
+    },
   }
 }
 
 export default defineConfig({
   base: './',
   plugins: [confine(), vue()],
+  // A worker is bundled by a build of its own, which runs none of the plugins above unless
+  // named here: without this, a worker could import '../../x.js' from outside the project.
+  worker: { plugins: () => [confine()] },
   logLevel: 'warn',
   clearScreen: false,
-  build: { outDir: 'dist', emptyOutDir: true, reportCompressedSize: false },
+  publicDir: 'public',
+  // Nothing below is looked up in the project: .env files are not read and no variable is
+  // exposed; TypeScript settings are the platform's file; PostCSS is configured inline (an
+  // object, so postcss-load-config never searches for postcss.config.js, .postcssrc or a
+  // "postcss" field), with no plugins; tsconfig paths are not used for resolution.
+  envDir: false,
+  envPrefix: ENV_PREFIX,
+  tsconfig: TSCONFIG,
+  resolve: { tsconfigPaths: false },
+  css: { transformer: 'postcss', postcss: { plugins: [] } },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    reportCompressedSize: false,
+    cssMinify: 'lightningcss',
+    target: 'baseline-widely-available',
+  },
 })
