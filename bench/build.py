@@ -188,8 +188,9 @@ def write_docs(r: dict[str, Any]) -> None:
         "",
         f'The Vue project the offline model generates for "{r["project"]}" '
         f"({r['files']} files), built by `LocalBuilder` (the platform's build tree, "
-        "`vite build`, the `dist/index.html` check, the copy to the build's own "
-        f"directory); median of {r['runs']} runs each, in one run.",
+        "`vite build`, `dist/` handed over as a tar stream and unpacked into the build's "
+        "own directory, the `dist/index.html` check; unsandboxed, the host's tar does the "
+        f"hand-over); median of {r['runs']} runs each, in one run.",
         "",
         "| build | median s | runs s | ratio |",
         "|---|---:|---|---:|",
