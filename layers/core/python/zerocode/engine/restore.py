@@ -21,8 +21,9 @@ from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.versions import Change, Version, VersionKind, Versions, changes
 from zerocode.engine import codegen
+from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
-from zerocode.engine.turn import Engine, close_crashed
+from zerocode.engine.parts import EngineParts
 from zerocode.errors import Conflict, InvalidInput
 from zerocode.memory.display import DisplayRole, DisplayStatus
 from zerocode.publishing.builds import Build, BuildState, built_from, new_build_id, snapshot
@@ -40,7 +41,7 @@ class Restored:
     build: Build | None  # the preview build of the restored files
 
 
-async def restore(engine: Engine, app: App, version_id: str) -> Restored:
+async def restore(engine: EngineParts, app: App, version_id: str) -> Restored:
     versions = _versions(engine)
     target = await asyncio.to_thread(versions.get, app.id, version_id)
     holder = secrets.token_hex(8)
@@ -63,7 +64,7 @@ async def restore(engine: Engine, app: App, version_id: str) -> Restored:
         await asyncio.to_thread(engine.lease.release, key, holder)
 
 
-def finish_interrupted_restore(engine: Engine, app: App) -> None:
+def finish_interrupted_restore(engine: EngineParts, app: App) -> None:
     """Finish a restore a dead server left behind (the caller holds the app's lease): redo
     it when its note is not in the transcript yet, else record what may be missing after
     the note (the version, the display's entry)."""
@@ -97,7 +98,7 @@ def finish_interrupted_restore(engine: Engine, app: App) -> None:
 
 
 def _restore_files(
-    engine: Engine, app: App, target: Version, redo: bool = False
+    engine: EngineParts, app: App, target: Version, redo: bool = False
 ) -> tuple[list[Change], int] | None:
     """Files back, then the note: the changes and the note's turn, or None when nothing
     differs. The caller records the new version, with its preview build."""
@@ -129,7 +130,9 @@ def _restore_files(
     return delta, turn
 
 
-def _record(engine: Engine, app: App, target: Version, turn: int, build: Build | None) -> Version:
+def _record(
+    engine: EngineParts, app: App, target: Version, turn: int, build: Build | None
+) -> Version:
     """The restored files as a new version, with the preview build made from them."""
     versions = _versions(engine)
     version = versions.record(
@@ -168,7 +171,7 @@ def restore_note(
 
 
 def _tell_people(
-    engine: Engine,
+    engine: EngineParts,
     app: App,
     target: Version,
     version: Version,
@@ -196,7 +199,7 @@ def _tell_people(
         log.error("could not record the restore of app=%s in the display: %s", app.id, exc)
 
 
-def _versions(engine: Engine) -> Versions:
+def _versions(engine: EngineParts) -> Versions:
     if engine.versions is None:
         raise InvalidInput("versions are not kept on this platform")
     return engine.versions

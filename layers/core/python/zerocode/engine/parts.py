@@ -1,0 +1,96 @@
+"""What a turn, a restore and the closing of a dead turn are made of: the engine's parts
+and limits, and the small helpers they share (a typed worker-thread call, an exception
+named without its text, a best-effort write that logs its failure).
+
+It imports nothing else of the engine's, so :mod:`turn`, :mod:`restore`, :mod:`closing`
+and :mod:`version_record` all build on it without importing each other in a circle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
+
+from zerocode.apps.lease import Lease
+from zerocode.apps.records import App
+from zerocode.apps.versions import Versions
+from zerocode.apps.workspace import Workspace
+from zerocode.engine.journal import StepJournal
+from zerocode.engine.model import ChatModel
+from zerocode.engine.runtime_check import RuntimeCheck
+from zerocode.errors import ZerocodeError
+from zerocode.memory.display import DisplayHistoryStore
+from zerocode.memory.facade import Memory
+from zerocode.publishing.builds import Build
+
+# Build the app's current files and, when that works, show them in its preview.
+Preview = Callable[[App, str], Awaitable[Build]]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+log = logging.getLogger("zerocode.engine.turn")
+
+
+@dataclass(frozen=True)
+class EngineLimits:
+    max_tool_calls: int = 20
+    max_calls_per_step: int = 32  # one step and its results are one transcript write
+    turn_timeout: float = 14 * 60
+    lease_seconds: float = 30  # renewed every third of it while the turn runs
+    repair_rounds: int = 2  # tries the model gets to fix a failing preview in the turn
+    max_turns: int = 1000  # per app: past it the history is full (413)
+
+
+class EngineParts:
+    """The stores, the model and the limits a turn or a restore works with (the
+    :class:`zerocode.engine.turn.Engine` is these plus starting a turn)."""
+
+    def __init__(
+        self,
+        *,
+        memory: Memory,
+        display: DisplayHistoryStore,
+        workspace: Workspace,
+        preview: Preview,
+        model: ChatModel,
+        lease: Lease,
+        journal: StepJournal,
+        limits: EngineLimits = EngineLimits(),
+        runtime_check: RuntimeCheck | None = None,
+        versions: Versions | None = None,
+    ) -> None:
+        self.runtime_check, self.versions = runtime_check, versions
+        self.memory, self.display, self.workspace = memory, display, workspace
+        self.preview, self.model, self.lease = preview, model, lease
+        self.journal, self.limits = journal, limits
+
+
+async def io(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Blocking store and file calls run in a worker thread, off the event loop."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def kind(exc: BaseException) -> str:
+    """An exception named for an error message without its text (which may hold secrets,
+    paths or keys): the platform's own errors keep their message."""
+    if isinstance(exc, ZerocodeError):
+        return exc.message
+    return type(exc).__name__
+
+
+class logged(contextlib.AbstractContextManager[None]):
+    """Log, and swallow, a failure of a best-effort write while a turn ends."""
+
+    def __init__(self, what: str, *args: object) -> None:
+        self.what, self.args = what, args
+
+    def __exit__(self, kind_: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, Exception):
+            log.error(self.what + ": %s", *self.args, kind(exc))
+            return True
+        return False

@@ -1,0 +1,66 @@
+"""All that changes while one turn runs, in one place: where it is (for an honest error),
+what it did (for the status, the display entry, the metrics and a closing note) and the
+step whose tools are running (for a closing note after a cut)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from zerocode.engine.journal import PendingStep
+from zerocode.engine.tools import ToolOutcome
+from zerocode.memory.facade import Turn
+from zerocode.publishing.builds import Build
+
+Status = Literal["succeeded", "failed", "interrupted"]
+
+
+@dataclass
+class TurnState:
+    """The one mutable record of a turn; the steps of engine/turn_steps.py and the loop of
+    engine/turn.py read and write it, nothing else does."""
+
+    turn: Turn | None = None  # once the user message is saved
+    phase: str = "starting"  # what the turn is doing, for an honest error
+    pending: PendingStep | None = None  # the step whose tools are running
+    build: Build | None = None  # the newest preview build
+    finished: bool = False  # the turn ended by itself (its display entry is written)
+    started: float = field(default_factory=time.monotonic)
+    tokens_in: int = 0  # model tokens over the turn's model calls
+    tokens_out: int = 0
+    # What the turn did, for the honest status and the display entry.
+    text: list[str] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+    tool_calls: int = 0
+    tool_failures: int = 0
+    builds: int = 0
+    build_failures: int = 0
+    failure_after_change: bool = False
+    changed: bool = False
+    error: str | None = None
+
+    def record(self, outcome: ToolOutcome) -> None:
+        self.tool_calls += 1
+        self.tool_failures += not outcome.result.ok
+        mark = "✓" if outcome.result.ok else "✗"
+        self.steps.append(f"{mark} `{outcome.result.name}` {outcome.summary}")
+        if outcome.changed and outcome.result.ok:
+            self.changed = True
+            self.failure_after_change = False
+        elif not outcome.result.ok:
+            self.failure_after_change = True
+
+    def status(self) -> Status:
+        """How a turn that ran to its end went."""
+        return "failed" if self.error or self.failure_after_change else "succeeded"
+
+    def display(self) -> str:
+        parts = ["".join(self.text).strip()]
+        if self.steps:
+            parts.append("\n".join(f"- {s}" for s in self.steps))
+        if not self.changed and not self.error:
+            parts.append("_No files were changed._")
+        if self.error:
+            parts.append(f"**Failed:** {self.error}")
+        return "\n\n".join(p for p in parts if p) or "(no answer)"

@@ -1,0 +1,350 @@
+"""The steps of a turn's work, each ending in one of a closed set of results that the loop
+of engine/turn.py dispatches on (docs/engine.md, "A turn").
+
+A step is an async iterator: it streams the turn's events as they happen, then yields its
+result last. It records what it did in the turn's :class:`TurnState`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from zerocode import faults
+from zerocode.apps.records import App, CodeGenType
+from zerocode.apps.workspace import PathRefused, clean_path
+from zerocode.engine import codegen, recovery, repair
+from zerocode.engine.events import BuildEvent, TextEvent, ThinkingEvent, ToolEvent, TurnEvent
+from zerocode.engine.journal import PendingCall, PendingStep
+from zerocode.engine.model import (
+    ContextTooLong,
+    ModelError,
+    ModelReply,
+    ModelRole,
+    TextDelta,
+    ThinkingDelta,
+)
+from zerocode.engine.parts import EngineParts, io, kind
+from zerocode.engine.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
+from zerocode.engine.turn_state import TurnState
+from zerocode.errors import ZerocodeError
+from zerocode.memory.facade import Turn
+from zerocode.memory.messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
+from zerocode.publishing.builds import BuildState, new_build_id
+
+log = logging.getLogger("zerocode.engine.turn")
+
+CUT_OFF = "the answer was cut off by the output limit"
+
+
+@dataclass(frozen=True)
+class ToolsRan:
+    """A step of tool calls ran and was committed; the model is asked again."""
+
+    changed: bool  # one of its calls changed a file
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The model's work of this round is done: its closing text (committed once the preview
+    stands) and whether this last step changed files (the html / multi-file files saved,
+    or the calls of the step that called ``exit``)."""
+
+    answer: str
+    changed: bool
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The work failed (an answer cut off, code that cannot be saved): reported as
+    ``event: error`` ``code``, and the turn is closed with the answer and ``reason``."""
+
+    code: str
+    reason: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Built:
+    """The preview was built (and checked): what fails in it, or None when it stands."""
+
+    failure: repair.Failure | None
+
+
+StepResult = ToolsRan | Answered | Failed | Built
+RESULTS = (ToolsRan, Answered, Failed, Built)
+Step = AsyncIterator[TurnEvent | StepResult]
+
+
+class TurnSteps:
+    """The steps of one turn: a model call (whole, continued when cut off), an agent step
+    with its tools, a one-shot generation, the preview build."""
+
+    def __init__(
+        self, engine: EngineParts, app: App, system: str, toolbox: ToolBox, state: TurnState
+    ) -> None:
+        self.engine, self.app, self.system = engine, app, system
+        self.toolbox, self.state = toolbox, state
+
+    def ask(self, turn: Turn) -> Step:
+        """The model's next step: a Vue agent step, or an html / multi-file answer."""
+        if self.app.code_gen_type is CodeGenType.VUE_PROJECT:
+            return self.agent_step(turn)
+        return self.generate()
+
+    async def agent_step(self, turn: Turn) -> Step:
+        """One model call with tools; its calls run and the step is committed (M2)."""
+        e, st = self.engine, self.state
+        reply: ModelReply | None = None
+        async for event in self._whole_text(ModelRole.VUE, TOOL_DEFINITIONS):
+            if isinstance(event, ModelReply):
+                reply = event
+            else:
+                yield event
+        assert reply is not None
+        message = reply.message
+        if not message.tool_calls:
+            if reply.finish_reason == "length":
+                yield Failed("cut_off", CUT_OFF, message.content or "")
+            else:
+                yield Answered(message.content or "", changed=False)
+            return
+        outcomes: list[ToolOutcome] = []
+        if len(message.tool_calls) > e.limits.max_calls_per_step:
+            message, outcomes = _over_limit(message, e.limits.max_calls_per_step)
+            for outcome in outcomes:
+                st.record(outcome)
+                yield _result_event(outcome.result.tool_call_id, outcome.result.name, outcome)
+        else:
+            st.phase = "running tools"
+            calls = tuple(PendingCall(c.name, _call_path(c)) for c in message.tool_calls)
+            st.pending = PendingStep(turn.number, turn.head, calls)
+            await io(e.journal.write, self.app.id, st.pending)
+            cut = reply.finish_reason == "length"
+            for call in message.tool_calls:
+                yield ToolEvent(call.id, call.name, "call", None, _call_path(call), "")
+                if cut and call.parsed_arguments() is None:
+                    outcome = _cut_off_call(call)
+                else:
+                    outcome = await self._run_tool(call)
+                faults.point("after_tool")
+                outcomes.append(outcome)
+                st.record(outcome)
+                yield _result_event(call.id, call.name, outcome)
+        st.phase = "saving the step"
+        await io(e.memory.commit_step, turn, message, [o.result for o in outcomes])
+        st.pending = None
+        faults.point("after_step_commit")
+        st.phase = "asking the model"
+        changed = any(o.changed and o.result.ok for o in outcomes)
+        if any(o.exit for o in outcomes):
+            yield Answered(message.content or "Done.", changed)
+        else:
+            yield ToolsRan(changed)
+
+    async def generate(self) -> Step:
+        """One whole answer without tools; its code blocks are saved all-or-nothing."""
+        st = self.state
+        reply: ModelReply | None = None
+        async for event in self._whole_text(ModelRole.CODE, []):
+            if isinstance(event, ModelReply):
+                reply = event
+            else:
+                yield event
+        assert reply is not None
+        text = reply.message.content or ""
+        if reply.finish_reason == "length":  # still cut off: nothing half-written is saved
+            yield Failed("cut_off", CUT_OFF + "; nothing was saved", text)
+            return
+        if not codegen.has_code(text):
+            yield Answered(text, changed=False)  # a question or an explanation: that is fine
+            return
+        parse = (
+            codegen.parse_html
+            if self.app.code_gen_type is CodeGenType.HTML
+            else codegen.parse_multi_file
+        )
+        st.phase = "saving the generated files"
+        try:
+            files = parse(text)
+            saved = await io(codegen.save_files, self.engine.workspace, self.app.id, files)
+        except ZerocodeError as exc:
+            reason = f"the generated code could not be saved: {exc.message}"
+            yield Failed(exc.code, reason, text)
+            return
+        st.changed = True
+        for path in saved:
+            st.steps.append(f"✓ saved `{path}`")
+            yield ToolEvent(f"save:{path}", "save_file", "result", True, path, f"saved {path}")
+        yield Answered(text, changed=True)
+
+    async def build(self) -> Step:
+        """The preview build (the same Builder a deploy uses; the preview flips on
+        success), then the page in a browser when a runtime check is configured."""
+        st = self.state
+        st.phase = "building the preview"
+        build_id = new_build_id()
+        st.builds += 1
+        yield BuildEvent("running", build_id)
+        build = st.build = await self.engine.preview(self.app, build_id)
+        lines = build.log_tail.splitlines()
+        tail = "\n".join(lines[-15:])
+        if build.state is not BuildState.SUCCEEDED:
+            st.build_failures += 1
+            st.steps.append("✗ preview build failed")
+            why = build.error or "the build failed"
+            yield BuildEvent("failed", build_id, tail, why)
+            yield Built(repair.Failure("build", why, repair.relevant(lines)))
+            return
+        st.steps.append(f"✓ preview built in {build.seconds or 0:.1f} s")
+        yield BuildEvent("succeeded", build_id, tail)
+        check = self.engine.runtime_check
+        if check is None:
+            yield Built(None)
+            return
+        st.phase = "checking the page in a browser"
+        problems = await check.check(self.app, build)
+        failure = None
+        if problems is None:  # the check could not run (no browser, no slot): say so
+            st.steps.append("– the page was not checked in a browser")
+        elif problems:
+            st.steps.append("✗ the page fails in the browser: " + problems[0])
+            failure = repair.Failure(
+                "runtime", f"the page fails in the browser: {problems[0]}", tuple(problems)
+            )
+        else:
+            st.steps.append("✓ the page loads in a browser without errors")
+        yield Built(failure)
+
+    async def _run_tool(self, call: ToolCall) -> ToolOutcome:
+        """The call's outcome however it ends: a tool that raises becomes a failed result
+        (the step, with the calls that worked, is still committed)."""
+        try:
+            return await io(self.toolbox.run, call)
+        except Exception as exc:
+            log.exception("tool %s raised app=%s", call.name, self.app.id)
+            why = f"the tool failed inside the platform ({kind(exc)}); its effect is unknown"
+            if call.name in recovery.CHANGING_TOOLS:
+                why += ": read the file before relying on it"
+            return ToolOutcome(
+                ToolResult.failure(call, why), _call_path(call), why, changed=False, exit=False
+            )
+
+    async def _stream(
+        self,
+        role: ModelRole,
+        tools: list[dict[str, Any]],
+        extra: Sequence[Message] = (),
+    ) -> AsyncIterator[TurnEvent | ModelReply]:
+        """One model call over the window (plus ``extra`` messages not in the transcript).
+        A model that refuses the window as too long for its context is asked once more
+        with a window of half the tokens; a second refusal fails the turn, saying so."""
+        st, e = self.state, self.engine
+        st.phase = "asking the model"
+        budget: int | None = None
+        while True:
+            window = await io(e.memory.window, self.app.id, self.system, budget)
+            try:
+                async for event in e.model.stream(role, (*window.messages, *extra), tools):
+                    if isinstance(event, TextDelta):
+                        st.text.append(event.text)
+                        yield TextEvent(event.text)
+                        faults.point("mid_stream")
+                    elif isinstance(event, ThinkingDelta):
+                        yield ThinkingEvent(event.text)  # shown, never kept: not the answer
+                    else:
+                        if event.usage is not None:
+                            st.tokens_in += event.usage.prompt_tokens
+                            st.tokens_out += event.usage.completion_tokens
+                        yield event
+                return
+            except ContextTooLong as exc:
+                if budget is not None:
+                    raise ModelError(
+                        "the conversation is too long for the model's context, even with "
+                        f"the window shrunk to {window.total_tokens} tokens ({exc.message})"
+                    ) from exc
+                budget = window.total_tokens // 2
+                log.warning(
+                    "model refused a %d-token window as too long; retrying with %d app=%s",
+                    window.total_tokens,
+                    budget,
+                    self.app.id,
+                )
+
+    async def _whole_text(
+        self, role: ModelRole, tools: list[dict[str, Any]]
+    ) -> AsyncIterator[TurnEvent | ModelReply]:
+        """A model reply whose text the output limit cut off is continued: the model is
+        shown its partial answer and asked to go on (at most MAX_CONTINUATIONS times), and
+        the parts are joined into one reply. The transcript keeps the joined answer; a
+        reply still cut off after that is returned with finish_reason "length"."""
+        parts: list[str] = []
+        for _ in range(repair.MAX_CONTINUATIONS + 1):
+            extra: tuple[Message, ...] = ()
+            if parts:
+                extra = (AssistantMessage("".join(parts)), UserMessage(repair.continue_message()))
+            reply: ModelReply | None = None
+            async for event in self._stream(role, tools, extra):
+                if isinstance(event, ModelReply):
+                    reply = event
+                else:
+                    yield event
+            assert reply is not None
+            message = reply.message
+            if reply.finish_reason != "length" or message.tool_calls:
+                if parts:
+                    message = replace(message, content="".join(parts) + (message.content or ""))
+                    reply = replace(reply, message=message)
+                yield reply
+                return
+            parts.append(message.content or "")
+        assert reply is not None  # the loop ran at least once
+        yield replace(reply, message=AssistantMessage("".join(parts) or "(no text)"))
+
+
+def _result_event(call_id: str, name: str, outcome: ToolOutcome) -> ToolEvent:
+    return ToolEvent(call_id, name, "result", outcome.result.ok, outcome.path, outcome.summary)
+
+
+def _cut_off_call(call: ToolCall) -> ToolOutcome:
+    why = (
+        "not run: your answer was cut off by the output limit while writing this call, so "
+        "its arguments are incomplete; write it again (split a large file into parts)"
+    )
+    return ToolOutcome(ToolResult.failure(call, why), _call_path(call), why, False, False)
+
+
+def _over_limit(
+    message: AssistantMessage, limit: int
+) -> tuple[AssistantMessage, list[ToolOutcome]]:
+    """A step asking for more calls than one step may hold: none runs. The step is kept with
+    its first ``limit`` calls, each answered that it did not run, and a note saying how
+    many calls were asked for (the whole step would not fit one transcript write)."""
+    asked = len(message.tool_calls)
+    kept = message.tool_calls[:limit]
+    why = (
+        f"not run: this step asked for {asked} tool calls and one step may make at most "
+        f"{limit}; none of them ran. Ask for at most {limit} at a time."
+    )
+    note = (
+        f"[zerocode: this step asked for {asked} tool calls; only the first {limit} are kept "
+        "here, and none of them ran.]"
+    )
+    content = f"{message.content}\n\n{note}" if message.content else note
+    slim = AssistantMessage(content, tool_calls=kept)
+    return slim, [
+        ToolOutcome(ToolResult.failure(c, why), _call_path(c), why, changed=False, exit=False)
+        for c in kept
+    ]
+
+
+def _call_path(call: ToolCall) -> str | None:
+    """The path a call names, as the tool will see it (None if absent or refused)."""
+    raw = (call.parsed_arguments() or {}).get("path")
+    try:
+        return clean_path(raw) if isinstance(raw, str) else None
+    except PathRefused:
+        return None
