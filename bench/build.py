@@ -47,8 +47,9 @@ from zerocode.adapters.local.sandbox import (  # noqa: E402
 )
 from zerocode.adapters.local.toolchain_store import ToolchainStore  # noqa: E402
 from zerocode.apps.records import CodeGenType  # noqa: E402
+from zerocode.apps.workspace import Snapshot  # noqa: E402
 from zerocode.publishing import output_archive, toolchain  # noqa: E402
-from zerocode.publishing.builds import BuildJob, Snapshot, new_build_id  # noqa: E402
+from zerocode.publishing.builds import BuildJob, new_build_id  # noqa: E402
 
 DESCRIPTION = "A Vue todo app with an about page"
 

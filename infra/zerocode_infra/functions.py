@@ -145,7 +145,7 @@ def api_environment(d: Dependencies) -> dict[str, str]:
         "ZEROCODE_MODEL_VUE": d.config.model_vue,
         "ZEROCODE_MODEL_API_KEY_SECRET_ARN": d.model_key.secret_arn,
         # Only this function serves API Gateway through Lambda Web Adapter, so only its
-        # x-amzn-request-context is the gateway's (zerocode.http.gateway).
+        # x-amzn-request-context is the gateway's (zerocode.gateway).
         "ZEROCODE_TRUST_GATEWAY_CLAIMS": "true",
     }
     if d.config.model_base_url:  # unset: the offline scripted model

@@ -63,7 +63,7 @@ from tests.aws_stack import ROOT, MotoStack, create_on_moto, synthesize
 from tests.aws_standins import CodeBuildRun, StandIns, decode_jwt, run_like_the_buildspec
 from tests.e2e.conftest import Turn, chat, create, free_port
 from zerocode.adapters.aws.codebuild_builder import BUILDSPEC
-from zerocode.http.gateway import REQUEST_CONTEXT
+from zerocode.gateway import REQUEST_CONTEXT
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (CDK synth needs it)")

@@ -344,16 +344,10 @@ def test_a_swept_preview_is_not_found_at_the_edge_and_its_site_still_is(tmp_path
     """Pointers as the platform makes them (keys, app and build ids), in a store the preview
     sweep (zerocode.publishing.eviction) ran over: the swept preview answers 404 on both URL
     schemes, the app's site is untouched, and once restored the preview routes again."""
-    from zerocode.apps.records import new_app_id
+    from zerocode.apps.records import new_app_id, new_deploy_key, new_preview_key
     from zerocode.publishing.builds import new_build_id
     from zerocode.publishing.eviction import DAY, PreviewSweep
-    from zerocode.publishing.pointers import (
-        SiteTarget,
-        new_deploy_key,
-        new_preview_key,
-        preview_pointer,
-        site_pointer,
-    )
+    from zerocode.publishing.pointers import SiteTarget, preview_pointer, site_pointer
 
     app_id, deploy_key, preview_key = new_app_id(), new_deploy_key(), new_preview_key()
     now = 1_800_000_000.0

@@ -56,15 +56,12 @@ def test_the_api_names_the_hosts(synth: Synth) -> None:
     variables = env(synth, "run.sh")
     assert variables["ZEROCODE_SITES_DOMAIN"] == DOMAIN
     from zerocode.bootstrap.settings import Settings
-    from zerocode.publishing.pointers import site_urls
 
-    urls = site_urls(
-        Settings(
-            mode="aws",
-            sites_url="https://d1.cloudfront.net",
-            sites_domain=variables["ZEROCODE_SITES_DOMAIN"],
-        )
-    )
+    urls = Settings(
+        mode="aws",
+        sites_url="https://d1.cloudfront.net",
+        sites_domain=variables["ZEROCODE_SITES_DOMAIN"],
+    ).site_urls()
     assert urls.site("abcdefgh1234") == f"https://abcdefgh1234.{DOMAIN}/"
     assert urls.preview("abcdefgh1234") == f"https://p-abcdefgh1234.{DOMAIN}/"
     outputs = synth.raw["Outputs"]

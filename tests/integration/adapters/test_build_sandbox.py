@@ -277,7 +277,8 @@ def test_a_build_whose_cgroup_cannot_be_made_is_refused(tmp_path: Path, box: Any
     from zerocode.adapters.local.builder import LocalBuilder
     from zerocode.adapters.local.sandbox import Bubblewrap
     from zerocode.apps.records import CodeGenType
-    from zerocode.publishing.builds import BuildJob, Snapshot, new_build_id
+    from zerocode.apps.workspace import Snapshot
+    from zerocode.publishing.builds import BuildJob, new_build_id
 
     broken = tmp_path / "cgroup"
     broken.mkdir()

@@ -33,6 +33,7 @@ from zerocode.adapters.model.offline.flaws import (
 from zerocode.adapters.model.offline.script import answer
 from zerocode.adapters.model.offline.vue import HOME_VIEW
 from zerocode.apps.records import App, CodeGenType
+from zerocode.apps.workspace import Snapshot
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine import prompts
@@ -44,7 +45,6 @@ from zerocode.publishing.builds import (
     BuildJob,
     BuildPurpose,
     BuildState,
-    Snapshot,
     new_build_id,
 )
 from zerocode.publishing.pointers import SiteTarget, SiteUrls, preview_pointer

@@ -34,9 +34,10 @@ from zerocode.adapters.aws.codebuild_builder import (
     session_policy,
 )
 from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import Snapshot
 from zerocode.bootstrap.settings import Settings
 from zerocode.publishing import toolchain
-from zerocode.publishing.builds import BuildJob, Snapshot, new_build_id
+from zerocode.publishing.builds import BuildJob, new_build_id
 
 BUCKET = "zc-builds"
 DATA_ROLE = "arn:aws:iam::123456789012:role/zc-build-data"

@@ -17,8 +17,9 @@ from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.adapters.local.sandbox import MISSING, Refusing
 from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import Snapshot
 from zerocode.publishing import toolchain
-from zerocode.publishing.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
+from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
 
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 

@@ -18,7 +18,8 @@ import pytest
 from tests.conftest import build_sandbox_or_skip
 from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.apps.records import CodeGenType
-from zerocode.publishing.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
+from zerocode.apps.workspace import Snapshot
+from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
 
 SECRET = "victim-secret-41c9"
 INDEX = b'<!DOCTYPE html><div id="app"></div><script type="module" src="/src/main.js"></script>'

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from zerocode.apps.versions import Version, VersionKind, Versions, VersionStore, sha256
+from zerocode.apps.workspace import Snapshot
 from zerocode.errors import Conflict, InvalidInput, NotFound
-from zerocode.publishing.builds import Snapshot
 
 
 @pytest.fixture(params=["sqlite", "s3"])

@@ -31,8 +31,8 @@ from zerocode.bootstrap import wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints import build_events, cli
+from zerocode.gateway import REQUEST_CONTEXT
 from zerocode.http.app import create_app
-from zerocode.http.gateway import REQUEST_CONTEXT
 
 PASSWORD = "correct horse battery"
 

@@ -30,7 +30,6 @@ from zerocode.publishing.pointers import (
     is_host_key,
     preview_pointer,
     site_pointer,
-    site_urls,
 )
 
 PAGE = b"<html><body><h1>Newts</h1></body></html>"
@@ -135,11 +134,11 @@ def test_the_old_path_urls_are_not_found_on_the_apis_site(platform: Platform) ->
 
 def test_aws_without_a_custom_domain_keeps_the_shared_path_scheme(tmp_path: Path) -> None:
     settings = Settings(mode="aws", sites_url="https://d111.cloudfront.net")
-    urls = site_urls(settings)
+    urls = settings.site_urls()
     assert not urls.per_app_origins
     assert urls.site("Key_with-dash1") == "https://d111.cloudfront.net/sites/Key_with-dash1/"
     assert urls.preview("previewkey1") == "https://d111.cloudfront.net/preview/previewkey1/"
-    custom = site_urls(settings.model_copy(update={"sites_domain": "Sites.Example.com."}))
+    custom = settings.model_copy(update={"sites_domain": "Sites.Example.com."}).site_urls()
     assert custom.site("abcdefgh1234") == "https://abcdefgh1234.sites.example.com/"
     assert custom.preview("abcdefgh1234") == "https://p-abcdefgh1234.sites.example.com/"
     # The local sites server speaks the path scheme too, should it be given one.

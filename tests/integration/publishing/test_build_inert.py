@@ -25,8 +25,9 @@ import pytest
 
 from tests.integration.publishing.test_vue_template_builds import created_files
 from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import Snapshot
 from zerocode.publishing import toolchain
-from zerocode.publishing.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
+from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
 
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 

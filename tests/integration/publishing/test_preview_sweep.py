@@ -22,7 +22,7 @@ from botocore.stub import Stubber
 from fastapi.testclient import TestClient
 
 from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
-from zerocode.apps.records import App, CodeGenType, new_app_id
+from zerocode.apps.records import App, CodeGenType, new_app_id, new_deploy_key, new_preview_key
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
@@ -30,13 +30,7 @@ from zerocode.entrypoints import preview_sweep
 from zerocode.http.app import create_app
 from zerocode.publishing.builds import BuildState, built_at, new_build_id
 from zerocode.publishing.eviction import DAY, PreviewSweep
-from zerocode.publishing.pointers import (
-    SiteTarget,
-    new_deploy_key,
-    new_preview_key,
-    preview_pointer,
-    site_pointer,
-)
+from zerocode.publishing.pointers import SiteTarget, preview_pointer, site_pointer
 
 ARN = "arn:aws:cloudfront::123456789012:key-value-store/327284aa-bcd5-499f-a3ff-26b9a9d31b58"
 ROOT = Path(__file__).resolve().parents[3]

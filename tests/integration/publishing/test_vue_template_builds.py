@@ -14,11 +14,12 @@ import pytest
 
 from zerocode.adapters.model.openai import build_chat_model
 from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import Snapshot
 from zerocode.engine import prompts
 from zerocode.engine.model import ModelReply, ModelRole
 from zerocode.memory.messages import Message, SystemMessage, UserMessage
 from zerocode.publishing import toolchain
-from zerocode.publishing.builds import BuildJob, BuildOutcome, Snapshot, new_build_id
+from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
 
 MODELS = dict.fromkeys(ModelRole, "zerocode-offline")
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")

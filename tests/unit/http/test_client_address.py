@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from starlette.requests import Request
 
+from zerocode.gateway import REQUEST_CONTEXT
 from zerocode.http.deps import client_address, gateway_source_ip
-from zerocode.http.gateway import REQUEST_CONTEXT
 
 
 def request(headers: dict[str, str], peer: str | None, behind_gateway: bool) -> Request:

@@ -8,7 +8,7 @@ import pytest
 
 from zerocode.accounts.service import Role, Unauthenticated
 from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
-from zerocode.http.gateway import (
+from zerocode.gateway import (
     REQUEST_CONTEXT,
     authorization_token,
     behind_gateway,

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from zerocode.bootstrap.settings import Settings
-from zerocode.errors import InvalidInput
-from zerocode.publishing.pointers import (
+from zerocode.apps.records import (
     DEPLOY_KEY_CHARS,
     PREVIEW_KEY_CHARS,
-    SiteUrls,
-    is_host_key,
     new_deploy_key,
     new_preview_key,
-    pointer_of_label,
-    site_urls,
 )
+from zerocode.bootstrap.settings import Settings
+from zerocode.errors import InvalidInput
+from zerocode.publishing.pointers import SiteUrls, is_host_key, pointer_of_label
 
 LOCAL = SiteUrls("http://127.0.0.1:8001", "localhost:8001")
 
@@ -64,15 +61,15 @@ def test_labels_keep_previews_and_sites_apart() -> None:
 
 
 def test_which_scheme_each_mode_uses() -> None:
-    local = site_urls(Settings(sites_port=9001))
+    local = Settings(sites_port=9001).site_urls()
     assert local.per_app_origins and local.domain == "localhost:9001"
     assert local.base == "http://127.0.0.1:9001"  # covers stay on the bare host
-    aws = site_urls(Settings(mode="aws", sites_url="https://d1.cloudfront.net/"))
+    aws = Settings(mode="aws", sites_url="https://d1.cloudfront.net/").site_urls()
     assert not aws.per_app_origins
     assert aws.site("Old_Key-123") == "https://d1.cloudfront.net/sites/Old_Key-123/"
     assert aws.usable("Old_Key-123") and not local.usable("Old_Key-123")
-    custom = site_urls(
-        Settings(mode="aws", sites_url="https://d1.cloudfront.net", sites_domain="apps.example.net")
-    )
+    custom = Settings(
+        mode="aws", sites_url="https://d1.cloudfront.net", sites_domain="apps.example.net"
+    ).site_urls()
     assert custom.site("abcdefgh1234") == "https://abcdefgh1234.apps.example.net/"
     assert custom.pointer_of_host("p-abcdefgh1234.apps.example.net") == "preview:abcdefgh1234"

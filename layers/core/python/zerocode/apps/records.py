@@ -11,13 +11,29 @@ from typing import Any, Protocol
 
 from zerocode.apps.guards import check_characters
 from zerocode.errors import InvalidInput
-from zerocode.publishing.pointers import new_preview_key
 
 MAX_NAME = 60
 MAX_PAGE = 50
 FEATURED_PRIORITY = 99  # an app with at least this priority is featured
 MAX_PRIORITY = 99_999
 _APP_ID = re.compile(r"^[a-z0-9]{20}$")
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+# Public keys are lowercase letters and digits, so each can be a host label as it is
+# (zerocode.publishing.pointers: the preview and the site are each their own origin).
+PREVIEW_KEY_CHARS = 26  # 134 bits: previews are unlisted, the key is their only secret
+DEPLOY_KEY_CHARS = 12  # 62 bits: sites are public, the key only has to be unique
+
+
+def _random_key(length: int) -> str:
+    return "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+def new_preview_key() -> str:
+    return _random_key(PREVIEW_KEY_CHARS)
+
+
+def new_deploy_key() -> str:
+    return _random_key(DEPLOY_KEY_CHARS)
 
 
 class CodeGenType(StrEnum):
@@ -55,8 +71,7 @@ class App:
 
 def new_app_id() -> str:
     """20 lowercase alphanumerics: safe in paths, S3 keys and DynamoDB keys."""
-    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-    return "".join(secrets.choice(alphabet) for _ in range(20))
+    return _random_key(20)
 
 
 def is_app_id(value: str) -> bool:

@@ -1,6 +1,10 @@
 """App operations the API and the entry points call: create (the model routes the mode and
 names the app), rename, the admin's changes, delete (the app first, then its data), forget the
-conversation, archive the files, and the featured apps (cached for a few minutes)."""
+conversation, archive the files, and the featured apps (cached for a few minutes).
+
+What they need of the layers above (the model, publishing, the step journal) are the ports
+below: ``Namer`` (``zerocode.engine.naming``), ``Unpublisher``
+(``zerocode.publishing.service.Publishing``) and ``AppData``; bootstrap wires them."""
 
 from __future__ import annotations
 
@@ -10,23 +14,52 @@ import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from zerocode.apps.deletion import DeletionSweep, PendingDeletions, purge
 from zerocode.apps.records import App, AppPage, AppStore, CodeGenType, check_name, new_app_id
 from zerocode.apps.versions import VersionStore
 from zerocode.apps.workspace import Workspace
-from zerocode.engine import prompts
-from zerocode.engine.journal import StepJournal
-from zerocode.engine.model import ChatModel, ModelReply, ModelRole, TextDelta
 from zerocode.errors import InvalidInput, Unavailable
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
-from zerocode.memory.messages import Message, SystemMessage, UserMessage
-from zerocode.publishing.builds import Builder, BuildStore
-from zerocode.publishing.service import Covers, Publishing
 
 log = logging.getLogger(__name__)
+
+
+class Namer(Protocol):
+    """Routes a new app's mode and names it: the model's answers, as text
+    (``zerocode.engine.naming.ModelNamer``)."""
+
+    async def route(self, prompt: str) -> str: ...
+
+    async def name(self, prompt: str) -> str: ...
+
+
+class AppData(Protocol):
+    """A store holding data of apps, emptied of one app's when it is deleted (builds,
+    build outputs, covers)."""
+
+    def delete_app(self, app_id: str, /) -> object: ...
+
+
+class JournalData(Protocol):
+    """The step journal (``zerocode.engine.journal.StepJournal``): the app's last step."""
+
+    def clear(self, app_id: str, /) -> None: ...
+
+
+class Unpublisher(Protocol):
+    """What deleting an app needs of publishing (``zerocode.publishing.service.Publishing``):
+    its site and preview taken down, and the stores of its build outputs and covers."""
+
+    def unpublish(self, app: App) -> None: ...
+
+    @property
+    def builder(self) -> AppData: ...
+
+    @property
+    def covers(self) -> AppData | None: ...
 
 
 @dataclass
@@ -35,19 +68,19 @@ class AppService:
     memory: Memory
     display: DisplayHistoryStore
     workspace: Workspace
-    model: ChatModel
+    namer: Namer
     deletions: PendingDeletions
-    builds: BuildStore
-    publishing: Publishing
+    builds: AppData
+    publishing: Unpublisher
     versions: VersionStore | None = None
-    journal: StepJournal | None = None
+    journal: JournalData | None = None
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app."""
         if mode is None:
-            answer = await self._ask(ModelRole.ROUTING, "routing", prompt)
+            answer = await self.namer.route(prompt)
             mode = parse_mode(answer)
-        name = await self._ask(ModelRole.ROUTING, "naming", prompt)
+        name = await self.namer.name(prompt)
         try:
             clean = check_name(name.strip().strip("\"'`").splitlines()[0] if name.strip() else "")
         except InvalidInput:
@@ -130,26 +163,16 @@ class AppService:
             journal=self.journal,
         )
 
-    async def _ask(self, role: ModelRole, prompt_name: str, text: str) -> str:
-        messages: list[Message] = [SystemMessage(prompts.load(prompt_name)), UserMessage(text)]
-        parts: list[str] = []
-        async for event in self.model.stream(role, messages):
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-            elif isinstance(event, ModelReply) and not parts:
-                parts.append(event.message.content or "")
-        return "".join(parts)
-
 
 def purge_steps(
     memory: Memory,
     display: DisplayHistoryStore,
     workspace: Workspace,
-    builder: Builder,
-    builds: BuildStore,
-    covers: Covers | None = None,
+    builder: AppData,
+    builds: AppData,
+    covers: AppData | None = None,
     versions: VersionStore | None = None,
-    journal: StepJournal | None = None,
+    journal: JournalData | None = None,
 ) -> list[Callable[[str], object]]:
     """Every store an app's data lives in, in the order its deletion empties them.
 

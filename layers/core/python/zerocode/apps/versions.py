@@ -1,7 +1,7 @@
 """Versions: every turn that changes an app's files leaves a snapshot of them.
 
 A version is a manifest (path → sha256 of the content) with the digest a build of those
-files records (:class:`zerocode.publishing.builds.Snapshot`), so a version and the preview
+files records (:class:`zerocode.apps.workspace.Snapshot`), so a version and the preview
 build made from it are recognisably the same source. Contents are stored once per app,
 by hash: a version that changes one file of fifty stores one new blob. Numbers count up
 per app (v1, v2, …); they are taken by a conditional write, so two writers cannot both
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
+from zerocode.apps.workspace import Snapshot
 from zerocode.errors import Conflict, InvalidInput, NotFound
-from zerocode.publishing.builds import Snapshot
 
 _VERSION_ID = re.compile(r"^v([1-9][0-9]{0,8})$")
 SUMMARY_CHARS = 200

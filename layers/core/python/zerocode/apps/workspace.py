@@ -6,9 +6,11 @@ sandbox rules are the same for a local directory and an S3 prefix.
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -41,6 +43,24 @@ class WorkspaceLimits:
 
 
 DEFAULT_LIMITS = WorkspaceLimits()
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The app's source at one moment, and its digest (what a version records and
+    a build was made from)."""
+
+    files: Mapping[str, bytes]
+    digest: str
+
+    @classmethod
+    def of(cls, files: Mapping[str, bytes]) -> Snapshot:
+        h = hashlib.sha256()
+        for path in sorted(files):
+            data = files[path]
+            h.update(f"{path}\0{len(data)}\0".encode())
+            h.update(data)
+        return cls(dict(files), h.hexdigest())
 
 
 class Workspace(Protocol):

@@ -17,6 +17,7 @@ from zerocode.apps.workspace import Workspace
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine import prompts
 from zerocode.engine.model import ChatModel
+from zerocode.engine.naming import ModelNamer
 from zerocode.engine.turn import PROMPT_OF, Engine
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
@@ -44,7 +45,7 @@ class Platform:
     site_root: Callable[[SiteTarget], Path | None]
     # Behind API Gateway: the caller from the authorizer's verified claims, which Lambda Web
     # Adapter forwards in x-amzn-request-context, and the token they came with (None when it
-    # no longer stands). None where no gateway vouches for them (http/gateway.py).
+    # no longer stands). None where no gateway vouches for them (gateway.py).
     gateway_claims: Callable[[Mapping[str, Any], str | None], User | None] | None = None
     # How untrusted builds are isolated, for the banner and /api/health.
     build_isolation: str = "CodeBuild, per-build scoped credentials"
@@ -71,7 +72,7 @@ class Platform:
             self.memory,
             self.display,
             self.workspace,
-            self.model,
+            ModelNamer(self.model),
             self.deletions,
             self.builds,
             self.publishing,

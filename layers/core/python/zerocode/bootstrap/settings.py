@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from zerocode.engine.window_budget import check_window_budget
 from zerocode.memory.window import DEFAULT_MAX_MESSAGES, WindowPolicy
+from zerocode.publishing.pointers import SiteUrls, site_urls
 
 
 class Settings(BaseSettings):
@@ -48,7 +49,7 @@ class Settings(BaseSettings):
     cognito_client_id: str | None = None
     # Believe API Gateway's authorizer claims in x-amzn-request-context. Set by the
     # infrastructure on the API function only, and heeded only under Lambda
-    # (AWS_LAMBDA_FUNCTION_NAME set); elsewhere the header is ignored (http/gateway.py).
+    # (AWS_LAMBDA_FUNCTION_NAME set); elsewhere the header is ignored (gateway.py).
     trust_gateway_claims: bool = False
     # A preview pointer whose build is older than this many days is removed from the site
     # pointer store by the preview sweep (AWS: the KeyValueStore's 5 MB; docs/operations.md);
@@ -176,6 +177,12 @@ class Settings(BaseSettings):
     @property
     def public_sites_url(self) -> str:
         return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
+
+    def site_urls(self) -> SiteUrls:
+        """Where visitors find previews and sites (the domain defaults as ``sites_domain``
+        says)."""
+        local_port = self.sites_port if self.mode == "local" else None
+        return site_urls(self.public_sites_url, self.sites_domain, local_port)
 
     @property
     def console_path(self) -> Path | None:

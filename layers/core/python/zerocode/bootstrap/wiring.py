@@ -15,14 +15,14 @@ from zerocode.bootstrap.platform import Platform, purge_steps
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel, ModelRole
 from zerocode.engine.turn import Engine, EngineLimits
-from zerocode.http.gateway import behind_gateway
+from zerocode.gateway import behind_gateway
 from zerocode.memory.cache import WindowCache
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
 from zerocode.memory.transcript import TranscriptStore
 from zerocode.publishing.builds import Builder, RemoteBuilder
 from zerocode.publishing.eviction import DAY, PreviewSweep
-from zerocode.publishing.pointers import Publisher, SiteTarget, site_urls
+from zerocode.publishing.pointers import Publisher, SiteTarget
 from zerocode.publishing.service import Publishing
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def platform(
         publisher or SqlitePublisher(db),
         workspace,
         lease,
-        site_urls(settings),
+        settings.site_urls(),
         covers=chromium_covers(
             settings.data_dir / "covers", settings.public_sites_url, settings.chromium_path
         )
@@ -329,7 +329,7 @@ def _aws_publishing(
         publisher or _kvs_publisher(settings),
         workspace,
         DynamoLease(client, settings.leases_table),
-        site_urls(settings),
+        settings.site_urls(),
         in_process=not isinstance(builder, RemoteBuilder),
         preview_idle_seconds=settings.preview_idle_days * DAY,  # the preview sweep's
     )

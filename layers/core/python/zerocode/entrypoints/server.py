@@ -27,13 +27,12 @@ from zerocode.http.headers import WithPolicy, console_policy
 from zerocode.http.sites import console_origin, create_sites_app
 from zerocode.memory.tokens import o200k
 from zerocode.observability import configure_logging
-from zerocode.publishing.pointers import site_urls
 
 log = logging.getLogger(__name__)
 
 
 def banner(settings: Settings, model: str, builds: str = "", browser: str = "") -> str:
-    api, urls = console_origin(settings), site_urls(settings)
+    api, urls = console_origin(settings), settings.site_urls()
     return "\n".join(
         line
         for line in [
@@ -67,7 +66,7 @@ def with_console(app: FastAPI, settings: Settings) -> FastAPI:
         return RedirectResponse("/console/")
 
     files = WithPolicy(
-        StaticFiles(directory=console, html=True), console_policy(site_urls(settings))
+        StaticFiles(directory=console, html=True), console_policy(settings.site_urls())
     )
     app.mount("/console", OffTheAppsSite(files, home), name="console")
     return app

@@ -16,7 +16,7 @@ from zerocode.apps.records import App, is_app_id
 from zerocode.apps.service import FeaturedApps
 from zerocode.bootstrap.platform import Platform
 from zerocode.errors import NotFound
-from zerocode.http.gateway import REQUEST_CONTEXT, authorization_token, gateway_claims
+from zerocode.gateway import REQUEST_CONTEXT, authorization_token, gateway_claims
 from zerocode.observability import USER_ID
 
 SESSION_COOKIE = "zc_session"
@@ -53,7 +53,7 @@ def cookie_may_authenticate(headers: Mapping[str, str]) -> bool:
 
 async def caller(request: Request, credentials: Credentials = None) -> User:
     """The signed-in user: from the gateway's verified claims where a gateway vouches for
-    them (only under Lambda Web Adapter: ``http/gateway.py``), and only while the token they
+    them (only under Lambda Web Adapter: ``gateway.py``), and only while the token they
     came with still stands; else from a bearer token or the session cookie."""
     p: Platform = request.app.state.platform
     claims = gateway_claims(request.headers) if p.gateway_claims is not None else None

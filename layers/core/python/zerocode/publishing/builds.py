@@ -9,18 +9,16 @@ the same Builder; only what is pointed at them differs.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from zerocode.apps.records import CodeGenType
-from zerocode.apps.workspace import Workspace
+from zerocode.apps.workspace import Snapshot, Workspace
 from zerocode.errors import InvalidInput
 
 _BUILD_ID = re.compile(r"^b\d{13}[0-9a-f]{6}$")
@@ -71,23 +69,6 @@ _last_millis = 0
 
 def is_build_id(value: str) -> bool:
     return bool(_BUILD_ID.match(value))
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The app's source at one moment, and its digest (what the build was made from)."""
-
-    files: Mapping[str, bytes]
-    digest: str
-
-    @classmethod
-    def of(cls, files: Mapping[str, bytes]) -> Snapshot:
-        h = hashlib.sha256()
-        for path in sorted(files):
-            data = files[path]
-            h.update(f"{path}\0{len(data)}\0".encode())
-            h.update(data)
-        return cls(dict(files), h.hexdigest())
 
 
 def snapshot(workspace: Workspace, app_id: str) -> Snapshot:

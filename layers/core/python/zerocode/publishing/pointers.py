@@ -17,16 +17,12 @@ letters and digits; older mixed-case keys get a new one on their next preview or
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from zerocode.errors import InvalidInput
-
-if TYPE_CHECKING:
-    from zerocode.bootstrap.settings import Settings
 
 # Pointer keys are namespaced so a preview key can never be used as a site key, or back.
 SITE_PREFIX, PREVIEW_PREFIX = "site:", "preview:"
@@ -35,9 +31,6 @@ PREVIEW_LABEL = "p-"
 _PUBLIC_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _HOST_KEY = re.compile(r"^[a-z0-9]{8,61}$")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-PREVIEW_KEY_CHARS = 26  # 134 bits: previews are unlisted, the key is their only secret
-DEPLOY_KEY_CHARS = 12  # 62 bits: sites are public, the key only has to be unique
 
 
 @dataclass(frozen=True)
@@ -69,18 +62,6 @@ def check_public_key(key: str) -> str:
     if not _PUBLIC_KEY.match(key):
         raise InvalidInput("a site key is 8 to 64 letters, digits, - or _")
     return key
-
-
-def _random_key(length: int) -> str:
-    return "".join(secrets.choice(_ALPHABET) for _ in range(length))
-
-
-def new_preview_key() -> str:
-    return _random_key(PREVIEW_KEY_CHARS)
-
-
-def new_deploy_key() -> str:
-    return _random_key(DEPLOY_KEY_CHARS)
 
 
 def is_host_key(key: str) -> bool:
@@ -160,15 +141,14 @@ class SiteUrls:
         return f"{self.scheme}://{label.lower()}.{self.domain}"
 
 
-def site_urls(settings: Settings) -> SiteUrls:
-    """Locally every app is its own origin under ``localhost`` (browsers resolve
-    ``*.localhost`` to loopback); on AWS only when a custom domain is configured."""
-    domain = settings.sites_domain
-    if domain is None and settings.mode == "local":
-        domain = f"localhost:{settings.sites_port}"
-    return SiteUrls(
-        settings.public_sites_url, domain.strip().strip(".").lower() or None if domain else None
-    )
+def site_urls(base: str, domain: str | None, local_port: int | None = None) -> SiteUrls:
+    """The URLs of the sites server at ``base``, each app its own origin under ``domain``.
+    Locally (``local_port``, the sites server's port) every app is its own origin under
+    ``localhost`` when no domain is given (browsers resolve ``*.localhost`` to loopback); on
+    AWS (no local port) only when a custom domain is configured."""
+    if domain is None and local_port is not None:
+        domain = f"localhost:{local_port}"
+    return SiteUrls(base, domain.strip().strip(".").lower() or None if domain else None)
 
 
 class Publisher(Protocol):

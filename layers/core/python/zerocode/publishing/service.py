@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Protocol
 
 from zerocode.apps.lease import Lease
-from zerocode.apps.records import App, AppStore
-from zerocode.apps.workspace import Workspace
+from zerocode.apps.records import App, AppStore, new_deploy_key, new_preview_key
+from zerocode.apps.workspace import Snapshot, Workspace
 from zerocode.errors import Conflict, InvalidInput, NotFound
 from zerocode.publishing.builds import (
     Build,
@@ -32,7 +32,6 @@ from zerocode.publishing.builds import (
     BuildState,
     BuildStore,
     RemoteBuilder,
-    Snapshot,
     built_at,
     check_build_id,
     is_build_id,
@@ -44,8 +43,6 @@ from zerocode.publishing.pointers import (
     Publisher,
     SiteTarget,
     SiteUrls,
-    new_deploy_key,
-    new_preview_key,
     preview_pointer,
     site_pointer,
 )
