@@ -9,7 +9,22 @@ from typing import Any
 
 import pytest
 
-REDIS_URL = os.environ.get("ZEROCODE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# Under pytest-xdist each worker has a Redis database of its own (15, 14, …), so one worker's
+# keys and flushes never meet another's.
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
+REDIS_URL = os.environ.get("ZEROCODE_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{15 - _WORKER}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` a module's tests stay on one worker (its module-scoped
+    servers and moto start once), and tests/infra shares one worker (one synth)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        owner = getattr(item, "module", None)
+        module = owner.__name__ if owner is not None else item.nodeid.split("::")[0]
+        group = "infra" if module.startswith("tests.infra") else module
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def redis_client_or_skip() -> Any:
@@ -103,7 +118,12 @@ def any_build_sandbox() -> Any:
 
 @pytest.fixture(scope="session")
 def toolchain_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One installed toolchain for the whole run (it is read-only to every build)."""
+    """One installed toolchain for the whole run (it is read-only to every build), shared by
+    the xdist workers (the store installs under a lock, so one of them installs it)."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        shared = tmp_path_factory.getbasetemp().parent / "toolchain"
+        shared.mkdir(exist_ok=True)
+        return shared
     return tmp_path_factory.mktemp("toolchain")
 
 

@@ -26,6 +26,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class PortTaken(RuntimeError):
+    """The server's port was taken between choosing it and binding it."""
+
+
 @dataclass
 class Server:
     data_dir: Path
@@ -53,6 +57,18 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
+        """Start and wait for health. Ports are free when chosen, but another test worker may
+        take one before the server binds it: then new ports are chosen and it starts again."""
+        for attempt in range(3):
+            try:
+                self._start()
+                return
+            except PortTaken:
+                if attempt == 2:
+                    raise
+                self.port, self.sites_port = free_port(), free_port()
+
+    def _start(self) -> None:
         self.log = self.data_dir / f"server-{self.port}.log"
         env = {k: v for k, v in os.environ.items() if k != "ZEROCODE_MODEL_BASE_URL"}
         env.update({"ZEROCODE_DATA_DIR": str(self.data_dir), **self.env})
@@ -81,7 +97,10 @@ class Server:
             if self.proc.poll() is not None:
                 break
             time.sleep(0.1)
-        raise RuntimeError(f"server did not start:\n{self.log.read_text()}")
+        said = self.log.read_text()
+        if "already in use" in said:
+            raise PortTaken(said)
+        raise RuntimeError(f"server did not start:\n{said}")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -7,12 +7,14 @@ hashes, and no package's install script runs. Nothing of an app's takes part in 
 so a build never installs anything: it mounts this tree read-only. The tree is made in a
 temporary directory and renamed into place (``toolchain/{digest}/``), so it appears whole
 or not at all, and it is never written again; a build cannot change what another will use.
+Processes sharing the directory install it once: the install holds an ``flock``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import secrets
 import shutil
@@ -47,7 +49,17 @@ class ToolchainStore:
         async with self._lock:
             if self.installed():
                 return self.modules, []
-            return await self._install()
+            # Another process (a second server on the same toolchain directory, a test
+            # worker) may be installing it too: one installs, the others wait and use it.
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root / ".install.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+                if self.installed():
+                    return self.modules, []
+                return await self._install()
+            finally:
+                os.close(fd)  # releases the lock
 
     async def _install(self) -> tuple[Path | None, list[str]]:
         self.root.mkdir(parents=True, exist_ok=True)
