@@ -346,7 +346,7 @@ def test_cgroups_are_removed_after_each_build_and_stale_ones_swept(
         for group in renamed:
             (group / "cgroup.procs").write_text(str(sleeper.pid))
         live = cgroups.BuildCgroup.make(base, 64 << 20, 8)
-        assert cgroups.sweep(base) >= len(renamed)
+        cgroups.sweep(base)  # (another test worker's start may sweep them first: same end)
         assert not any(g.exists() for g in renamed)
         assert sleeper.wait(5) == -9
         assert all(g.exists() for g in live.dirs)
