@@ -15,18 +15,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from tests.e2e.conftest import Server, chat, create, signed_in, wait_for_build
 from tests.e2e.hostile_model import CONFIG_NAMES, REACH, HostileModel, config_attack
+from tests.integration.adapters.test_chromium_covers import Secret
 
 CANARY = f"zc-canary-{secrets.token_hex(6)}"
 
@@ -143,35 +141,6 @@ def test_a_hostile_model_runs_nothing_and_leaks_nothing(
     client.close()
 
 
-class Listener:
-    """A service on another loopback port: counts every connection anything opens to it."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.accepted: list[Any] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.accepted.append(conn.recv(200))
-            conn.close()
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
-
-
 def served(url: str, paths: list[str]) -> str:
     """What the sites server serves at ``url`` for each path, joined."""
     with httpx.Client(base_url=url, timeout=10) as site:
@@ -196,7 +165,8 @@ def test_app_written_build_config_runs_nothing_and_the_browser_reaches_nothing(
     (victim_ws / "src" / "secret.txt").write_text(secret)
     (victim_ws / "index.html").write_text(f"<h1>{secret}</h1>")
 
-    listener = Listener()
+    listener = Secret()  # a service on another loopback port: counts every connection
+    listener.start()
     try:
         client = signed_in(server, "attacker2")
         app = create(client, "A Vue app", "vue_project")
@@ -228,7 +198,7 @@ def test_app_written_build_config_runs_nothing_and_the_browser_reaches_nothing(
                 assert time.monotonic() < deadline, "no cover"
                 time.sleep(0.3)
         time.sleep(3)  # speculative work happens after load
-        assert listener.accepted == [], listener.accepted
+        assert listener.connections == 0
     finally:
         listener.close()
 

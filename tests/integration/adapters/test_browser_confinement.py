@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.server
 import json
 import os
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.adapters.test_chromium_covers import OWN, chromium_or_skip, near, pixels
+from tests.integration.adapters.test_chromium_covers import (
+    OWN,
+    OWN_CSS,
+    App,
+    Secret,
+    chromium_or_skip,
+    near,
+    pixels,
+)
 from zerocode.adapters.local.browser_box import BROWSER_UID, PROFILE, BrowserBox, browser_box
 from zerocode.adapters.local.chromium import availability, confined, launch
 from zerocode.adapters.local.chromium_check import ChromiumCheck, chromium_check
@@ -33,43 +37,6 @@ from zerocode.entrypoints.server import banner
 from zerocode.publishing.pointers import SiteUrls
 
 SPECULATION_WAIT = 2.5  # after load: time for speculative work to reach out, if it could
-
-
-@dataclass
-class Listener:
-    """Another loopback port (a Redis, say): counts every TCP connection accepted."""
-
-    sockets: list[socket.socket] = field(default_factory=list)
-    connections: int = 0
-
-    def start(self) -> None:
-        first = socket.socket()
-        first.bind(("127.0.0.1", 0))
-        self.sockets.append(first)
-        with contextlib.suppress(OSError):  # *.localhost may resolve to ::1 too
-            v6 = socket.socket(socket.AF_INET6)
-            v6.bind(("::1", self.port))
-            self.sockets.append(v6)
-        for sock in self.sockets:
-            sock.listen(16)
-            threading.Thread(target=self._accept, args=(sock,), daemon=True).start()
-
-    @property
-    def port(self) -> int:
-        return int(self.sockets[0].getsockname()[1])
-
-    def _accept(self, sock: socket.socket) -> None:
-        while True:
-            try:
-                conn, _ = sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        for sock in self.sockets:
-            sock.close()
 
 
 def hostile(host: str, port: int) -> dict[str, str]:
@@ -116,75 +83,25 @@ def hostile(host: str, port: int) -> dict[str, str]:
   {reach}
   console.error("a deliberate problem");
 </script></body></html>"""
-    pages = {"/": page, "/own.css": "h1.own { background: rgb(0,160,0); height: 120px; }"}
+    pages = {"/": page, "/own.css": OWN_CSS}
     pages["/sw.js"] = f"fetch('{targets[0]}/sw');"
     for i, t in enumerate(targets):
         pages[f"/refresh{i}.html"] = f'<meta http-equiv="refresh" content="0;url={t}/refresh">'
     return pages
 
 
-@dataclass
-class App:
-    """The app's own origin (the sites server's part): its pages, and what was asked for."""
-
-    pages: dict[str, str]
-    redirects: dict[str, str] = field(default_factory=dict)
-    requests: list[str] = field(default_factory=list)
-    server: http.server.ThreadingHTTPServer | None = None
-
-    def start(self) -> None:
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                outer.requests.append(self.path)
-                if self.path in outer.redirects:
-                    self.send_response(302)
-                    self.send_header("location", outer.redirects[self.path])
-                    self.send_header("content-length", "0")
-                    self.end_headers()
-                    return
-                body = outer.pages.get(self.path.split("?")[0])
-                if body is None:
-                    self.send_error(404)
-                    return
-                kind = {"css": "text/css", "js": "text/javascript"}.get(
-                    self.path.rsplit(".", 1)[-1], "text/html"
-                )
-                self.send_response(200)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(body.encode())))
-                self.end_headers()
-                self.wfile.write(body.encode())
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://p-xyz.localhost:{self.server.server_address[1]}/"
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-
-
 @pytest.fixture
-def listener() -> Iterator[Listener]:
-    service = Listener()
+def listener() -> Iterator[Secret]:
+    """Another loopback port (a Redis, say), on 127.0.0.1 and ::1: counts every connection."""
+    service = Secret()
     service.start()
     yield service
     service.close()
 
 
 @pytest.fixture
-def app(listener: Listener) -> Iterator[App]:
-    site = App(hostile("p-xyz.localhost", listener.port))
+def app(listener: Secret) -> Iterator[App]:
+    site = App(hostile("p-xyz.localhost", listener.port), host="p-xyz.localhost")
     site.start()
     yield site
     site.stop()
@@ -198,7 +115,7 @@ def boxed_or_skip() -> str:
 
 
 def test_the_runtime_check_reaches_nothing_elsewhere_and_still_sees_the_page(
-    listener: Listener, app: App
+    listener: Secret, app: App
 ) -> None:
     check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), boxed_or_skip(), timeout_ms=8000)
     problems = asyncio.run(check.check_url(app.url, vue=False))
@@ -211,7 +128,7 @@ def test_the_runtime_check_reaches_nothing_elsewhere_and_still_sees_the_page(
 
 
 def test_a_cover_reaches_nothing_elsewhere_and_shows_the_page(
-    tmp_path: Path, listener: Listener, app: App
+    tmp_path: Path, listener: Secret, app: App
 ) -> None:
     covers = ChromiumCovers(tmp_path, "http://127.0.0.1:9", boxed_or_skip())
     blocked = asyncio.run(covers.screenshot(app.url, tmp_path / "cover.png"))
@@ -222,9 +139,11 @@ def test_a_cover_reaches_nothing_elsewhere_and_shows_the_page(
     assert sum(near(p, OWN) for p in pixels(png)) > 10_000  # the app's own banner is there
 
 
-def test_own_origin_redirects_are_followed_and_others_are_not(listener: Listener) -> None:
+def test_own_origin_redirects_are_followed_and_others_are_not(listener: Secret) -> None:
     elsewhere = f"http://127.0.0.1:{listener.port}/away"
-    site = App({"/": '<h1>x</h1><script src="/a.js"></script><img src="/b.png">'})
+    site = App(
+        {"/": '<h1>x</h1><script src="/a.js"></script><img src="/b.png">'}, host="p-xyz.localhost"
+    )
     site.pages["/real.js"] = "document.title = 'redirected script ran'"
     site.redirects = {"/a.js": "/real.js", "/b.png": elsewhere}
     site.start()

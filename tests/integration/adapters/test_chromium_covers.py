@@ -53,21 +53,29 @@ class Secret:
     connections: int = 0
     packets: int = 0
 
+    v6: socket.socket | None = None
+
     def start(self) -> None:
         self.tcp.bind(("127.0.0.1", 0))
         self.tcp.listen(16)
         self.udp.bind(("127.0.0.1", self.port))  # the same port number, for STUN
-        threading.Thread(target=self._accept, daemon=True).start()
+        with contextlib.suppress(OSError):  # *.localhost may resolve to ::1 too
+            self.v6 = socket.socket(socket.AF_INET6)
+            self.v6.bind(("::1", self.port))
+            self.v6.listen(16)
+        for sock in (self.tcp, self.v6):
+            if sock is not None:
+                threading.Thread(target=self._accept, args=(sock,), daemon=True).start()
         threading.Thread(target=self._receive, daemon=True).start()
 
     @property
     def port(self) -> int:
         return int(self.tcp.getsockname()[1])
 
-    def _accept(self) -> None:
+    def _accept(self, sock: socket.socket) -> None:
         while True:
             try:
-                conn, _ = self.tcp.accept()
+                conn, _ = sock.accept()
             except OSError:
                 return
             self.connections += 1
@@ -90,8 +98,9 @@ class Secret:
             self.packets += 1
 
     def close(self) -> None:
-        self.tcp.close()
-        self.udp.close()
+        for sock in (self.tcp, self.udp, self.v6):
+            if sock is not None:
+                sock.close()
 
 
 def hostile_page(secret: int) -> str:
@@ -141,10 +150,13 @@ def hostile_page(secret: int) -> str:
 
 
 @dataclass
-class AppServer:
-    """The app's own origin: its page, its stylesheet, and a log of what was asked for."""
+class App:
+    """The app's own origin (the sites server's part): its pages, redirects, and a log of what
+    was asked for."""
 
-    page: str
+    pages: dict[str, str]
+    host: str = "app1.localhost"
+    redirects: dict[str, str] = field(default_factory=dict)
     requests: list[str] = field(default_factory=list)
     server: http.server.ThreadingHTTPServer | None = None
 
@@ -154,17 +166,24 @@ class AppServer:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 outer.requests.append(self.path)
-                if self.path == "/own.css":
-                    body, kind = b"h1.own { background: rgb(0,160,0); height: 120px; }", "text/css"
-                elif self.path == "/sw.js":
-                    body, kind = b"self.addEventListener('fetch', () => {});", "text/javascript"
-                else:
-                    body, kind = outer.page.encode(), "text/html"
+                if self.path in outer.redirects:
+                    self.send_response(302)
+                    self.send_header("location", outer.redirects[self.path])
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
+                body = outer.pages.get(self.path.split("?")[0])
+                if body is None:
+                    self.send_error(404)
+                    return
+                kind = {"css": "text/css", "js": "text/javascript"}.get(
+                    self.path.rsplit(".", 1)[-1], "text/html"
+                )
                 self.send_response(200)
                 self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(body)))
+                self.send_header("content-length", str(len(body.encode())))
                 self.end_headers()
-                self.wfile.write(body)
+                self.wfile.write(body.encode())
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -175,7 +194,7 @@ class AppServer:
     @property
     def url(self) -> str:
         assert self.server is not None
-        return f"http://app1.localhost:{self.server.server_address[1]}/"
+        return f"http://{self.host}:{self.server.server_address[1]}/"
 
     def stop(self) -> None:
         if self.server is not None:
@@ -191,8 +210,13 @@ def secret() -> Iterator[Secret]:
     service.close()
 
 
-def serve(page: str) -> AppServer:
-    app = AppServer(page)
+OWN_CSS = "h1.own { background: rgb(0,160,0); height: 120px; }"
+
+
+def serve(page: str) -> App:
+    app = App(
+        {"/": page, "/own.css": OWN_CSS, "/sw.js": "self.addEventListener('fetch', () => {});"}
+    )
     app.start()
     return app
 

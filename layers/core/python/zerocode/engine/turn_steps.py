@@ -97,13 +97,10 @@ class TurnSteps:
     async def agent_step(self, turn: Turn) -> Step:
         """One model call with tools; its calls run and the step is committed (M2)."""
         e, st = self.engine, self.state
-        reply: ModelReply | None = None
-        async for event in self._whole_text(ModelRole.VUE, TOOL_DEFINITIONS):
-            if isinstance(event, ModelReply):
-                reply = event
-            else:
-                yield event
-        assert reply is not None
+        got = _Reply()
+        async for event in got.passing(self._whole_text(ModelRole.VUE, TOOL_DEFINITIONS)):
+            yield event
+        reply = got.reply()
         message = reply.message
         if not message.tool_calls:
             if reply.finish_reason == "length":
@@ -147,13 +144,10 @@ class TurnSteps:
     async def generate(self) -> Step:
         """One whole answer without tools; its code blocks are saved all-or-nothing."""
         st = self.state
-        reply: ModelReply | None = None
-        async for event in self._whole_text(ModelRole.CODE, []):
-            if isinstance(event, ModelReply):
-                reply = event
-            else:
-                yield event
-        assert reply is not None
+        got = _Reply()
+        async for event in got.passing(self._whole_text(ModelRole.CODE, [])):
+            yield event
+        reply = got.reply()
         text = reply.message.content or ""
         if reply.finish_reason == "length":  # still cut off: nothing half-written is saved
             yield Failed("cut_off", CUT_OFF + "; nothing was saved", text)
@@ -286,13 +280,10 @@ class TurnSteps:
             extra: tuple[Message, ...] = ()
             if parts:
                 extra = (AssistantMessage("".join(parts)), UserMessage(repair.continue_message()))
-            reply: ModelReply | None = None
-            async for event in self._stream(role, tools, extra):
-                if isinstance(event, ModelReply):
-                    reply = event
-                else:
-                    yield event
-            assert reply is not None
+            got = _Reply()
+            async for event in got.passing(self._stream(role, tools, extra)):
+                yield event
+            reply = got.reply()
             message = reply.message
             if reply.finish_reason != "length" or message.tool_calls:
                 if parts:
@@ -301,7 +292,6 @@ class TurnSteps:
                 yield reply
                 return
             parts.append(message.content or "")
-        assert reply is not None  # the loop ran at least once
         yield replace(reply, message=AssistantMessage("".join(parts) or "(no text)"))
 
 
@@ -348,3 +338,23 @@ def _call_path(call: ToolCall) -> str | None:
         return clean_path(raw) if isinstance(raw, str) else None
     except PathRefused:
         return None
+
+
+class _Reply:
+    """The model's reply at the end of a stream whose other items are passed on."""
+
+    def __init__(self) -> None:
+        self._reply: ModelReply | None = None
+
+    async def passing(
+        self, source: AsyncIterator[TurnEvent | ModelReply]
+    ) -> AsyncIterator[TurnEvent]:
+        async for item in source:
+            if isinstance(item, ModelReply):
+                self._reply = item
+            else:
+                yield item
+
+    def reply(self) -> ModelReply:
+        assert self._reply is not None, "a model stream ended without its reply"
+        return self._reply

@@ -81,7 +81,7 @@ class LocalBuilder:
         self, job: BuildJob, work: Path, modules: Path, install_log: list[str]
     ) -> BuildOutcome:
         final = self.output_dir(job.app_id, job.build_id)
-        tmp = self._tmp_for(final)
+        tmp = await asyncio.to_thread(self._tmp_for, final)
         async with self.sandbox.open(work, modules, self.limits) as box:
             run = await box.run(["node", *toolchain.VITE_ARGS])
             log = [*install_log, f"$ vite build ({self.sandbox.description})", *run.log]
@@ -95,11 +95,9 @@ class LocalBuilder:
                 return BuildOutcome(
                     False, "\n".join(log), None, f"the project did not build: {why}"
                 )
-            index = tmp / "index.html"
-            if not index.is_file() or index.is_symlink():
+            if not await asyncio.to_thread(_publish, tmp, final):
                 log.append("build finished but dist/index.html is missing")
                 return BuildOutcome(False, "\n".join(log), None, "the project did not build")
-            os.rename(tmp, final)  # atomic: the output appears whole
         finally:
             if tmp.exists():
                 await asyncio.to_thread(shutil.rmtree, tmp, True)
@@ -161,6 +159,15 @@ def _write_tree(work: Path, files: dict[str, bytes]) -> None:
         target = work / clean_path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
+
+
+def _publish(tmp: Path, final: Path) -> bool:
+    """Rename the unpacked output into place (atomic: it appears whole), if it has a page."""
+    index = tmp / "index.html"
+    if not index.is_file() or index.is_symlink():
+        return False
+    os.rename(tmp, final)
+    return True
 
 
 def _unpack(stream: Readable, tmp: Path) -> None:

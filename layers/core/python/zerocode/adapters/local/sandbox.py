@@ -176,12 +176,16 @@ class Bubblewrap:
             group: cgroups.BuildCgroup | None = None
             if self.cgroups is not None:
                 try:
-                    group = cgroups.BuildCgroup.make(
-                        self.cgroups, limits.memory_bytes, limits.processes
+                    group = await asyncio.to_thread(
+                        cgroups.BuildCgroup.make,
+                        self.cgroups,
+                        limits.memory_bytes,
+                        limits.processes,
                     )
                 except cgroups.CgroupUnavailable as exc:
                     raise BoxUnavailable(str(exc)) from None
-                stack.callback(group.remove)
+                # Removal may wait (and sleep) for the group to empty: never on the loop.
+                stack.push_async_callback(asyncio.to_thread, group.remove)
             yield _BubblewrapBox(self, project, modules, limits, uid, group)
 
     def argv(
@@ -292,14 +296,19 @@ class Unsandboxed:
 
     @contextlib.asynccontextmanager
     async def open(self, project: Path, modules: Path, limits: Limits) -> AsyncIterator[Box]:
-        link = project / "node_modules"
-        if link.is_symlink() or link.exists():
-            if link.is_dir() and not link.is_symlink():
-                shutil.rmtree(link)
-            else:
-                link.unlink()
-        link.symlink_to(modules.resolve(), target_is_directory=True)
+        await asyncio.to_thread(_link_modules, project, modules)
         yield _HostBox(self, project, limits)
+
+
+def _link_modules(project: Path, modules: Path) -> None:
+    """The override's node_modules: a link to the toolchain (no box to mount it in)."""
+    link = project / "node_modules"
+    if link.is_symlink() or link.exists():
+        if link.is_dir() and not link.is_symlink():
+            shutil.rmtree(link)
+        else:
+            link.unlink()
+    link.symlink_to(modules.resolve(), target_is_directory=True)
 
 
 def sandbox(override: bool, use_cgroups: bool = True) -> Sandbox:
