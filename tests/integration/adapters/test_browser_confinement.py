@@ -193,6 +193,19 @@ def test_chromium_runs_in_its_box_unprivileged_and_sandboxed(tmp_path: Path, app
     data = tmp_path / "data-dir"
     data.mkdir()
 
+    def processes() -> dict[str, Any]:
+        """What the boxed Chromium processes are and see (read from /proc, off the loop)."""
+        chromium = [p for p in _boxed_pids() if "chrom" in _exe(p)]
+        return {
+            "pids": chromium,
+            "uids": {_uid(p) for p in chromium},
+            "argv": [Path(f"/proc/{p}/cmdline").read_bytes() for p in chromium],
+            "root": {name for p in chromium for name in os.listdir(f"/proc/{p}/root")},
+            "var": {name for p in chromium for name in _walk(f"/proc/{p}/root/var")},
+            "data": {os.path.exists(f"/proc/{p}/root{data}") for p in chromium},
+            "nets": {_interfaces(p) for p in chromium},
+        }
+
     async def inspect() -> dict[str, Any]:
         from playwright.async_api import async_playwright
 
@@ -201,17 +214,8 @@ def test_chromium_runs_in_its_box_unprivileged_and_sandboxed(tmp_path: Path, app
             try:
                 page = await (await confined(browser, app.url)).new_page()
                 await page.goto(app.url)
-                chromium = [p for p in _boxed_pids() if "chrom" in _exe(p)]
-                return {
-                    "pids": chromium,
-                    "uids": {_uid(p) for p in chromium},
-                    "argv": [Path(f"/proc/{p}/cmdline").read_bytes() for p in chromium],
-                    "root": {name for p in chromium for name in os.listdir(f"/proc/{p}/root")},
-                    "var": {name for p in chromium for name in _walk(f"/proc/{p}/root/var")},
-                    "data": {os.path.exists(f"/proc/{p}/root{data}") for p in chromium},
-                    "nets": {_interfaces(p) for p in chromium},
-                    "text": await page.inner_text("h1"),
-                }
+                seen = await asyncio.to_thread(processes)
+                return {**seen, "text": await page.inner_text("h1")}
             finally:
                 await browser.close()
 

@@ -8,6 +8,7 @@ below: ``Namer`` (``zerocode.engine.naming``), ``Unpublisher``
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 import time
@@ -86,7 +87,7 @@ class AppService:
         except InvalidInput:
             clean = check_name(" ".join(prompt.split()[:5])[:60] or "Untitled app")
         app = App(new_app_id(), owner, clean, mode, prompt)
-        self.apps.put(app)
+        await asyncio.to_thread(self.apps.put, app)
         return app
 
     def rename(self, app: App, name: str) -> App:

@@ -44,6 +44,7 @@ from zerocode.engine.version_record import record_version
 from zerocode.errors import Conflict, PayloadTooLarge
 from zerocode.memory.display import DisplayRole, DisplayStatus
 from zerocode.memory.facade import Turn
+from zerocode.memory.window import Window
 from zerocode.observability import APP_ID, TURN, record_turn
 
 # Names other modules import from here (EngineLimits, Preview, close_crashed and
@@ -69,6 +70,10 @@ PROMPT_OF = {
 
 
 class Engine(EngineParts):
+    def window(self, app: App) -> Window:
+        """The model's window for the app's next call, as the model would get it now."""
+        return self.memory.window(app.id, prompts.load(PROMPT_OF[app.code_gen_type]))
+
     def start(self, app: App, message: str, element: dict[str, Any] | None) -> TurnRun:
         """Take the app's lease or raise Conflict (409) before anything is streamed."""
         if self.memory.head(app.id).turn >= self.limits.max_turns:
@@ -105,6 +110,7 @@ class TurnRun:
         st.started = time.monotonic()
         APP_ID.set(self.app.id)
         keeper = asyncio.create_task(self._keep_lease())
+        released = False
         try:
             error: ErrorEvent | None = None
             try:
@@ -122,11 +128,22 @@ class TurnRun:
                 await self._close_failed(error.message)
                 yield error
             yield await self._end(st.status())
-        finally:  # a cancelled stream may not await: what must happen here is synchronous
+            keeper.cancel()
+            with logged("could not release the lease of app=%s", self.app.id):
+                await io(self._release)
+            released = True
+        finally:
+            # A stream cancelled before its end may not await: closing it and releasing the
+            # lease are then synchronous, the one place a turn blocks the loop (issue 24's
+            # turns that outlive the connection remove this path).
             keeper.cancel()
             self._close_abandoned()
-            with logged("could not release the lease of app=%s", self.app.id):
-                self.engine.lease.release(f"turn:{self.app.id}", self.holder)
+            if not released:
+                with logged("could not release the lease of app=%s", self.app.id):
+                    self._release()
+
+    def _release(self) -> None:
+        self.engine.lease.release(f"turn:{self.app.id}", self.holder)
 
     async def _run(self) -> AsyncIterator[TurnEvent]:
         """Close what a dead server left, save the user's message, then the work, timed."""

@@ -1,23 +1,38 @@
-"""What routes depend on: the platform, the caller (gateway claims, bearer token or session
-cookie), an admin, and an app the caller may use."""
+"""What routes depend on: each the one part it uses (``EngineDep``, ``PublishingDep``, …),
+the caller (gateway claims, bearer token or session cookie), an admin, and an app the
+caller may use. The platform itself is read only here: a route names what it needs, so
+what a route can reach is in its signature.
+
+Async dependencies and routes run on the event loop and must not block it: their store
+calls go through ``asyncio.to_thread`` (tests/integration/http/test_event_loop.py);
+sync ones FastAPI runs in its thread pool."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import Mapping
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from zerocode.accounts.service import Forbidden, Unauthenticated, User
-from zerocode.apps.records import App, is_app_id
-from zerocode.apps.service import FeaturedApps
+from zerocode.accounts.service import AccountService, Forbidden, Unauthenticated, User
+from zerocode.accounts.throttle import FrontDoor, FrontDoorLimits
+from zerocode.apps.records import App, AppStore, is_app_id
+from zerocode.apps.service import AppService, FeaturedApps
+from zerocode.apps.versions import Versions
+from zerocode.apps.workspace import Workspace
 from zerocode.bootstrap.platform import Platform
+from zerocode.engine.turn import Engine
 from zerocode.errors import NotFound
 from zerocode.gateway import REQUEST_CONTEXT, authorization_token, gateway_claims
+from zerocode.memory.display import DisplayHistoryStore
 from zerocode.observability import USER_ID
+from zerocode.publishing.builds import BuildStore
+from zerocode.publishing.pointers import SiteUrls
+from zerocode.publishing.service import Publishing
 
 SESSION_COOKIE = "zc_session"
 # Cookie-authenticated requests that change state must carry this header: a page on
@@ -27,7 +42,7 @@ CSRF_HEADER = "X-Zerocode-Request"
 bearer = HTTPBearer(auto_error=False, description="token from POST /api/users/login")
 
 
-def platform(request: Request) -> Platform:
+def _platform(request: Request) -> Platform:
     p: Platform = request.app.state.platform
     return p
 
@@ -37,8 +52,119 @@ def featured_apps(request: Request) -> FeaturedApps:
     return featured
 
 
-PlatformDep = Annotated[Platform, Depends(platform)]
+def engine(request: Request) -> Engine:
+    return _platform(request).engine
+
+
+def publishing(request: Request) -> Publishing:
+    return _platform(request).publishing
+
+
+def site_urls(request: Request) -> SiteUrls:
+    return _platform(request).publishing.urls
+
+
+def app_service(request: Request) -> AppService:
+    return _platform(request).app_service
+
+
+def app_store(request: Request) -> AppStore:
+    return _platform(request).apps
+
+
+def accounts(request: Request) -> AccountService:
+    return _platform(request).accounts
+
+
+def display(request: Request) -> DisplayHistoryStore:
+    return _platform(request).display
+
+
+def workspace(request: Request) -> Workspace:
+    return _platform(request).workspace
+
+
+def builds(request: Request) -> BuildStore:
+    return _platform(request).builds
+
+
+def maybe_versions(request: Request) -> Versions | None:
+    """The app versions, or None on a platform that keeps none."""
+    return _platform(request).engine.versions
+
+
+def versions(request: Request) -> Versions:
+    found = maybe_versions(request)
+    if found is None:
+        raise NotFound("versions are not kept on this platform")
+    return found
+
+
+def front_door(request: Request) -> FrontDoor:
+    """Sign-in and registration, throttled per account and per address (429 + Retry-After)."""
+    p = _platform(request)
+    s = p.settings
+    limits = FrontDoorLimits(s.rate_login, s.rate_login_address, s.rate_login_window_seconds)
+    return FrontDoor(p.accounts, p.rates, limits)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What /api/health tells: the mode, the model, how builds and the browser are isolated."""
+
+    mode: str
+    offline_model: bool
+    model: str
+    builds: str
+    browser: str
+
+
+def facts(request: Request) -> Facts:
+    p = _platform(request)
+    return Facts(
+        mode=p.settings.mode,
+        offline_model=bool(getattr(p.model, "offline", False)),
+        model=p.model.description,
+        builds=p.build_isolation,
+        browser=p.browser,
+    )
+
+
+def max_message_chars(request: Request) -> int:
+    return _platform(request).settings.max_message_chars
+
+
+@dataclass(frozen=True)
+class Quota:
+    """The caller's quota per action, charged off the event loop (the limiter is a store)."""
+
+    platform: Platform
+
+    async def charge(self, action: Literal["chat", "create", "deploy"], user_id: str) -> None:
+        """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""
+        await asyncio.to_thread(self.platform.quota, action, user_id)
+
+
+def quota(request: Request) -> Quota:
+    return Quota(_platform(request))
+
+
 Featured = Annotated[FeaturedApps, Depends(featured_apps)]
+EngineDep = Annotated[Engine, Depends(engine)]
+PublishingDep = Annotated[Publishing, Depends(publishing)]
+UrlsDep = Annotated[SiteUrls, Depends(site_urls)]
+AppServiceDep = Annotated[AppService, Depends(app_service)]
+AppStoreDep = Annotated[AppStore, Depends(app_store)]
+AccountsDep = Annotated[AccountService, Depends(accounts)]
+DisplayDep = Annotated[DisplayHistoryStore, Depends(display)]
+WorkspaceDep = Annotated[Workspace, Depends(workspace)]
+BuildsDep = Annotated[BuildStore, Depends(builds)]
+VersionsDep = Annotated[Versions, Depends(versions)]
+MaybeVersionsDep = Annotated[Versions | None, Depends(maybe_versions)]
+FrontDoorDep = Annotated[FrontDoor, Depends(front_door)]
+FactsDep = Annotated[Facts, Depends(facts)]
+MaxChars = Annotated[int, Depends(max_message_chars)]
+QuotaDep = Annotated[Quota, Depends(quota)]
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
@@ -55,7 +181,7 @@ async def caller(request: Request, credentials: Credentials = None) -> User:
     """The signed-in user: from the gateway's verified claims where a gateway vouches for
     them (only under Lambda Web Adapter: ``gateway.py``), and only while the token they
     came with still stands; else from a bearer token or the session cookie."""
-    p: Platform = request.app.state.platform
+    p = _platform(request)
     claims = gateway_claims(request.headers) if p.gateway_claims is not None else None
     if claims is not None and p.gateway_claims is not None:
         # A Cognito round trip at most once a minute per token: off the event loop.
@@ -63,19 +189,9 @@ async def caller(request: Request, credentials: Credentials = None) -> User:
             p.gateway_claims, claims, authorization_token(request.headers)
         )
     elif credentials is not None:
-        user = p.accounts.authenticate(credentials.credentials)
+        user = await asyncio.to_thread(p.accounts.authenticate, credentials.credentials)
     else:
-        user = (
-            p.accounts.authenticate(request.cookies.get(SESSION_COOKIE))
-            if cookie_may_authenticate(request.headers)
-            else None
-        )
-        if (
-            user is not None
-            and request.method not in ("GET", "HEAD")
-            and CSRF_HEADER.lower() not in request.headers
-        ):
-            raise Forbidden(f"cookie-authenticated changes need the {CSRF_HEADER} header")
+        user = await _cookie_user(request, p.accounts)
     if user is None:
         raise Unauthenticated(
             "sign in first: POST /api/users/login, then send Authorization: Bearer <token>"
@@ -85,6 +201,22 @@ async def caller(request: Request, credentials: Credentials = None) -> User:
 
 
 Caller = Annotated[User, Depends(caller)]
+
+
+async def _cookie_user(request: Request, accounts: AccountService) -> User | None:
+    """The session cookie's user, where it may authenticate at all; a change it would
+    authenticate needs the CSRF header."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie or not cookie_may_authenticate(request.headers):
+        return None
+    user = await asyncio.to_thread(accounts.authenticate, cookie)
+    if (
+        user is not None
+        and request.method not in ("GET", "HEAD")
+        and CSRF_HEADER.lower() not in request.headers
+    ):
+        raise Forbidden(f"cookie-authenticated changes need the {CSRF_HEADER} header")
+    return user
 
 
 async def maybe_caller(request: Request, credentials: Credentials = None) -> User | None:
@@ -103,7 +235,7 @@ def client_address(request: Request) -> str | None:
     Gateway (where its request context is believed, as for the caller above) the
     ``identity.sourceIp`` it saw; else the socket peer. Never X-Forwarded-For, which the
     client writes."""
-    p: Platform = request.app.state.platform
+    p = _platform(request)
     if p.gateway_claims is not None:
         source = gateway_source_ip(request.headers.get(REQUEST_CONTEXT))
         if source is not None:
@@ -137,10 +269,10 @@ async def admin(user: Caller) -> User:
 Admin = Annotated[User, Depends(admin)]
 
 
-def owned_app(app_id: str, user: Caller, p: PlatformDep) -> App:
+def owned_app(app_id: str, user: Caller, apps: AppStoreDep) -> App:
     """The app if this user may use it: its owner or an admin. Others get 404, so app ids
     of other people are not confirmed."""
-    found = p.apps.get(app_id) if is_app_id(app_id) else None
+    found = apps.get(app_id) if is_app_id(app_id) else None
     if found is None or (found.owner != user.id and not user.is_admin):
         raise NotFound(f"app {app_id} not found")
     return found

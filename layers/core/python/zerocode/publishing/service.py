@@ -153,14 +153,24 @@ class Publishing:
     async def start_deploy(self, app: App) -> Build:
         """Queue a deploy: a task of this process, or a remote build finished by an event."""
         source = await asyncio.to_thread(self._source_to_deploy, app)
-        # The id is taken and the task created with no await between them: builds of one
-        # app then reach its FIFO lock in id order, so the last one asked for runs last.
-        build, source = self._queue(app, source)
+        build = _deploy_build(app, source)
         if not self.in_process:
+            await asyncio.to_thread(self.builds.put, build)
             return await asyncio.to_thread(self.start_remote, build, source)
-        task = asyncio.get_running_loop().create_task(self.deploy(build, source))
+        # The id is taken and the task created with no await between them: a task's first
+        # step is to queue on the app's FIFO lock, so builds of one app run in id order and
+        # the last one asked for runs last. It builds once its record is written.
+        loop = asyncio.get_running_loop()
+        recorded: asyncio.Future[bool] = loop.create_future()
+        task = loop.create_task(self.deploy(build, source, recorded))
         self._tasks.add(task)  # keep a reference until it is done
         task.add_done_callback(self._tasks.discard)
+        written = False
+        try:
+            await asyncio.to_thread(self.builds.put, build)
+            written = True
+        finally:
+            recorded.set_result(written)
         return build
 
     def _source_to_deploy(self, app: App) -> Snapshot:
@@ -170,7 +180,7 @@ class Publishing:
         return source
 
     def _queue(self, app: App, source: Snapshot) -> tuple[Build, Snapshot]:
-        build = Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type, source.digest)
+        build = _deploy_build(app, source)
         self.builds.put(build)
         return build, source
 
@@ -238,10 +248,18 @@ class Publishing:
             raise TypeError("this builder runs in process; remote deploys need a RemoteBuilder")
         return self.builder
 
-    async def deploy(self, build: Build, source: Snapshot) -> Build:
+    async def deploy(
+        self, build: Build, source: Snapshot, recorded: asyncio.Future[bool] | None = None
+    ) -> Build:
+        """Build and publish, after the app's earlier deploys; ``recorded`` says whether
+        the build's queued record was written (if not, nothing is built: the caller was
+        told)."""
         async with self._locks[build.app_id]:
+            if recorded is not None and not await recorded:
+                return build
             holder = secrets.token_hex(8)
-            while not await asyncio.to_thread(
+            # The lease may be another process's: nothing to await but time.
+            while not await asyncio.to_thread(  # noqa: ASYNC110
                 self.lease.acquire, f"deploy:{build.app_id}", holder, DEPLOY_LEASE_SECONDS
             ):
                 await asyncio.sleep(1)  # another process is deploying this app
@@ -290,7 +308,7 @@ class Publishing:
         return published
 
     async def rollback(self, app: App, build_id: str) -> App:
-        build = self.builds.get(app.id, check_build_id(build_id))
+        build = await asyncio.to_thread(self.builds.get, app.id, check_build_id(build_id))
         if build is None:
             raise NotFound(f"build {build_id} not found")
         if build.purpose is not BuildPurpose.DEPLOY or build.state is not BuildState.SUCCEEDED:
@@ -331,3 +349,7 @@ class Publishing:
         current = await asyncio.to_thread(self.apps.get, app.id)
         if url and current is not None:
             await asyncio.to_thread(self.apps.put, replace(current, cover=url))
+
+
+def _deploy_build(app: App, source: Snapshot) -> Build:
+    return Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type, source.digest)

@@ -261,9 +261,9 @@ class ChromiumCheck:
             )
 
 
-async def _settle(page: Page, settle_ms: float, timeout: type[Exception]) -> None:
+async def _settle(page: Page, settle_ms: float, timed_out: type[Exception]) -> None:
     """After load: until the network is idle (at most ``settle_ms``), then a moment more."""
-    with contextlib.suppress(timeout):
+    with contextlib.suppress(timed_out):
         await page.wait_for_load_state("networkidle", timeout=settle_ms)
     await page.wait_for_timeout(QUIET_MS)
 

@@ -6,7 +6,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from zerocode.http.deps import Admin, Featured, OwnedApp, PlatformDep
+from zerocode.http.deps import (
+    AccountsDep,
+    Admin,
+    AppServiceDep,
+    AppStoreDep,
+    Featured,
+    OwnedApp,
+    UrlsDep,
+)
 from zerocode.http.schemas import (
     AdminAppIn,
     AdminAppListOut,
@@ -22,49 +30,57 @@ router = APIRouter(prefix="/api/admin", tags=["admin"])
 @router.get("/apps", response_model=AdminAppListOut)
 def admin_apps(
     _: Admin,
-    p: PlatformDep,
+    apps: AppStoreDep,
+    accounts: AccountsDep,
+    urls: UrlsDep,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 20,
     q: Annotated[str | None, Query(max_length=60)] = None,
 ) -> AdminAppListOut:
-    page = p.apps.list_all(cursor, limit, q)
-    owners = {o: p.accounts.account_of(o) for o in {a.owner for a in page.apps}}
+    page = apps.list_all(cursor, limit, q)
+    owners = {o: accounts.account_of(o) for o in {a.owner for a in page.apps}}
     return AdminAppListOut(
-        apps=[admin_app_out(a, p.publishing.urls, owners[a.owner]) for a in page.apps],
+        apps=[admin_app_out(a, urls, owners[a.owner]) for a in page.apps],
         nextCursor=page.next_cursor,
     )
 
 
 @router.patch("/apps/{app_id}", response_model=AdminAppOut)
 def admin_update(
-    _: Admin, app: OwnedApp, body: AdminAppIn, p: PlatformDep, featured: Featured
+    _: Admin,
+    app: OwnedApp,
+    body: AdminAppIn,
+    service: AppServiceDep,
+    accounts: AccountsDep,
+    urls: UrlsDep,
+    featured: Featured,
 ) -> AdminAppOut:
-    updated = p.app_service.admin_update(app, body.name, body.cover, body.priority)
+    updated = service.admin_update(app, body.name, body.cover, body.priority)
     featured.clear()  # this process shows the change at once; others within minutes
-    return admin_app_out(updated, p.publishing.urls, p.accounts.account_of(updated.owner))
+    return admin_app_out(updated, urls, accounts.account_of(updated.owner))
 
 
 @router.delete("/apps/{app_id}", status_code=204)
-def admin_delete(_: Admin, app: OwnedApp, p: PlatformDep, featured: Featured) -> Response:
-    p.app_service.delete(app)
+def admin_delete(_: Admin, app: OwnedApp, service: AppServiceDep, featured: Featured) -> Response:
+    service.delete(app)
     featured.clear()
     return Response(status_code=204)
 
 
 @router.delete("/apps/{app_id}/history", status_code=204)
-def admin_clear_history(_: Admin, app: OwnedApp, p: PlatformDep) -> Response:
+def admin_clear_history(_: Admin, app: OwnedApp, service: AppServiceDep) -> Response:
     """Forget an app's conversation (both histories); its files stay."""
-    p.app_service.clear_history(app)
+    service.clear_history(app)
     return Response(status_code=204)
 
 
 @router.get("/users", response_model=AdminUserListOut)
 def admin_users(
     _: Admin,
-    p: PlatformDep,
+    accounts: AccountsDep,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 20,
     q: Annotated[str | None, Query(max_length=64)] = None,
 ) -> AdminUserListOut:
-    users, next_cursor = p.accounts.list_users(cursor, limit, q)
+    users, next_cursor = accounts.list_users(cursor, limit, q)
     return AdminUserListOut(users=[admin_user_out(u) for u in users], nextCursor=next_cursor)

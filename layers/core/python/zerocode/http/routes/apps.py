@@ -8,23 +8,42 @@ from fastapi import APIRouter, Query, Response
 
 from zerocode.accounts.service import Unauthenticated
 from zerocode.apps.guards import check_text
-from zerocode.http.deps import Caller, Featured, MaybeCaller, OwnedApp, PlatformDep
+from zerocode.http.deps import (
+    AppServiceDep,
+    AppStoreDep,
+    Caller,
+    Featured,
+    MaxChars,
+    MaybeCaller,
+    OwnedApp,
+    PublishingDep,
+    QuotaDep,
+    UrlsDep,
+)
 from zerocode.http.schemas import AppListOut, AppOut, CreateAppIn, RenameIn, app_out
 
 router = APIRouter(prefix="/api/apps", tags=["apps"])
 
 
 @router.post("", status_code=201, response_model=AppOut)
-async def create(body: CreateAppIn, user: Caller, p: PlatformDep) -> AppOut:
-    prompt = check_text(body.initPrompt, field="initPrompt", max_chars=p.settings.max_message_chars)
-    p.quota("create", user.id)
-    return app_out(await p.app_service.create(user.id, prompt, body.codeGenType), p.publishing.urls)
+async def create(
+    body: CreateAppIn,
+    user: Caller,
+    service: AppServiceDep,
+    quota: QuotaDep,
+    urls: UrlsDep,
+    max_chars: MaxChars,
+) -> AppOut:
+    prompt = check_text(body.initPrompt, field="initPrompt", max_chars=max_chars)
+    await quota.charge("create", user.id)
+    return app_out(await service.create(user.id, prompt, body.codeGenType), urls)
 
 
 @router.get("", response_model=AppListOut)
 def list_apps(
     user: MaybeCaller,
-    p: PlatformDep,
+    apps: AppStoreDep,
+    urls: UrlsDep,
     featured: Featured,
     scope: Literal["mine", "featured"] = "mine",
     cursor: str | None = None,
@@ -37,25 +56,23 @@ def list_apps(
     elif user is None:
         raise Unauthenticated("sign in to list your apps (scope=featured is public)")
     else:
-        page = p.apps.list_by_owner(user.id, cursor, limit, q)
-    return AppListOut(
-        apps=[app_out(a, p.publishing.urls) for a in page.apps], nextCursor=page.next_cursor
-    )
+        page = apps.list_by_owner(user.id, cursor, limit, q)
+    return AppListOut(apps=[app_out(a, urls) for a in page.apps], nextCursor=page.next_cursor)
 
 
 @router.get("/{app_id}", response_model=AppOut)
-def get_app(app: OwnedApp, p: PlatformDep) -> AppOut:
+def get_app(app: OwnedApp, publishing: PublishingDep) -> AppOut:
     # Opening an app brings back a preview the preview sweep removed (AWS; docs/operations.md).
-    p.publishing.restore_preview(app)
-    return app_out(app, p.publishing.urls)
+    publishing.restore_preview(app)
+    return app_out(app, publishing.urls)
 
 
 @router.patch("/{app_id}", response_model=AppOut)
-def rename(app: OwnedApp, body: RenameIn, p: PlatformDep) -> AppOut:
-    return app_out(p.app_service.rename(app, body.name), p.publishing.urls)
+def rename(app: OwnedApp, body: RenameIn, service: AppServiceDep, urls: UrlsDep) -> AppOut:
+    return app_out(service.rename(app, body.name), urls)
 
 
 @router.delete("/{app_id}", status_code=204)
-def delete(app: OwnedApp, p: PlatformDep) -> Response:
-    p.app_service.delete(app)
+def delete(app: OwnedApp, service: AppServiceDep) -> Response:
+    service.delete(app)
     return Response(status_code=204)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from zerocode import __version__
-from zerocode.http.deps import MaybeCaller, PlatformDep
+from zerocode.http.deps import FactsDep, MaybeCaller
 from zerocode.http.schemas import HealthOut
 
 router = APIRouter(tags=["platform"])
 
 
 @router.get("/api/health", response_model=HealthOut, response_model_exclude_none=True)
-def health(p: PlatformDep, user: MaybeCaller) -> HealthOut:
+def health(facts: FactsDep, user: MaybeCaller) -> HealthOut:
     """Anyone learns the status, version, mode and whether the offline model answers (the
     console says so before sign-in); only admins learn which model endpoint answers and how
     builds and the browser are isolated (registration is open, so being signed in vouches
@@ -21,9 +21,9 @@ def health(p: PlatformDep, user: MaybeCaller) -> HealthOut:
     return HealthOut(
         status="ok",
         version=__version__,
-        mode=p.settings.mode,
-        offlineModel=bool(getattr(p.model, "offline", False)),
-        model=p.model.description if admin else None,
-        builds=p.build_isolation if admin else None,
-        browser=p.browser if admin else None,
+        mode=facts.mode,
+        offlineModel=facts.offline_model,
+        model=facts.model if admin else None,
+        builds=facts.builds if admin else None,
+        browser=facts.browser if admin else None,
     )

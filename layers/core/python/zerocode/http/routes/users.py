@@ -4,39 +4,37 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from zerocode.accounts.throttle import FrontDoor, FrontDoorLimits
 from zerocode.apps.guards import refuse_bidi
-from zerocode.bootstrap.platform import Platform
-from zerocode.http.deps import SESSION_COOKIE, Caller, Credentials, PlatformDep, client_address
+from zerocode.http.deps import (
+    SESSION_COOKIE,
+    AccountsDep,
+    Caller,
+    Credentials,
+    FrontDoorDep,
+    client_address,
+)
 from zerocode.http.headers import served_over_https
 from zerocode.http.schemas import LoginIn, LoginOut, RegisterIn, UserOut, user_out
 
 router = APIRouter(prefix="/api/users", tags=["users"])
 
 
-def front_door(p: Platform) -> FrontDoor:
-    """Sign-in and registration, throttled per account and per address (429 + Retry-After)."""
-    s = p.settings
-    limits = FrontDoorLimits(s.rate_login, s.rate_login_address, s.rate_login_window_seconds)
-    return FrontDoor(p.accounts, p.rates, limits)
-
-
 @router.post("/register", status_code=201, response_model=UserOut)
-def register(body: RegisterIn, request: Request, p: PlatformDep) -> UserOut:
+def register(body: RegisterIn, request: Request, door: FrontDoorDep) -> UserOut:
     if body.name is not None:
         refuse_bidi(body.name, field="name")
-    return user_out(
-        front_door(p).register(body.account, body.password, body.name, client_address(request))
-    )
+    return user_out(door.register(body.account, body.password, body.name, client_address(request)))
 
 
 @router.post("/login", response_model=LoginOut)
-def login(body: LoginIn, request: Request, response: Response, p: PlatformDep) -> LoginOut:
-    token, user = front_door(p).login(body.account, body.password, client_address(request))
+def login(
+    body: LoginIn, request: Request, response: Response, door: FrontDoorDep, accounts: AccountsDep
+) -> LoginOut:
+    token, user = door.login(body.account, body.password, client_address(request))
     response.set_cookie(
         SESSION_COOKIE,
         token,
-        max_age=int(p.accounts.token_seconds),
+        max_age=int(accounts.token_seconds),
         httponly=True,
         samesite="strict",
         path="/api",
@@ -47,11 +45,11 @@ def login(body: LoginIn, request: Request, response: Response, p: PlatformDep) -
 
 @router.post("/logout", status_code=204)
 def logout(
-    request: Request, user: Caller, p: PlatformDep, credentials: Credentials = None
+    request: Request, user: Caller, accounts: AccountsDep, credentials: Credentials = None
 ) -> Response:
     token = credentials.credentials if credentials else request.cookies.get(SESSION_COOKIE)
     if token:
-        p.accounts.logout(token)
+        accounts.logout(token)
     response = Response(status_code=204)
     response.delete_cookie(
         SESSION_COOKIE,

@@ -7,12 +7,19 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from zerocode.apps.versions import Versions, parse_version_id
+from zerocode.apps.versions import parse_version_id
 from zerocode.apps.workspace import clean_path
-from zerocode.bootstrap.platform import Platform
 from zerocode.engine.restore import restore
 from zerocode.errors import NotFound
-from zerocode.http.deps import Caller, OwnedApp, PlatformDep
+from zerocode.http.deps import (
+    Caller,
+    EngineDep,
+    MaybeVersionsDep,
+    OwnedApp,
+    QuotaDep,
+    VersionsDep,
+    WorkspaceDep,
+)
 from zerocode.http.highlight import code_html, diff_html
 from zerocode.http.schemas import (
     CodeOut,
@@ -27,21 +34,14 @@ from zerocode.http.schemas import (
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["versions"])
 
 
-def _versions(p: Platform) -> Versions:
-    if p.engine.versions is None:
-        raise NotFound("versions are not kept on this platform")
-    return p.engine.versions
-
-
 @router.get("/versions", response_model=VersionListOut)
 def versions(
     app: OwnedApp,
-    p: PlatformDep,
+    store: VersionsDep,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 20,
 ) -> VersionListOut:
     """Newest first; the newest is the current one."""
-    store = _versions(p)
     page = store.page(app.id, cursor, limit)
     newest = page.versions[0].number if cursor is None and page.versions else None
     return VersionListOut(
@@ -52,10 +52,9 @@ def versions(
 
 @router.get("/versions/{version_id}/diff", response_model=DiffOut)
 def diff(
-    app_id: str, version_id: str, app: OwnedApp, p: PlatformDep, against: str | None = None
+    app_id: str, version_id: str, app: OwnedApp, store: VersionsDep, against: str | None = None
 ) -> DiffOut:
     """Per-file unified diffs from ``against`` (default: the version before) to the version."""
-    store = _versions(p)
     version = store.get(app.id, version_id)
     base = store.get(app.id, against) if against is not None else store.previous(version)
     files = store.diff(version, base)
@@ -77,13 +76,13 @@ def diff(
 
 @router.post("/versions/{version_id}/restore", response_model=RestoreOut)
 async def restore_version(
-    app_id: str, version_id: str, app: OwnedApp, user: Caller, p: PlatformDep
+    app_id: str, version_id: str, app: OwnedApp, user: Caller, engine: EngineDep, quota: QuotaDep
 ) -> RestoreOut:
     """The version's files back in the workspace, recorded in the transcript for the model
     (M9), the preview rebuilt; a new version. 409 while a turn runs."""
     parse_version_id(version_id)
-    p.quota("deploy", user.id)  # a restore builds, like a deploy
-    done = await restore(p.engine, app, version_id)
+    await quota.charge("deploy", user.id)  # a restore builds, like a deploy
+    done = await restore(engine, app, version_id)
     build = done.build
     return RestoreOut(
         version=version_out(done.version, True),
@@ -94,17 +93,24 @@ async def restore_version(
 
 @router.get("/code/{path:path}", response_model=CodeOut)
 def code(
-    app_id: str, path: str, app: OwnedApp, p: PlatformDep, version: str | None = None
+    app_id: str,
+    path: str,
+    app: OwnedApp,
+    workspace: WorkspaceDep,
+    versions: MaybeVersionsDep,
+    version: str | None = None,
 ) -> CodeOut:
     """A file highlighted: as the workspace holds it now, or as a version had it."""
     rel = clean_path(path)
     if version is None:
-        data = p.workspace.read(app.id, rel)
+        data = workspace.read(app.id, rel)
     else:
-        found = _versions(p).get(app.id, version)
+        if versions is None:
+            raise NotFound("versions are not kept on this platform")
+        found = versions.get(app.id, version)
         sha = found.manifest.get(rel)
         if sha is None:
             raise NotFound(f"version {found.id} has no file {rel}")
-        data = _versions(p).store.blob(app.id, sha)
+        data = versions.store.blob(app.id, sha)
     language, html = code_html(rel, data)
     return CodeOut(path=rel, version=version, language=language, html=html)

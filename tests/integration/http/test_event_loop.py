@@ -1,0 +1,192 @@
+"""No request blocks the event loop: every SQLite statement and workspace file operation
+a route makes (in its dependencies, its body, the turn it streams, the deploy it starts)
+runs in a worker thread, never on the loop that serves every other request.
+
+The guard wraps the local adapters' choke points (``SqliteDatabase.transaction`` and
+``.query``, which every local store uses, and the workspace's file operations) and notes
+each call made on a thread that runs an event loop. Every route of the API is called."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.integration.http.conftest import PASSWORD, Api
+from zerocode.adapters.local.workspace import LocalWorkspace
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.http.deps import CSRF_HEADER
+
+GUARDED: dict[type, tuple[str, ...]] = {
+    SqliteDatabase: ("transaction", "query"),
+    LocalWorkspace: ("read", "write", "delete", "list", "delete_app"),
+}
+
+
+def _on_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.fixture
+def on_loop(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The calls made on an event loop's thread, each with where it came from."""
+    seen: list[str] = []
+
+    def guard(cls: type, name: str) -> None:
+        original: Callable[..., Any] = getattr(cls, name)
+
+        @functools.wraps(original)
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if _on_loop():
+                stack = "".join(traceback.format_stack(limit=10)[:-1])
+                seen.append(f"{cls.__name__}.{name} on the event loop:\n{stack}")
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, checked)
+
+    for cls, names in GUARDED.items():
+        for name in names:
+            guard(cls, name)
+    return seen
+
+
+def test_the_guard_sees_a_blocking_call(api: Api, on_loop: list[str]) -> None:
+    """The check can fail: a store call made from a coroutine is noted."""
+
+    async def blocking() -> None:
+        api.platform.workspace.list("app-whatever")
+
+    asyncio.run(blocking())
+    assert len(on_loop) == 1 and "LocalWorkspace.list" in on_loop[0]
+
+
+def _deployed(api: Api, headers: dict[str, str], base: str, build_id: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        build = api.client.get(f"{base}/builds/{build_id}", headers=headers).json()
+        if build["published"] or build["state"] == "failed":
+            assert build["state"] == "succeeded", build
+            return
+        time.sleep(0.05)
+    raise AssertionError("the deploy did not finish")
+
+
+def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
+    c, called = api.client, set()
+
+    def call(method: str, route: str, path: str, expect: int, **kwargs: Any) -> Any:
+        response = c.request(method, path, **kwargs)
+        assert response.status_code == expect, (method, path, response.text)
+        called.add((method, route))
+        return response
+
+    account = "loop-user"
+    call(
+        "POST",
+        "/api/users/register",
+        "/api/users/register",
+        201,
+        json={"account": account, "password": PASSWORD},
+    )
+    token = call(
+        "POST",
+        "/api/users/login",
+        "/api/users/login",
+        200,
+        json={"account": account, "password": PASSWORD},
+    ).json()["token"]
+    # The session cookie the login set authenticates these two (and needs the CSRF header).
+    call("GET", "/api/users/me", "/api/users/me", 200)
+    call("GET", "/api/health", "/api/health", 200)
+    c.cookies.clear()
+    me = {"Authorization": f"Bearer {token}"}
+    admin = api.admin()
+
+    a, ap = "/api/apps", "/api/apps/{app_id}"
+    routed = call("POST", a, a, 201, headers=me, json={"initPrompt": "A page about newts"})
+    app = call(
+        "POST",
+        a,
+        a,
+        201,
+        headers=me,
+        json={"initPrompt": "A page about owls", "codeGenType": "html"},
+    ).json()
+    base = f"/api/apps/{app['id']}"
+    call("GET", a, a, 200, headers=me)
+    call("GET", a, f"{a}?scope=featured", 200)
+    call("GET", ap, base, 200, headers=me)
+    call("PATCH", ap, base, 200, headers=me, json={"name": "Owls"})
+    first_page = api.chat(me, app["id"], "Make the page")
+    heading = api.platform.workspace.read(app["id"], "index.html").decode()
+    heading = heading.split("<h1>", 1)[1].split("</h1>", 1)[0]
+    element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": heading}
+    with c.stream(
+        "POST",
+        f"{base}/chat",
+        headers=me,
+        json={"message": 'Rename it to "Owl Hall"', "element": element},
+    ) as turn:
+        assert turn.status_code == 200 and "event: done" in "".join(turn.iter_text())
+    assert "event: done" in first_page
+    called.add(("POST", f"{ap}/chat"))
+    call("GET", f"{ap}/history", f"{base}/history", 200, headers=me)
+    call("GET", f"{ap}/context", f"{base}/context", 200, headers=me)
+    call("GET", f"{ap}/files", f"{base}/files", 200, headers=me)
+    call("GET", f"{ap}/files/{{path}}", f"{base}/files/index.html", 200, headers=me)
+    call("GET", f"{ap}/download", f"{base}/download", 200, headers=me)
+    call("GET", f"{ap}/versions", f"{base}/versions", 200, headers=me)
+    call("GET", f"{ap}/versions/{{version_id}}/diff", f"{base}/versions/v2/diff", 200, headers=me)
+    call("GET", f"{ap}/code/{{path}}", f"{base}/code/index.html?version=v1", 200, headers=me)
+    call(
+        "POST",
+        f"{ap}/versions/{{version_id}}/restore",
+        f"{base}/versions/v1/restore",
+        200,
+        headers=me,
+    )
+    first = call("POST", f"{ap}/deploy", f"{base}/deploy", 202, headers=me).json()["buildId"]
+    _deployed(api, me, base, first)
+    api.platform.workspace.write(app["id"], "index.html", b"<h1>Two</h1>")
+    second = call("POST", f"{ap}/deploy", f"{base}/deploy", 202, headers=me).json()["buildId"]
+    _deployed(api, me, base, second)
+    call("GET", f"{ap}/builds", f"{base}/builds", 200, headers=me)
+    call("GET", f"{ap}/builds/{{build_id}}", f"{base}/builds/{first}", 200, headers=me)
+    call("POST", f"{ap}/rollback", f"{base}/rollback", 200, headers=me, json={"buildId": first})
+
+    call("GET", "/api/admin/apps", "/api/admin/apps", 200, headers=admin)
+    call("GET", "/api/admin/users", "/api/admin/users", 200, headers=admin)
+    call(
+        "PATCH",
+        "/api/admin/apps/{app_id}",
+        f"/api/admin/apps/{app['id']}",
+        200,
+        headers=admin,
+        json={"priority": 5},
+    )
+    call(
+        "DELETE",
+        "/api/admin/apps/{app_id}/history",
+        f"/api/admin/apps/{app['id']}/history",
+        204,
+        headers=admin,
+    )
+    other = routed.json()["id"]
+    call("DELETE", "/api/admin/apps/{app_id}", f"/api/admin/apps/{other}", 204, headers=admin)
+    call("DELETE", ap, base, 204, headers=me)
+    c.cookies.set("zc_session", token)
+    call("POST", "/api/users/logout", "/api/users/logout", 204, headers={CSRF_HEADER: "1"})
+
+    paths = c.app.openapi()["paths"]  # type: ignore[attr-defined]
+    every = {(m.upper(), path) for path, ops in paths.items() for m in ops}
+    assert every - called == set(), "routes this test does not call"
+    assert on_loop == [], "\n\n".join(on_loop)
