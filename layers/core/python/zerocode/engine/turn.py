@@ -7,7 +7,7 @@ and the turn is closed (M2, M7), and the app's lease is released.
 
 The work is a loop over steps (engine/turn_steps.py), each ending in one result —
 :class:`ToolsRan`, :class:`Answered`, :class:`Failed` or :class:`Built` — that
-:meth:`TurnRun._work` dispatches on; all the turn's mutable state is one
+:meth:`TurnRun._after` dispatches on; all the turn's mutable state is one
 :class:`TurnState`. Closing a turn that did not finish is engine/closing.py; recording the
 version a turn made is engine/version_record.py.
 """
@@ -19,6 +19,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from zerocode import faults
@@ -67,6 +68,17 @@ PROMPT_OF = {
     CodeGenType.MULTI_FILE: "multi_file",
     CodeGenType.VUE_PROJECT: "vue_project",
 }
+
+
+@dataclass
+class _Progress:
+    """Where the work of a turn stands between its steps: the loop state of ``_work``."""
+
+    attempt: int = 0  # repair rounds used
+    asked: int = 0  # tool steps of this round
+    unbuilt: bool = False  # this round changed files since the preview was built
+    failure: repair.Failure | None = None  # what fails in the newest preview
+    closed: bool = False  # the turn is closed: no further step
 
 
 class Engine(EngineParts):
@@ -203,54 +215,65 @@ class TurnRun:
         which gets ``repair_rounds`` more tries inside the turn (engine/repair.py). The turn
         is closed here: its final answer once the preview stands (or nothing needed
         building), else a note saying what still fails."""
-        limits = self.engine.limits
-        attempt = 0  # repair rounds used
-        asked = 0  # tool steps of this round
-        unbuilt = False  # this round changed files since the preview was built
-        failure: repair.Failure | None = None  # what fails in the newest preview
-        while True:
+        work = _Progress()
+        while not work.closed:
             result: StepResult | None = None
             async for item in self.steps.ask(turn):
                 if isinstance(item, RESULTS):
                     result = item
                 else:
                     yield item
-            match result:
-                case ToolsRan(changed=changed):
-                    unbuilt |= changed
-                    asked += 1
-                    if asked < limits.max_tool_calls + 2:
-                        continue
+            async for event in self._after(turn, result, work):
+                yield event
+
+    async def _after(
+        self, turn: Turn, result: StepResult | None, work: _Progress
+    ) -> AsyncIterator[TurnEvent]:
+        """What a step's result leads to: another step, the turn closed, or the preview."""
+        match result:
+            case ToolsRan(changed=changed):
+                work.unbuilt |= changed
+                work.asked += 1
+                if work.asked >= self.engine.limits.max_tool_calls + 2:
+                    work.closed = True
                     yield await self._out_of_steps(turn)
-                    return
-                case Failed(code=code, reason=reason, answer=answer):
-                    self.state.error = reason
-                    yield ErrorEvent(code, reason)
-                    await self._close_failed_work(turn, answer, f"[zerocode: {reason}]")
-                    return
-                case Answered(answer=answer, changed=changed):
-                    unbuilt |= changed
-                    if not (unbuilt or attempt):  # nothing to build or repair
-                        await self._commit_final(turn, answer)
-                        return
-                    if unbuilt:
-                        async for item in self.steps.build():
-                            if isinstance(item, Built):
-                                failure = item.failure
-                            elif not isinstance(item, RESULTS):
-                                yield item
-                    if failure is None:
-                        await self._commit_final(turn, answer or "Done.")
-                        return
-                    if attempt >= limits.repair_rounds:
-                        await self._give_up(turn, answer, failure, attempt)
-                        return
-                    attempt += 1
-                    yield self._repair_event(failure, attempt)
-                    await self._ask_repair(turn, answer, failure, attempt)
-                    asked, unbuilt = 0, False
-                case _:
-                    raise AssertionError(f"a step ended without a result: {result!r}")
+            case Failed(code=code, reason=reason, answer=answer):
+                work.closed = True
+                self.state.error = reason
+                yield ErrorEvent(code, reason)
+                await self._close_failed_work(turn, answer, f"[zerocode: {reason}]")
+            case Answered(answer=answer, changed=changed):
+                work.unbuilt |= changed
+                async for event in self._answered(turn, answer, work):
+                    yield event
+            case _:
+                raise AssertionError(f"a step ended without a result: {result!r}")
+
+    async def _answered(self, turn: Turn, answer: str, work: _Progress) -> AsyncIterator[TurnEvent]:
+        """The round's work is done: build the preview if files changed, then commit the
+        answer, give up, or start a repair round."""
+        if not (work.unbuilt or work.attempt):  # nothing to build or repair
+            work.closed = True
+            await self._commit_final(turn, answer)
+            return
+        if work.unbuilt:
+            async for item in self.steps.build():
+                if isinstance(item, Built):
+                    work.failure = item.failure
+                elif not isinstance(item, RESULTS):
+                    yield item
+        failure = work.failure
+        if failure is None:
+            work.closed = True
+            await self._commit_final(turn, answer or "Done.")
+        elif work.attempt >= self.engine.limits.repair_rounds:
+            work.closed = True
+            await self._give_up(turn, answer, failure, work.attempt)
+        else:
+            work.attempt += 1
+            yield self._repair_event(failure, work.attempt)
+            await self._ask_repair(turn, answer, failure, work.attempt)
+            work.asked, work.unbuilt = 0, False
 
     async def _commit_final(self, turn: Turn, answer: str) -> None:
         self.state.phase = "saving the answer"
