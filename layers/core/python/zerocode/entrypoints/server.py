@@ -21,6 +21,7 @@ from zerocode import __version__
 from zerocode.adapters.local.private import UMASK, private_data_dir
 from zerocode.adapters.sqlite.builds import SqliteBuildStore
 from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.http.app import create_app
 from zerocode.http.headers import WithPolicy, console_policy
@@ -126,6 +127,23 @@ def serve(settings: Settings) -> None:
     except CannotListen:
         api_socket.close()
         raise
+    platform = _start(settings)
+    servers = _servers(settings, platform)
+    failed: list[str] = []
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(_run(platform, servers, (api_socket, sites_socket), failed))
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: stopped, no traceback
+        pass
+    finally:
+        api_socket.close()
+        sites_socket.close()
+    if failed:
+        raise CannotListen(f"the server on {' and '.join(failed)} could not start (see the log)")
+
+
+def _start(settings: Settings) -> Platform:
+    """The platform wired, what an earlier run left cleaned up, and the banner printed."""
     configure_logging(access_log=settings.access_log)
     # Everything this process creates is its user's alone (adapters/local/private.py).
     os.umask(UMASK)
@@ -142,28 +160,38 @@ def serve(settings: Settings) -> None:
         banner(settings, platform.model.description, platform.build_isolation, platform.browser),
         flush=True,
     )
-    if "UNSANDBOXED" in platform.build_isolation:
-        print(
-            "  WARNING   Vue builds run WITHOUT a sandbox: model-written code can read this "
-            "machine's files and secrets. Development only.",
-            flush=True,
-        )
-    elif platform.build_isolation.startswith("refused"):
-        print(
-            "  WARNING   Vue builds are refused until bubblewrap is installed "
-            "(apt-get install bubblewrap)",
-            flush=True,
-        )
-    if "bubblewrap" in platform.browser and platform.browser.startswith("off"):
-        print(
-            "  WARNING   covers and the runtime check are off until bubblewrap is installed "
-            "(apt-get install bubblewrap)",
-            flush=True,
-        )
+    for warning in _warnings(platform):
+        print(warning, flush=True)
     if finished:
         print(f"  finished deleting {finished} app(s) left over from an earlier run", flush=True)
+    return platform
+
+
+def _warnings(platform: Platform) -> list[str]:
+    """The banner's warnings: what runs unconfined, or is off, on this machine."""
+    lines = []
+    if "UNSANDBOXED" in platform.build_isolation:
+        lines.append(
+            "  WARNING   Vue builds run WITHOUT a sandbox: model-written code can read this "
+            "machine's files and secrets. Development only."
+        )
+    elif platform.build_isolation.startswith("refused"):
+        lines.append(
+            "  WARNING   Vue builds are refused until bubblewrap is installed "
+            "(apt-get install bubblewrap)"
+        )
+    if "bubblewrap" in platform.browser and platform.browser.startswith("off"):
+        lines.append(
+            "  WARNING   covers and the runtime check are off until bubblewrap is installed "
+            "(apt-get install bubblewrap)"
+        )
+    return lines
+
+
+def _servers(settings: Settings, platform: Platform) -> list[uvicorn.Server]:
+    """The API (with the console) and the sites origin, each its own uvicorn server."""
     # uvicorn's access log stays off: RequestContext writes ours (ZEROCODE_ACCESS_LOG).
-    servers = [
+    return [
         uvicorn.Server(
             uvicorn.Config(
                 with_console(create_app(platform), settings),
@@ -184,42 +212,42 @@ def serve(settings: Settings) -> None:
             )
         ),
     ]
-    failed: list[str] = []
 
-    async def run_server(server: uvicorn.Server, sock: socket.socket) -> None:
-        try:
-            await server.serve(sockets=[sock])
-        except (SystemExit, OSError):  # uvicorn's start-up failure (it has logged why)
-            log.exception("the server on port %s could not start", server.config.port)
-            failed.append(f"{server.config.host}:{server.config.port}")
 
-    async def sweep() -> None:
-        while True:
-            await asyncio.sleep(300)
-            await asyncio.to_thread(platform.retry_deletions)
+async def _run(
+    platform: Platform,
+    servers: list[uvicorn.Server],
+    sockets: tuple[socket.socket, socket.socket],
+    failed: list[str],
+) -> None:
+    """Both servers until one stops (Ctrl-C, or it failed to start), then the other too;
+    the deletion sweep meanwhile. ``failed`` gets the address of a server that could not
+    start."""
+    sweeper = asyncio.create_task(_sweep(platform))
+    tasks = [
+        asyncio.create_task(_run_server(s, sock, failed))
+        for s, sock in zip(servers, sockets, strict=True)
+    ]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for s in servers:
+        s.should_exit = True
+    await asyncio.gather(*tasks, return_exceptions=True)
+    sweeper.cancel()
 
-    async def run() -> None:
-        sweeper = asyncio.create_task(sweep())
-        tasks = [
-            asyncio.create_task(run_server(s, sock))
-            for s, sock in zip(servers, (api_socket, sites_socket), strict=True)
-        ]
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for s in servers:  # one stopped (Ctrl-C, or it failed to start): stop the other too
-            s.should_exit = True
-        await asyncio.gather(*tasks, return_exceptions=True)
-        sweeper.cancel()
 
+async def _run_server(server: uvicorn.Server, sock: socket.socket, failed: list[str]) -> None:
     try:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            runner.run(run())
-    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: stopped, no traceback
-        pass
-    finally:
-        api_socket.close()
-        sites_socket.close()
-    if failed:
-        raise CannotListen(f"the server on {' and '.join(failed)} could not start (see the log)")
+        await server.serve(sockets=[sock])
+    except (SystemExit, OSError):  # uvicorn's start-up failure (it has logged why)
+        log.exception("the server on port %s could not start", server.config.port)
+        failed.append(f"{server.config.host}:{server.config.port}")
+
+
+async def _sweep(platform: Platform) -> None:
+    """Retry the deletions a failing store left, every five minutes."""
+    while True:
+        await asyncio.sleep(300)
+        await asyncio.to_thread(platform.retry_deletions)
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
