@@ -52,16 +52,57 @@ def console_origins(settings: Settings) -> list[str]:
 
 
 def create_sites_app(platform: Platform) -> Starlette:
-    urls: SiteUrls = platform.publishing.urls
-    picker = picker_script(console_origins(platform.settings))
+    """One route for every GET and HEAD: the Host names the app, the path its file."""
+    sites = _Sites(platform)
+    return Starlette(routes=[Route("/{path:path}", sites.dispatch, methods=["GET", "HEAD"])])
 
-    def root_of(pointer: str) -> Path | None:
-        target = platform.publishing.publisher.target(pointer)
-        return platform.site_root(target) if target is not None else None
 
-    async def serve(pointer: str, path: str) -> Response:
+class _Sites:
+    """The sites server's handlers, over the platform's publisher, covers and site URLs."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self.urls: SiteUrls = platform.publishing.urls
+        self.picker = picker_script(console_origins(platform.settings))
+
+    async def dispatch(self, request: Request) -> Response:
+        """A path no file can have is refused first; then the picker, an app, the bare host."""
+        refusal = bad_path(request.scope)
+        if refusal is not None:
+            return refusal
+        path = request.path_params.get("path", "")
+        if "/" + path == PICKER_PATH:
+            return Response(
+                self.picker, media_type="text/javascript", headers={"Cache-Control": "no-cache"}
+            )
+        pointer = self.urls.pointer_of_host(request.headers.get("host", ""))
+        if pointer is not None:
+            return await self.serve(pointer, path)
+        return await self.bare_host(path)
+
+    async def bare_host(self, path: str) -> Response:
+        """A host that names no app: cover images, and the path scheme when no domain is
+        configured; nothing generated otherwise (that host is the API's site)."""
+        if path.startswith("covers/"):
+            return await self.cover(path)
+        if not self.urls.per_app_origins:
+            return await self.shared_paths(path)
+        if path.startswith(("sites/", "preview/")):
+            return PlainTextResponse(
+                f"not found: previews and sites now have their own origins, "
+                f"http://{{key}}.{self.urls.domain}/ (the app's previewUrl and deployUrl)",
+                404,
+            )
+        return PlainTextResponse("not found", 404)
+
+    def root_of(self, pointer: str) -> Path | None:
+        target = self.platform.publishing.publisher.target(pointer)
+        return self.platform.site_root(target) if target is not None else None
+
+    async def serve(self, pointer: str, path: str) -> Response:
+        """A file of the build ``pointer`` names; a preview's pages get the element picker."""
         preview = pointer.startswith(PREVIEW_PREFIX)
-        root = await asyncio.to_thread(root_of, pointer)
+        root = await asyncio.to_thread(self.root_of, pointer)
         if root is None:
             kind = "preview" if preview else "site"
             return PlainTextResponse(f"no such {kind} (or nothing built yet)", 404)
@@ -85,7 +126,7 @@ def create_sites_app(platform: Platform) -> Starlette:
             )
         return FileResponse(file, media_type=media, headers=headers)
 
-    async def shared_paths(path: str) -> Response:
+    async def shared_paths(self, path: str) -> Response:
         """The path scheme (every app under one origin), when no domain is configured."""
         kind, _, rest = path.partition("/")
         key, slash, inner = rest.partition("/")
@@ -98,34 +139,10 @@ def create_sites_app(platform: Platform) -> Starlette:
             return PlainTextResponse("not found", 404)
         if not slash:  # "/sites/key" -> "/sites/key/": relative assets resolve inside it
             return Response(status_code=301, headers={"Location": f"/{kind}/{key}/"})
-        return await serve(pointer, inner)
+        return await self.serve(pointer, inner)
 
-    async def dispatch(request: Request) -> Response:
-        refusal = bad_path(request.scope)
-        if refusal is not None:
-            return refusal
-        path = request.path_params.get("path", "")
-        if "/" + path == PICKER_PATH:
-            return Response(
-                picker, media_type="text/javascript", headers={"Cache-Control": "no-cache"}
-            )
-        pointer = urls.pointer_of_host(request.headers.get("host", ""))
-        if pointer is not None:
-            return await serve(pointer, path)
-        if path.startswith("covers/"):
-            return await cover(path)
-        if not urls.per_app_origins:
-            return await shared_paths(path)
-        if path.startswith(("sites/", "preview/")):
-            return PlainTextResponse(
-                f"not found: previews and sites now have their own origins, "
-                f"http://{{key}}.{urls.domain}/ (the app's previewUrl and deployUrl)",
-                404,
-            )
-        return PlainTextResponse("not found", 404)
-
-    async def cover(path: str) -> Response:
-        covers = platform.publishing.covers
+    async def cover(self, path: str) -> Response:
+        covers = self.platform.publishing.covers
         parts = path.split("/")
         file = covers.path(parts[1], parts[2]) if covers is not None and len(parts) == 3 else None
         if file is None:
@@ -135,8 +152,6 @@ def create_sites_app(platform: Platform) -> Starlette:
             media_type="image/png",
             headers={"Cache-Control": "public, max-age=86400, immutable"},
         )
-
-    return Starlette(routes=[Route("/{path:path}", dispatch, methods=["GET", "HEAD"])])
 
 
 def bad_path(scope: Scope) -> Response | None:
