@@ -5,37 +5,31 @@ is the same window, and the same function serves the reference model in tests.
 
 :func:`build_window` composes four steps, each with one rule:
 
-1. :func:`pin` — the system prompt and the current turn's request are always in.
-2. :class:`Elider` — units older than the newest ``full_turns`` turns carry
-   stubs instead of large payloads.
-3. :func:`budget` — the token budget is spent newest-first, one whole unit at a
-   time, in full or else elided: the current turn's units first (its newest is
-   always kept), then older turns, each only with its request.
-4. :func:`latest_summary` / :func:`reserve` / :func:`show_summary` — with the
-   summary on, room for a summary as large as its bound is reserved whether
-   or not one exists yet, and the newest is shown after the system prompt
-   when something before the window is gone.
+1. :func:`pin` (memory/budget.py) — the system prompt and the current turn's
+   request are always in.
+2. :class:`Elider` (memory/elision.py) — units older than the newest
+   ``full_turns`` turns carry stubs instead of large payloads.
+3. :func:`budget` (memory/budget.py) — the token budget is spent newest-first,
+   one whole unit at a time, in full or else elided: the current turn's units
+   first (its newest is always kept), then older turns, each only with its
+   request.
+4. :func:`latest_summary` / :func:`reserve` / :func:`show_summary` (here) — with
+   the summary on, room for a summary as large as its bound is reserved whether
+   or not one exists yet, and the newest is shown after the system prompt when
+   something before the window is gone.
+
+The bounds are :class:`WindowPolicy` (memory/bounds.py).
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from zerocode.memory.messages import (
-    FAILED_PREFIX,
-    AssistantMessage,
-    Message,
-    OpenAIMessage,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
-    to_openai_list,
-)
+from zerocode.memory.bounds import DEFAULT_MAX_MESSAGES, MAX_STEP_MESSAGES, WindowPolicy
+from zerocode.memory.budget import Reserved, budget, pin, split_turns
+from zerocode.memory.elision import Elider, elide, elision_stub
+from zerocode.memory.messages import Message, OpenAIMessage, SystemMessage, to_openai_list
 from zerocode.memory.tokens import (
     MESSAGE_OVERHEAD,
     REPLY_PRIMING,
@@ -46,54 +40,26 @@ from zerocode.memory.tokens import (
 from zerocode.memory.transcript import EntryKind, Unit
 from zerocode.memory.validation import validate
 
-# The message bound's default: a safety bound, not the budget. The default token budget
-# holds ~770 messages of the sample Vue session (~31 tokens a message once older payloads
-# are elided; bench/memory.py), so tokens decide; it also bounds the entries a rebuild
-# reads (WindowPolicy.tail_items).
-DEFAULT_MAX_MESSAGES = 1000
-# The largest step: 64 tool calls (ZEROCODE_MAX_TOOL_CALLS_PER_STEP's upper limit, since a
-# step is one DynamoDB transaction of at most 100 items) and the message that made them.
-MAX_STEP_MESSAGES = 65
-
-# Argument keys that name things rather than carry payloads; never elided.
-_KEEP_KEYS = frozenset({"path", "name", "dir", "directory", "from", "to"})
-
-
-@dataclass(frozen=True)
-class WindowPolicy:
-    """Bounds of the window. ``max_tokens`` is the budget; ``max_messages`` is a safety
-    bound, large enough not to bind before the budget in ordinary sessions, and it sets
-    how many entries a rebuild reads (:attr:`tail_items`). ``full_turns``: how many newest
-    turns keep full payloads. ``summary_max_tokens``: the most a stored running summary
-    may cost (it is cut to fit)."""
-
-    max_messages: int = DEFAULT_MAX_MESSAGES
-    max_tokens: int = 24_000
-    elide_min_chars: int = 512
-    full_turns: int = 1
-    summary: bool = False
-    summary_max_tokens: int = 400
-
-    def __post_init__(self) -> None:
-        if (
-            self.max_messages < 3
-            or self.max_tokens < 1
-            or self.elide_min_chars < 64
-            or self.full_turns < 1
-            or self.summary_max_tokens < 16
-        ):
-            raise ValueError(f"window policy out of range: {self}")
-
-    @property
-    def tail_items(self) -> int:
-        """Entries to read from the store: enough for the largest window the bounds allow,
-        which is ``max_messages`` plus the largest step (the current turn's newest unit is
-        kept even past the bound, so a read must always hold it whole).
-
-        With a running summary, twice that, so units that just left the window are
-        still in the read and can be summarised before they are out of reach.
-        """
-        return (self.max_messages + MAX_STEP_MESSAGES) * (2 if self.summary else 1)
+# The window's steps and bounds live in memory/bounds.py, elision.py and budget.py; they
+# are imported from here too, as the window's parts.
+__all__ = [
+    "DEFAULT_MAX_MESSAGES",
+    "MAX_STEP_MESSAGES",
+    "Elider",
+    "Reserved",
+    "Window",
+    "WindowPolicy",
+    "budget",
+    "build_window",
+    "elide",
+    "elision_stub",
+    "evicted_units",
+    "latest_summary",
+    "pin",
+    "reserve",
+    "show_summary",
+    "split_turns",
+]
 
 
 @dataclass(frozen=True)
@@ -161,241 +127,6 @@ def _shown(conversation: Sequence[Unit], kept: Mapping[int, object]) -> list[Uni
     return [u for u in conversation[start:] if u.seq in kept]
 
 
-# -- step 1: pin -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pinned:
-    """What is in every window, whatever the bounds: the system prompt and the current
-    turn's request, with the conversation they pin in."""
-
-    system: SystemMessage
-    user: Unit | None  # the current turn's request; None if empty or unreadable
-    conversation: tuple[Unit, ...]  # every unit but the summaries, oldest first
-    newest_turn: int  # 0 for an empty conversation
-
-
-def pin(system: str, units: Sequence[Unit]) -> Pinned:
-    """Rule: the system prompt and the current turn's request (the newest turn's user
-    message) are never evicted.
-
-    Invariant kept: the model always sees its instructions and the request it is
-    answering, even when the current turn alone is longer than the bounds (then the
-    window is the pinned request followed by the current turn's newest units, elided if
-    need be). A request that could not be read is not replaced by an older turn's: then
-    nothing is pinned but the system prompt. Summaries are not conversation;
-    :func:`latest_summary` handles them.
-    """
-    conversation = tuple(u for u in units if u.kind is not EntryKind.SUMMARY)
-    newest_turn = conversation[-1].turn if conversation else 0
-    user = next(
-        (u for u in reversed(conversation) if u.kind is EntryKind.USER and u.turn == newest_turn),
-        None,
-    )
-    return Pinned(SystemMessage(system), user, conversation, newest_turn)
-
-
-# -- step 2: elide -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Elider:
-    """Rule: in units older than the newest ``full_turns`` turns, every tool result and
-    tool-call argument string (other than path-like keys) over ``min_chars`` becomes a
-    stub naming its size and hash.
-
-    Invariant kept: a unit's shape never changes (the same messages, call ids, names,
-    paths and JSON structure; a failed result keeps its ``ERROR: `` prefix), so the
-    elided window is as valid as the full one, and the model still sees what it did and
-    whether it worked. Units of recent turns are returned as they are (same objects).
-    """
-
-    newest_turn: int
-    full_turns: int
-    min_chars: int
-
-    def __call__(self, unit: Unit) -> tuple[Message, ...]:
-        if unit.turn > self.newest_turn - self.full_turns:
-            return unit.messages
-        return tuple(elide(m, self.min_chars) for m in unit.messages)
-
-
-# -- step 3: budget ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Reserved:
-    """Room taken before any unit is kept: messages and tokens (framing included)."""
-
-    messages: int
-    tokens: int
-
-
-@dataclass(frozen=True)
-class TurnUnits:
-    """One turn's units in the window's input: its request (None when the tail read began
-    after it, or it could not be read) and the rest (steps, final, interrupted note),
-    oldest first."""
-
-    number: int
-    request: Unit | None
-    rest: tuple[Unit, ...]
-
-
-def split_turns(conversation: Sequence[Unit]) -> list[TurnUnits]:
-    """The conversation (summaries already left out) as turns, oldest first."""
-    return list(reversed(list(turns_newest_first(conversation))))
-
-
-def turns_newest_first(conversation: Sequence[Unit]) -> Iterator[TurnUnits]:
-    """The conversation's turns, newest first, read lazily from its end: a walk that stops
-    early never looks at older units."""
-    group: list[Unit] = []  # newest first
-    for unit in reversed(conversation):
-        if group and unit.turn != group[0].turn:
-            yield _turn_of(group[::-1])
-            group = []
-        group.append(unit)
-    if group:
-        yield _turn_of(group[::-1])
-
-
-def is_note_turn(turn: TurnUnits) -> bool:
-    """A turn that is one platform note (M9), told to the model between requests."""
-    return turn.request is None and len(turn.rest) == 1 and turn.rest[0].kind is EntryKind.NOTE
-
-
-def _turn_of(group: Sequence[Unit]) -> TurnUnits:
-    request = next((u for u in group if u.kind is EntryKind.USER), None)
-    return TurnUnits(group[0].turn, request, tuple(u for u in group if u is not request))
-
-
-class _Room:
-    """What is left of the bounds; ``fits`` offers a unit in full, else elided."""
-
-    def __init__(
-        self,
-        policy: WindowPolicy,
-        reserved: Reserved,
-        render: Callable[[Unit], tuple[Message, ...]],
-        count: TokenCounter,
-    ) -> None:
-        self.messages = policy.max_messages - reserved.messages
-        self.tokens = policy.max_tokens - REPLY_PRIMING - reserved.tokens
-        self.render, self.count, self.min_chars = render, count, policy.elide_min_chars
-
-    def cost(self, msgs: Sequence[Message]) -> int:
-        return sum(message_tokens(m, self.count) for m in msgs)
-
-    def slim(self, unit: Unit) -> tuple[Message, ...]:
-        return tuple(elide(m, self.min_chars) for m in unit.messages)
-
-    def fits(
-        self, unit: Unit, messages: int = 0, tokens: int = 0
-    ) -> tuple[tuple[Message, ...], int] | None:
-        """The unit as it is rendered if that fits beside ``messages``/``tokens`` already
-        taken, else elided if that fits, else None."""
-        if messages + len(unit.entries) > self.messages:
-            return None  # elision never removes a message
-        full = self.render(unit)
-        cost = self.cost(full)
-        if tokens + cost <= self.tokens:
-            return full, cost
-        slim = self.slim(unit)
-        if all(a is b for a, b in zip(slim, full, strict=True)):
-            return None
-        cost = self.cost(slim)
-        return (slim, cost) if tokens + cost <= self.tokens else None
-
-    def spend(self, msgs: Sequence[Message], cost: int) -> None:
-        self.messages -= len(msgs)
-        self.tokens -= cost
-
-
-def _second(pair: tuple[object, int]) -> int:
-    return pair[1]
-
-
-def budget(
-    reserved: Reserved,
-    pinned: Pinned,
-    render: Callable[[Unit], tuple[Message, ...]],
-    policy: WindowPolicy,
-    count: TokenCounter = count_tokens,
-) -> dict[int, tuple[Message, ...]]:
-    """Rule: after the ``reserved`` room (see :func:`reserve`) and the pinned request,
-    spend ``max_tokens`` (reply priming counted) and ``max_messages`` newest-first, one
-    whole unit at a time, each as ``render`` gives it if it fits, else elided
-    (:func:`elide`) if that fits:
-
-    1. the current turn's units, newest first; the newest is always kept (elided if it
-       does not fit in full, even when it does not fit elided), and the walk stops at
-       the first other unit that does not fit even elided;
-    2. then older turns, newest first: a turn is shown only with its request and at
-       least its newest unit; its units go newest first while they fit; the walk stops
-       at the first turn that is not shown whole (or has no request in the tail). A
-       platform note (a turn of one NOTE unit, M9) is shown whole or stops the walk.
-
-    Invariants kept: units are whole, so a tool call never loses its results nor a
-    result its call; the current turn's latest step is always in, and no unit of the
-    current turn is left out while an older turn's unit is in; a turn's steps are never
-    shown without the request that asked for them (the current turn's request is
-    pinned); what is left out is every unit older than the oldest kept turn, and at
-    most one run of units inside one turn, between its request and its newest units.
-    Only the pinned request and the current turn's newest unit may take the window past
-    its bounds, because they are never dropped. Returns ``{unit seq: rendered
-    messages}``.
-    """
-    room = _Room(policy, reserved, render, count)
-    kept: dict[int, tuple[Message, ...]] = {}
-    if pinned.user is not None:
-        msgs = render(pinned.user)
-        kept[pinned.user.seq] = msgs
-        room.spend(msgs, room.cost(msgs))
-    turns = turns_newest_first(pinned.conversation)
-    current = next(turns, None)
-    if current is None:
-        return kept
-    for index, unit in enumerate(reversed(current.rest)):
-        got = room.fits(unit)
-        if got is None and index == 0:  # never dropped: the cheaper of full and elided
-            got = min(((m, room.cost(m)) for m in (render(unit), room.slim(unit))), key=_second)
-        if got is None:
-            return kept
-        kept[unit.seq] = got[0]
-        room.spend(*got)
-    for turn in turns:
-        if is_note_turn(turn):  # a note stands alone: no request, nothing answers it
-            got = room.fits(turn.rest[0])
-            if got is None:
-                return kept
-            kept[turn.rest[0].seq] = got[0]
-            room.spend(*got)
-            continue
-        if turn.request is None:
-            return kept
-        request = room.fits(turn.request)
-        if request is None:
-            return kept
-        shown: list[tuple[Unit, tuple[Message, ...], int]] = []
-        used_messages, used_tokens = len(request[0]), request[1]
-        for unit in reversed(turn.rest):
-            got = room.fits(unit, used_messages, used_tokens)
-            if got is None:
-                break
-            shown.append((unit, *got))
-            used_messages += len(got[0])
-            used_tokens += got[1]
-        if not shown:  # a request alone would read as a request never answered
-            return kept
-        for unit, msgs, cost in [(turn.request, *request), *shown]:
-            kept[unit.seq] = msgs
-            room.spend(msgs, cost)
-        if len(shown) < len(turn.rest):
-            return kept
-    return kept
-
-
 # -- step 4: summary ---------------------------------------------------------------------
 
 
@@ -460,57 +191,3 @@ def evicted_units(
     if not out:
         return []
     return [u for u in conversation if u.seq <= out[-1]]
-
-
-# -- elision helpers ---------------------------------------------------------------------
-
-
-def elide(message: Message, min_chars: int) -> Message:
-    """The message with payloads over ``min_chars`` replaced by a stub; the same object if none."""
-    slim = _elided(message, min_chars)
-    return message if slim is None else slim
-
-
-# Cached (messages are immutable): older units are elided again at each model call of a
-# turn, and parsing and hashing their payloads would be most of a window's build.
-@functools.lru_cache(maxsize=4096)
-def _elided(message: Message, min_chars: int) -> Message | None:
-    """:func:`elide`'s stubbed message, or None when nothing is over ``min_chars``."""
-    if isinstance(message, ToolResult):
-        body = message.content.removeprefix(FAILED_PREFIX) if not message.ok else message.content
-        if len(body) <= min_chars:
-            return None
-        stub = elision_stub(body)
-        return replace(message, content=stub if message.ok else FAILED_PREFIX + stub)
-    if isinstance(message, AssistantMessage) and message.tool_calls:
-        calls = tuple(_elide_call(c, min_chars) for c in message.tool_calls)
-        if all(a is b for a, b in zip(calls, message.tool_calls, strict=True)):
-            return None
-        return replace(message, tool_calls=calls)
-    return None
-
-
-def _elide_call(call: ToolCall, min_chars: int) -> ToolCall:
-    if len(call.arguments) <= min_chars:
-        return call
-    args = call.parsed_arguments()
-    if args is None:
-        return replace(call, arguments=json.dumps({"elided": elision_stub(call.arguments)}))
-    slim: dict[str, Any] = {}
-    changed = False
-    for key, value in args.items():
-        if isinstance(value, str) and key not in _KEEP_KEYS and len(value) > min_chars:
-            slim[key] = elision_stub(value)
-            changed = True
-        else:
-            slim[key] = value
-    if not changed:
-        return call
-    return replace(call, arguments=json.dumps(slim, ensure_ascii=False))
-
-
-def elision_stub(payload: str) -> str:
-    data = payload.encode("utf-8")
-    size = f"{len(data)} B" if len(data) < 1024 else f"{len(data) / 1024:.1f} KB"
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    return f"[content elided: {size}, sha256 {digest}; read the file for the current version]"
