@@ -104,61 +104,79 @@ class Reference:
         units = self.tail(policy.tail_items) if units is None else units
         if not units:
             return system
-        newest = units[-1].turn
         turns = [list(group) for _, group in groupby(units, key=lambda u: u.turn)]
-
-        def slim(unit: RefUnit) -> list[Message]:
-            return [elide(m, policy.elide_min_chars) for m in unit.messages]
-
-        def full(unit: RefUnit) -> list[Message]:
-            return unit.messages if unit.turn > newest - policy.full_turns else slim(unit)
-
-        left = {"tokens": policy.max_tokens - tokens(system), "messages": policy.max_messages - 1}
-        chosen: dict[int, list[Message]] = {}
-
-        def offer(unit: RefUnit, forced: bool = False) -> bool:
-            options = [full(unit), slim(unit)]
-            fitting = [
-                o
-                for o in options
-                if tokens(o) - REPLY_PRIMING <= left["tokens"] and len(o) <= left["messages"]
-            ]
-            if not fitting and not forced:
-                return False
-            option = fitting[0] if fitting else min(options, key=tokens)
-            chosen[unit.seq] = option
-            left["tokens"] -= tokens(option) - REPLY_PRIMING
-            left["messages"] -= len(option)
-            return True
-
-        def request(turn: list[RefUnit]) -> RefUnit | None:
-            return next((u for u in turn if u.kind is EntryKind.USER), None)
-
+        offers = RefOffers(policy, units[-1].turn, tokens(system))
         current, older = turns[-1], turns[:-1]
-        asked = request(current)
-        if asked is not None:
-            offer(asked, forced=True)
-        rest = [u for u in current if u is not asked]
-        complete = all(offer(u, forced=u is rest[-1]) for u in reversed(rest))
-        for turn in reversed(older) if complete else ():
-            if [u.kind for u in turn] == [EntryKind.NOTE]:  # a note: whole, or the end
-                if not offer(turn[0]):
+        if offers.current(current):
+            for turn in reversed(older):
+                if not offers.older(turn):
                     break
-                continue
-            asked = request(turn)
-            saved = (dict(chosen), dict(left))
-            rest = [u for u in turn if u is not asked]
-            if asked is None or not offer(asked) or not rest or not offer(rest[-1]):
-                chosen.clear()
-                chosen.update(saved[0])
-                left.update(saved[1])
-                break
-            if not all(offer(u) for u in reversed(rest[:-1])):
-                break
-        return system + [m for u in units if u.seq in chosen for m in chosen[u.seq]]
+        return system + [m for u in units if u.seq in offers.chosen for m in offers.chosen[u.seq]]
 
     def messages(self) -> list[Message]:
         return [m for u in self.units for m in u.messages]
+
+
+class RefOffers:
+    """The reference window's room: what is left of the bounds, and what was chosen."""
+
+    def __init__(self, policy: WindowPolicy, newest: int, system_tokens: int) -> None:
+        self.policy, self.newest = policy, newest
+        self.left = {
+            "tokens": policy.max_tokens - system_tokens,
+            "messages": policy.max_messages - 1,
+        }
+        self.chosen: dict[int, list[Message]] = {}
+
+    def slim(self, unit: RefUnit) -> list[Message]:
+        return [elide(m, self.policy.elide_min_chars) for m in unit.messages]
+
+    def full(self, unit: RefUnit) -> list[Message]:
+        return (
+            unit.messages if unit.turn > self.newest - self.policy.full_turns else self.slim(unit)
+        )
+
+    def offer(self, unit: RefUnit, *, forced: bool = False) -> bool:
+        options = [self.full(unit), self.slim(unit)]
+        fitting = [
+            o
+            for o in options
+            if tokens(o) - REPLY_PRIMING <= self.left["tokens"] and len(o) <= self.left["messages"]
+        ]
+        if not fitting and not forced:
+            return False
+        option = fitting[0] if fitting else min(options, key=tokens)
+        self.chosen[unit.seq] = option
+        self.left["tokens"] -= tokens(option) - REPLY_PRIMING
+        self.left["messages"] -= len(option)
+        return True
+
+    def current(self, turn: list[RefUnit]) -> bool:
+        """The current turn: its request and newest unit forced in; True if it is all in."""
+        asked = request(turn)
+        if asked is not None:
+            self.offer(asked, forced=True)
+        rest = [u for u in turn if u is not asked]
+        return all(self.offer(u, forced=u is rest[-1]) for u in reversed(rest))
+
+    def older(self, turn: list[RefUnit]) -> bool:
+        """An older turn, shown only with its request and newest unit (else not at all);
+        True if it is all in, so the next older turn is offered."""
+        if [u.kind for u in turn] == [EntryKind.NOTE]:  # a note: whole, or the end
+            return self.offer(turn[0])
+        asked = request(turn)
+        saved = (dict(self.chosen), dict(self.left))
+        rest = [u for u in turn if u is not asked]
+        if asked is None or not self.offer(asked) or not rest or not self.offer(rest[-1]):
+            self.chosen.clear()
+            self.chosen.update(saved[0])
+            self.left.update(saved[1])
+            return False
+        return all(self.offer(u) for u in reversed(rest[:-1]))
+
+
+def request(turn: list[RefUnit]) -> RefUnit | None:
+    return next((u for u in turn if u.kind is EntryKind.USER), None)
 
 
 def tokens(messages: Sequence[Message]) -> int:
@@ -266,7 +284,7 @@ class Run:
         self.ref.add(RefUnit(turn, EntryKind.NOTE, [UserMessage(text)]))
         self.check()
 
-    def turn(self, number: int, steps: list[Any], ending: str, element: bool) -> None:
+    def turn(self, number: int, steps: list[Any], ending: str, *, element: bool) -> None:
         picked = (
             {"pagePath": "/", "tag": "h1", "selector": "#app h1", "text": "Shop"}
             if element
@@ -290,7 +308,7 @@ class Run:
         )
         self.check()
         for index, (calls, huge, failed) in enumerate(steps):
-            self.step(turn, index, calls, huge, failed)
+            self.step(turn, index, calls, huge=huge, failed=failed)
             self.check()
         self.open_turn = None
         if ending == "final":
@@ -311,7 +329,7 @@ class Run:
             self.open_turn = turn.number
         self.check()
 
-    def step(self, turn: Turn, index: int, calls: int, huge: bool, failed: list[bool]) -> None:
+    def step(self, turn: Turn, index: int, calls: int, *, huge: bool, failed: list[bool]) -> None:
         payload = HUGE if huge else "small"
         tool_calls = tuple(
             ToolCall(
@@ -341,7 +359,7 @@ def run_conversation(
 ) -> None:
     run = Run(cache, policy, losses)
     for number, (steps, ending, element, note) in enumerate(turns, start=1):
-        run.turn(number, steps, ending, element)
+        run.turn(number, steps, ending, element=element)
         if note:
             run.note(number)
     run.nothing_lost()
