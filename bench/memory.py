@@ -255,125 +255,172 @@ def realistic_session(turns: int, seed: int = 13) -> Iterator[BenchTurn]:
     features (new files written together, then wired in), questions answered without
     tools, fixes with parallel reads and modifies, whole rewrites in one write_file step
     of 16–24 files (~16–24k tokens), and turns cut off after a few steps."""
-    rng = random.Random(seed)
-    files = [f"src/components/Part{i}.vue" for i in range(10)]
-    files = ["package.json", "index.html", "src/main.js", "src/App.vue", *files]
-    version = dict.fromkeys(files, 0)
+    project = _Project(seed)
+    rng = project.rng
     for n in range(1, turns + 1):
-        ids = iter(range(10_000))
-
-        def call(name: str, n: int = n, ids: Iterator[int] = ids, **args: str) -> ToolCall:
-            return ToolCall(f"call_{n}_{next(ids)}", name, json.dumps(args))
-
-        def body(path: str) -> str:
-            scale = 1 + (len(path) + version[path]) % 3  # 3–11 KB
-            return file_body(path, version[path]) * scale
-
-        def write(paths: Sequence[str]) -> tuple[AssistantMessage, tuple[ToolResult, ...]]:
-            calls = tuple(call("write_file", path=p, content=body(p)) for p in paths)
-            return AssistantMessage(None, calls), tuple(
-                ToolResult.success(c, "written") for c in calls
-            )
-
-        def read(paths: Sequence[str]) -> tuple[AssistantMessage, tuple[ToolResult, ...]]:
-            calls = tuple(call("read_file", path=p) for p in paths)
-            return AssistantMessage(None, calls), tuple(
-                ToolResult.success(c, body(p)) for c, p in zip(calls, paths, strict=True)
-            )
-
-        def modify(
-            paths: Sequence[str], stale: bool = False
-        ) -> tuple[AssistantMessage, tuple[ToolResult, ...]]:
-            calls = []
-            for p in paths:
-                old, cut = body(p), rng.randrange(90, 400)
-                version[p] += 1
-                calls.append(
-                    call(
-                        "modify_file",
-                        path=p,
-                        old=old[:cut] + ("x" if stale else ""),
-                        new=body(p)[:cut],
-                    )
-                )
-            results = tuple(
-                ToolResult.failure(c, f"old text not found in {p}")
-                if stale
-                else ToolResult.success(c, f"modified {p}")
-                for c, p in zip(calls, paths, strict=True)
-            )
-            return AssistantMessage(
-                "Retrying with the current text." if stale else None, tuple(calls)
-            ), results
-
-        listing = call("read_dir", path=".")
-        lister = (
-            AssistantMessage(None, (listing,)),
-            (ToolResult.success(listing, "\n".join(files)),),
-        )
+        project.begin(n)
+        lister = project.lister()
         if n == 1:
             yield BenchTurn(
                 "Build a task manager in Vue 3 with a home view, task cards and an about page.",
-                (write(files[:7]), write(files[7:])),
-                f"Created the project ({len(files)} files).",
+                (project.write(project.files[:7]), project.write(project.files[7:])),
+                f"Created the project ({len(project.files)} files).",
             )
             continue
-        kind = rng.choices(
-            ["edit", "feature", "question", "fix", "rewrite", "cut"], [40, 16, 18, 12, 7, 7]
-        )[0]
-        target = rng.choice(files[3:])
+        kind = rng.choices(list(_TURN_KINDS), [weight for weight, _ in _TURN_KINDS.values()])[0]
+        target = rng.choice(project.files[3:])
         colour, feature = rng.choice(COLOURS), rng.choice(FEATURES)
-        if kind == "edit":
-            stale = rng.random() < 0.2
-            steps = [lister, read([target]), modify([target], stale)]
-            if stale:
-                steps.append(modify([target]))
-            yield BenchTurn(
-                f"Make the list in {target} {colour}.", tuple(steps), f"Made {target} {colour}."
+        yield _TURN_KINDS[kind][1](project, _Choice(lister, target, colour, feature))
+
+
+ToolStep = tuple[AssistantMessage, tuple[ToolResult, ...]]
+
+
+class _Project:
+    """The project a realistic session edits (its files and their versions), its seeded
+    choices, and the tool calls of the turn being written. The order of the ``rng``
+    calls is the session: the same seed gives the same session."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        parts = [f"src/components/Part{i}.vue" for i in range(10)]
+        self.files = ["package.json", "index.html", "src/main.js", "src/App.vue", *parts]
+        self.version = dict.fromkeys(self.files, 0)
+        self.number = 0
+        self.ids: Iterator[int] = iter(())
+
+    def begin(self, number: int) -> None:
+        self.number, self.ids = number, iter(range(10_000))
+
+    def call(self, name: str, **args: str) -> ToolCall:
+        return ToolCall(f"call_{self.number}_{next(self.ids)}", name, json.dumps(args))
+
+    def body(self, path: str) -> str:
+        scale = 1 + (len(path) + self.version[path]) % 3  # 3–11 KB
+        return file_body(path, self.version[path]) * scale
+
+    def lister(self) -> ToolStep:
+        listing = self.call("read_dir", path=".")
+        return AssistantMessage(None, (listing,)), (
+            ToolResult.success(listing, "\n".join(self.files)),
+        )
+
+    def write(self, paths: Sequence[str]) -> ToolStep:
+        calls = tuple(self.call("write_file", path=p, content=self.body(p)) for p in paths)
+        return AssistantMessage(None, calls), tuple(ToolResult.success(c, "written") for c in calls)
+
+    def read(self, paths: Sequence[str]) -> ToolStep:
+        calls = tuple(self.call("read_file", path=p) for p in paths)
+        return AssistantMessage(None, calls), tuple(
+            ToolResult.success(c, self.body(p)) for c, p in zip(calls, paths, strict=True)
+        )
+
+    def modify(self, paths: Sequence[str], *, stale: bool = False) -> ToolStep:
+        calls = []
+        for p in paths:
+            old, cut = self.body(p), self.rng.randrange(90, 400)
+            self.version[p] += 1
+            calls.append(
+                self.call(
+                    "modify_file",
+                    path=p,
+                    old=old[:cut] + ("x" if stale else ""),
+                    new=self.body(p)[:cut],
+                )
             )
-        elif kind == "feature":
-            new = [
-                f"src/components/{feature.title().replace(' ', '')}{n}.vue"
-                for _ in range(rng.randint(1, 3))
-            ]
-            new = list(dict.fromkeys(new)) + [f"src/composables/use{n}.js"][: rng.randint(0, 1)]
-            for path in new:
-                version[path] = 0
-            files += new
-            steps = [write(new), read(["src/App.vue"]), modify(["src/App.vue"])]
-            yield BenchTurn(
-                f"Add {feature} to the app.",
-                tuple(steps),
-                f"Added {feature} ({len(new)} new files).",
-            )
-        elif kind == "question":
-            answer = " ".join(rng.sample(PROSE.split(". "), 4)) * rng.randint(1, 4)
-            yield BenchTurn(f"How does {target} work with {feature}?", (), answer)
-        elif kind == "fix":
-            pair = rng.sample(files[3:], 2)
-            yield BenchTurn(
-                "The build fails after the last change; fix it.",
-                (read(pair), modify(pair)),
-                f"Fixed {pair[0]} and {pair[1]}.",
-            )
-        elif kind == "rewrite":
-            count = rng.randint(16, 24)
-            for i in range(len(files), count + 4):
-                path = f"src/components/Part{i}.vue"
-                files.append(path)
-                version[path] = 0
-            chosen = files[4 : 4 + count]
-            for path in chosen:
-                version[path] += 1
-            yield BenchTurn(
-                f"Rewrite the components in {colour} with the composition API.",
-                (lister, write(chosen)),
-                f"Rewrote {count} components.",
-            )
-        else:
-            yield BenchTurn(
-                f"Refactor {target} into smaller parts.", (lister, read([target])), None
-            )
+        results = tuple(
+            ToolResult.failure(c, f"old text not found in {p}")
+            if stale
+            else ToolResult.success(c, f"modified {p}")
+            for c, p in zip(calls, paths, strict=True)
+        )
+        return AssistantMessage(
+            "Retrying with the current text." if stale else None, tuple(calls)
+        ), results
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """What a turn after the first is about, drawn before its kind is written."""
+
+    lister: ToolStep  # a read_dir step, listing the project as it is
+    target: str
+    colour: str
+    feature: str
+
+
+def _edit(p: _Project, c: _Choice) -> BenchTurn:
+    stale = p.rng.random() < 0.2
+    steps = [c.lister, p.read([c.target]), p.modify([c.target], stale=stale)]
+    if stale:
+        steps.append(p.modify([c.target]))
+    return BenchTurn(
+        f"Make the list in {c.target} {c.colour}.", tuple(steps), f"Made {c.target} {c.colour}."
+    )
+
+
+def _feature(p: _Project, c: _Choice) -> BenchTurn:
+    n = p.number
+    new = [
+        f"src/components/{c.feature.title().replace(' ', '')}{n}.vue"
+        for _ in range(p.rng.randint(1, 3))
+    ]
+    new = list(dict.fromkeys(new)) + [f"src/composables/use{n}.js"][: p.rng.randint(0, 1)]
+    for path in new:
+        p.version[path] = 0
+    p.files += new
+    steps = [p.write(new), p.read(["src/App.vue"]), p.modify(["src/App.vue"])]
+    return BenchTurn(
+        f"Add {c.feature} to the app.", tuple(steps), f"Added {c.feature} ({len(new)} new files)."
+    )
+
+
+def _question(p: _Project, c: _Choice) -> BenchTurn:
+    answer = " ".join(p.rng.sample(PROSE.split(". "), 4)) * p.rng.randint(1, 4)
+    return BenchTurn(f"How does {c.target} work with {c.feature}?", (), answer)
+
+
+def _fix(p: _Project, c: _Choice) -> BenchTurn:
+    pair = p.rng.sample(p.files[3:], 2)
+    return BenchTurn(
+        "The build fails after the last change; fix it.",
+        (p.read(pair), p.modify(pair)),
+        f"Fixed {pair[0]} and {pair[1]}.",
+    )
+
+
+def _rewrite(p: _Project, c: _Choice) -> BenchTurn:
+    count = p.rng.randint(16, 24)
+    for i in range(len(p.files), count + 4):
+        path = f"src/components/Part{i}.vue"
+        p.files.append(path)
+        p.version[path] = 0
+    chosen = p.files[4 : 4 + count]
+    for path in chosen:
+        p.version[path] += 1
+    return BenchTurn(
+        f"Rewrite the components in {c.colour} with the composition API.",
+        (c.lister, p.write(chosen)),
+        f"Rewrote {count} components.",
+    )
+
+
+def _cut(p: _Project, c: _Choice) -> BenchTurn:
+    """A turn cut off after its steps (marked interrupted)."""
+    return BenchTurn(
+        f"Refactor {c.target} into smaller parts.", (c.lister, p.read([c.target])), None
+    )
+
+
+# The kinds of turn after the first, with their weights (the draw's order is this one).
+_TURN_KINDS: dict[str, tuple[int, Callable[[_Project, _Choice], BenchTurn]]] = {
+    "edit": (40, _edit),
+    "feature": (16, _feature),
+    "question": (18, _question),
+    "fix": (12, _fix),
+    "rewrite": (7, _rewrite),
+    "cut": (7, _cut),
+}
 
 
 class LangChain:
