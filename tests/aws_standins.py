@@ -36,7 +36,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 DOMAIN = "aws-standin.test"
@@ -363,73 +363,92 @@ class StandIns:
 
 
 def _handler(standins: StandIns) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    """A handler class serving these stand-ins (the server makes one handler a request)."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    class Handler(_Handler):
+        pass
 
-        def do_CONNECT(self) -> None:  # HTTPS through the proxy: a client went for real AWS
-            standins.escaped.append(f"CONNECT {self.path}")
-            self._reply(502, {"message": f"the stand-ins do not reach {self.path}"}, {})
-
-        def do_GET(self) -> None:
-            self._dispatch()
-
-        do_PUT = do_DELETE = do_POST = do_HEAD = do_GET
-
-        def _dispatch(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            url = urlsplit(self.path)
-            host = (url.hostname or self.headers.get("Host", "").split(":")[0]).lower()
-            try:
-                if host.endswith("." + KVS_HOST):
-                    self._require_sigv4a()
-                    raw = url.path.split("?")[0]
-                    segments = [unquote(s) for s in raw.strip("/").split("/")]
-                    status, answer, headers = standins.kvs.handle(
-                        self.command, segments, parse_qs(url.query), self.headers, body
-                    )
-                    self._reply(status, answer, headers)
-                elif host == CODEBUILD_HOST and self.command == "POST":
-                    target = self.headers.get("X-Amz-Target", "")
-                    self._reply(200, standins.codebuild.handle(target, body), {}, json11=True)
-                else:
-                    standins.escaped.append(f"{self.command} {self.path}")
-                    raise ServiceError(502, "BadGateway", f"the stand-ins do not serve {host}")
-            except ServiceError as exc:
-                self._reply(
-                    exc.status,
-                    {"__type": exc.code, "message": exc.message, "Message": exc.message},
-                    {"x-amzn-ErrorType": exc.code},
-                    json11=host == CODEBUILD_HOST,
-                )
-
-        def _require_sigv4a(self) -> None:
-            authorization = self.headers.get("Authorization", "")
-            if not authorization.startswith("AWS4-ECDSA-P256-SHA256 "):
-                standins.unsigned.append(self.path)
-                raise ServiceError(
-                    403, "AccessDeniedException", "KeyValueStore requests are signed with SigV4A"
-                )
-
-        def _reply(
-            self, status: int, answer: dict[str, Any], headers: dict[str, str], json11: bool = False
-        ) -> None:
-            data = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header(
-                "Content-Type", "application/x-amz-json-1.1" if json11 else "application/json"
-            )
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-
+    Handler.standins = standins
     return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """The proxy every AWS client goes through: the KeyValueStore and CodeBuild stand-ins
+    answer their hosts; anything else is recorded as an escape and refused."""
+
+    protocol_version = "HTTP/1.1"
+    standins: ClassVar[StandIns]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_CONNECT(self) -> None:  # HTTPS through the proxy: a client went for real AWS
+        self.standins.escaped.append(f"CONNECT {self.path}")
+        self._reply(502, {"message": f"the stand-ins do not reach {self.path}"}, {})
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    do_PUT = do_DELETE = do_POST = do_HEAD = do_GET
+
+    def _dispatch(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        url = urlsplit(self.path)
+        host = (url.hostname or self.headers.get("Host", "").split(":")[0]).lower()
+        try:
+            if host.endswith("." + KVS_HOST):
+                self._key_value_store(url.path, url.query, body)
+            elif host == CODEBUILD_HOST and self.command == "POST":
+                target = self.headers.get("X-Amz-Target", "")
+                self._reply(200, self.standins.codebuild.handle(target, body), {}, json11=True)
+            else:
+                self.standins.escaped.append(f"{self.command} {self.path}")
+                raise ServiceError(502, "BadGateway", f"the stand-ins do not serve {host}")
+        except ServiceError as exc:
+            self._reply(
+                exc.status,
+                {"__type": exc.code, "message": exc.message, "Message": exc.message},
+                {"x-amzn-ErrorType": exc.code},
+                json11=host == CODEBUILD_HOST,
+            )
+
+    def _key_value_store(self, path: str, query: str, body: bytes) -> None:
+        self._require_sigv4a()
+        raw = path.split("?")[0]
+        segments = [unquote(s) for s in raw.strip("/").split("/")]
+        status, answer, headers = self.standins.kvs.handle(
+            self.command, segments, parse_qs(query), self.headers, body
+        )
+        self._reply(status, answer, headers)
+
+    def _require_sigv4a(self) -> None:
+        authorization = self.headers.get("Authorization", "")
+        if not authorization.startswith("AWS4-ECDSA-P256-SHA256 "):
+            self.standins.unsigned.append(self.path)
+            raise ServiceError(
+                403, "AccessDeniedException", "KeyValueStore requests are signed with SigV4A"
+            )
+
+    def _reply(
+        self,
+        status: int,
+        answer: dict[str, Any],
+        headers: dict[str, str],
+        *,
+        json11: bool = False,
+    ) -> None:
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header(
+            "Content-Type", "application/x-amz-json-1.1" if json11 else "application/json"
+        )
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
 
 # -- playing CodeBuild ----------------------------------------------------------------------
