@@ -135,7 +135,9 @@ _ENTER = (  # sh: write its own pid into each cgroup.procs given before --, then
 )
 
 
-def confined(argv: Sequence[str], limits: Limits, nproc: bool, procs: Sequence[str]) -> list[str]:
+def confined(
+    argv: Sequence[str], limits: Limits, *, nproc: bool, procs: Sequence[str]
+) -> list[str]:
     """``argv`` behind its rlimits, in the cgroups whose ``cgroup.procs`` files are given."""
     limited = [
         shutil.which("prlimit") or "/usr/bin/prlimit",
@@ -195,7 +197,11 @@ def run_blocking(job: Job) -> Run:
             start_new_session=True,
         )
     except OSError as exc:
-        return Run(False, [f"cannot start the build: {exc}"], f"cannot start the build: {exc}")
+        return Run(
+            ok=False,
+            log=[f"cannot start the build: {exc}"],
+            reason=f"cannot start the build: {exc}",
+        )
     job.proc = proc
     if job.killed:
         job.kill()
@@ -211,56 +217,82 @@ def run_blocking(job: Job) -> Run:
     timer.start()
     hard = time.monotonic() + limits.seconds + 5  # past it no read waits any longer
     reason: str | None = None
-    assert proc.stdout is not None
     try:
-        if job.consume is None:
-            reason = _drain(_Pipe(proc.stdout, hard), log, limits)
-        else:
-            assert proc.stderr is not None
-            errors = _Pipe(proc.stderr, hard)
-            said: list[str | None] = [None]
-            side = threading.Thread(
-                target=lambda: said.__setitem__(0, _drain(errors, log, limits)), daemon=True
-            )
-            side.start()
-            out = _Pipe(proc.stdout, hard)
-            try:
-                job.consume(out)
-                trailing = 0
-                while chunk := out.read(1 << 16):  # tar's padding; a writer never blocks on it
-                    trailing += len(chunk)
-                    if trailing > 1 << 20:
-                        raise Refused("the build's output went on past its archive's end")
-            except Refused as exc:
-                reason = str(exc)
-                job.kill()  # else it blocks on a full pipe while stderr is waited for
-            side.join(max(0.0, hard - time.monotonic()))
-            reason = reason or said[0]
+        reason = _watch(job, proc, log, hard)
         if reason is None and not late.is_set():
             proc.wait(max(0.1, hard - time.monotonic()))
     except (TimeoutError, subprocess.TimeoutExpired):
         late.set()
     finally:
         timer.cancel()
-        if proc.poll() is None:
-            job.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-    if late.is_set() and reason is None:
-        reason = f"the build took longer than {limits.seconds:.0f} s and was stopped"
-    if reason is None and job.killed:
-        reason = "the build was cancelled"
-    if reason is None and proc.returncode != 0:
-        code = proc.returncode
-        reason = job.exit_reason(code) if job.exit_reason else f"the build exited with code {code}"
+        _reap(job, proc)
+    if reason is None:
+        reason = _ended_badly(job, proc, late=late.is_set())
     lines = log.lines()
     if reason is not None:
         lines.append(reason)
     return Run(reason is None, lines, reason, tuple(log.notices))
+
+
+def _watch(job: Job, proc: subprocess.Popen[bytes], log: Log, hard: float) -> str | None:
+    """Read what the run writes until it closes its pipes: why its output was refused, or
+    None. Raises TimeoutError past ``hard``."""
+    assert proc.stdout is not None
+    if job.consume is None:
+        return _drain(_Pipe(proc.stdout, hard), log, job.limits)
+    assert proc.stderr is not None
+    errors = _Pipe(proc.stderr, hard)
+    said: list[str | None] = [None]
+    side = threading.Thread(
+        target=lambda: said.__setitem__(0, _drain(errors, log, job.limits)), daemon=True
+    )
+    side.start()
+    out = _Pipe(proc.stdout, hard)
+    reason: str | None = None
+    try:
+        job.consume(out)
+        _read_past_the_end(out)
+    except Refused as exc:
+        reason = str(exc)
+        job.kill()  # else it blocks on a full pipe while stderr is waited for
+    side.join(max(0.0, hard - time.monotonic()))
+    return reason or said[0]
+
+
+def _read_past_the_end(out: _Pipe) -> None:
+    """Read what follows the archive (tar's padding; a writer never blocks on it), refusing
+    more than 1 MiB of it."""
+    trailing = 0
+    while chunk := out.read(1 << 16):
+        trailing += len(chunk)
+        if trailing > 1 << 20:
+            raise Refused("the build's output went on past its archive's end")
+
+
+def _reap(job: Job, proc: subprocess.Popen[bytes]) -> None:
+    """However the run ended: its process group killed if it still runs, waited for, and
+    its pipes closed."""
+    if proc.poll() is None:
+        job.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(10)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _ended_badly(job: Job, proc: subprocess.Popen[bytes], *, late: bool) -> str | None:
+    """Why a run whose output was not refused failed (the deadline, a cancel, its exit
+    code), or None when it worked."""
+    if late:
+        return f"the build took longer than {job.limits.seconds:.0f} s and was stopped"
+    if job.killed:
+        return "the build was cancelled"
+    if proc.returncode != 0:
+        code = proc.returncode
+        return job.exit_reason(code) if job.exit_reason else f"the build exited with code {code}"
+    return None
 
 
 async def in_thread(fn: Callable[[], T], on_cancel: Callable[[], object]) -> T:
