@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import tarfile
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol, cast
 
@@ -118,9 +118,7 @@ def unpack(
     :class:`OutputRefused`; what was written is left for the caller to remove."""
     dest.mkdir()
     reader = _Bounded(stream, max_bytes + _HEADER_SLACK)
-    seen: set[str] = set()
-    files = total = entries = 0
-    rooted = False
+    taken = _Unpacking(dest, root, max_files, max_bytes)
     try:
         with tarfile.open(
             fileobj=cast(IO[bytes], reader),  # tarfile's stream mode only calls read()
@@ -129,64 +127,10 @@ def unpack(
             errors="strict",
         ) as archive:
             for member in archive:
-                name = member.name[:-1] if member.name.endswith("/") else member.name
-                if name.startswith("./"):
-                    name = name[2:]
-                shown = repr(name[:120])
-                why = _refuse_name(name)
-                if why is not None:
-                    raise OutputRefused(f"the build's output holds {shown}: {why}")
-                if name == root:
-                    if not member.isdir():
-                        raise OutputRefused(
-                            f"the build's {root}/ is not a directory (a link, say): "
-                            "nothing was published"
-                        )
-                    rooted = True
-                    continue
-                if not rooted:  # tar lists a directory before what it holds
-                    raise OutputRefused(f"the build's output holds {shown}, outside {root}/")
-                if not name.startswith(root + "/"):
-                    raise OutputRefused(f"the build's output holds {shown}, outside {root}/")
-                rel = name[len(root) + 1 :]
-                if member.issym() or member.islnk():
-                    raise OutputRefused(
-                        f"the build's output holds a link ({rel[:120]!r}): only regular files "
-                        "and directories are published"
-                    )
-                if member.issparse() or not (member.isreg() or member.isdir()):
-                    raise OutputRefused(
-                        f"the build's output holds {rel[:120]!r}, which is neither a regular "
-                        "file nor a directory"
-                    )
-                if rel in seen:
-                    raise OutputRefused(f"the build's output holds {rel[:120]!r} twice")
-                seen.add(rel)
-                entries += 1
-                if entries > max_files:
-                    raise OutputRefused(f"the build's output holds more than {max_files} files")
-                target = dest / rel
-                if member.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                total += member.size
-                if total > max_bytes:
-                    raise OutputRefused(f"the built site is larger than {max_bytes >> 20} MiB")
-                target.parent.mkdir(parents=True, exist_ok=True)
-                data = archive.extractfile(member)
-                assert data is not None  # a regular file always has data
-                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-                written = 0
-                with os.fdopen(fd, "wb") as out:
-                    while chunk := data.read(1 << 16):
-                        out.write(chunk)
-                        written += len(chunk)
-                if written != member.size:
-                    raise OutputRefused(f"the build's output archive is cut short ({rel[:120]!r})")
-                files += 1
+                taken.take(archive, member)
             if not reader.only_zeros_after(archive.offset):
                 raise OutputRefused(
-                    f"the build's output archive is damaged after {entries} entries"
+                    f"the build's output archive is damaged after {taken.entries} entries"
                 )
     except (tarfile.TarError, UnicodeError, EOFError) as exc:
         raise OutputRefused(f"the build's output archive could not be read ({exc})") from None
@@ -194,6 +138,98 @@ def unpack(
         raise OutputRefused(
             "the build's output holds a name that is both a file and a directory"
         ) from None
-    if not rooted:
+    if not taken.rooted:
         raise OutputRefused(f"the build left no {root}/ directory")
-    return Unpacked(files, total)  # what else the output must hold, the caller checks
+    return Unpacked(taken.files, taken.total)  # what else the output must hold, the caller checks
+
+
+@dataclass
+class _Unpacking:
+    """One unpack: its rules' bounds, and what it has taken so far. Each member is checked
+    by every rule, in this order, before anything of it is written."""
+
+    dest: Path
+    root: str
+    max_files: int
+    max_bytes: int
+    seen: set[str] = field(default_factory=set)
+    files: int = 0
+    total: int = 0  # bytes of file data
+    entries: int = 0  # files and directories under the root
+    rooted: bool = False  # the root directory was listed
+
+    def take(self, archive: tarfile.TarFile, member: tarfile.TarInfo) -> None:
+        rel = self._under_root(member)
+        if rel is None:
+            return
+        self._admit(member, rel)
+        target = self.dest / rel
+        if member.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+            return
+        self._write(archive, member, rel, target)
+
+    def _under_root(self, member: tarfile.TarInfo) -> str | None:
+        """The rules on names: the member's path under the root, or None for the root
+        itself (a directory, listed before what it holds)."""
+        name = member.name[:-1] if member.name.endswith("/") else member.name
+        if name.startswith("./"):
+            name = name[2:]
+        shown = repr(name[:120])
+        why = _refuse_name(name)
+        if why is not None:
+            raise OutputRefused(f"the build's output holds {shown}: {why}")
+        root = self.root
+        if name == root:
+            if not member.isdir():
+                raise OutputRefused(
+                    f"the build's {root}/ is not a directory (a link, say): nothing was published"
+                )
+            self.rooted = True
+            return None
+        if not self.rooted:  # tar lists a directory before what it holds
+            raise OutputRefused(f"the build's output holds {shown}, outside {root}/")
+        if not name.startswith(root + "/"):
+            raise OutputRefused(f"the build's output holds {shown}, outside {root}/")
+        return name[len(root) + 1 :]
+
+    def _admit(self, member: tarfile.TarInfo, rel: str) -> None:
+        """The rules on kinds (regular files and directories only) and counts (each name
+        once, at most ``max_files``)."""
+        if member.issym() or member.islnk():
+            raise OutputRefused(
+                f"the build's output holds a link ({rel[:120]!r}): only regular files "
+                "and directories are published"
+            )
+        if member.issparse() or not (member.isreg() or member.isdir()):
+            raise OutputRefused(
+                f"the build's output holds {rel[:120]!r}, which is neither a regular "
+                "file nor a directory"
+            )
+        if rel in self.seen:
+            raise OutputRefused(f"the build's output holds {rel[:120]!r} twice")
+        self.seen.add(rel)
+        self.entries += 1
+        if self.entries > self.max_files:
+            raise OutputRefused(f"the build's output holds more than {self.max_files} files")
+
+    def _write(
+        self, archive: tarfile.TarFile, member: tarfile.TarInfo, rel: str, target: Path
+    ) -> None:
+        """A regular file's data, within ``max_bytes`` in all, into a new file that no link
+        can redirect (``O_EXCL | O_NOFOLLOW``), whole or refused."""
+        self.total += member.size
+        if self.total > self.max_bytes:
+            raise OutputRefused(f"the built site is larger than {self.max_bytes >> 20} MiB")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = archive.extractfile(member)
+        assert data is not None  # a regular file always has data
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        written = 0
+        with os.fdopen(fd, "wb") as out:
+            while chunk := data.read(1 << 16):
+                out.write(chunk)
+                written += len(chunk)
+        if written != member.size:
+            raise OutputRefused(f"the build's output archive is cut short ({rel[:120]!r})")
+        self.files += 1
