@@ -14,6 +14,9 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 MYPY_CACHE ?= $(HOME)/.cache/zerocode/mypy
 # The suite runs on every core; a module's tests stay on one worker (tests/conftest.py).
 PYTEST_WORKERS ?= auto
+# Property-based tests: a tenth of the examples locally (dev), every one in CI (.ci/run sets
+# ci); tests/properties.py.
+export HYPOTHESIS_PROFILE ?= dev
 PYTEST := $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 .PHONY: run test lint typecheck unit integration e2e infra bench synth clean venv

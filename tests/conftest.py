@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+import tests.properties  # noqa: F401 (loads the Hypothesis profile: ci or dev)
+
 # Under pytest-xdist each worker has a Redis database of its own (15, 14, …), so one worker's
 # keys and flushes never meet another's.
 _WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)

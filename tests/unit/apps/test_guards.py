@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
+from tests.properties import examples
 from zerocode.apps.guards import BIDI_CONTROLS, check_element, check_overrides, check_text
 from zerocode.apps.records import check_name
 from zerocode.errors import InvalidInput
@@ -113,13 +114,13 @@ def disguised(draw: st.DrawFn) -> str:
     return "".join(out)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(disguised())
 def test_invisible_characters_and_look_alikes_keep_a_phrase_refused(text: str) -> None:
     assert refused(text), ascii(text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(st.sampled_from(REFUSED), st.sampled_from(INVISIBLE))
 def test_an_invisible_character_in_place_of_every_space_keeps_it_refused(
     phrase: str, invisible: str
@@ -143,7 +144,7 @@ def test_the_reported_bypasses_are_refused(text: str) -> None:
     assert refused(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(
     st.text(
         alphabet=st.characters(
@@ -161,7 +162,7 @@ def test_ordinary_text_of_any_script_is_kept_as_typed(text: str) -> None:
     try:
         check_overrides(text, field="message")
     except InvalidInput:
-        assume(False)
+        reject()
     assert check_text(text, field="message", max_chars=1000) == text.strip()
 
 

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.properties import examples
 from zerocode.engine import prompts
 from zerocode.engine.turn import PROMPT_OF
 from zerocode.engine.window_budget import (
@@ -73,7 +74,7 @@ def test_the_longest_ordinary_requests_fit_the_bound() -> None:
         assert message_tokens(UserMessage(user_content(text, element))) <= bound, sample[:20]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(
     text=st.text(
         st.characters(codec="utf-8", categories=["L", "N", "P", "Zs", "S"], max_codepoint=0xFFFF),
