@@ -126,8 +126,9 @@ class _BubblewrapBox:
     ) -> Job:
         box = self.owner.argv(argv, self.project, self.modules, self.limits, self.uid, writable)
         group = self.group
+        procs = group.procs if group else []
         return Job(
-            confined(box, self.limits, self.uid is not None, group.procs if group else []),
+            confined(box, self.limits, nproc=self.uid is not None, procs=procs),
             "/",
             {"PATH": "/usr/bin:/bin"},
             self.limits,
@@ -272,8 +273,8 @@ class _HostBox:
             **_BOX_ENV,
             "HOME": str(self.project),
         }
-        return Job(confined(argv, self.limits, False, []), str(self.project), env, self.limits,
-                   consume)  # fmt: skip
+        boxed = confined(argv, self.limits, nproc=False, procs=[])
+        return Job(boxed, str(self.project), env, self.limits, consume)
 
     async def run(self, argv: Sequence[str]) -> Run:
         argv = [self.owner.node, *argv[1:]] if argv[0] == "node" else list(argv)
