@@ -57,7 +57,14 @@ DESCRIPTION = "A Vue todo app with an about page"
 def timed(builder: LocalBuilder, app_id: str, snapshot: Snapshot) -> float:
     start = time.perf_counter()
     outcome = asyncio.run(
-        builder.build(BuildJob(app_id, new_build_id(), CodeGenType.VUE_PROJECT, snapshot))
+        builder.build(
+            BuildJob(
+                app_id=app_id,
+                build_id=new_build_id(),
+                kind=CodeGenType.VUE_PROJECT,
+                source=snapshot,
+            )
+        )
     )
     seconds = time.perf_counter() - start
     if not outcome.ok:

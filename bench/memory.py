@@ -590,19 +590,51 @@ def session_entries(messages: int) -> list[Entry]:
             number = (entries[-1].turn + 1) if entries else 1
             start = len(entries) + 1
             entries.append(
-                Entry(start, number, start, start, EntryKind.USER, UserMessage(turn.request))
+                Entry(
+                    seq=start,
+                    turn=number,
+                    unit=start,
+                    turn_start=start,
+                    kind=EntryKind.USER,
+                    message=UserMessage(turn.request),
+                )
             )
             for call, results in turn.steps:
                 first = len(entries) + 1
-                entries.append(Entry(first, number, first, start, EntryKind.CALL, call))
+                entries.append(
+                    Entry(
+                        seq=first,
+                        turn=number,
+                        unit=first,
+                        turn_start=start,
+                        kind=EntryKind.CALL,
+                        message=call,
+                    )
+                )
                 for result in results:
                     entries.append(
-                        Entry(len(entries) + 1, number, first, start, EntryKind.RESULT, result)
+                        Entry(
+                            seq=len(entries) + 1,
+                            turn=number,
+                            unit=first,
+                            turn_start=start,
+                            kind=EntryKind.RESULT,
+                            message=result,
+                        )
                     )
             seq = len(entries) + 1
             kind = EntryKind.FINAL if turn.reply is not None else EntryKind.INTERRUPTED
             text = turn.reply if turn.reply is not None else "[interrupted]"
-            entries.append(Entry(seq, number, seq, start, kind, AssistantMessage(text)))
+            entries.append(
+                Entry(
+                    seq=seq,
+                    turn=number,
+                    unit=seq,
+                    turn_start=start,
+                    kind=kind,
+                    message=AssistantMessage(text),
+                )
+            )
             if len(entries) >= messages:
                 break
     return entries

@@ -9,7 +9,9 @@ from zerocode.memory.transcript import Entry, EntryKind
 
 
 def user(seq: int, turn: int, text: str = "make it blue") -> Entry:
-    return Entry(seq, turn, seq, seq, EntryKind.USER, UserMessage(text))
+    return Entry(
+        seq=seq, turn=turn, unit=seq, turn_start=seq, kind=EntryKind.USER, message=UserMessage(text)
+    )
 
 
 def step(
@@ -29,19 +31,44 @@ def step(
         )
         for i in range(calls)
     )
-    out = [Entry(seq, turn, seq, turn_start, EntryKind.CALL, AssistantMessage(None, tool_calls))]
+    out = [
+        Entry(
+            seq=seq,
+            turn=turn,
+            unit=seq,
+            turn_start=turn_start,
+            kind=EntryKind.CALL,
+            message=AssistantMessage(None, tool_calls),
+        )
+    ]
     for i, call in enumerate(tool_calls, start=1):
         result = (
             ToolResult.failure(call, "disk full")
             if i - 1 in failed
             else ToolResult.success(call, f"wrote {len(payload)} chars")
         )
-        out.append(Entry(seq + i, turn, seq, turn_start, EntryKind.RESULT, result))
+        out.append(
+            Entry(
+                seq=seq + i,
+                turn=turn,
+                unit=seq,
+                turn_start=turn_start,
+                kind=EntryKind.RESULT,
+                message=result,
+            )
+        )
     return out
 
 
 def final(seq: int, turn: int, turn_start: int, text: str = "Done.") -> Entry:
-    return Entry(seq, turn, seq, turn_start, EntryKind.FINAL, AssistantMessage(text))
+    return Entry(
+        seq=seq,
+        turn=turn,
+        unit=seq,
+        turn_start=turn_start,
+        kind=EntryKind.FINAL,
+        message=AssistantMessage(text),
+    )
 
 
 def turn_entries(

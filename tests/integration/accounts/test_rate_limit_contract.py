@@ -103,7 +103,9 @@ def test_waiting_retry_after_is_enough_and_needed(limiters: LimiterFactory) -> N
     clock.at = T0 + 25.3 + refused.retry_after - 0.001
     assert not limiter.hit("user-1", 3, WINDOW).allowed
     clock.at = T0 + 25.3 + refused.retry_after
-    assert limiter.hit("user-1", 3, WINDOW) == RateDecision(True, 0.0, 0)
+    assert limiter.hit("user-1", 3, WINDOW) == RateDecision(
+        allowed=True, retry_after=0.0, remaining=0
+    )
     again = limiter.hit("user-1", 3, WINDOW)  # the hit at T0+10 is next to leave
     assert not again.allowed and again.retry_after == pytest.approx(10.0)
 
@@ -210,12 +212,12 @@ def test_enforce_raises_429_with_retry_after(limiters: LimiterFactory) -> None:
 def test_peek_answers_as_a_hit_would_and_counts_nothing(limiters: LimiterFactory) -> None:
     clock = Clock()
     limiter = limiters(clock)
-    assert limiter.peek("k", 3, WINDOW) == RateDecision(True, 0.0, 3)
+    assert limiter.peek("k", 3, WINDOW) == RateDecision(allowed=True, retry_after=0.0, remaining=3)
     assert all(limiter.peek("k", 3, WINDOW).allowed for _ in range(10))  # nothing counted
     limiter.hit("k", 3, WINDOW)
     clock.at = T0 + 10
     limiter.hit("k", 3, WINDOW)
-    assert limiter.peek("k", 3, WINDOW) == RateDecision(True, 0.0, 1)
+    assert limiter.peek("k", 3, WINDOW) == RateDecision(allowed=True, retry_after=0.0, remaining=1)
     assert limiter.peek("k", 2, WINDOW).allowed is False  # the rule is the caller's
     limiter.hit("k", 3, WINDOW)
     clock.at = T0 + 25
@@ -224,7 +226,7 @@ def test_peek_answers_as_a_hit_would_and_counts_nothing(limiters: LimiterFactory
     assert limiter.hit("k", 3, WINDOW) == seen  # what the hit then got
     assert limiter.peek("other", 3, WINDOW).remaining == 3
     clock.at = T0 + WINDOW  # the first hit left the window
-    assert limiter.peek("k", 3, WINDOW) == RateDecision(True, 0.0, 1)
+    assert limiter.peek("k", 3, WINDOW) == RateDecision(allowed=True, retry_after=0.0, remaining=1)
     assert limiters(clock).peek("k", 3, WINDOW).remaining == 1  # another process, same storage
 
 

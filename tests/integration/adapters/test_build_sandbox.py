@@ -292,7 +292,10 @@ def test_a_build_whose_cgroup_cannot_be_made_is_refused(tmp_path: Path, box: Any
 
     builder = LocalBuilder(tmp_path / "data", refusing, Store())  # type: ignore[arg-type]
     job = BuildJob(
-        "app", new_build_id(), CodeGenType.VUE_PROJECT, Snapshot.of({"index.html": b"x"})
+        app_id="app",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of({"index.html": b"x"}),
     )
     outcome = asyncio.run(builder.build(job))
     assert not outcome.ok

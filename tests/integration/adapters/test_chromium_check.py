@@ -237,14 +237,21 @@ def test_the_preview_key_never_appears_in_a_problem() -> None:
     site.start()
     try:
         urls = SiteUrls(f"http://127.0.0.1:{site.port}", f"localhost:{site.port}")
-        app = App("app1", "u1", "x", CodeGenType.HTML, "x", preview_key=key)
+        app = App(
+            id="app1",
+            owner="u1",
+            name="x",
+            code_gen_type=CodeGenType.HTML,
+            init_prompt="x",
+            preview_key=key,
+        )
         build = Build(
-            new_build_id(),
-            app.id,
-            BuildPurpose.PREVIEW,
-            CodeGenType.HTML,
-            "digest",
-            BuildState.SUCCEEDED,
+            id=new_build_id(),
+            app_id=app.id,
+            purpose=BuildPurpose.PREVIEW,
+            kind=CodeGenType.HTML,
+            source_digest="digest",
+            state=BuildState.SUCCEEDED,
         )
         publisher = Pointers({preview_pointer(key): SiteTarget(app.id, build.id)})
         check: RuntimeCheck = ChromiumCheck(urls, chromium_or_skip(), publisher=publisher)
@@ -254,7 +261,13 @@ def test_the_preview_key_never_appears_in_a_problem() -> None:
         # a preview that shows another build is not checked (nothing is loaded)
         publisher.pointers[preview_pointer(key)] = SiteTarget(app.id, "b0000000000000000000")
         assert asyncio.run(check.check(app, build)) is None and len(site.requests) == 1
-        failed = Build(build.id, app.id, BuildPurpose.PREVIEW, CodeGenType.HTML, "d")
+        failed = Build(
+            id=build.id,
+            app_id=app.id,
+            purpose=BuildPurpose.PREVIEW,
+            kind=CodeGenType.HTML,
+            source_digest="d",
+        )
         assert asyncio.run(check.check(app, failed.failed("no"))) is None
     finally:
         site.stop()
@@ -292,7 +305,7 @@ class Pointers:
 # -- the offline model's flaws, in real Vite and Chromium ------------------------------------
 
 
-def vue_files(flaw: str, repaired: bool) -> dict[str, str]:
+def vue_files(flaw: str, *, repaired: bool) -> dict[str, str]:
     """The files of the offline model's Vue creation with ``flaw``, and after its repair."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": prompts.load("vue_project")},
@@ -313,10 +326,10 @@ def vue_files(flaw: str, repaired: bool) -> dict[str, str]:
 
 def build_and_check(builder: Any, files: dict[str, str]) -> tuple[bool, list[str], str]:
     job = BuildJob(
-        "app1",
-        new_build_id(),
-        CodeGenType.VUE_PROJECT,
-        Snapshot.of({p: c.encode() for p, c in files.items()}),
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of({p: c.encode() for p, c in files.items()}),
     )
     outcome = asyncio.run(builder.build(job))
     if not outcome.ok:
@@ -353,7 +366,7 @@ def test_the_offline_vue_flaws_fail_as_documented_and_their_repairs_do_not(
         assert built and problems == [], (flaw, problems, log)
 
 
-def page_files(kind: str, flaw: str, repaired: bool) -> dict[str, str]:
+def page_files(kind: str, flaw: str, *, repaired: bool) -> dict[str, str]:
     """The files the engine saves from the offline model's page creation with ``flaw`` (and,
     ``repaired``, from its answer to a repair feedback)."""
     messages: list[dict[str, Any]] = [
@@ -411,11 +424,11 @@ def test_checks_beyond_the_browser_slots_wait_for_one() -> None:
         running = {"now": 0, "most": 0}
         real_load = check._load
 
-        async def counted(url: str, vue: bool, findings: Any) -> None:
+        async def counted(url: str, findings: Any, *, vue: bool) -> None:
             running["now"] += 1
             running["most"] = max(running["most"], running["now"])
             try:
-                await real_load(url, vue, findings)
+                await real_load(url, findings, vue=vue)
             finally:
                 running["now"] -= 1
 

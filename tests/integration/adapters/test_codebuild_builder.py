@@ -54,8 +54,14 @@ def codebuild_client() -> Any:
     return boto3.client("codebuild", region_name="us-east-1")
 
 
-def job(kind: CodeGenType, files: dict[str, bytes], preview: bool = False) -> BuildJob:
-    return BuildJob("app1", new_build_id(), kind, Snapshot.of(files), preview=preview)
+def job(kind: CodeGenType, files: dict[str, bytes], *, preview: bool = False) -> BuildJob:
+    return BuildJob(
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=kind,
+        source=Snapshot.of(files),
+        preview=preview,
+    )
 
 
 def keys(s3: Any, prefix: str) -> list[str]:
@@ -222,8 +228,18 @@ def test_each_build_assumes_the_data_role_with_a_policy_for_itself_only(s3: Any)
     moto_project(client)
     builder = vue_builder(client, s3)
     assumed, started = watch(builder.sts, "AssumeRole"), watch(client, "StartBuild")
-    first = BuildJob("app1", new_build_id(), CodeGenType.VUE_PROJECT, Snapshot.of(SOURCE_FILES))
-    other = BuildJob("appB", new_build_id(), CodeGenType.VUE_PROJECT, Snapshot.of(SOURCE_FILES))
+    first = BuildJob(
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of(SOURCE_FILES),
+    )
+    other = BuildJob(
+        app_id="appB",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of(SOURCE_FILES),
+    )
     for vue in (first, other):
         assert isinstance(builder.start(vue), str)
     assert len(assumed) == len(started) == 2

@@ -80,9 +80,25 @@ def write_step(seq: int, contents: list[str]) -> list[Entry]:
         )
         for i in range(len(contents))
     )
-    out = [Entry(seq, 1, seq, 1, EntryKind.CALL, AssistantMessage(None, calls))]
+    out = [
+        Entry(
+            seq=seq,
+            turn=1,
+            unit=seq,
+            turn_start=1,
+            kind=EntryKind.CALL,
+            message=AssistantMessage(None, calls),
+        )
+    ]
     out += [
-        Entry(seq + i, 1, seq, 1, EntryKind.RESULT, ToolResult.success(call, text))
+        Entry(
+            seq=seq + i,
+            turn=1,
+            unit=seq,
+            turn_start=1,
+            kind=EntryKind.RESULT,
+            message=ToolResult.success(call, text),
+        )
         for i, (call, text) in enumerate(zip(calls, contents, strict=True), start=1)
     ]
     return out

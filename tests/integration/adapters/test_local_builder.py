@@ -36,7 +36,9 @@ def build(
 ) -> tuple[str, BuildOutcome]:
     build_id = new_build_id()
     return build_id, asyncio.run(
-        builder.build(BuildJob(app_id, build_id, kind, Snapshot.of(files)))
+        builder.build(
+            BuildJob(app_id=app_id, build_id=build_id, kind=kind, source=Snapshot.of(files))
+        )
     )
 
 

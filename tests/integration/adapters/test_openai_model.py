@@ -466,7 +466,7 @@ class _DropFinish(httpx.AsyncBaseTransport):
     """Cuts every stream (or the first ``times``) cleanly before its finish_reason."""
 
     def __init__(
-        self, inner: httpx.AsyncBaseTransport, times: int = 1000, keep_text: bool = True
+        self, inner: httpx.AsyncBaseTransport, times: int = 1000, *, keep_text: bool = True
     ) -> None:
         self.inner, self.times, self.keep_text, self.requests = inner, times, keep_text, 0
 

@@ -219,7 +219,7 @@ def test_whole_calls_sharing_an_index_stay_separate() -> None:
 
 
 @pytest.mark.parametrize("crlf", [False, True])
-def test_deepseek_reasoning_is_thinking_never_the_answer(crlf: bool) -> None:
+def test_deepseek_reasoning_is_thinking_never_the_answer(*, crlf: bool) -> None:
     body = sse("deepseek_reasoner.sse")
     transport = Replay(Canned(body=body.replace(b"\n", b"\r\n") if crlf else body), piece=5)
     result = run(model(transport))

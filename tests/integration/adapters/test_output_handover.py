@@ -55,7 +55,12 @@ def hostile_build(tmp_path: Path, script: str) -> tuple[BuildOutcome, Path]:
     data = tmp_path / "data"
     builder = LocalBuilder(data, box, HostileToolchain(tmp_path / "tc", script))  # type: ignore[arg-type]
     files = {"index.html": INDEX, "src/main.js": b"console.log(1)\n"}
-    job = BuildJob("attacker", new_build_id(), CodeGenType.VUE_PROJECT, Snapshot.of(files))
+    job = BuildJob(
+        app_id="attacker",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of(files),
+    )
     return asyncio.run(builder.build(job)), data / "builds"
 
 

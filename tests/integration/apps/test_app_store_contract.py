@@ -45,11 +45,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 def make_app(owner: str = OWNER, created_at: float = T0, **kw: Any) -> App:
     kw.setdefault("updated_at", created_at)
     return App(
-        new_app_id(),
-        owner,
-        kw.pop("name", "My app"),
-        CodeGenType.VUE_PROJECT,
-        "a todo list",
+        id=new_app_id(),
+        owner=owner,
+        name=kw.pop("name", "My app"),
+        code_gen_type=CodeGenType.VUE_PROJECT,
+        init_prompt="a todo list",
         created_at=created_at,
         **kw,
     )

@@ -64,7 +64,7 @@ def test_deleting_an_app_clears_its_step_journal_record(tmp_path: Path) -> None:
     p = wiring.platform(Settings(data_dir=tmp_path))
     app = asyncio.run(p.create_app("owner-1", "A page about otters", CodeGenType.HTML))
     other = asyncio.run(p.create_app("owner-1", "A page about sloths", CodeGenType.HTML))
-    step = PendingStep(1, 1, (PendingCall("write_file", "index.html"),))
+    step = PendingStep(turn=1, head=1, calls=(PendingCall("write_file", "index.html"),))
     p.engine.journal.write(app.id, step)
     p.engine.journal.write(other.id, step)
     assert p.delete_app(app) is True

@@ -32,13 +32,13 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> VersionStore:
 
 def version(app_id: str, number: int, files: dict[str, bytes]) -> Version:
     return Version(
-        app_id,
-        number,
-        number,
-        VersionKind.TURN,
-        f"turn {number}",
-        Snapshot.of(files).digest,
-        {p: sha256(d) for p, d in files.items()},
+        app_id=app_id,
+        number=number,
+        turn=number,
+        kind=VersionKind.TURN,
+        summary=f"turn {number}",
+        digest=Snapshot.of(files).digest,
+        manifest={p: sha256(d) for p, d in files.items()},
         created_at=1000.0 + number,
     )
 

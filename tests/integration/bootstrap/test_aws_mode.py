@@ -592,6 +592,7 @@ def test_outside_lambda_web_adapter_the_request_context_header_is_ignored(
     aws_settings: Settings,
     tmp_path: Any,
     monkeypatch: pytest.MonkeyPatch,
+    *,
     trust: bool,
     on_lambda: bool,
 ) -> None:

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from zerocode.apps.records import CodeGenType
+from zerocode.apps.records import App, CodeGenType, new_app_id
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
@@ -70,16 +70,26 @@ class CutOffModel:
         self.calls += 1
         text = "Here it is:\n```html\n<html><body><h1>Half a page" if self.calls == 1 else " more"
         yield TextDelta(text)
-        yield ModelReply(AssistantMessage(text), None, self.finish)
+        yield ModelReply(message=AssistantMessage(text), usage=None, finish_reason=self.finish)
+
+
+def stored_page_app(p: Platform) -> App:
+    """A page app put straight into the store: create_app would ask the model for a name."""
+    app = App(
+        id=new_app_id(),
+        owner="local",
+        name="Half",
+        code_gen_type=CodeGenType.HTML,
+        init_prompt="A page",
+    )
+    p.apps.put(app)
+    return app
 
 
 def test_an_answer_still_cut_off_after_continuing_fails_and_saves_nothing(tmp_path: Path) -> None:
     model = CutOffModel()
     p = wiring.platform(Settings(data_dir=tmp_path), model=model)
-    from zerocode.apps.records import App, new_app_id
-
-    app = App(new_app_id(), "local", "Half", CodeGenType.HTML, "A page")
-    p.apps.put(app)
+    app = stored_page_app(p)
     events = run(p, app, "A page")
     errors = [e for e in events if isinstance(e, ErrorEvent)]
     assert errors and errors[0].code == "cut_off"
@@ -96,10 +106,7 @@ def test_an_answer_still_cut_off_after_continuing_fails_and_saves_nothing(tmp_pa
 
 def test_code_that_cannot_be_parsed_fails_the_turn_and_saves_nothing(tmp_path: Path) -> None:
     p = wiring.platform(Settings(data_dir=tmp_path), model=CutOffModel(finish="stop"))
-    from zerocode.apps.records import App, new_app_id
-
-    app = App(new_app_id(), "local", "Half", CodeGenType.HTML, "A page")
-    p.apps.put(app)
+    app = stored_page_app(p)
     events = run(p, app, "A page")
     errors = [e for e in events if isinstance(e, ErrorEvent)]
     assert errors and errors[0].code == "code_parse_error"

@@ -31,7 +31,9 @@ def journal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StepJour
     yield DynamoJournal(client, "zc-leases")
 
 
-STEP = PendingStep(3, 17, (PendingCall("write_file", "src/App.vue"), PendingCall("exit", None)))
+STEP = PendingStep(
+    turn=3, head=17, calls=(PendingCall("write_file", "src/App.vue"), PendingCall("exit", None))
+)
 
 
 def test_a_step_is_read_back_replaced_and_cleared(journal: StepJournal) -> None:
@@ -39,7 +41,7 @@ def test_a_step_is_read_back_replaced_and_cleared(journal: StepJournal) -> None:
     journal.write("app-1", STEP)
     assert journal.read("app-1") == STEP
     assert journal.read("app-2") is None
-    later = PendingStep(3, 20, (PendingCall("delete_file", "src/old.vue"),))
+    later = PendingStep(turn=3, head=20, calls=(PendingCall("delete_file", "src/old.vue"),))
     journal.write("app-1", later)
     assert journal.read("app-1") == later
     journal.clear("app-1")

@@ -25,7 +25,7 @@ class ThinkingModel:
         for part in REASONING.split(" "):
             yield ThinkingDelta(part + " ")
         yield TextDelta(ANSWER)
-        yield ModelReply(AssistantMessage(ANSWER), None, "stop")
+        yield ModelReply(message=AssistantMessage(ANSWER), usage=None, finish_reason="stop")
 
 
 def test_reasoning_is_streamed_but_never_stored_or_sent_back(tmp_path: Path) -> None:

@@ -89,7 +89,9 @@ def test_a_crashed_turn_is_closed_by_the_next_with_what_it_did(tmp_path: Path) -
     p.memory.commit_step(turn, AssistantMessage(None, (call,)), [ToolResult.success(call, "ok")])
     p.engine.journal.write(
         app.id,
-        PendingStep(turn.number, turn.head, (PendingCall("write_file", "src/B.vue"),)),
+        PendingStep(
+            turn=turn.number, head=turn.head, calls=(PendingCall("write_file", "src/B.vue"),)
+        ),
     )
     events = run(p, app, "A Vue notes app")
     assert isinstance(events[-1], DoneEvent)

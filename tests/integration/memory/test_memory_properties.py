@@ -449,10 +449,26 @@ def transcript(turns: list[Any]) -> list[Entry]:
         start = len(entries) + 1
         if ending == "note":  # a platform note (M9): a turn of one user-role entry
             note = UserMessage(f"[zerocode: restored v{number}]" + " x" * (number * 40))
-            entries.append(Entry(start, number, start, start, EntryKind.NOTE, note))
+            entries.append(
+                Entry(
+                    seq=start,
+                    turn=number,
+                    unit=start,
+                    turn_start=start,
+                    kind=EntryKind.NOTE,
+                    message=note,
+                )
+            )
             continue
         entries.append(
-            Entry(start, number, start, start, EntryKind.USER, UserMessage(f"ask {number}"))
+            Entry(
+                seq=start,
+                turn=number,
+                unit=start,
+                turn_start=start,
+                kind=EntryKind.USER,
+                message=UserMessage(f"ask {number}"),
+            )
         )
         for index, (calls, size, failed) in enumerate(steps):
             first = len(entries) + 1
@@ -466,7 +482,12 @@ def transcript(turns: list[Any]) -> list[Entry]:
             )
             entries.append(
                 Entry(
-                    first, number, first, start, EntryKind.CALL, AssistantMessage(None, tool_calls)
+                    seq=first,
+                    turn=number,
+                    unit=first,
+                    turn_start=start,
+                    kind=EntryKind.CALL,
+                    message=AssistantMessage(None, tool_calls),
                 )
             )
             for i, call in enumerate(tool_calls):
@@ -475,11 +496,29 @@ def transcript(turns: list[Any]) -> list[Entry]:
                     if failed and i == 0
                     else ToolResult.success(call, "written")
                 )
-                entries.append(Entry(first + 1 + i, number, first, start, EntryKind.RESULT, result))
+                entries.append(
+                    Entry(
+                        seq=first + 1 + i,
+                        turn=number,
+                        unit=first,
+                        turn_start=start,
+                        kind=EntryKind.RESULT,
+                        message=result,
+                    )
+                )
         if ending != "open" or number < len(turns):
             seq = len(entries) + 1
             kind = EntryKind.FINAL if ending == "final" else EntryKind.INTERRUPTED
-            entries.append(Entry(seq, number, seq, start, kind, AssistantMessage(f"end {number}")))
+            entries.append(
+                Entry(
+                    seq=seq,
+                    turn=number,
+                    unit=seq,
+                    turn_start=start,
+                    kind=kind,
+                    message=AssistantMessage(f"end {number}"),
+                )
+            )
     return entries
 
 

@@ -101,8 +101,22 @@ def test_payloads_beyond_item_limits_round_trip(backend: Backend, size: int) -> 
     call = ToolCall("c1", "write_file", json.dumps({"path": "src/App.vue", "content": text}))
     entries = [
         user(1, 1),
-        Entry(2, 1, 2, 1, EntryKind.CALL, AssistantMessage(None, (call,))),
-        Entry(3, 1, 2, 1, EntryKind.RESULT, ToolResult.success(call, noise[:500_000])),
+        Entry(
+            seq=2,
+            turn=1,
+            unit=2,
+            turn_start=1,
+            kind=EntryKind.CALL,
+            message=AssistantMessage(None, (call,)),
+        ),
+        Entry(
+            seq=3,
+            turn=1,
+            unit=2,
+            turn_start=1,
+            kind=EntryKind.RESULT,
+            message=ToolResult.success(call, noise[:500_000]),
+        ),
     ]
     store = backend.transcript()
     store.append(APP, entries, expected_head=0)

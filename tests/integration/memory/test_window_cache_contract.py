@@ -17,7 +17,9 @@ from zerocode.adapters.redis.cache import RedisWindowCache
 from zerocode.memory.cache import CachedTail, WindowCache, decode_tail, encode_tail
 
 ENTRIES = tuple(turn_entries(1, 1, steps=2, calls=2, payload="ünïcode ✓"))
-TAIL = CachedTail(ENTRIES[-1].seq, ENTRIES[-1].uid, ENTRIES[3:], ENTRIES[0])
+TAIL = CachedTail(
+    head=ENTRIES[-1].seq, head_uid=ENTRIES[-1].uid, entries=ENTRIES[3:], pinned=ENTRIES[0]
+)
 
 
 @pytest.fixture(params=["lru", "redis"])
@@ -44,7 +46,7 @@ def test_round_trip_and_isolation(cache: WindowCache) -> None:
 
 def test_put_replaces(cache: WindowCache) -> None:
     cache.put("a", TAIL)
-    newer = CachedTail(99, "u", ENTRIES[-2:])
+    newer = CachedTail(head=99, head_uid="u", entries=ENTRIES[-2:])
     cache.put("a", newer)
     assert cache.get("a") == newer
 
@@ -52,7 +54,9 @@ def test_put_replaces(cache: WindowCache) -> None:
 def test_codec_round_trips_unreadable_entries_too() -> None:
     from dataclasses import replace
 
-    broken = CachedTail(5, "x", (replace(ENTRIES[1], message=None, error="bad"),))
+    broken = CachedTail(
+        head=5, head_uid="x", entries=(replace(ENTRIES[1], message=None, error="bad"),)
+    )
     assert decode_tail(encode_tail(broken)) == broken
     for garbage in (b"", b"[]", b'{"v": 2}', b'{"v": 1, "head": 1}', b"\xff\xfe"):
         with pytest.raises(ValueError):
@@ -73,9 +77,9 @@ def test_lru_expires_after_ttl_and_evicts_least_recent() -> None:
 
 def test_lru_is_bounded_by_bytes_too() -> None:
     big = CachedTail(
-        ENTRIES[-1].seq,
-        ENTRIES[-1].uid,
-        tuple(turn_entries(1, 1, steps=4, calls=4, payload="x" * 10_000)),
+        head=ENTRIES[-1].seq,
+        head_uid=ENTRIES[-1].uid,
+        entries=tuple(turn_entries(1, 1, steps=4, calls=4, payload="x" * 10_000)),
     )
     size = tail_bytes(big)
     assert size > 160_000  # 16 calls of 10 KB arguments, 16 results of 10 KB

@@ -144,7 +144,12 @@ def hostile_project(where: str = "") -> dict[str, bytes]:
 
 
 def build(builder: object, files: dict[str, bytes]) -> BuildOutcome:
-    job = BuildJob("app1", new_build_id(), CodeGenType.VUE_PROJECT, Snapshot.of(files))
+    job = BuildJob(
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of(files),
+    )
     outcome: BuildOutcome = asyncio.run(builder.build(job))  # type: ignore[attr-defined]
     return outcome
 

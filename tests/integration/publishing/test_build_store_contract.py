@@ -34,7 +34,12 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BuildStore
 
 def build(app_id: str, at: float, purpose: BuildPurpose = BuildPurpose.DEPLOY) -> Build:
     return Build(
-        new_build_id(at), app_id, purpose, CodeGenType.VUE_PROJECT, "d" * 64, created_at=at
+        id=new_build_id(at),
+        app_id=app_id,
+        purpose=purpose,
+        kind=CodeGenType.VUE_PROJECT,
+        source_digest="d" * 64,
+        created_at=at,
     )
 
 

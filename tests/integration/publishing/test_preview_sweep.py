@@ -106,8 +106,16 @@ def test_the_sweep_removes_idle_and_orphaned_previews_and_never_a_site(
 ) -> None:
     now = time.time()
     old, fresh = now - 31 * DAY, now - 29 * DAY
-    live = App(new_app_id(), "owner", "Live", CodeGenType.HTML, "a page")
-    renamed = App(new_app_id(), "owner", "Rekeyed", CodeGenType.HTML, "a page")
+    live, renamed = (
+        App(
+            id=new_app_id(),
+            owner="owner",
+            name=name,
+            code_gen_type=CodeGenType.HTML,
+            init_prompt="a page",
+        )
+        for name in ("Live", "Rekeyed")
+    )
     for app in (live, renamed):
         local.apps.put(app)
     items = {

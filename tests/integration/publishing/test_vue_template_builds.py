@@ -50,7 +50,12 @@ def created_files(description: str) -> dict[str, str]:
 
 def build(builder: Any, description: str) -> BuildOutcome:
     files = {p: c.encode() for p, c in created_files(description).items()}
-    job = BuildJob("app1", new_build_id(), CodeGenType.VUE_PROJECT, Snapshot.of(files))
+    job = BuildJob(
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of(files),
+    )
     outcome: BuildOutcome = asyncio.run(builder.build(job))
     return outcome
 

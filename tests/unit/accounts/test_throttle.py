@@ -35,11 +35,19 @@ class FakeAccounts:
         self.checks.append(str(account))
         if password != "right":
             raise InvalidCredentials("wrong account or password")
-        return "token", User("id-" + str(account), str(account), str(account), Role.USER, "")
+        return "token", User(
+            id="id-" + str(account),
+            account=str(account),
+            name=str(account),
+            role=Role.USER,
+            password_hash="",
+        )
 
     def register(self, account: object, password: object, name: object = None) -> User:
         self.registered.append(str(account))
-        return User("id", str(account), str(account), Role.USER, "")
+        return User(
+            id="id", account=str(account), name=str(account), role=Role.USER, password_hash=""
+        )
 
     def authenticate(self, token: str | None) -> User | None:
         return None

@@ -552,7 +552,7 @@ BUILD_FAILED = Failure("build", "the project did not build", ("src/views/HomeVie
 PAGE_FAILS = Failure("runtime", "the page fails in the browser: uncaught TypeError", ("x",))
 
 
-def tool_step(script: Script, ok: Any = True) -> list[dict[str, Any]]:
+def tool_step(script: Script, *, ok: Any = True) -> list[dict[str, Any]]:
     """The assistant step of ``script`` and a result for each call, as the engine sends them
     (ids unique per step; ``ok(path)`` says which calls succeed; bad JSON always fails)."""
     step = f"s{hashlib.sha256(repr(script.calls).encode()).hexdigest()[:8]}"

@@ -29,7 +29,7 @@ class Scripted:
         deltas, reply = self.scripts.pop(0)
         for text in deltas:
             yield TextDelta(text)
-        yield ModelReply(AssistantMessage(reply), None, "stop")
+        yield ModelReply(message=AssistantMessage(reply), usage=None, finish_reason="stop")
 
 
 def test_routes_and_names_with_the_routing_model_and_its_prompts() -> None:

@@ -10,11 +10,21 @@ from zerocode.engine.restore import restore_note
 
 
 def target() -> Version:
-    return Version("a1", 2, 3, VersionKind.TURN, "rename", "d", {"index.html": "s"})
+    return Version(
+        app_id="a1",
+        number=2,
+        turn=3,
+        kind=VersionKind.TURN,
+        summary="rename",
+        digest="d",
+        manifest={"index.html": "s"},
+    )
 
 
 def test_an_html_app_is_told_which_files_changed_and_how_they_now_read() -> None:
-    app = App("a1", "u1", "Shop", CodeGenType.MULTI_FILE, "a shop")
+    app = App(
+        id="a1", owner="u1", name="Shop", code_gen_type=CodeGenType.MULTI_FILE, init_prompt="a shop"
+    )
     files = {"index.html": b"<h1>Shop</h1>", "style.css": b"h1 { color: red }", "x.txt": b"x"}
     delta = [Change("index.html", "modified"), Change("old.js", "deleted")]
     note = restore_note(app, target(), 5, delta, files)
@@ -26,16 +36,22 @@ def test_an_html_app_is_told_which_files_changed_and_how_they_now_read() -> None
 
 
 def test_a_vue_app_is_told_to_read_files_again() -> None:
-    app = App("a1", "u1", "Shop", CodeGenType.VUE_PROJECT, "a shop")
+    app = App(
+        id="a1",
+        owner="u1",
+        name="Shop",
+        code_gen_type=CodeGenType.VUE_PROJECT,
+        init_prompt="a shop",
+    )
     note = restore_note(app, target(), 4, [Change("src/App.vue", "modified")], {})
     assert note.endswith("Read a file again before you change it.]")
     assert "```" not in note
 
 
 def test_the_restore_journal_record_round_trips_and_steps_stay_as_they_were() -> None:
-    record = PendingStep(3, 17, (), restore=2)
+    record = PendingStep(turn=3, head=17, calls=(), restore=2)
     assert PendingStep.decode(record.encode()) == record
-    step = PendingStep(3, 17, ())
+    step = PendingStep(turn=3, head=17, calls=())
     assert "restore" not in step.encode() and PendingStep.decode(step.encode()) == step
 
 

@@ -14,7 +14,7 @@ from zerocode.gateway import REQUEST_CONTEXT
 from zerocode.http.deps import client_address, gateway_source_ip
 
 
-def request(headers: dict[str, str], peer: str | None, behind_gateway: bool) -> Request:
+def request(headers: dict[str, str], peer: str | None, *, behind_gateway: bool) -> Request:
     claims = (lambda claims, token: None) if behind_gateway else None
     platform = SimpleNamespace(gateway_claims=claims)
     scope: dict[str, Any] = {
@@ -33,21 +33,21 @@ HTTP_API = json.dumps({"http": {"sourceIp": "198.51.100.4", "method": "POST"}})
 
 
 def test_behind_the_gateway_the_source_ip_it_saw() -> None:
-    assert client_address(request({REQUEST_CONTEXT: REST}, "127.0.0.1", True)) == "203.0.113.7"
-    assert client_address(request({REQUEST_CONTEXT: HTTP_API}, "127.0.0.1", True)) == (
-        "198.51.100.4"
-    )
+    for context, source_ip in ((REST, "203.0.113.7"), (HTTP_API, "198.51.100.4")):
+        believed = request({REQUEST_CONTEXT: context}, "127.0.0.1", behind_gateway=True)
+        assert client_address(believed) == source_ip
 
 
 def test_elsewhere_the_header_is_ignored_and_the_peer_counts() -> None:
     forged = {REQUEST_CONTEXT: REST, "X-Forwarded-For": "192.0.2.1"}
-    assert client_address(request(forged, "10.1.2.3", False)) == "10.1.2.3"
-    assert client_address(request({}, None, False)) is None
+    assert client_address(request(forged, "10.1.2.3", behind_gateway=False)) == "10.1.2.3"
+    assert client_address(request({}, None, behind_gateway=False)) is None
 
 
 def test_without_a_usable_context_the_peer_counts() -> None:
-    assert client_address(request({REQUEST_CONTEXT: "not json"}, "10.1.2.3", True)) == "10.1.2.3"
-    assert client_address(request({}, "10.1.2.3", True)) == "10.1.2.3"
+    unreadable = request({REQUEST_CONTEXT: "not json"}, "10.1.2.3", behind_gateway=True)
+    assert client_address(unreadable) == "10.1.2.3"
+    assert client_address(request({}, "10.1.2.3", behind_gateway=True)) == "10.1.2.3"
 
 
 @pytest.mark.parametrize(

@@ -66,9 +66,9 @@ def test_claims_become_a_user_with_the_role_of_its_groups() -> None:
     ],
 )
 def test_the_header_is_believed_only_under_lambda_with_the_setting(
-    trust: bool, environ: dict[str, str], believed: bool
+    *, trust: bool, environ: dict[str, str], believed: bool
 ) -> None:
-    assert behind_gateway(trust, environ) is believed
+    assert behind_gateway(trust_claims=trust, environ=environ) is believed
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.properties import examples
 from zerocode.memory.messages import (
     FAILED_PREFIX,
     AssistantMessage,
@@ -70,9 +71,9 @@ def test_failure_is_visible_to_the_model_and_consistent() -> None:
     failed = ToolResult.failure(call, "old text not found")
     assert failed.content == FAILED_PREFIX + "old text not found" and not failed.ok
     with pytest.raises(ValueError):
-        ToolResult("c", "modify_file", "ERROR: x", ok=True)
+        ToolResult(tool_call_id="c", name="modify_file", content="ERROR: x", ok=True)
     with pytest.raises(ValueError):
-        ToolResult("c", "modify_file", "fine", ok=False)
+        ToolResult(tool_call_id="c", name="modify_file", content="fine", ok=False)
     # A successful payload that happens to start with the prefix cannot pass as a failure.
     assert ToolResult.success(call, "ERROR: is a word in this file").ok
 
@@ -116,7 +117,7 @@ def _assistant(content: str | None, tool_calls: list[tuple[str, str, str]]) -> A
     return AssistantMessage(content, tuple(ToolCall(*t) for t in tool_calls))
 
 
-def _result(call_id: str, name: str, content: str, ok: bool) -> ToolResult:
+def _result(call_id: str, name: str, content: str, *, ok: bool) -> ToolResult:
     call = ToolCall(call_id, name, "{}")
     return ToolResult.success(call, content) if ok else ToolResult.failure(call, content)
 
@@ -125,10 +126,11 @@ messages = st.one_of(
     text.map(SystemMessage),
     text.map(UserMessage),
     st.builds(_assistant, st.none() | text, calls),
-    st.builds(_result, text, text, text, st.booleans()),
+    st.builds(_result, text, text, text, ok=st.booleans()),
 )
 
 
+@settings(max_examples=examples(100))
 @given(messages)
 def test_storage_form_round_trips_any_message(message: object) -> None:
     assert from_dict(to_dict(message)) == message  # type: ignore[arg-type]

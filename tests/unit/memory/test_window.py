@@ -142,12 +142,12 @@ def test_summary_is_included_only_when_something_was_evicted() -> None:
     entries = history(4, payload="tiny")
     seq = len(entries) + 1
     summary = Entry(
-        seq,
-        5,
-        seq,
-        seq,
-        EntryKind.SUMMARY,
-        SystemMessage("Summary of the earlier conversation: made a todo app"),
+        seq=seq,
+        turn=5,
+        unit=seq,
+        turn_start=seq,
+        kind=EntryKind.SUMMARY,
+        message=SystemMessage("Summary of the earlier conversation: made a todo app"),
         covers=seq - 1,
     )
     entries += [summary, user(seq + 1, 5, "next")]

@@ -42,15 +42,38 @@ class Transcript:
         self.turn += 1
         self.start = self.seq
         self.entries.append(
-            Entry(self.seq, self.turn, self.seq, self.seq, EntryKind.USER, UserMessage(text))
+            Entry(
+                seq=self.seq,
+                turn=self.turn,
+                unit=self.seq,
+                turn_start=self.seq,
+                kind=EntryKind.USER,
+                message=UserMessage(text),
+            )
         )
 
     def step(self, call: AssistantMessage, results: Sequence[ToolResult]) -> None:
         first = self.seq
-        self.entries.append(Entry(first, self.turn, first, self.start, EntryKind.CALL, call))
+        self.entries.append(
+            Entry(
+                seq=first,
+                turn=self.turn,
+                unit=first,
+                turn_start=self.start,
+                kind=EntryKind.CALL,
+                message=call,
+            )
+        )
         for result in results:
             self.entries.append(
-                Entry(self.seq, self.turn, first, self.start, EntryKind.RESULT, result)
+                Entry(
+                    seq=self.seq,
+                    turn=self.turn,
+                    unit=first,
+                    turn_start=self.start,
+                    kind=EntryKind.RESULT,
+                    message=result,
+                )
             )
 
     def add_step(self, messages: Sequence[Message]) -> None:
@@ -61,7 +84,12 @@ class Transcript:
     def close(self, text: str) -> None:
         self.entries.append(
             Entry(
-                self.seq, self.turn, self.seq, self.start, EntryKind.FINAL, AssistantMessage(text)
+                seq=self.seq,
+                turn=self.turn,
+                unit=self.seq,
+                turn_start=self.start,
+                kind=EntryKind.FINAL,
+                message=AssistantMessage(text),
             )
         )
 

@@ -17,7 +17,9 @@ def entries(*turns: list[tuple[EntryKind, Message]]) -> list[Entry]:
         start = len(out) + 1
         for kind, message in turn:
             seq = len(out) + 1
-            out.append(Entry(seq, number, seq, start, kind, message))
+            out.append(
+                Entry(seq=seq, turn=number, unit=seq, turn_start=start, kind=kind, message=message)
+            )
     return out
 
 

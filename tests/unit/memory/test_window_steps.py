@@ -37,7 +37,15 @@ def history(turns: int, payload: str = "tiny", steps: int = 1) -> list[Entry]:
 
 
 def summary_entry(seq: int, turn: int, text: str, covers: int) -> Entry:
-    return Entry(seq, turn, seq, seq, EntryKind.SUMMARY, SystemMessage(text), covers=covers)
+    return Entry(
+        seq=seq,
+        turn=turn,
+        unit=seq,
+        turn_start=seq,
+        kind=EntryKind.SUMMARY,
+        message=SystemMessage(text),
+        covers=covers,
+    )
 
 
 def identity(unit: Unit) -> tuple[Message, ...]:

@@ -56,12 +56,12 @@ def test_an_html_turn_changes_the_files_of_its_code_blocks() -> None:
 
 def test_an_interrupted_turn_says_why() -> None:
     note = Entry(
-        3,
-        1,
-        3,
-        1,
-        EntryKind.INTERRUPTED,
-        AssistantMessage(interrupted_note(1, "the model endpoint failed")),
+        seq=3,
+        turn=1,
+        unit=3,
+        turn_start=1,
+        kind=EntryKind.INTERRUPTED,
+        message=AssistantMessage(interrupted_note(1, "the model endpoint failed")),
     )
     [line] = turn_lines(units([user(1, 1, "make it red"), note]))
     assert line.endswith("changed: none; outcome: failed: interrupted (the model endpoint failed)")
@@ -130,7 +130,7 @@ def test_the_offline_model_summarises_deterministically(tmp_path: Path) -> None:
 class Broken:
     description = "broken"
 
-    def __init__(self, exc: Exception | None = None, hang: bool = False) -> None:
+    def __init__(self, exc: Exception | None = None, *, hang: bool = False) -> None:
         self.exc, self.hang = exc, hang
         self.asked: list[Sequence[Message]] = []
 

@@ -27,7 +27,7 @@ LAMBDA_FUNCTION = "AWS_LAMBDA_FUNCTION_NAME"
 log = logging.getLogger(__name__)
 
 
-def behind_gateway(trust_claims: bool, environ: Mapping[str, str] | None = None) -> bool:
+def behind_gateway(*, trust_claims: bool, environ: Mapping[str, str] | None = None) -> bool:
     """Whether this process serves API Gateway through Lambda Web Adapter, so the request
     context header is the adapter's: the setting asks for it and Lambda runs the process."""
     env = os.environ if environ is None else environ

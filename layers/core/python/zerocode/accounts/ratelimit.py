@@ -16,7 +16,7 @@ from typing import Protocol
 from zerocode.errors import ZerocodeError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RateDecision:
     allowed: bool
     retry_after: float  # seconds until a request would be allowed again; 0 when allowed
@@ -64,7 +64,7 @@ def check_rule(limit: int, window_seconds: float) -> None:
 
 
 def allowed(remaining: int) -> RateDecision:
-    return RateDecision(True, 0.0, remaining)
+    return RateDecision(allowed=True, retry_after=0.0, remaining=remaining)
 
 
 def refused(live: Sequence[float], now: float, limit: int, window_seconds: float) -> RateDecision:
@@ -73,7 +73,11 @@ def refused(live: Sequence[float], now: float, limit: int, window_seconds: float
     The next hit is allowed once ``len(live) - limit + 1`` of them have passed, i.e. at
     ``live[len(live) - limit]`` (more than one only if the key was used with a larger limit).
     """
-    return RateDecision(False, wait_until(live[len(live) - limit], now, window_seconds), 0)
+    return RateDecision(
+        allowed=False,
+        retry_after=wait_until(live[len(live) - limit], now, window_seconds),
+        remaining=0,
+    )
 
 
 def wait_until(expiry: float, now: float, window_seconds: float) -> float:

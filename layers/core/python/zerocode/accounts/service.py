@@ -47,7 +47,7 @@ class Role(StrEnum):
     ADMIN = "admin"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class User:
     id: str
     account: str
@@ -162,7 +162,13 @@ class Accounts:
         clean = check_account(account)
         secret = check_password(password)
         display = name.strip()[:60] if isinstance(name, str) and name.strip() else clean
-        user = User(secrets.token_hex(10), clean, display, Role.USER, hash_password(secret))
+        user = User(
+            id=secrets.token_hex(10),
+            account=clean,
+            name=display,
+            role=Role.USER,
+            password_hash=hash_password(secret),
+        )
         self.users.create(user)
         return user
 

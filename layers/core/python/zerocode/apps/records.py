@@ -42,7 +42,7 @@ class CodeGenType(StrEnum):
     VUE_PROJECT = "vue_project"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class App:
     id: str
     owner: str

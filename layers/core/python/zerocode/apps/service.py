@@ -63,7 +63,7 @@ class Unpublisher(Protocol):
     def covers(self) -> AppData | None: ...
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AppService:
     apps: AppStore
     memory: Memory
@@ -86,7 +86,7 @@ class AppService:
             clean = check_name(name.strip().strip("\"'`").splitlines()[0] if name.strip() else "")
         except InvalidInput:
             clean = check_name(" ".join(prompt.split()[:5])[:60] or "Untitled app")
-        app = App(new_app_id(), owner, clean, mode, prompt)
+        app = App(id=new_app_id(), owner=owner, name=clean, code_gen_type=mode, init_prompt=prompt)
         await asyncio.to_thread(self.apps.put, app)
         return app
 

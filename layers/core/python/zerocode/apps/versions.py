@@ -33,7 +33,7 @@ class VersionKind(StrEnum):
     RESTORE = "restore"  # an earlier version was restored
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Version:
     app_id: str
     number: int
@@ -99,7 +99,7 @@ def summary_of(text: str) -> str:
     return flat if len(flat) <= SUMMARY_CHARS else flat[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileDiff:
     path: str
     status: str  # added | modified | deleted
@@ -141,13 +141,13 @@ class Versions:
         known = set(latest.manifest.values()) if latest else set()
         blobs = {manifest[p]: data for p, data in files.items() if manifest[p] not in known}
         version = Version(
-            app_id,
-            (latest.number if latest else 0) + 1,
-            turn,
-            kind,
-            summary_of(summary),
-            source.digest,
-            manifest,
+            app_id=app_id,
+            number=(latest.number if latest else 0) + 1,
+            turn=turn,
+            kind=kind,
+            summary=summary_of(summary),
+            digest=source.digest,
+            manifest=manifest,
             restored_from=restored_from,
             build_id=build_id,
         )
@@ -197,7 +197,7 @@ def file_diff(path: str, status: str, before: bytes, after: bytes) -> FileDiff:
     try:
         a, b = before.decode("utf-8"), after.decode("utf-8")
     except UnicodeDecodeError:
-        return FileDiff(path, status, "", binary=True)
+        return FileDiff(path=path, status=status, diff="", binary=True)
     lines = difflib.unified_diff(
         a.splitlines(keepends=True),
         b.splitlines(keepends=True),
@@ -208,7 +208,7 @@ def file_diff(path: str, status: str, before: bytes, after: bytes) -> FileDiff:
     text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
     if len(text) > MAX_DIFF_CHARS:
         text = text[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS} characters]\n"
-    return FileDiff(path, status, text)
+    return FileDiff(path=path, status=status, diff=text)
 
 
 def changes(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> list[Change]:

@@ -26,7 +26,7 @@ from zerocode.publishing.pointers import SiteTarget
 from zerocode.publishing.service import Publishing
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Platform:
     settings: Settings
     apps: AppStore
@@ -68,16 +68,16 @@ class Platform:
     def app_service(self) -> AppService:
         """The app operations over the parts as they are now (tests swap parts in)."""
         return AppService(
-            self.apps,
-            self.memory,
-            self.display,
-            self.workspace,
-            ModelNamer(self.model),
-            self.deletions,
-            self.builds,
-            self.publishing,
-            self.engine.versions.store if self.engine.versions else None,
-            self.engine.journal,
+            apps=self.apps,
+            memory=self.memory,
+            display=self.display,
+            workspace=self.workspace,
+            namer=ModelNamer(self.model),
+            deletions=self.deletions,
+            builds=self.builds,
+            publishing=self.publishing,
+            versions=self.engine.versions.store if self.engine.versions else None,
+            journal=self.engine.journal,
         )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:

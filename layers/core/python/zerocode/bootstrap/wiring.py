@@ -156,16 +156,16 @@ def platform(
     workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
     journal = SqliteJournal(db)
-    box = sandbox(settings.dangerously_unsandboxed_builds)
+    box = sandbox(override=settings.dangerously_unsandboxed_builds)
     limits = Limits(
         seconds=settings.build_timeout_seconds,
         memory_bytes=settings.build_memory_mb << 20,
         processes=settings.build_max_processes,
     )
     publishing = Publishing(
-        apps,
-        builds,
-        builder
+        apps=apps,
+        builds=builds,
+        builder=builder
         or LocalBuilder(
             settings.data_dir,
             box,
@@ -174,10 +174,10 @@ def platform(
             ),
             limits,
         ),
-        publisher or SqlitePublisher(db),
-        workspace,
-        lease,
-        settings.site_urls(),
+        publisher=publisher or SqlitePublisher(db),
+        workspace=workspace,
+        lease=lease,
+        urls=settings.site_urls(),
         covers=chromium_covers(
             settings.data_dir / "covers", settings.public_sites_url, settings.chromium_path
         )
@@ -211,19 +211,19 @@ def platform(
         return Path(build.output) if build is not None and build.output else None
 
     return Platform(
-        settings,
-        apps,
-        mem,
-        display,
-        workspace,
-        model,
-        engine,
-        Accounts(SqliteUserStore(db)),
-        rate_limiter(settings),
-        SqlitePendingDeletions(db),
-        builds,
-        publishing,
-        site_root,
+        settings=settings,
+        apps=apps,
+        memory=mem,
+        display=display,
+        workspace=workspace,
+        model=model,
+        engine=engine,
+        accounts=Accounts(SqliteUserStore(db)),
+        rates=rate_limiter(settings),
+        deletions=SqlitePendingDeletions(db),
+        builds=builds,
+        publishing=publishing,
+        site_root=site_root,
         build_isolation=box.description if builder is None else "injected builder",
         browser=_browser(settings, availability(settings.chromium_path)),
     )
@@ -275,22 +275,22 @@ def _aws_platform(
     )
     cognito = _cognito(settings)
     return Platform(
-        settings,
-        apps,
-        mem,
-        display,
-        workspace,
-        model,
-        engine,
-        cognito,
-        rate_limiter(settings),
-        DynamoPendingDeletions(client, settings.deletions_table),
-        builds,
-        publishing,
-        lambda target: None,  # CloudFront serves sites, not the API
+        settings=settings,
+        apps=apps,
+        memory=mem,
+        display=display,
+        workspace=workspace,
+        model=model,
+        engine=engine,
+        accounts=cognito,
+        rates=rate_limiter(settings),
+        deletions=DynamoPendingDeletions(client, settings.deletions_table),
+        builds=builds,
+        publishing=publishing,
+        site_root=lambda target: None,  # CloudFront serves sites, not the API
         # Only under Lambda Web Adapter is x-amzn-request-context the gateway's own.
         gateway_claims=cognito.user_from_gateway
-        if behind_gateway(settings.trust_gateway_claims)
+        if behind_gateway(trust_claims=settings.trust_gateway_claims)
         else None,
     )
 
@@ -323,13 +323,13 @@ def _aws_publishing(
         _aws_client("s3", settings), settings.workspace_bucket, limits=_workspace_limits(settings)
     )
     return Publishing(
-        DynamoAppStore(client, settings.apps_table),
-        DynamoBuildStore(client, settings.builds_table),
-        builder,
-        publisher or _kvs_publisher(settings),
-        workspace,
-        DynamoLease(client, settings.leases_table),
-        settings.site_urls(),
+        apps=DynamoAppStore(client, settings.apps_table),
+        builds=DynamoBuildStore(client, settings.builds_table),
+        builder=builder,
+        publisher=publisher or _kvs_publisher(settings),
+        workspace=workspace,
+        lease=DynamoLease(client, settings.leases_table),
+        urls=settings.site_urls(),
         in_process=not isinstance(builder, RemoteBuilder),
         preview_idle_seconds=settings.preview_idle_days * DAY,  # the preview sweep's
     )

@@ -37,7 +37,7 @@ _HTML_TAG = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Block:
     lang: str  # canonical: html, css, javascript; or the raw info string
     body: str
@@ -57,12 +57,12 @@ def _blocks(text: str) -> list[_Block]:
                 raw = info[0].lower() if info else ""
                 lang, body = _LANGS.get(raw, raw), []
         elif stripped == "```":
-            out.append(_Block(lang, "\n".join(body), closed=True))
+            out.append(_Block(lang=lang, body="\n".join(body), closed=True))
             lang = None
         else:
             body.append(line)
     if lang is not None:
-        out.append(_Block(lang, "\n".join(body), closed=False))
+        out.append(_Block(lang=lang, body="\n".join(body), closed=False))
     return out
 
 

@@ -20,7 +20,7 @@ class ThinkingEvent:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolEvent:
     id: str
     name: str
@@ -30,7 +30,7 @@ class ToolEvent:
     summary: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildEvent:
     status: Literal["running", "succeeded", "failed"]
     buildId: str  # the wire name (docs/api.md)

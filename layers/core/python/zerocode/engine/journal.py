@@ -21,7 +21,7 @@ class PendingCall:
     path: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PendingStep:
     turn: int
     head: int  # the transcript's head when the step began: still there means uncommitted
@@ -49,10 +49,10 @@ class PendingStep:
             )
             restore = raw.get("restore")
             return cls(
-                int(raw["turn"]),
-                int(raw["head"]),
-                calls,
-                int(restore) if restore is not None else None,
+                turn=int(raw["turn"]),
+                head=int(raw["head"]),
+                calls=calls,
+                restore=int(restore) if restore is not None else None,
             )
         except (ValueError, KeyError, TypeError):
             return None  # unreadable: treated as no record, never as a claim

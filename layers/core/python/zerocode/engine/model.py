@@ -46,7 +46,7 @@ class ThinkingDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelReply:
     """The end of a stream: the whole assistant message as the transcript will keep it."""
 

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 _BLOCKS = {path: lang for lang, path in codegen.FILES.items()}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Restored:
     version: Version  # the current version after the restore
     changed: tuple[Change, ...]  # nothing when the files already were that version's
@@ -53,13 +53,13 @@ async def restore(engine: EngineParts, app: App, version_id: str) -> Restored:
         done = await asyncio.to_thread(_restore_files, engine, app, target)
         if done is None:
             latest = await asyncio.to_thread(versions.store.latest, app.id)
-            return Restored(latest or target, (), None)
+            return Restored(version=latest or target, changed=(), build=None)
         delta, turn = done
         build = await engine.preview(app, new_build_id())
         version = await asyncio.to_thread(_record, engine, app, target, turn, build)
         await asyncio.to_thread(_tell_people, engine, app, target, version, delta, turn, build)
         await asyncio.to_thread(engine.journal.clear, app.id)
-        return Restored(version, tuple(delta), build)
+        return Restored(version=version, changed=tuple(delta), build=build)
     finally:
         await asyncio.to_thread(engine.lease.release, key, holder)
 
@@ -98,7 +98,7 @@ def finish_interrupted_restore(engine: EngineParts, app: App) -> None:
 
 
 def _restore_files(
-    engine: EngineParts, app: App, target: Version, redo: bool = False
+    engine: EngineParts, app: App, target: Version, *, redo: bool = False
 ) -> tuple[list[Change], int] | None:
     """Files back, then the note: the changes and the note's turn, or None when nothing
     differs. The caller records the new version, with its preview build."""
@@ -116,7 +116,9 @@ def _restore_files(
         return None
     head = engine.memory.head(app.id)
     if not redo:
-        engine.journal.write(app.id, PendingStep(head.turn, head.seq, (), restore=target.number))
+        engine.journal.write(
+            app.id, PendingStep(turn=head.turn, head=head.seq, calls=(), restore=target.number)
+        )
     for change in changes(actual, wanted):
         if change.status == "deleted":
             engine.workspace.delete(app.id, change.path)

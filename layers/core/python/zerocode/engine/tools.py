@@ -100,7 +100,7 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
 _SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOL_DEFINITIONS}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolOutcome:
     result: ToolResult
     path: str | None
@@ -113,7 +113,7 @@ class _Failed(ZerocodeError):
     """A refusal the model caused; becomes a failed tool result."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Done:
     text: str
     summary: str
@@ -165,9 +165,9 @@ class ToolBox:
             done = handler(args)
         except (_Failed, PathRefused, FileMissing, WorkspaceFull, Conflict) as exc:
             return ToolOutcome(
-                ToolResult.failure(call, exc.message),
-                path,
-                _one_line(exc.message),
+                result=ToolResult.failure(call, exc.message),
+                path=path,
+                summary=_one_line(exc.message),
                 changed=False,
                 exit=False,
             )
@@ -176,11 +176,11 @@ class ToolBox:
     @staticmethod
     def _outcome(call: ToolCall, path: str | None, done: _Done) -> ToolOutcome:
         return ToolOutcome(
-            ToolResult.success(call, done.text),
-            path,
-            _one_line(done.summary),
-            done.changed,
-            done.exit,
+            result=ToolResult.success(call, done.text),
+            path=path,
+            summary=_one_line(done.summary),
+            changed=done.changed,
+            exit=done.exit,
         )
 
     def _read_dir(self, args: dict[str, Any]) -> _Done:
@@ -192,15 +192,15 @@ class ToolBox:
         if not files:
             if base:
                 raise _Failed(f"no directory {base} in the project")
-            return _Done("the project has no files yet", "listed the project (empty)")
+            return _Done(text="the project has no files yet", summary="listed the project (empty)")
         lines = [f"{f.path} ({f.size} bytes)" for f in files]
         where = base or "the project"
-        return _Done("\n".join(lines), f"listed {where} ({len(files)} files)")
+        return _Done(text="\n".join(lines), summary=f"listed {where} ({len(files)} files)")
 
     def _read_file(self, args: dict[str, Any]) -> _Done:
         path = clean_path(args["path"])
         data = self.workspace.read(self.app_id, path)
-        return _Done(_text(path, data), f"read {path} ({len(data)} bytes)")
+        return _Done(text=_text(path, data), summary=f"read {path} ({len(data)} bytes)")
 
     def _write_file(self, args: dict[str, Any]) -> _Done:
         path = clean_path(args["path"])
@@ -212,11 +212,16 @@ class ToolBox:
         except FileMissing:
             current = None
         if current == data:
-            return _Done(f"{path} already has this content; nothing changed", f"{path} unchanged")
+            return _Done(
+                text=f"{path} already has this content; nothing changed",
+                summary=f"{path} unchanged",
+            )
         self.workspace.write(self.app_id, path, data)
         verb = "created" if current is None else "replaced"
         return _Done(
-            f"{verb} {path} ({len(data)} bytes)", f"{verb} {path} ({len(data)} bytes)", changed=True
+            text=f"{verb} {path} ({len(data)} bytes)",
+            summary=f"{verb} {path} ({len(data)} bytes)",
+            changed=True,
         )
 
     def _modify_file(self, args: dict[str, Any]) -> _Done:
@@ -235,23 +240,25 @@ class ToolBox:
         if count > 1:
             raise _Failed(f"old text occurs {count} times in {path}; include more context")
         if old == new:
-            return _Done(f"old and new text are the same; {path} unchanged", f"{path} unchanged")
+            return _Done(
+                text=f"old and new text are the same; {path} unchanged", summary=f"{path} unchanged"
+            )
         changed = text.replace(old, new, 1).encode("utf-8")
         _check_package_json(path, changed)
         self.workspace.write(self.app_id, path, changed)
         added, removed = _changed_chars(old, new)
         summary = f"modified {path} (+{added} −{removed} chars)"
-        return _Done(summary, summary, changed=True)
+        return _Done(text=summary, summary=summary, changed=True)
 
     def _delete_file(self, args: dict[str, Any]) -> _Done:
         path = clean_path(args["path"])
         if path in self.protected:
             raise _Failed(f"{path} is protected and cannot be deleted")
         self.workspace.delete(self.app_id, path)
-        return _Done(f"deleted {path}", f"deleted {path}", changed=True)
+        return _Done(text=f"deleted {path}", summary=f"deleted {path}", changed=True)
 
     def _exit(self, args: dict[str, Any]) -> _Done:
-        return _Done("exit", "finished", exit=True)
+        return _Done(text="exit", summary="finished", exit=True)
 
 
 def _check_build_file(path: str) -> None:

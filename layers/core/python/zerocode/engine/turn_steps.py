@@ -39,14 +39,14 @@ log = logging.getLogger("zerocode.engine.turn")
 CUT_OFF = "the answer was cut off by the output limit"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolsRan:
     """A step of tool calls ran and was committed; the model is asked again."""
 
     changed: bool  # one of its calls changed a file
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Answered:
     """The model's work of this round is done: its closing text (committed once the preview
     stands) and whether this last step changed files (the html / multi-file files saved,
@@ -106,7 +106,7 @@ class TurnSteps:
             if reply.finish_reason == "length":
                 yield Failed("cut_off", CUT_OFF, message.content or "")
             else:
-                yield Answered(message.content or "", changed=False)
+                yield Answered(answer=message.content or "", changed=False)
             return
         outcomes: list[ToolOutcome] = []
         if len(message.tool_calls) > e.limits.max_calls_per_step:
@@ -117,11 +117,18 @@ class TurnSteps:
         else:
             st.phase = "running tools"
             calls = tuple(PendingCall(c.name, _call_path(c)) for c in message.tool_calls)
-            st.pending = PendingStep(turn.number, turn.head, calls)
+            st.pending = PendingStep(turn=turn.number, head=turn.head, calls=calls)
             await io(e.journal.write, self.app.id, st.pending)
             cut = reply.finish_reason == "length"
             for call in message.tool_calls:
-                yield ToolEvent(call.id, call.name, "call", None, _call_path(call), "")
+                yield ToolEvent(
+                    id=call.id,
+                    name=call.name,
+                    phase="call",
+                    ok=None,
+                    path=_call_path(call),
+                    summary="",
+                )
                 if cut and call.parsed_arguments() is None:
                     outcome = _cut_off_call(call)
                 else:
@@ -137,9 +144,9 @@ class TurnSteps:
         st.phase = "asking the model"
         changed = any(o.changed and o.result.ok for o in outcomes)
         if any(o.exit for o in outcomes):
-            yield Answered(message.content or "Done.", changed)
+            yield Answered(answer=message.content or "Done.", changed=changed)
         else:
-            yield ToolsRan(changed)
+            yield ToolsRan(changed=changed)
 
     async def generate(self) -> Step:
         """One whole answer without tools; its code blocks are saved all-or-nothing."""
@@ -153,7 +160,7 @@ class TurnSteps:
             yield Failed("cut_off", CUT_OFF + "; nothing was saved", text)
             return
         if not codegen.has_code(text):
-            yield Answered(text, changed=False)  # a question or an explanation: that is fine
+            yield Answered(answer=text, changed=False)  # a question or an explanation: that is fine
             return
         parse = (
             codegen.parse_html
@@ -171,8 +178,15 @@ class TurnSteps:
         st.changed = True
         for path in saved:
             st.steps.append(f"✓ saved `{path}`")
-            yield ToolEvent(f"save:{path}", "save_file", "result", True, path, f"saved {path}")
-        yield Answered(text, changed=True)
+            yield ToolEvent(
+                id=f"save:{path}",
+                name="save_file",
+                phase="result",
+                ok=True,
+                path=path,
+                summary=f"saved {path}",
+            )
+        yield Answered(answer=text, changed=True)
 
     async def build(self) -> Step:
         """The preview build (the same Builder a deploy uses; the preview flips on
@@ -181,7 +195,7 @@ class TurnSteps:
         st.phase = "building the preview"
         build_id = new_build_id()
         st.builds += 1
-        yield BuildEvent("running", build_id)
+        yield BuildEvent(status="running", buildId=build_id)
         build = st.build = await self.engine.preview(self.app, build_id)
         lines = build.log_tail.splitlines()
         tail = "\n".join(lines[-15:])
@@ -189,11 +203,11 @@ class TurnSteps:
             st.build_failures += 1
             st.steps.append("✗ preview build failed")
             why = build.error or "the build failed"
-            yield BuildEvent("failed", build_id, tail, why)
+            yield BuildEvent(status="failed", buildId=build_id, log_tail=tail, error=why)
             yield Built(repair.Failure("build", why, repair.relevant(lines)))
             return
         st.steps.append(f"✓ preview built in {build.seconds or 0:.1f} s")
-        yield BuildEvent("succeeded", build_id, tail)
+        yield BuildEvent(status="succeeded", buildId=build_id, log_tail=tail)
         check = self.engine.runtime_check
         if check is None:
             yield Built(None)
@@ -222,9 +236,7 @@ class TurnSteps:
             why = f"the tool failed inside the platform ({kind(exc)}); its effect is unknown"
             if call.name in recovery.CHANGING_TOOLS:
                 why += ": read the file before relying on it"
-            return ToolOutcome(
-                ToolResult.failure(call, why), _call_path(call), why, changed=False, exit=False
-            )
+            return _not_run(call, why)
 
     async def _stream(
         self,
@@ -296,7 +308,14 @@ class TurnSteps:
 
 
 def _result_event(call_id: str, name: str, outcome: ToolOutcome) -> ToolEvent:
-    return ToolEvent(call_id, name, "result", outcome.result.ok, outcome.path, outcome.summary)
+    return ToolEvent(
+        id=call_id,
+        name=name,
+        phase="result",
+        ok=outcome.result.ok,
+        path=outcome.path,
+        summary=outcome.summary,
+    )
 
 
 def _cut_off_call(call: ToolCall) -> ToolOutcome:
@@ -304,7 +323,7 @@ def _cut_off_call(call: ToolCall) -> ToolOutcome:
         "not run: your answer was cut off by the output limit while writing this call, so "
         "its arguments are incomplete; write it again (split a large file into parts)"
     )
-    return ToolOutcome(ToolResult.failure(call, why), _call_path(call), why, False, False)
+    return _not_run(call, why)
 
 
 def _over_limit(
@@ -325,10 +344,18 @@ def _over_limit(
     )
     content = f"{message.content}\n\n{note}" if message.content else note
     slim = AssistantMessage(content, tool_calls=kept)
-    return slim, [
-        ToolOutcome(ToolResult.failure(c, why), _call_path(c), why, changed=False, exit=False)
-        for c in kept
-    ]
+    return slim, [_not_run(c, why) for c in kept]
+
+
+def _not_run(call: ToolCall, why: str) -> ToolOutcome:
+    """A call answered by the platform, not by its tool: it failed and changed nothing."""
+    return ToolOutcome(
+        result=ToolResult.failure(call, why),
+        path=_call_path(call),
+        summary=why,
+        changed=False,
+        exit=False,
+    )
 
 
 def _call_path(call: ToolCall) -> str | None:

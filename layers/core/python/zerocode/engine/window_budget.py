@@ -44,7 +44,7 @@ _MAX_UTF8 = 4
 ENV = "ZEROCODE_WINDOW_MAX_TOKENS"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WindowMinimum:
     """What the smallest budget must hold, in tokens (message framing included)."""
 
@@ -83,7 +83,7 @@ def window_minimum(
     prompt = max(systems, key=lambda name: systems[name])
     request = message_tokens(UserMessage(largest_request(max_message_chars)), count)
     summary = 0 if summary_max_tokens is None else MESSAGE_OVERHEAD + summary_max_tokens
-    return WindowMinimum(prompt, systems[prompt], request, summary)
+    return WindowMinimum(prompt=prompt, system=systems[prompt], request=request, summary=summary)
 
 
 def byte_bound(max_message_chars: int, summary_max_tokens: int | None) -> int:

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"zerocode: {line}", file=sys.stderr)
         return 2
     if args.command == "admin":
-        return _admin_create(settings, args.account, args.password_stdin)
+        return _admin_create(settings, args.account, password_stdin=args.password_stdin)
     if args.command == "eval":
         from zerocode.entrypoints.eval import run_eval
 
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _admin_create(settings: Any, account: str, password_stdin: bool) -> int:
+def _admin_create(settings: Any, account: str, *, password_stdin: bool) -> int:
     """Promote an account, or register it first (asking for its password)."""
     import getpass
 

@@ -29,7 +29,7 @@ from zerocode.engine.events import BuildEvent, DoneEvent, ErrorEvent, RepairEven
 OWNER = "eval"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Case:
     name: str
     mode: CodeGenType
@@ -38,20 +38,40 @@ class Case:
 
 
 SUITE: tuple[Case, ...] = (
-    Case("html-en", CodeGenType.HTML, "A tip calculator with a bill field and a tip slider"),
-    Case("html-zh", CodeGenType.HTML, "做一个番茄钟计时器页面，有开始和暂停按钮"),
-    Case("html-edit-en", CodeGenType.HTML, "A page about owls", edit="Night Owls"),
-    Case("html-edit-zh", CodeGenType.HTML, "一个介绍熊猫的页面", edit="可爱的熊猫"),
-    Case("multi-en", CodeGenType.MULTI_FILE, "A landing page for a bakery with separate CSS"),
-    Case("multi-zh", CodeGenType.MULTI_FILE, "一个摄影师的作品集网站，多文件"),
-    Case("vue-en", CodeGenType.VUE_PROJECT, "A Vue todo app with an about page"),
-    Case("vue-zh", CodeGenType.VUE_PROJECT, "做一个待办事项的Vue应用，有关于页面"),
-    Case("vue-edit-en", CodeGenType.VUE_PROJECT, "A Vue habit tracker", edit="Daily Habits"),
-    Case("vue-edit-zh", CodeGenType.VUE_PROJECT, "做一个记账本Vue应用", edit="我的账本"),
+    Case(
+        name="html-en",
+        mode=CodeGenType.HTML,
+        prompt="A tip calculator with a bill field and a tip slider",
+    ),
+    Case(name="html-zh", mode=CodeGenType.HTML, prompt="做一个番茄钟计时器页面，有开始和暂停按钮"),
+    Case(name="html-edit-en", mode=CodeGenType.HTML, prompt="A page about owls", edit="Night Owls"),
+    Case(
+        name="html-edit-zh", mode=CodeGenType.HTML, prompt="一个介绍熊猫的页面", edit="可爱的熊猫"
+    ),
+    Case(
+        name="multi-en",
+        mode=CodeGenType.MULTI_FILE,
+        prompt="A landing page for a bakery with separate CSS",
+    ),
+    Case(name="multi-zh", mode=CodeGenType.MULTI_FILE, prompt="一个摄影师的作品集网站，多文件"),
+    Case(name="vue-en", mode=CodeGenType.VUE_PROJECT, prompt="A Vue todo app with an about page"),
+    Case(name="vue-zh", mode=CodeGenType.VUE_PROJECT, prompt="做一个待办事项的Vue应用，有关于页面"),
+    Case(
+        name="vue-edit-en",
+        mode=CodeGenType.VUE_PROJECT,
+        prompt="A Vue habit tracker",
+        edit="Daily Habits",
+    ),
+    Case(
+        name="vue-edit-zh",
+        mode=CodeGenType.VUE_PROJECT,
+        prompt="做一个记账本Vue应用",
+        edit="我的账本",
+    ),
 )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Result:
     case: str
     turn: str  # "create" or "edit"
@@ -82,16 +102,16 @@ async def _turn(
         elif isinstance(event, DoneEvent):
             status = event.status
     return Result(
-        case.name,
-        kind,
-        status,
-        status == "succeeded" and repairs == 0,
-        repairs,
-        builds,
-        run.usage[0],
-        run.usage[1],
-        round(time.monotonic() - started, 2),
-        error[:160],
+        case=case.name,
+        turn=kind,
+        status=status,
+        first_try=status == "succeeded" and repairs == 0,
+        repairs=repairs,
+        builds=builds,
+        tokens_in=run.usage[0],
+        tokens_out=run.usage[1],
+        seconds=round(time.monotonic() - started, 2),
+        error=error[:160],
     )
 
 

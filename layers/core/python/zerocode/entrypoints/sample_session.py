@@ -32,7 +32,7 @@ class Step:
     results: tuple[ToolResult, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionTurn:
     number: int
     request: str
@@ -91,11 +91,11 @@ def vue_editing_session(turns: int) -> Iterator[SessionTurn]:
                     )
                 )
             yield SessionTurn(
-                n,
-                "Build a todo app with Vue 3, a home view and task cards.",
-                tuple(steps),
-                "Created the todo app (8 files).",
-                "✅ Created the project: package.json, vite.config.js, index.html, "
+                number=n,
+                request="Build a todo app with Vue 3, a home view and task cards.",
+                steps=tuple(steps),
+                reply="Created the todo app (8 files).",
+                display="✅ Created the project: package.json, vite.config.js, index.html, "
                 "src/main.js, src/App.vue, router, HomeView, TodoCard.",
             )
             continue
@@ -138,9 +138,9 @@ def vue_editing_session(turns: int) -> Iterator[SessionTurn]:
             )
         versions[target] += 1
         yield SessionTurn(
-            n,
-            f"Make the list in {target} {colour}.",
-            tuple(steps),
-            f"Made the list {colour} in {target}.",
-            f"✅ File modified: {target} — the list is now {colour}.",
+            number=n,
+            request=f"Make the list in {target} {colour}.",
+            steps=tuple(steps),
+            reply=f"Made the list {colour} in {target}.",
+            display=f"✅ File modified: {target} — the list is now {colour}.",
         )

@@ -72,7 +72,7 @@ def create_app(platform: Platform) -> FastAPI:
     return app
 
 
-def _install_docs(app: FastAPI, offline: bool) -> None:
+def _install_docs(app: FastAPI, *, offline: bool) -> None:
     """/api/docs as FastAPI makes it: locally with Swagger UI's JS, CSS and icon served from
     here (the docs work offline); on AWS from FastAPI's CDN (API Gateway routes only
     /api/docs). Either way with a CSP that allows exactly that page (http/headers.py)."""

@@ -338,7 +338,7 @@ class CodeOut(BaseModel):
     html: str  # the file highlighted (Pygments, CSS class "hl")
 
 
-def version_out(v: Version, current: bool) -> VersionOut:
+def version_out(v: Version, *, current: bool) -> VersionOut:
     return VersionOut(
         id=v.id,
         number=v.number,

@@ -16,7 +16,7 @@ from zerocode.memory.messages import from_dict, to_dict
 from zerocode.memory.transcript import Entry, EntryKind
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CachedTail:
     head: int  # seq of the newest transcript entry this tail reflects
     head_uid: str  # and its uid, so a reused seq after a clear is not mistaken for it
@@ -55,10 +55,10 @@ def decode_tail(raw: bytes) -> CachedTail:
         pinned = data["pinned"]
         entries = tuple(_unentry(e) for e in data["entries"])
         return CachedTail(
-            int(data["head"]),
-            str(data["uid"]),
-            entries,
-            _unentry(pinned) if pinned is not None else None,
+            head=int(data["head"]),
+            head_uid=str(data["uid"]),
+            entries=entries,
+            pinned=_unentry(pinned) if pinned is not None else None,
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed cached tail: {exc}") from exc
@@ -81,13 +81,13 @@ def _entry(e: Entry) -> list[Any]:
 def _unentry(raw: Sequence[Any]) -> Entry:
     seq, turn, unit, turn_start, kind, covers, message, error, uid = raw
     return Entry(
-        int(seq),
-        int(turn),
-        int(unit),
-        int(turn_start),
-        EntryKind(kind),
-        from_dict(message) if message is not None else None,
-        int(covers),
-        error,
-        str(uid),
+        seq=int(seq),
+        turn=int(turn),
+        unit=int(unit),
+        turn_start=int(turn_start),
+        kind=EntryKind(kind),
+        message=from_dict(message) if message is not None else None,
+        covers=int(covers),
+        error=error,
+        uid=str(uid),
     )

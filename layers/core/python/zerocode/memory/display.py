@@ -32,7 +32,7 @@ class DisplayStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DisplayEntry:
     id: str  # time-ordered key; also the pagination cursor
     role: DisplayRole
@@ -41,6 +41,28 @@ class DisplayEntry:
     turn: int
     created_at: float
     element: dict[str, Any] | None = None
+
+    @classmethod
+    def keyed(
+        cls,
+        key: str,
+        *,
+        role: DisplayRole,
+        content: str,
+        status: DisplayStatus,
+        turn: int,
+        element: dict[str, Any] | None,
+    ) -> DisplayEntry:
+        """The entry stored under ``key``; its time is the key's."""
+        return cls(
+            id=key,
+            role=role,
+            content=content,
+            status=status,
+            turn=turn,
+            created_at=created_at_of(key),
+            element=element,
+        )
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,13 @@ from typing import Any
 
 from zerocode.errors import Conflict
 from zerocode.memory.cache import CachedTail, WindowCache
-from zerocode.memory.messages import AssistantMessage, SystemMessage, ToolResult, UserMessage
+from zerocode.memory.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResult,
+    UserMessage,
+)
 from zerocode.memory.summary import (
     AsyncSummarizer,
     NewSummary,
@@ -45,7 +51,7 @@ __all__ = ["AsyncSummarizer", "Memory", "Summarizer", "Turn", "interrupted_note"
 log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Turn:
     """A turn in progress: its number and the head this writer last wrote."""
 
@@ -55,6 +61,12 @@ class Turn:
     head: int
     head_uid: str
     closed: bool = False
+
+    def entry(self, *, seq: int, unit: int, kind: EntryKind, message: Message) -> Entry:
+        """An entry of this turn at ``seq``, in the unit that starts at ``unit``."""
+        return Entry(
+            seq=seq, turn=self.number, unit=unit, turn_start=self.start, kind=kind, message=message
+        )
 
 
 def user_content(text: str, element: dict[str, Any] | None) -> str:
@@ -127,20 +139,18 @@ class Memory:
         if new is not None:
             seq += 1
             entries.append(
-                Entry(
-                    seq,
-                    number,
-                    seq,
-                    seq,
-                    EntryKind.SUMMARY,
-                    SystemMessage(new.text),
+                _opening(
+                    seq=seq,
+                    turn=number,
+                    kind=EntryKind.SUMMARY,
+                    message=SystemMessage(new.text),
                     covers=new.covers,
                 )
             )
         seq += 1
-        entries.append(Entry(seq, number, seq, seq, EntryKind.USER, asked))
+        entries.append(_opening(seq=seq, turn=number, kind=EntryKind.USER, message=asked))
         self._append(app_id, entries, head.seq, head.uid)
-        return Turn(app_id, number, seq, seq, entries[-1].uid)
+        return Turn(app_id=app_id, number=number, start=seq, head=seq, head_uid=entries[-1].uid)
 
     async def open_turn(
         self,
@@ -186,7 +196,9 @@ class Memory:
         entries = _crash_note(head, crashed)
         seq = head.seq + len(entries) + 1
         number = head.turn + 1
-        entries.append(Entry(seq, number, seq, seq, EntryKind.NOTE, UserMessage(text)))
+        entries.append(
+            _opening(seq=seq, turn=number, kind=EntryKind.NOTE, message=UserMessage(text))
+        )
         self._append(app_id, entries, head.seq, head.uid)
         return number
 
@@ -201,9 +213,9 @@ class Memory:
                 f"a step must answer every tool call exactly once: calls {wanted}, results {got}"
             )
         seq = turn.head + 1
-        entries = [Entry(seq, turn.number, seq, turn.start, EntryKind.CALL, call)]
+        entries = [turn.entry(seq=seq, unit=seq, kind=EntryKind.CALL, message=call)]
         entries += [
-            Entry(seq + i, turn.number, seq, turn.start, EntryKind.RESULT, r)
+            turn.entry(seq=seq + i, unit=seq, kind=EntryKind.RESULT, message=r)
             for i, r in enumerate(results, start=1)
         ]
         self._write(turn, entries)
@@ -216,7 +228,7 @@ class Memory:
         if answer is not None:
             messages.insert(0, AssistantMessage(answer or "(no text)"))
         entries = [
-            Entry(seq + i, turn.number, seq, turn.start, EntryKind.FEEDBACK, m)
+            turn.entry(seq=seq + i, unit=seq, kind=EntryKind.FEEDBACK, message=m)
             for i, m in enumerate(messages)
         ]
         self._write(turn, entries)
@@ -231,10 +243,8 @@ class Memory:
 
     def _close(self, turn: Turn, kind: EntryKind, text: str) -> None:
         seq = turn.head + 1
-        self._write(
-            turn,
-            [Entry(seq, turn.number, seq, turn.start, kind, AssistantMessage(text or "(no text)"))],
-        )
+        closing = AssistantMessage(text or "(no text)")
+        self._write(turn, [turn.entry(seq=seq, unit=seq, kind=kind, message=closing)])
 
     def _write(self, turn: Turn, entries: list[Entry]) -> None:
         if turn.closed:
@@ -288,12 +298,14 @@ class Memory:
     def _read_tail(self, app_id: str) -> CachedTail:
         entries = self.store.tail(app_id, self.policy.tail_items)
         if not entries:
-            return CachedTail(0, "", ())
+            return CachedTail(head=0, head_uid="", entries=())
         newest = entries[-1]
         pinned = None
         if 0 < newest.turn_start < entries[0].seq:
             pinned = self.store.get(app_id, newest.turn_start)
-        return CachedTail(newest.seq, newest.uid, tuple(entries), pinned)
+        return CachedTail(
+            head=newest.seq, head_uid=newest.uid, entries=tuple(entries), pinned=pinned
+        )
 
     def head(self, app_id: str) -> Head:
         return self.store.head(app_id)
@@ -327,10 +339,10 @@ class Memory:
             return None
         prior = previous.messages[0].content if previous else None
         return SummaryDue(
-            head.seq,
-            prior if isinstance(prior, str) else None,
-            tuple(evicted),
-            evicted[-1].entries[-1].seq,
+            head=head.seq,
+            previous=prior if isinstance(prior, str) else None,
+            evicted=tuple(evicted),
+            covers=evicted[-1].entries[-1].seq,
         )
 
     def _new_summary(
@@ -377,7 +389,17 @@ def _pending(head: Head, asked: UserMessage) -> list[Entry]:
     """The entries :meth:`Memory.begin_turn` writes after ``head`` (the summary aside)."""
     entries = _crash_note(head)
     seq = head.seq + len(entries) + 1
-    return [*entries, Entry(seq, head.turn + 1, seq, seq, EntryKind.USER, asked)]
+    return [
+        *entries,
+        _opening(seq=seq, turn=head.turn + 1, kind=EntryKind.USER, message=asked),
+    ]
+
+
+def _opening(*, seq: int, turn: int, kind: EntryKind, message: Message, covers: int = 0) -> Entry:
+    """The entry that opens ``turn`` at ``seq``: a unit of its own, and the turn's start."""
+    return Entry(
+        seq=seq, turn=turn, unit=seq, turn_start=seq, kind=kind, message=message, covers=covers
+    )
 
 
 def _crash_note(head: Head, detail: str | None = None) -> list[Entry]:
@@ -387,12 +409,12 @@ def _crash_note(head: Head, detail: str | None = None) -> list[Entry]:
     seq = head.seq + 1
     return [
         Entry(
-            seq,
-            head.turn,
-            seq,
-            head.turn_start,
-            EntryKind.INTERRUPTED,
-            AssistantMessage(interrupted_note(head.turn, CRASHED, detail)),
+            seq=seq,
+            turn=head.turn,
+            unit=seq,
+            turn_start=head.turn_start,
+            kind=EntryKind.INTERRUPTED,
+            message=AssistantMessage(interrupted_note(head.turn, CRASHED, detail)),
         )
     ]
 
@@ -407,4 +429,4 @@ def _advance(cached: CachedTail, new: list[Entry], limit: int) -> CachedTail | N
         pinned = next((e for e in known if e.seq == newest.turn_start), None)
         if pinned is None:
             return None
-    return CachedTail(newest.seq, newest.uid, entries, pinned)
+    return CachedTail(head=newest.seq, head_uid=newest.uid, entries=entries, pinned=pinned)

@@ -61,7 +61,7 @@ class AssistantMessage:
             raise ValueError(f"duplicate tool call ids in one assistant message: {ids}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolResult:
     """The answer to one tool call. ``ok`` is mirrored by the ``ERROR: `` content prefix."""
 
@@ -83,11 +83,11 @@ class ToolResult:
     def success(cls, call: ToolCall, content: str) -> ToolResult:
         if content.startswith(FAILED_PREFIX):
             content = " " + content
-        return cls(call.id, call.name, content, ok=True)
+        return cls(tool_call_id=call.id, name=call.name, content=content, ok=True)
 
     @classmethod
     def failure(cls, call: ToolCall, reason: str) -> ToolResult:
-        return cls(call.id, call.name, FAILED_PREFIX + reason, ok=False)
+        return cls(tool_call_id=call.id, name=call.name, content=FAILED_PREFIX + reason, ok=False)
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResult
@@ -139,9 +139,9 @@ def from_openai_list(raw: Sequence[OpenAIMessage]) -> list[Message]:
                 raise ValueError(f"message {index}: tool message needs tool_call_id and content")
             out.append(
                 ToolResult(
-                    call_id,
-                    names.get(call_id, ""),
-                    content,
+                    tool_call_id=call_id,
+                    name=names.get(call_id, ""),
+                    content=content,
                     ok=not content.startswith(FAILED_PREFIX),
                 )
             )
@@ -182,6 +182,6 @@ def from_dict(raw: dict[str, Any]) -> Message:
             and isinstance(call_id, str)
         ):
             raise ValueError("malformed stored tool result")
-        return ToolResult(call_id, name, content, ok)
+        return ToolResult(tool_call_id=call_id, name=name, content=content, ok=ok)
     (message,) = from_openai_list([raw])
     return message

@@ -34,7 +34,7 @@ class AsyncSummarizer(Protocol):
     async def summarize(self, previous: str | None, evicted: Sequence[Unit]) -> str: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SummaryDue:
     """Units that left the window since the last summary, read at store head ``head``."""
 

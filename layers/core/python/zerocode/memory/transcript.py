@@ -48,7 +48,7 @@ class EntryKind(StrEnum):
 CLOSING_KINDS = frozenset({EntryKind.FINAL, EntryKind.INTERRUPTED, EntryKind.NOTE})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Entry:
     """One stored transcript message. ``message`` is None when the stored item is unreadable."""
 
@@ -65,7 +65,7 @@ class Entry:
     uid: str = field(default_factory=lambda: secrets.token_hex(6))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Head:
     """The newest entry's position; seq 0 means an empty transcript."""
 
@@ -84,11 +84,13 @@ class Head:
         )
 
 
-EMPTY_HEAD = Head(0, 0, 0, None)
+EMPTY_HEAD = Head(seq=0, turn=0, turn_start=0, kind=None)
 
 
 def head_of(entry: Entry) -> Head:
-    return Head(entry.seq, entry.turn, entry.turn_start, entry.kind, entry.uid)
+    return Head(
+        seq=entry.seq, turn=entry.turn, turn_start=entry.turn_start, kind=entry.kind, uid=entry.uid
+    )
 
 
 class TranscriptStore(Protocol):
@@ -163,13 +165,13 @@ def entry_from_attributes(app_id: str, attrs: dict[str, Any]) -> Entry:
         if min(seq, turn, unit, turn_start) < 0:
             raise ValueError("missing or non-integer position attributes")
         return Entry(
-            seq,
-            turn,
-            unit,
-            turn_start,
-            kind,
-            message,
-            _int(attrs.get("covers"), 0),
+            seq=seq,
+            turn=turn,
+            unit=unit,
+            turn_start=turn_start,
+            kind=kind,
+            message=message,
+            covers=_int(attrs.get("covers"), 0),
             uid=str(attrs.get("uid", "")),
         )
     except (ValueError, TypeError) as exc:
@@ -181,12 +183,12 @@ def entry_from_attributes(app_id: str, attrs: dict[str, Any]) -> Entry:
             extra={"app_id": app_id, "seq": seq},
         )
         return Entry(
-            seq,
-            turn,
-            unit,
-            turn_start,
-            EntryKind.RESULT,
-            None,
+            seq=seq,
+            turn=turn,
+            unit=unit,
+            turn_start=turn_start,
+            kind=EntryKind.RESULT,
+            message=None,
             error=str(exc),
             uid=str(attrs.get("uid", "")),
         )
@@ -204,11 +206,11 @@ def head_from_attributes(app_id: str, attrs: dict[str, Any]) -> Head:
         log.error("transcript head of app=%s has unknown kind %r", app_id, attrs.get("kind"))
         kind = EntryKind.RESULT
     return Head(
-        _int(attrs.get("seq"), 0),
-        max(_int(attrs.get("turn"), 0), 0),
-        max(_int(attrs.get("turn_start"), 0), 0),
-        kind,
-        str(attrs.get("uid", "")),
+        seq=_int(attrs.get("seq"), 0),
+        turn=max(_int(attrs.get("turn"), 0), 0),
+        turn_start=max(_int(attrs.get("turn_start"), 0), 0),
+        kind=kind,
+        uid=str(attrs.get("uid", "")),
     )
 
 

@@ -75,7 +75,7 @@ def snapshot(workspace: Workspace, app_id: str) -> Snapshot:
     return Snapshot.of({f.path: workspace.read(app_id, f.path) for f in workspace.list(app_id)})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Build:
     id: str
     app_id: str
@@ -160,7 +160,11 @@ class BuildStore(Protocol):
 
 def job_of(build: Build, source: Snapshot) -> BuildJob:
     return BuildJob(
-        build.app_id, build.id, build.kind, source, preview=build.purpose is BuildPurpose.PREVIEW
+        app_id=build.app_id,
+        build_id=build.id,
+        kind=build.kind,
+        source=source,
+        preview=build.purpose is BuildPurpose.PREVIEW,
     )
 
 
@@ -170,7 +174,7 @@ def check_build_id(value: object) -> str:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildJob:
     """What a Builder needs: which app, which build, what kind of project, which files."""
 
@@ -183,7 +187,7 @@ class BuildJob:
     preview: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildOutcome:
     ok: bool
     log_tail: str

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 DAY = 86_400.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepReport:
     previews: int  # preview pointers seen
     idle: int  # removed: their build is older than the idle time
@@ -73,7 +73,7 @@ class PreviewSweep:
                     why,
                     extra={"app_id": target.app_id if target else None, "reason": why},
                 )
-        return SweepReport(seen, idle, orphaned, seen - idle - orphaned)
+        return SweepReport(previews=seen, idle=idle, orphaned=orphaned, kept=seen - idle - orphaned)
 
     def _stale(self, pointer: str, target: SiteTarget | None, now: float) -> str | None:
         if target is None:

@@ -36,7 +36,7 @@ def picker_script(consoles: Iterable[str] = ()) -> bytes:
     return source.replace(CONSOLES_MARK, json.dumps(listed)[1:-1].encode())
 
 
-def with_picker(page: bytes, relative: bool = False) -> bytes:
+def with_picker(page: bytes, *, relative: bool = False) -> bytes:
     """``page`` with a script tag loading the picker, before ``</body>`` if there is one."""
     src = PICKER_FILE if relative else PICKER_PATH
     tag = f'<script src="{src}" defer></script>'.encode()

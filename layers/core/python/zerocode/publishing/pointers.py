@@ -116,7 +116,7 @@ class SiteUrls:
             return f"{self.base}/preview/{check_public_key(preview_key)}/"
         return self._origin(PREVIEW_LABEL + check_public_key(preview_key)) + "/"
 
-    def template(self, preview: bool) -> str:
+    def template(self, *, preview: bool) -> str:
         """The URL form, for people (``http://p-{key}.localhost:8001/``)."""
         if self.domain is None:
             return f"{self.base}/{'preview' if preview else 'sites'}/{{key}}/"

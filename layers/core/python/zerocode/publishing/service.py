@@ -64,7 +64,7 @@ class Covers(Protocol):
     def delete_app(self, app_id: str) -> int: ...
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Publishing:
     apps: AppStore
     builds: BuildStore
@@ -94,11 +94,11 @@ class Publishing:
         """Build what the workspace holds now and, if it built, show it in the preview."""
         source = await asyncio.to_thread(snapshot, self.workspace, app.id)
         build = Build(
-            build_id or new_build_id(),
-            app.id,
-            BuildPurpose.PREVIEW,
-            app.code_gen_type,
-            source.digest,
+            id=build_id or new_build_id(),
+            app_id=app.id,
+            purpose=BuildPurpose.PREVIEW,
+            kind=app.code_gen_type,
+            source_digest=source.digest,
         )
         done = await self._run(build, source)
         if done.state is BuildState.SUCCEEDED:
@@ -352,4 +352,10 @@ class Publishing:
 
 
 def _deploy_build(app: App, source: Snapshot) -> Build:
-    return Build(new_build_id(), app.id, BuildPurpose.DEPLOY, app.code_gen_type, source.digest)
+    return Build(
+        id=new_build_id(),
+        app_id=app.id,
+        purpose=BuildPurpose.DEPLOY,
+        kind=app.code_gen_type,
+        source_digest=source.digest,
+    )

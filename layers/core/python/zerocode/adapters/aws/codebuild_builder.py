@@ -166,7 +166,10 @@ class CodeBuildBuilder:
             if done is not None:
                 return done
         return BuildOutcome(
-            False, "", None, f"CodeBuild did not finish within {self.timeout_seconds:.0f} s"
+            ok=False,
+            log_tail="",
+            output=None,
+            error=f"CodeBuild did not finish within {self.timeout_seconds:.0f} s",
         )
 
     def source_key(self, app_id: str, build_id: str) -> str:
@@ -236,7 +239,9 @@ class CodeBuildBuilder:
     def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
         builds = self.codebuild.batch_get_builds(ids=[runner_id]).get("builds", [])
         if not builds:
-            return BuildOutcome(False, "", None, f"CodeBuild has no build {runner_id}")
+            return BuildOutcome(
+                ok=False, log_tail="", output=None, error=f"CodeBuild has no build {runner_id}"
+            )
         build = builds[0]
         status = str(build.get("buildStatus", "IN_PROGRESS"))
         tail = _log_tail(build)
@@ -244,11 +249,16 @@ class CodeBuildBuilder:
             prefix = self.output_prefix(app_id, build_id)
             if not self._exists(prefix + "index.html"):
                 return BuildOutcome(
-                    False, tail, None, "the build succeeded but its output has no index.html"
+                    ok=False,
+                    log_tail=tail,
+                    output=None,
+                    error="the build succeeded but its output has no index.html",
                 )
-            return BuildOutcome(True, tail, f"s3://{self.bucket}/{prefix}")
+            return BuildOutcome(ok=True, log_tail=tail, output=f"s3://{self.bucket}/{prefix}")
         if status in _FAILED:
-            return BuildOutcome(False, tail, None, f"the project did not build ({status})")
+            return BuildOutcome(
+                ok=False, log_tail=tail, output=None, error=f"the project did not build ({status})"
+            )
         return None
 
     def delete_app(self, app_id: str) -> int:
@@ -266,7 +276,9 @@ class CodeBuildBuilder:
 
     def _copy_static(self, job: BuildJob) -> BuildOutcome:
         if "index.html" not in job.source.files:
-            return BuildOutcome(False, "", None, "the app has no index.html yet")
+            return BuildOutcome(
+                ok=False, log_tail="", output=None, error="the app has no index.html yet"
+            )
         prefix = self.output_prefix(job.app_id, job.build_id)
         files = dict(job.source.files)
         if job.preview:
@@ -285,9 +297,9 @@ class CodeBuildBuilder:
                 ContentType=media,
             )
         return BuildOutcome(
-            True,
-            f"checked and copied {len(job.source.files)} file(s)",
-            f"s3://{self.bucket}/{prefix}",
+            ok=True,
+            log_tail=f"checked and copied {len(job.source.files)} file(s)",
+            output=f"s3://{self.bucket}/{prefix}",
         )
 
     def _exists(self, key: str) -> bool:

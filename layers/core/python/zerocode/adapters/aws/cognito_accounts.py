@@ -301,11 +301,11 @@ class CognitoAccounts:
         if not isinstance(sub, str) or not sub or not isinstance(account, str) or not account:
             raise Unauthenticated("token has no user")
         return User(
-            sub,
-            account,
-            _display_name(claims.get("name"), account),
-            _role(parse_groups(claims.get("cognito:groups"))),
-            "",
+            id=sub,
+            account=account,
+            name=_display_name(claims.get("name"), account),
+            role=_role(parse_groups(claims.get("cognito:groups"))),
+            password_hash="",
         )
 
     def _admins(self) -> set[str]:
@@ -329,11 +329,11 @@ class CognitoAccounts:
         name = str(raw["Username"])
         created: Any = raw.get("UserCreateDate")
         return User(
-            str(attributes.get("sub", name)),
-            name,
-            _display_name(attributes.get("name"), name),
-            Role.ADMIN if name in admins else Role.USER,
-            "",
+            id=str(attributes.get("sub", name)),
+            account=name,
+            name=_display_name(attributes.get("name"), name),
+            role=Role.ADMIN if name in admins else Role.USER,
+            password_hash="",
             created_at=created.timestamp() if hasattr(created, "timestamp") else 0.0,
         )
 

@@ -131,13 +131,13 @@ class S3VersionStore:
 
 def _version(app_id: str, raw: dict[str, Any]) -> Version:
     return Version(
-        app_id,
-        int(raw["number"]),
-        int(raw["turn"]),
-        VersionKind(raw["kind"]),
-        str(raw["summary"]),
-        str(raw["digest"]),
-        {str(k): str(v) for k, v in raw["manifest"].items()},
+        app_id=app_id,
+        number=int(raw["number"]),
+        turn=int(raw["turn"]),
+        kind=VersionKind(raw["kind"]),
+        summary=str(raw["summary"]),
+        digest=str(raw["digest"]),
+        manifest={str(k): str(v) for k, v in raw["manifest"].items()},
         created_at=float(raw["createdAt"]),
         restored_from=raw.get("restoredFrom"),
         build_id=raw.get("buildId"),

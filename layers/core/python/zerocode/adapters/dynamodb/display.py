@@ -23,7 +23,6 @@ from zerocode.memory.display import (
     DisplayStatus,
     KeyClock,
     check_page,
-    created_at_of,
 )
 from zerocode.memory.transcript import (
     expires_at,
@@ -76,7 +75,9 @@ class DynamoDisplayHistoryStore:
                 f"{ITEM_MAX // 1024} KB item limit"
             )
         self.client.put_item(TableName=self.table, Item=item)
-        return DisplayEntry(key, role, content, status, turn, created_at_of(key), element)
+        return DisplayEntry.keyed(
+            key, role=role, content=content, status=status, turn=turn, element=element
+        )
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
         check_page(before, limit)
@@ -89,14 +90,13 @@ class DynamoDisplayHistoryStore:
             }
         items = query_newest(self.client, self.table, app_id, limit + 1, **extra)
         entries = [
-            DisplayEntry(
+            DisplayEntry.keyed(
                 i["id"]["S"],
-                DisplayRole(i["role"]["S"]),
-                i["content"]["S"],
-                DisplayStatus(i["status"]["S"]),
-                int(i["turn"]["N"]),
-                created_at_of(i["id"]["S"]),
-                json.loads(i["element"]["S"]) if "element" in i else None,
+                role=DisplayRole(i["role"]["S"]),
+                content=i["content"]["S"],
+                status=DisplayStatus(i["status"]["S"]),
+                turn=int(i["turn"]["N"]),
+                element=json.loads(i["element"]["S"]) if "element" in i else None,
             )
             for i in items[:limit]
         ]

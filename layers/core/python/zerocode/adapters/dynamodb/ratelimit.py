@@ -62,7 +62,9 @@ class DynamoRateLimiter:
             if self._write(key, live, item):
                 return allowed(limit - len(live))
             time.sleep(random.uniform(0, 0.005 * 2 ** min(attempt, 6)))  # spread the retries
-        return RateDecision(False, min(CONTENDED_RETRY_AFTER, window_seconds), 0)
+        return RateDecision(
+            allowed=False, retry_after=min(CONTENDED_RETRY_AFTER, window_seconds), remaining=0
+        )
 
     def peek(self, key: str, limit: int, window_seconds: float) -> RateDecision:
         check_rule(limit, window_seconds)

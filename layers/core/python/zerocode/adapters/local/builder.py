@@ -52,20 +52,24 @@ class LocalBuilder:
 
     async def build(self, job: BuildJob) -> BuildOutcome:
         if "index.html" not in job.source.files and job.kind is not CodeGenType.VUE_PROJECT:
-            return BuildOutcome(False, "", None, "the app has no index.html yet")
+            return BuildOutcome(
+                ok=False, log_tail="", output=None, error="the app has no index.html yet"
+            )
         if job.kind is not CodeGenType.VUE_PROJECT:
             log_tail = f"checked {len(job.source.files)} file(s); index.html present"
             place = await asyncio.to_thread(self._place_files, job)
-            return BuildOutcome(True, log_tail, str(place))
+            return BuildOutcome(ok=True, log_tail=log_tail, output=str(place))
         if self.sandbox.refusal is not None:
-            return BuildOutcome(False, self.sandbox.refusal, None, self.sandbox.refusal)
+            return BuildOutcome(
+                ok=False, log_tail=self.sandbox.refusal, output=None, error=self.sandbox.refusal
+            )
         modules, install_log = await self.store.ensure()
         if modules is None:
             return BuildOutcome(
-                False,
-                "\n".join(install_log),
-                None,
-                "the platform's build toolchain could not be installed",
+                ok=False,
+                log_tail="\n".join(install_log),
+                output=None,
+                error="the platform's build toolchain could not be installed",
             )
         work = self.work / check_app_id(job.app_id) / check_app_id(job.build_id)
         try:
@@ -73,9 +77,13 @@ class LocalBuilder:
             return await self._build_in_box(job, work, modules, install_log)
         except BoxUnavailable as exc:
             why = f"the build was refused: {exc}"
-            return BuildOutcome(False, "\n".join([*install_log, why]), None, why)
+            return BuildOutcome(
+                ok=False, log_tail="\n".join([*install_log, why]), output=None, error=why
+            )
         finally:
-            await asyncio.to_thread(shutil.rmtree, work, True)  # rmtree never follows links
+            await asyncio.to_thread(
+                shutil.rmtree, work, ignore_errors=True
+            )  # rmtree never follows links
 
     async def _build_in_box(
         self, job: BuildJob, work: Path, modules: Path, install_log: list[str]
@@ -86,22 +94,35 @@ class LocalBuilder:
             run = await box.run(["node", *toolchain.VITE_ARGS])
             log = [*install_log, f"$ vite build ({self.sandbox.description})", *run.log]
             if not run.ok:
-                return BuildOutcome(False, "\n".join(log), None, _failure(run.reason, run.notices))
+                return BuildOutcome(
+                    ok=False,
+                    log_tail="\n".join(log),
+                    output=None,
+                    error=_failure(run.reason, run.notices),
+                )
             handed = await box.export("dist", lambda stream: _unpack(stream, tmp))
         try:
             if not handed.ok:
                 why = handed.reason or "the build's output could not be handed over"
                 log.append(why)
                 return BuildOutcome(
-                    False, "\n".join(log), None, f"the project did not build: {why}"
+                    ok=False,
+                    log_tail="\n".join(log),
+                    output=None,
+                    error=f"the project did not build: {why}",
                 )
             if not await asyncio.to_thread(_publish, tmp, final):
                 log.append("build finished but dist/index.html is missing")
-                return BuildOutcome(False, "\n".join(log), None, "the project did not build")
+                return BuildOutcome(
+                    ok=False,
+                    log_tail="\n".join(log),
+                    output=None,
+                    error="the project did not build",
+                )
         finally:
             if tmp.exists():
-                await asyncio.to_thread(shutil.rmtree, tmp, True)
-        return BuildOutcome(True, "\n".join(log), str(final))
+                await asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True)
+        return BuildOutcome(ok=True, log_tail="\n".join(log), output=str(final))
 
     def _tmp_for(self, final: Path) -> Path:
         if final.exists():

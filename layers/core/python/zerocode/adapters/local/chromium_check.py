@@ -87,7 +87,7 @@ _EMPTY = """(vue) => {
 }"""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Findings:
     """Problems as they happen: cleaned, deduplicated, bounded."""
 
@@ -187,7 +187,7 @@ class ChromiumCheck:
         it could not be checked. At most ``slots`` browsers run at once, per event loop: a
         burst of turns waits for a slot (up to GIVE_UP_SECONDS) rather than starting a
         browser each."""
-        findings = _Findings(origin_of(url))
+        findings = _Findings(origin=origin_of(url))
         loop = asyncio.get_running_loop()
         slots = self._slots.setdefault(loop, asyncio.Semaphore(self.slots))
         try:
@@ -197,7 +197,7 @@ class ChromiumCheck:
             log.warning("runtime check of %s skipped: every browser slot was busy", _public(url))
             return None
         try:
-            await asyncio.wait_for(self._load(url, vue, findings), GIVE_UP_SECONDS)
+            await asyncio.wait_for(self._load(url, findings, vue=vue), GIVE_UP_SECONDS)
         except Exception as exc:  # TimeoutError included: never a turn's failure
             log.warning(
                 "runtime check of %s abandoned: %s", _public(url), _first_line(exc) or "timeout"
@@ -207,7 +207,7 @@ class ChromiumCheck:
             slots.release()
         return findings.result() if findings.checked else None
 
-    async def _load(self, url: str, vue: bool, findings: _Findings) -> None:
+    async def _load(self, url: str, findings: _Findings, *, vue: bool) -> None:
         if not playwright_installed():
             log.warning("runtime check skipped: Playwright's package is not installed")
             findings.discard()

@@ -122,9 +122,11 @@ class _BubblewrapBox:
         self.uid, self.group = uid, group
 
     def _job(
-        self, argv: list[str], writable: bool, consume: Callable[[Readable], object] | None
+        self, argv: list[str], consume: Callable[[Readable], object] | None, *, writable: bool
     ) -> Job:
-        box = self.owner.argv(argv, self.project, self.modules, self.limits, self.uid, writable)
+        box = self.owner.argv(
+            argv, self.project, self.modules, self.limits, self.uid, writable=writable
+        )
         group = self.group
         procs = group.procs if group else []
         return Job(
@@ -137,10 +139,10 @@ class _BubblewrapBox:
         )
 
     async def run(self, argv: Sequence[str]) -> Run:
-        return await supervise(self._job(list(argv), True, None))
+        return await supervise(self._job(list(argv), None, writable=True))
 
     async def export(self, root: str, consume: Callable[[Readable], object]) -> Run:
-        return await supervise(self._job(_tar_argv(root), False, consume))
+        return await supervise(self._job(_tar_argv(root), consume, writable=False))
 
 
 class Bubblewrap:
@@ -196,6 +198,7 @@ class Bubblewrap:
         modules: Path,
         limits: Limits,
         uid: int | None,
+        *,
         writable: bool = True,
     ) -> list[str]:
         """bwrap's command line. As root, bwrap makes the box (it can reach any path, e.g. a
@@ -312,7 +315,7 @@ def _link_modules(project: Path, modules: Path) -> None:
     link.symlink_to(modules.resolve(), target_is_directory=True)
 
 
-def sandbox(override: bool, use_cgroups: bool = True) -> Sandbox:
+def sandbox(*, override: bool, use_cgroups: bool = True) -> Sandbox:
     """Bubblewrap when it is installed and works; the override, loudly; otherwise refusal."""
     node = shutil.which("node") or "node"
     bwrap = shutil.which("bwrap")

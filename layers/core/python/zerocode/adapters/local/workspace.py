@@ -142,7 +142,7 @@ class LocalWorkspace:
                 except OSError as exc:
                     if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                         raise
-                    _not_a_directory(fd, part, rel, create)
+                    _not_a_directory(fd, part, rel, create=create)
                 os.close(fd)
                 fd = child
             yield fd, name
@@ -150,7 +150,7 @@ class LocalWorkspace:
             os.close(fd)
 
 
-def _not_a_directory(dir_fd: int, part: str, rel: str, create: bool) -> NoReturn:
+def _not_a_directory(dir_fd: int, part: str, rel: str, *, create: bool) -> NoReturn:
     if stat.S_ISLNK(os.stat(part, dir_fd=dir_fd, follow_symlinks=False).st_mode):
         raise PathRefused(
             f"path {rel!r}: {part!r} is a symbolic link; links are never written through"

@@ -58,7 +58,7 @@ class _Truncated(Exception):
     """The stream ended without a finish_reason: the connection was cut mid-answer."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _PendingCall:
     index: int
     id: str = ""
@@ -115,7 +115,7 @@ class _Assembly:
             index = max((c.index for c in self.calls), default=-1) + 1
         call = begun[-1] if begun else None
         if call is None or (fragment_id and call.id and fragment_id != call.id):
-            call = _PendingCall(index)
+            call = _PendingCall(index=index)
             self.calls.append(call)
         call.id = call.id or fragment_id
         function = getattr(fragment, "function", None)
@@ -143,7 +143,11 @@ class _Assembly:
             raise ModelError("The model sent two tool calls with the same id.")
         text = "".join(self.text)
         content = text or (None if calls else "")
-        return ModelReply(AssistantMessage(content, tuple(calls)), self.usage, self.finish_reason)
+        return ModelReply(
+            message=AssistantMessage(content, tuple(calls)),
+            usage=self.usage,
+            finish_reason=self.finish_reason,
+        )
 
 
 def _reasoning(delta: Any) -> str | None:

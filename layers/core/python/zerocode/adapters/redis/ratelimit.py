@@ -86,7 +86,9 @@ class RedisRateLimiter:
         ok, remaining, due = reply
         if ok:
             return allowed(int(remaining))
-        return RateDecision(False, wait_until(float(due), now, window_seconds), 0)
+        return RateDecision(
+            allowed=False, retry_after=wait_until(float(due), now, window_seconds), remaining=0
+        )
 
     def peek(self, key: str, limit: int, window_seconds: float) -> RateDecision:
         check_rule(limit, window_seconds)
@@ -99,4 +101,6 @@ class RedisRateLimiter:
         ok, remaining, due = reply
         if ok:
             return allowed(int(remaining))
-        return RateDecision(False, wait_until(float(due), now, window_seconds), 0)
+        return RateDecision(
+            allowed=False, retry_after=wait_until(float(due), now, window_seconds), remaining=0
+        )

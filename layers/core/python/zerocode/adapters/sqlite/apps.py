@@ -70,26 +70,29 @@ class SqliteAppStore:
     def list_by_owner(
         self, owner: str, cursor: str | None = None, limit: int = 20, query: str | None = None
     ) -> AppPage:
-        return self._page("owner = ?", [owner], False, cursor, limit, query)
+        return self._page("owner = ?", [owner], cursor, limit, query, by_priority=False)
 
     def list_featured(
         self, cursor: str | None = None, limit: int = 20, query: str | None = None
     ) -> AppPage:
-        return self._page("priority >= ?", [FEATURED_PRIORITY], True, cursor, limit, query)
+        return self._page(
+            "priority >= ?", [FEATURED_PRIORITY], cursor, limit, query, by_priority=True
+        )
 
     def list_all(
         self, cursor: str | None = None, limit: int = 20, query: str | None = None
     ) -> AppPage:
-        return self._page("1 = 1", [], False, cursor, limit, query)
+        return self._page("1 = 1", [], cursor, limit, query, by_priority=False)
 
     def _page(
         self,
         where: str,
         params: list[Any],
-        by_priority: bool,
         cursor: str | None,
         limit: int,
         query: str | None,
+        *,
+        by_priority: bool,
     ) -> AppPage:
         """Keyset paging: newest first (highest priority first for featured), id breaks ties."""
         check_limit(limit)

@@ -15,7 +15,6 @@ from zerocode.memory.display import (
     DisplayStatus,
     KeyClock,
     check_page,
-    created_at_of,
 )
 from zerocode.memory.transcript import (
     expires_at,
@@ -55,7 +54,9 @@ class SqliteDisplayHistoryStore:
                     expires_at(self.retention_days, self.now()),
                 ),
             )
-        return DisplayEntry(key, role, content, status, turn, created_at_of(key), element)
+        return DisplayEntry.keyed(
+            key, role=role, content=content, status=status, turn=turn, element=element
+        )
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
         check_page(before, limit)
@@ -65,14 +66,13 @@ class SqliteDisplayHistoryStore:
             (app_id, before or "~", limit + 1),
         )
         entries = [
-            DisplayEntry(
+            DisplayEntry.keyed(
                 r[0],
-                DisplayRole(r[1]),
-                r[2],
-                DisplayStatus(r[3]),
-                r[4],
-                created_at_of(r[0]),
-                json.loads(r[5]) if r[5] else None,
+                role=DisplayRole(r[1]),
+                content=r[2],
+                status=DisplayStatus(r[3]),
+                turn=r[4],
+                element=json.loads(r[5]) if r[5] else None,
             )
             for r in rows[:limit]
         ]

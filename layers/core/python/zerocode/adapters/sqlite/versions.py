@@ -93,13 +93,13 @@ class SqliteVersionStore:
 def _version(row: Any) -> Version:
     app_id, number, turn, kind, summary, digest, manifest, created, restored, build = row
     return Version(
-        app_id,
-        int(number),
-        int(turn),
-        VersionKind(kind),
-        summary,
-        digest,
-        json.loads(manifest),
+        app_id=app_id,
+        number=int(number),
+        turn=int(turn),
+        kind=VersionKind(kind),
+        summary=summary,
+        digest=digest,
+        manifest=json.loads(manifest),
         created_at=float(created),
         restored_from=restored,
         build_id=build,

@@ -45,7 +45,7 @@ def versions(
     page = store.page(app.id, cursor, limit)
     newest = page.versions[0].number if cursor is None and page.versions else None
     return VersionListOut(
-        versions=[version_out(v, v.number == newest) for v in page.versions],
+        versions=[version_out(v, current=v.number == newest) for v in page.versions],
         nextCursor=page.next_cursor,
     )
 
@@ -85,7 +85,7 @@ async def restore_version(
     done = await restore(engine, app, version_id)
     build = done.build
     return RestoreOut(
-        version=version_out(done.version, True),
+        version=version_out(done.version, current=True),
         changed=[c.path for c in done.changed],
         build=RestoreBuildOut(id=build.id, state=build.state, error=build.error) if build else None,
     )

@@ -6,7 +6,7 @@ import ast
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from zerocode.engine.prompts import marker_of
@@ -45,6 +45,7 @@ class Script:
 
     text: str = ""
     calls: tuple[ScriptedCall, ...] = ()
+    _: KW_ONLY  # the what stays positional; the how (pacing, faults) is always named
     pace: float = 0.0  # seconds before every chunk
     slow: bool = False  # a paced preamble of SLOW_DELTAS text deltas
     cut: bool = False  # the connection drops after the first text
@@ -57,7 +58,7 @@ class Script:
         return "tool_calls" if self.calls else "stop"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Request:
     """The parts of a chat request the script reads.
 
@@ -111,7 +112,9 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
     )
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     if not users:
-        return Request(kind, "", {}, messages, [], frozenset())
+        return Request(
+            kind=kind, text="", element={}, earlier=messages, since=[], triggers=frozenset()
+        )
     last_user = users[-1]
     # The request: the newest user message that is not the platform's feedback (or, should
     # every user message be feedback, the newest one, as before feedback existed).
@@ -122,7 +125,16 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
     triggers = frozenset(_TRIGGER.findall(text))
     if at == last_user:
         since = messages[last_user + 1 :]
-        return Request(kind, text, element, messages[:at], since, triggers, raw, turn=since)
+        return Request(
+            kind=kind,
+            text=text,
+            element=element,
+            earlier=messages[:at],
+            since=since,
+            triggers=triggers,
+            raw=raw,
+            turn=since,
+        )
     said = [text_of(messages[i]) for i in users if i > at]
     repairs = sum(t.startswith(REPAIR_MARK) for t in said)
     continues = 0
@@ -137,13 +149,13 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
         if m.get("role") == "assistant" and not m.get("tool_calls")
     )
     return Request(
-        kind,
-        text,
-        element,
-        messages[:at],
-        messages[last_user + 1 :],
-        triggers,
-        raw,
+        kind=kind,
+        text=text,
+        element=element,
+        earlier=messages[:at],
+        since=messages[last_user + 1 :],
+        triggers=triggers,
+        raw=raw,
         feedback=said[-1],
         repairs=repairs,
         continues=continues,

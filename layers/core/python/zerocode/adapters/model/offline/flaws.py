@@ -167,7 +167,7 @@ def flawed_answer(req: Request, flaw: str) -> Script | None:
 
 
 def _page(req: Request, flaw: str, *, multi: bool) -> Script:
-    right = creation_text(req, multi, creation_files(req, multi))
+    right = creation_text(req, creation_files(req, multi=multi), multi=multi)
     given = req.partial if right.startswith(req.partial) else ""
     if flaw == "cutoff":  # cut once, then exactly the rest
         if not req.continuing:
@@ -177,19 +177,19 @@ def _page(req: Request, flaw: str, *, multi: bool) -> Script:
         prefix, size = always_prefix(right)
         return Script(prefix[len(given) : len(given) + size], finish="length")
     if flaw == "stubborn":  # the same broken script on every repair
-        files = flawed_page_files(req, "runtime", multi)
+        files = flawed_page_files(req, "runtime", multi=multi)
         if not req.repairing:
-            return Script(creation_text(req, multi, files))
-        return Script(f"Here is the page again.\n\n{code_blocks(multi, files)}")
+            return Script(creation_text(req, files, multi=multi))
+        return Script(f"Here is the page again.\n\n{code_blocks(files, multi=multi)}")
     if req.repairing:
-        fixed = creation_files(req, multi)
-        return Script(f"{PAGE_FIXED[flaw]}\n\n{code_blocks(multi, fixed)}")
-    return Script(creation_text(req, multi, flawed_page_files(req, flaw, multi)))
+        fixed = creation_files(req, multi=multi)
+        return Script(f"{PAGE_FIXED[flaw]}\n\n{code_blocks(fixed, multi=multi)}")
+    return Script(creation_text(req, flawed_page_files(req, flaw, multi=multi), multi=multi))
 
 
-def flawed_page_files(req: Request, flaw: str, multi: bool) -> tuple[str, ...]:
+def flawed_page_files(req: Request, flaw: str, *, multi: bool) -> tuple[str, ...]:
     """The creation's files with ``flaw`` made in them (syntax, import or runtime)."""
-    files = list(creation_files(req, multi))
+    files = list(creation_files(req, multi=multi))
     edits = _PAGE_FLAWS[flaw]
     if multi:
         for index, lang in enumerate(("html", "css", "javascript")):

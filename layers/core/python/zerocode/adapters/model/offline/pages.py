@@ -26,10 +26,10 @@ _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)\n?```", re.DOTALL)
 
 
 def page_answer(req: Request, *, multi: bool) -> Script:
-    langs = languages(multi)
+    langs = languages(multi=multi)
     current = _latest_blocks(req.earlier, langs)
     if is_creation(req.earlier):
-        return Script(creation_text(req, multi, creation_files(req, multi)))
+        return Script(creation_text(req, creation_files(req, multi=multi), multi=multi))
     new = req.quoted
     if new is None:
         return Script(NEEDS_QUOTES)
@@ -48,11 +48,11 @@ def page_answer(req: Request, *, multi: bool) -> Script:
     return Script(f"Changed “{found}” to “{new}”.\n\n{_blocks(langs, files)}")
 
 
-def languages(multi: bool) -> tuple[str, ...]:
+def languages(*, multi: bool) -> tuple[str, ...]:
     return ("html", "css", "javascript") if multi else ("html",)
 
 
-def creation_files(req: Request, multi: bool) -> tuple[str, ...]:
+def creation_files(req: Request, *, multi: bool) -> tuple[str, ...]:
     """The files of the page a creation writes: (index.html,) or (html, css, javascript)."""
     title = app_name(req.description, 40)
     if multi:
@@ -60,18 +60,18 @@ def creation_files(req: Request, multi: bool) -> tuple[str, ...]:
     return (_single_page(title, req.description),)
 
 
-def creation_text(req: Request, multi: bool, files: tuple[str, ...]) -> str:
+def creation_text(req: Request, files: tuple[str, ...], *, multi: bool) -> str:
     """The whole answer to a creation, around its files' code blocks."""
     title = app_name(req.description, 40)
     what = "a static site in three files" if multi else "a single self-contained page"
     return (
-        f"Here is **{title}**, {what}.\n\n{code_blocks(multi, files)}\n\n"
+        f"Here is **{title}**, {what}.\n\n{code_blocks(files, multi=multi)}\n\n"
         "Click the button to try the script."
     )
 
 
-def code_blocks(multi: bool, files: tuple[str, ...]) -> str:
-    return _blocks(languages(multi), files)
+def code_blocks(files: tuple[str, ...], *, multi: bool) -> str:
+    return _blocks(languages(multi=multi), files)
 
 
 def _latest_blocks(earlier: list[dict[str, Any]], langs: tuple[str, ...]) -> tuple[str, ...] | None:

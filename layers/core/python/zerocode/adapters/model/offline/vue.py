@@ -43,7 +43,7 @@ def vue_answer(req: Request) -> Script:
     if steps:
         return _vue_next(req, steps)
     creating = is_creation(req.earlier)
-    trigger = _tool_trigger(req, creating)
+    trigger = _tool_trigger(req, creating=creating)
     if trigger is not None:
         return trigger
     if creating:
@@ -57,7 +57,7 @@ def vue_answer(req: Request) -> Script:
     return Script("Let me look at the project first.\n", (ScriptedCall.of("read_dir", path="."),))
 
 
-def _tool_trigger(req: Request, creating: bool) -> Script | None:
+def _tool_trigger(req: Request, *, creating: bool) -> Script | None:
     if "[[unknown-tool]]" in req.triggers:
         return Script("", (ScriptedCall.of("format_disk", device="/dev/sda"),))
     if "[[bad-args]]" in req.triggers:
