@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import redis_client_or_skip
+from tests.properties import examples
 from zerocode.adapters.inprocess.cache import LruWindowCache
 from zerocode.adapters.redis.cache import RedisWindowCache
 from zerocode.adapters.sqlite.database import SqliteDatabase
@@ -366,7 +367,7 @@ def run_conversation(
     run.db.close()
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.too_slow])
 @given(
     policy=policies,
     turns=st.lists(turn_spec, min_size=1, max_size=6),
@@ -378,7 +379,7 @@ def test_window_is_the_same_with_warm_lost_or_no_cache(
     run_conversation(LruWindowCache(), policy, turns, losses)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(
     policy=policies,
     turns=st.lists(turn_spec, min_size=1, max_size=4),
@@ -392,7 +393,7 @@ def test_window_is_the_same_with_a_real_redis_cache(
     client.delete("zc-prop:" + APP)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies, turns=st.lists(turn_spec, min_size=1, max_size=8))
 def test_windows_with_running_summary_stay_valid_and_cache_independent(
     policy: WindowPolicy, turns: list[Any]
@@ -522,7 +523,7 @@ def transcript(turns: list[Any]) -> list[Entry]:
     return entries
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(
     turns=transcript_spec,
     max_tokens=st.integers(50, 30_000),
