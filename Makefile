@@ -12,8 +12,10 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # mypy's cache lives outside the clone: a fresh clone (CI's) type-checks only what changed
 # instead of openai, aws_cdk and moto again (~140 s cold). Keyed by content, never stale.
 MYPY_CACHE ?= $(HOME)/.cache/zerocode/mypy
-# The suite runs on every core; a module's tests stay on one worker (tests/conftest.py).
-PYTEST_WORKERS ?= auto
+# The suite waits about as much as it computes (servers, browsers, leases running out), so
+# it runs one and a half workers per core (3 on 2 cores); a module's tests stay on one
+# worker (tests/conftest.py).
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(max(2, (os.cpu_count() or 1) * 3 // 2))')
 # Property-based tests: a tenth of the examples locally (dev), every one in CI (.ci/run sets
 # ci); tests/properties.py.
 export HYPOTHESIS_PROFILE ?= dev
@@ -71,4 +73,4 @@ synth: $(DEV_STAMP)
 	CDK_OUTDIR=cdk.out $(BIN)/python infra/app.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .import_linter_cache .coverage .coverage.*

@@ -17,16 +17,27 @@ _WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
 REDIS_URL = os.environ.get("ZEROCODE_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{15 - _WORKER}")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup`` a module's tests stay on one worker (its module-scoped
-    servers and moto start once), and tests/infra shares one worker (one synth)."""
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        owner = getattr(item, "module", None)
-        module = owner.__name__ if owner is not None else item.nodeid.split("::")[0]
-        group = "infra" if module.startswith("tests.infra") else module
-        item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadgroup`` (``make test``) a module's tests stay on one worker (its
+    module-scoped servers and moto start once), and tests/infra shares one worker (its
+    synths). A scheduler of our own, because xdist's loadgroup cannot group on pytest 9.2:
+    it renames ``item._nodeid``, which pytest no longer reads, so every test went wherever a
+    worker was free (``tests/integration/test_scheduling.py``)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByModule(config, log)
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit a test is scheduled with: its module, or all of tests/infra together."""
+    module = nodeid.split("::", 1)[0]
+    return "tests/infra" if module.startswith("tests/infra/") else module
 
 
 def redis_client_or_skip() -> Any:

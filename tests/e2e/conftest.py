@@ -136,12 +136,24 @@ def _app_origins_resolve() -> Iterator[None]:
     socket.getaddrinfo = _getaddrinfo
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One default server per test process (per xdist worker), shared by every module that
+    needs no server of its own: each test signs up its own accounts, so modules do not see
+    each other's apps except where an admin lists everything."""
     srv = Server(tmp_path_factory.mktemp("zerocode-e2e"))
     srv.start()
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="module")
+def server(shared_server: Server) -> Iterator[Server]:
+    """The shared server, running (a module may have restarted or stopped it); a module
+    that needs other settings or a data directory of its own defines its own ``server``."""
+    if shared_server.proc is None or shared_server.proc.poll() is not None:
+        shared_server.start()
+    yield shared_server
 
 
 def signed_in(server: Server, role_hint: str = "user") -> httpx.Client:
