@@ -25,9 +25,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     worker was free (``tests/integration/test_scheduling.py``)."""
     if config.getvalue("dist") != "loadgroup":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
-    class ByModule(LoadScopeScheduling):
+    class ByModule(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
