@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
+    # Units go out in collection order, which the workers sort longest first (below);
+    # xdist's own reorder would put them by number of tests, a long single test last.
+    config.option.loadscopereorder = False
+
     class ByModule(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
@@ -38,6 +43,20 @@ def work_unit(nodeid: str) -> str:
     """The unit a test is scheduled with: its module, or all of tests/infra together."""
     module = nodeid.split("::", 1)[0]
     return "tests/infra" if module.startswith("tests/infra/") else module
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the longest work units first (tests/module_seconds.py): every worker
+    sorts the same way, so they still agree on the collection."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    from tests.module_seconds import load
+
+    seconds = load()
+    weight: dict[str, float] = defaultdict(float)
+    for module in {item.nodeid.split("::", 1)[0] for item in items}:
+        weight[work_unit(module)] += seconds.get(module, 1.0)
+    items.sort(key=lambda item: (-weight[work_unit(item.nodeid)], work_unit(item.nodeid)))
 
 
 def redis_client_or_skip() -> Any:

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
@@ -48,3 +52,27 @@ def test_each_module_runs_on_one_worker() -> None:
     assert set(workers) == set(MODULES), done.stdout[-3000:]
     assert {m: len(w) for m, w in workers.items()} == dict.fromkeys(MODULES, 1), workers
     assert len(set().union(*workers.values())) == 2, "both workers took a module"
+
+
+def test_the_longest_units_go_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers sort the collection by each unit's seconds (tests/module_seconds.json), all
+    of tests/infra counting as one unit, and keep each unit's own order."""
+    import tests.conftest as conftest
+    import tests.module_seconds as module_seconds
+
+    seconds = {"tests/unit/a.py": 3.0, "tests/e2e/b.py": 9.0, "tests/infra/x.py": 5.0,
+               "tests/infra/y.py": 5.0}  # fmt: skip
+    monkeypatch.setattr(module_seconds, "load", lambda: seconds)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    names = ["tests/unit/a.py::t1", "tests/infra/x.py::t", "tests/unit/a.py::t2",
+             "tests/e2e/b.py::t", "tests/unknown.py::t", "tests/infra/y.py::t"]  # fmt: skip
+    items: list[Any] = [SimpleNamespace(nodeid=n) for n in names]
+    conftest.pytest_collection_modifyitems(None, items)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == [
+        "tests/infra/x.py::t",
+        "tests/infra/y.py::t",
+        "tests/e2e/b.py::t",
+        "tests/unit/a.py::t1",
+        "tests/unit/a.py::t2",
+        "tests/unknown.py::t",
+    ]
