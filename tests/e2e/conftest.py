@@ -148,6 +148,16 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
+def own_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A default server for one module alone, for a module that reads what is global (the
+    featured apps), which then defines its ``server`` fixture as this one."""
+    srv = Server(tmp_path_factory.mktemp("zerocode-e2e"))
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
 def server(shared_server: Server) -> Iterator[Server]:
     """The shared server, running (a module may have restarted or stopped it); a module
     that needs other settings or a data directory of its own defines its own ``server``."""

@@ -5,9 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.e2e.conftest import Server, chat, create, signed_in
 from tests.e2e.test_accounts import make_admin
+
+
+@pytest.fixture(scope="module")
+def server(own_server: Server) -> Server:
+    """A server of this module's own: the featured apps are global, and other modules
+    feature apps of their own."""
+    return own_server
 
 
 def admin_client(server: Server, account: str) -> httpx.Client:
