@@ -5,6 +5,7 @@ outcome, not the configuration."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -41,6 +42,8 @@ def test_each_module_runs_on_one_worker() -> None:
             *MODULES,
         ],
         cwd=ROOT,
+        # Not the outer run's options (CI's --cov would measure this small run too).
+        env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
         capture_output=True,
         text=True,
         timeout=300,
