@@ -4,7 +4,8 @@
 (``run.sh`` starts uvicorn on 8080; the adapter waits for ``/api/health``); it alone is told
 to believe the gateway's claims (``ZEROCODE_TRUST_GATEWAY_CLAIMS``), its concurrency is
 reserved and bounded by the context value ``apiConcurrency``.
-``functions/build_events`` records CodeBuild outcomes and publishes: it builds publishing
+``functions/build_events`` records CodeBuild outcomes, unpacks a finished build's staging
+archive into its output and check result, and publishes: it builds publishing
 alone (``wiring.publishing``), so it has no Cognito settings or rights and cannot read the
 model key; it touches DynamoDB, S3, CodeBuild and the KeyValueStore, all public endpoints,
 so it runs outside the VPC, and events it fails on (or that cannot reach it) land in an
@@ -47,7 +48,16 @@ from zerocode_infra.nag import (
 )
 from zerocode_infra.network import Network
 from zerocode_infra.packaging import ASSET_EXCLUDE, ROOT, RUNTIME, lambda_architecture
-from zerocode_infra.storage import BUILDS, PAYLOADS, SOURCES, VERSIONS, WORKSPACES, Storage
+from zerocode_infra.storage import (
+    BUILDS,
+    CHECKS,
+    PAYLOADS,
+    SOURCES,
+    STAGING,
+    VERSIONS,
+    WORKSPACES,
+    Storage,
+)
 
 FUNCTIONS = ROOT / "functions"
 SWEEP_EVERY = Duration.minutes(5)  # how long a failed deletion's data may wait at most
@@ -322,8 +332,11 @@ class Functions(Construct):
         d.storage.workspaces.grant_read_write(fn, f"{WORKSPACES}*")
         d.storage.workspaces.grant_read_write(fn, f"{VERSIONS}*")
         d.storage.payloads.grant_read_write(fn, f"{PAYLOADS}*")
-        for prefix in (SOURCES, BUILDS):  # Vue sources to build; static apps copied directly
+        # Sources to build; static apps copied directly, and (as the poller, like
+        # build_events) a finished build's output unpacked and its check result kept.
+        for prefix in (SOURCES, BUILDS, CHECKS):
             d.storage.builds.grant_read_write(fn, f"{prefix}*")
+        self._grant_unstaging(fn)
         d.builds.grant(fn, "StartBuild", "BatchGetBuilds")
         # Only the function that starts builds may get a build's scoped data credentials.
         assert fn.role is not None
@@ -335,13 +348,13 @@ class Functions(Construct):
         self._excuse_wildcards(
             fn,
             "reads and writes app workspaces, their versions, transcript payloads, build "
-            "sources and outputs under their prefixes, and queries the apps table's indexes",
+            "sources, outputs and checks, unpacks and deletes staging archives under their "
+            "prefixes, and queries the apps table's indexes",
             [
                 objects(d.storage.workspaces, WORKSPACES),
                 objects(d.storage.workspaces, VERSIONS),
                 objects(d.storage.payloads, PAYLOADS),
-                objects(d.storage.builds, SOURCES),
-                objects(d.storage.builds, BUILDS),
+                *(objects(d.storage.builds, p) for p in (SOURCES, STAGING, BUILDS, CHECKS)),
                 indexes(d.tables.apps),
                 *KMS_GRANT_ACTIONS,
             ],
@@ -351,14 +364,24 @@ class Functions(Construct):
         d, fn = self.deps, self.build_events
         for table in (d.tables.apps, d.tables.builds, d.tables.leases):
             table.grant_read_write_data(fn)
-        d.storage.builds.grant_read(fn, f"{BUILDS}*")  # checks index.html before publishing
+        # The finished build's staging archive, unpacked into builds/ (index.html last,
+        # checked before publishing) and checks/. No sources/ at all.
+        self._grant_unstaging(fn)
+        d.storage.builds.grant_read(fn, f"{BUILDS}*")
+        for prefix in (BUILDS, CHECKS):
+            d.storage.builds.grant_put(fn, f"{prefix}*")
         d.builds.grant(fn, "BatchGetBuilds")  # the outcome of the finished build
         self._grant_common(fn)
         self._excuse_wildcards(
             fn,
-            "checks build outputs under the builds prefix before publishing them, and "
-            "its grant on the apps table includes the table's indexes",
-            [objects(d.storage.builds, BUILDS), indexes(d.tables.apps)],
+            "unpacks and deletes build staging archives, writes build outputs and checks "
+            "under their prefixes, and its grant on the apps table includes the table's "
+            "indexes",
+            [
+                *(objects(d.storage.builds, p) for p in (STAGING, BUILDS, CHECKS)),
+                indexes(d.tables.apps),
+                *KMS_GRANT_ACTIONS,
+            ],
         )
 
     def _grant_deletion_sweep(self) -> None:
@@ -370,7 +393,7 @@ class Functions(Construct):
         for bucket, prefixes in (
             (d.storage.workspaces, (WORKSPACES, VERSIONS)),
             (d.storage.payloads, (PAYLOADS,)),
-            (d.storage.builds, (SOURCES, BUILDS)),
+            (d.storage.builds, (SOURCES, STAGING, BUILDS, CHECKS)),
         ):
             for prefix in prefixes:
                 bucket.grant_read(fn, f"{prefix}*")  # listing what to delete
@@ -378,13 +401,12 @@ class Functions(Construct):
         self._excuse_wildcards(
             fn,
             "lists and deletes an app's workspace, versions, transcript payloads, build "
-            "sources and outputs under their prefixes",
+            "sources, staging archives, outputs and checks under their prefixes",
             [
                 objects(d.storage.workspaces, WORKSPACES),
                 objects(d.storage.workspaces, VERSIONS),
                 objects(d.storage.payloads, PAYLOADS),
-                objects(d.storage.builds, SOURCES),
-                objects(d.storage.builds, BUILDS),
+                *(objects(d.storage.builds, p) for p in (SOURCES, STAGING, BUILDS, CHECKS)),
                 *KMS_GRANT_ACTIONS,
             ],
         )
@@ -403,6 +425,18 @@ class Functions(Construct):
             fn,
             "reads app records, and its read grant on the apps table includes the table's indexes",
             [indexes(d.tables.apps)],
+        )
+
+    def _grant_unstaging(self, fn: lambda_.Function) -> None:
+        """A build's staging archive: read to unpack it, then deleted; only a build puts
+        one (by a presigned URL). Two named object actions, no wildcard: what outgrows
+        the API role's inline policy lands in CDK's overflow managed policy, made after
+        the function's cdk-nag suppressions, so it must need none. The key's decrypt
+        comes with the function's other grants on the builds bucket."""
+        iam.Grant.add_to_principal(
+            grantee=fn,
+            actions=["s3:GetObject", "s3:DeleteObject"],
+            resource_arns=[self.deps.storage.builds.arn_for_objects(f"{STAGING}*")],
         )
 
     def _grant_common(self, fn: lambda_.Function) -> None:

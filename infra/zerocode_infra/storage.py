@@ -4,10 +4,14 @@ All block public access, refuse plain HTTP, are encrypted and abort incomplete m
 uploads after a day. The workspaces bucket (every app's files and ``versions/``) is versioned:
 an overwritten or deleted object stays recoverable for ``NONCURRENT_DAYS`` and then expires
 (docs/security.md, "Deleted data"). The builds bucket uses a
-customer-managed KMS key: CodeBuild writes its artifacts with the project's key, and
-CloudFront (Origin Access Control) can only read SSE-KMS objects whose key policy lets it,
-which an AWS-managed key never does. The other buckets use S3-managed keys; the same
-customer key also encrypts the model API key secret.
+customer-managed KMS key: CloudFront (Origin Access Control) can only read SSE-KMS objects
+whose key policy lets it, which an AWS-managed key never does. The other buckets use
+S3-managed keys; the same customer key also encrypts the model API key secret.
+
+The builds bucket holds ``sources/`` (a build's source zip, deleted by the build once read),
+``staging/`` (the one archive a build puts, unpacked by build_events or the API's poller),
+``builds/`` (the unpacked sites, served) and ``checks/`` (the in-build runtime check results,
+private). A source or staging object left behind by a failed build expires after a day.
 """
 
 from __future__ import annotations
@@ -23,9 +27,13 @@ from zerocode_infra.nag import suppress
 WORKSPACES = "workspaces/"
 VERSIONS = "versions/"  # every version's manifest and contents (zerocode.apps.versions)
 PAYLOADS = "transcript/"
-SOURCES = "sources/"
-BUILDS = "builds/"
+SOURCES = "sources/"  # sources/{app}/{build}.zip, read by its build (presigned GET)
+STAGING = "staging/"  # staging/{app}/{build}.tar, put by its build (presigned PUT)
+BUILDS = "builds/"  # builds/{app}/{build}/..., the unpacked site
+CHECKS = "checks/"  # checks/{app}/{build}.json, the build's runtime check
 CACHE = "cache"
+# A build's source and staging objects are needed for at most one build (15 minutes).
+LEFTOVER_DAYS = 1
 # How long an overwritten or deleted workspace object stays recoverable (versioning).
 NONCURRENT_DAYS = 30
 
@@ -77,8 +85,16 @@ class Storage(Construct):
             "Builds",
             key=self.key,
             lifecycle_rules=[
-                # A source zip is only read by its own build; the npm cache is refilled on a miss.
-                s3.LifecycleRule(prefix=SOURCES, expiration=Duration.days(7)),
+                # A source zip is read (and deleted) by its own build, a staging archive
+                # unpacked (and deleted) once the build ends: what is left is a failure's.
+                *(
+                    s3.LifecycleRule(id=id, prefix=prefix, expiration=Duration.days(LEFTOVER_DAYS))
+                    for id, prefix in (
+                        ("Sources", SOURCES),
+                        ("Staging", STAGING),
+                    )
+                ),
+                # The npm cache is refilled on a miss.
                 s3.LifecycleRule(prefix=f"{CACHE}/", expiration=Duration.days(30)),
             ],
         )

@@ -672,7 +672,8 @@ def test_sites_come_from_the_builds_bucket_through_oac(synth: Synth) -> None:
     assert len(readers) == 1 and readers[0]["Action"] == "s3:GetObject"
     assert readers[0]["Principal"] == {"Service": "cloudfront.amazonaws.com"}
     assert refs(readers[0]["Condition"]) - {"AWS::AccountId", "AWS::Partition"} == {sites_id}
-    # What sites and previews serve, nothing else: build outputs, not sources/ or cache/.
+    # What sites and previews serve, nothing else: build outputs (their covers under
+    # __zerocode/), not sources/, staging/ or checks/.
     assert readers[0]["Resource"] == {
         "Fn::Join": ["", [{"Fn::GetAtt": [builds_id, "Arn"]}, "/builds/*"]]
     }
@@ -801,8 +802,44 @@ def test_api_function_reads_and_writes_only_its_data(synth: Synth) -> None:
     }
     assert tables == set(synth.of_type("AWS::DynamoDB::Table"))
     events = policy_statements(synth, role_of(synth, "handler.handler"))
-    assert not any("s3:PutObject" in _list(s["Action"]) for s in events)  # reads outputs only
     assert not any("codebuild:StartBuild" in _list(s["Action"]) for s in events)
+
+
+def test_finished_builds_are_unpacked_by_build_events_and_the_api(synth: Synth) -> None:
+    """A build's staging archive is read and deleted by build_events (or the API's poller),
+    which write the site under builds/ and the check under checks/; build_events never
+    touches sources/, only the API does; nobody but a build's presigned URL puts into
+    staging/. The deletion sweep removes all four prefixes of a deleted app (M8)."""
+    (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    events = object_prefixes(synth, "handler.handler", bucket)
+    assert set(events) == {"staging/", "builds/", "checks/"}
+    assert events["staging/"] == {"s3:GetObject", "s3:DeleteObject"}
+    assert {"s3:GetObject*", "s3:PutObject"} <= events["builds/"]
+    assert not {a for a in events["builds/"] if a.startswith("s3:Delete")}
+    assert "s3:PutObject" in events["checks/"]
+    assert not {a for a in events["checks/"] if a.startswith(("s3:Get", "s3:Delete"))}
+    api = object_prefixes(synth, "run.sh", bucket)
+    assert set(api) == {"sources/", "staging/", "builds/", "checks/"}
+    assert api["staging/"] == {"s3:GetObject", "s3:DeleteObject"}
+    for prefix in ("sources/", "builds/", "checks/"):
+        assert {"s3:GetObject*", "s3:PutObject", "s3:DeleteObject*"} <= api[prefix], prefix
+    sweep = object_prefixes(synth, SWEEP, bucket)
+    assert set(sweep) == {"sources/", "staging/", "builds/", "checks/"}
+    for prefix, actions in sweep.items():
+        assert "s3:DeleteObject*" in actions, prefix
+        assert not {a for a in actions if a.startswith("s3:Put")}, prefix
+
+
+def test_build_leftovers_expire_after_a_day(synth: Synth) -> None:
+    """A source zip or staging archive outlives its build only when the build failed
+    midway; both go after a day."""
+    (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    rules = synth.props(bucket)["LifecycleConfiguration"]["Rules"]
+    expiring = {r["Prefix"]: r["ExpirationInDays"] for r in rules if "ExpirationInDays" in r}
+    assert expiring == {"sources/": 1, "staging/": 1, "cache/": 30}
+    assert all(r["Status"] == "Enabled" for r in rules)
+    for kept in ("builds/", "checks/"):  # sites and check results live as long as the app
+        assert not [r for r in rules if kept.startswith(r.get("Prefix", "-"))], kept
 
 
 def object_prefixes(synth: Synth, handler: str, bucket: str) -> dict[str, set[str]]:
