@@ -27,17 +27,21 @@ recorded in :attr:`StandIns.escaped`, which the tests assert is empty.
 from __future__ import annotations
 
 import base64
-import io
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
+
+import yaml
 
 DOMAIN = "aws-standin.test"
 KVS_HOST = f"kvs.{DOMAIN}"
@@ -277,7 +281,7 @@ class CodeBuildStandIn:
         self.builds: dict[str, CodeBuildRun] = {}
         self.lock = threading.Lock()
         # Called (on its own thread) after each StartBuild: a test playing CodeBuild.
-        self.on_start: Callable[[CodeBuildRun], None] | None = None
+        self.on_start: Callable[[CodeBuildRun], object] | None = None
 
     def add_project(self, name: str, definition: dict[str, Any]) -> None:
         self.projects[name] = definition
@@ -453,51 +457,45 @@ class _Handler(BaseHTTPRequestHandler):
 
 # -- playing CodeBuild ----------------------------------------------------------------------
 
+LAYER = Path(__file__).resolve().parents[1] / "layers" / "core" / "python"
+# What a CodeBuild container has besides the build's own variables: its role's endpoint and
+# ambient keys. Canaries here: no output, log or record may ever hold them.
+CONTAINER_CANARIES = {
+    "AWS_ACCESS_KEY_ID": "AKIACANARYAMBIENT0001",
+    "AWS_SECRET_ACCESS_KEY": "canary-ambient-secret-4f1d",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/container-canary-4f1d",
+}
 
-def run_like_the_buildspec(run: CodeBuildRun, s3_for: Callable[[dict[str, str]], Any]) -> str:
-    """Do what the platform's buildspec does, minus ``npm ci`` and ``vite build``: fetch the
-    source zip with the build's own scoped credentials, check it is the platform's build
-    tree, and upload an output to the build's own prefix with the same credentials,
-    ``index.html`` last (and the picker in a preview, as the buildspec adds it). The page is
-    the project's own ``index.html`` with its module script pointing at a stand-in bundle
-    that names the compiled files (no JavaScript is compiled). Returns the page's text.
 
-    ``s3_for(credentials)`` is an S3 client using those credentials (moto's endpoint)."""
-    variables = run.variables
-    credentials = {
-        "aws_access_key_id": variables["ZEROCODE_S3_ACCESS_KEY_ID"],
-        "aws_secret_access_key": variables["ZEROCODE_S3_SECRET_ACCESS_KEY"],
-        "aws_session_token": variables["ZEROCODE_S3_SESSION_TOKEN"],
+def run_the_buildspec(
+    run: CodeBuildRun, *, toolchain: Path, chromium: str, workdir: Path, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Do what CodeBuild does with the platform's buildspec: run its one command,
+    ``python3 -m zerocode.buildbox``, with the build's variables, the image's settings (the
+    toolchain, Chromium, the in-box program on the path) and the container's own additions.
+    The real toolchain, Vite and Chromium run; S3 is whatever the build's links point at."""
+    spec = yaml.safe_load(run.request["buildspecOverride"])
+    (command,) = spec["phases"]["build"]["commands"]
+    assert command == "python3 -m zerocode.buildbox", command
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = {
+        "PATH": path or os.environ["PATH"],
+        "PYTHONPATH": str(LAYER),
+        "HOME": str(workdir),
+        "ZEROCODE_TOOLCHAIN": str(toolchain),
+        "ZEROCODE_CHROMIUM": chromium,
+        **run.variables,
+        **CONTAINER_CANARIES,
     }
-    s3 = s3_for(credentials)
-    source = urlsplit(variables["ZEROCODE_SOURCE_URI"])
-    output = urlsplit(variables["ZEROCODE_OUTPUT_URI"])
-    body = s3.get_object(Bucket=source.netloc, Key=source.path.lstrip("/"))["Body"].read()
-    with zipfile.ZipFile(io.BytesIO(body)) as archive:
-        files = {name: archive.read(name) for name in archive.namelist()}
-    for needed in (
-        "package.json",
-        "vite.config.js",
-        "index.html",
-        "src/main.js",
-        ".zerocode/toolchain/package.json",
-        ".zerocode/toolchain/package-lock.json",
-    ):
-        if needed not in files:
-            raise AssertionError(f"the source zip has no {needed}: {sorted(files)}")
-    sources = sorted(n for n in files if n.startswith("src/"))
-    bundle = "// stand-in for vite's bundle of:\n" + "".join(f"//   {n}\n" for n in sources)
-    page = files["index.html"].decode()
-    page = page.replace('src="/src/main.js"', 'src="./assets/index-standin.js"')
-    outputs: dict[str, bytes] = {"assets/index-standin.js": bundle.encode()}
-    if variables.get("ZEROCODE_PREVIEW") == "1":
-        outputs["__zerocode/picker.js"] = files[".zerocode/picker.js"]
-        page = page.replace("</body>", '<script src="__zerocode/picker.js" defer></script></body>')
-    outputs["index.html"] = page.encode()  # last: the output counts once it is there
-    prefix = output.path.lstrip("/")
-    for name, data in outputs.items():
-        s3.put_object(Bucket=output.netloc, Key=prefix + name, Body=data)
-    return page
+    return subprocess.run(
+        [sys.executable, "-m", "zerocode.buildbox"],
+        env=env,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def decode_jwt(token: str) -> dict[str, Any]:

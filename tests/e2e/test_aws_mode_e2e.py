@@ -29,13 +29,16 @@ What runs, and what stands in for what:
   the app. The workspaces bucket is versioned, so deleted objects stay as noncurrent
   versions (recoverable, by design); the test requires that only those remain and that the
   bucket's lifecycle rule expires them.
-* **CodeBuild** is the stand-in: a Vue build stays IN_PROGRESS until the test, playing
-  CodeBuild, fetches the source zip with the build's own scoped credentials and uploads an
-  output where the buildspec would (``run_like_the_buildspec``; no npm or Vite runs). A
-  preview build is played as soon as it starts (the turn polls for it); a deploy build is
-  finished by the **build_events function** (functions/build_events/handler.py, run as a
-  subprocess with the BuildEvents function's environment from the template) on the
-  EventBridge "CodeBuild Build State Change" event CodeBuild would send.
+* **CodeBuild** is the stand-in: a build stays IN_PROGRESS until the test, playing
+  CodeBuild, runs the platform's buildspec as CodeBuild would in the platform's image
+  (``run_the_buildspec``: the real in-box program, toolchain, Vite and Chromium, with the
+  build's own variables and a container's canary credentials), which fetches its source by
+  its one link and hands back its archive by the link inside. Previews (and, in the html
+  test, every build) are played as soon as they start (the turn polls for them); a Vue
+  deploy build is finished by the **build_events function** (functions/build_events/
+  handler.py, run as a subprocess with the BuildEvents function's environment from the
+  template) on the EventBridge "CodeBuild Build State Change" event CodeBuild would send,
+  which unpacks the archive and publishes it.
 * **Visitors**: the site router (the template's CloudFront Function code) runs under Node
   (tests/infra/cf_function_harness.mjs) with the stand-in KeyValueStore's items, and the
   object it routes to is read from the builds bucket: that is what CloudFront would serve.
@@ -60,9 +63,20 @@ import httpx
 import pytest
 
 from tests.aws_stack import ROOT, MotoStack, create_on_moto, synthesize
-from tests.aws_standins import CodeBuildRun, StandIns, decode_jwt, run_like_the_buildspec
+from tests.aws_standins import (
+    CONTAINER_CANARIES,
+    CodeBuildRun,
+    StandIns,
+    decode_jwt,
+    run_the_buildspec,
+)
 from tests.e2e.conftest import Turn, chat, create, free_port
+from tests.e2e.test_repair import feedback
+from tests.integration.adapters.test_chromium_covers import chromium_or_skip
+from zerocode.adapters.aws.build_handoff import COVER_PATH, PNG_MAGIC
 from zerocode.adapters.aws.codebuild_builder import BUILDSPEC
+from zerocode.adapters.local.toolchain_store import ToolchainStore
+from zerocode.bootstrap.settings import Settings
 from zerocode.gateway import REQUEST_CONTEXT
 
 NODE = shutil.which("node")
@@ -301,6 +315,11 @@ def route(platform: AwsPlatform, uri: str) -> dict[str, Any]:
 def visit(platform: AwsPlatform, url: str) -> str:
     """The page CloudFront would serve for ``url``: routed, then read from the builds
     bucket (the distribution's origin)."""
+    return fetch(platform, url).decode()
+
+
+def fetch(platform: AwsPlatform, url: str) -> bytes:
+    """What CloudFront would serve for ``url``, as bytes."""
     sites_url = platform.setting("SITES_URL")
     assert url.startswith(sites_url + "/"), (url, sites_url)
     routed = route(platform, url.removeprefix(sites_url))
@@ -308,7 +327,63 @@ def visit(platform: AwsPlatform, url: str) -> str:
     body = platform.aws("s3").get_object(
         Bucket=platform.setting("BUILDS_BUCKET"), Key=routed["uri"].lstrip("/")
     )["Body"]
-    return str(body.read().decode())
+    return bytes(body.read())
+
+
+@dataclass
+class Box:
+    """CodeBuild running the platform's buildspec in its image: the real in-box program,
+    toolchain, Vite and Chromium (tests/aws_standins.run_the_buildspec)."""
+
+    platform: AwsPlatform
+    toolchain: Path
+    chromium: str
+    played: list[subprocess.CompletedProcess[str]]
+
+    def play(self, run: CodeBuildRun) -> CodeBuildRun:
+        codebuild = self.platform.standins.codebuild
+        try:
+            done = run_the_buildspec(
+                run,
+                toolchain=self.toolchain,
+                chromium=self.chromium,
+                workdir=self.platform.work / "box" / run.id.replace(":", "-"),
+            )
+        except Exception:
+            codebuild.finish(run.id, "FAILED")
+            raise
+        self.played.append(done)
+        return codebuild.finish(run.id, "SUCCEEDED" if done.returncode == 0 else "FAILED")
+
+
+@pytest.fixture(scope="module")
+def box(aws_platform: AwsPlatform, toolchain_dir: Path) -> Box:
+    import asyncio
+
+    modules, why = asyncio.run(ToolchainStore(toolchain_dir, Settings().npm_cache).ensure())
+    assert modules is not None, why
+    return Box(aws_platform, modules.parent, chromium_or_skip(), [])
+
+
+def wait_built(http: httpx.Client, app_id: str, build_id: str) -> dict[str, Any]:
+    """Ask for the build until it is finished (each ask polls CodeBuild, as the console does)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        build: dict[str, Any] = http.get(f"/api/apps/{app_id}/builds/{build_id}").json()
+        if build["state"] in ("succeeded", "failed"):
+            return build
+        time.sleep(0.5)
+    raise AssertionError(f"build {build_id} did not finish")
+
+
+def assert_no_canary(platform: AwsPlatform, box: Box) -> None:
+    """No credential a CodeBuild container holds is in any build's log or in the bucket."""
+    s3, bucket = platform.aws("s3"), platform.setting("BUILDS_BUCKET")
+    objects = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    stored = b"".join(s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read() for o in objects)
+    logs = "".join(d.stdout + d.stderr for d in box.played)
+    for canary in CONTAINER_CANARIES.values():
+        assert canary.encode() not in stored and canary not in logs
 
 
 def build_events(platform: AwsPlatform, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -387,8 +462,9 @@ def succeeded(turn: Turn) -> None:
 # -- the tests -------------------------------------------------------------------------------
 
 
-def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform) -> None:
+def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, box: Box) -> None:
     platform = aws_platform
+    platform.standins.codebuild.on_start = box.play  # every build runs in the box at once
     health = httpx.get(f"{platform.api}/api/health").json()
     assert health["status"] == "ok", health
 
@@ -448,19 +524,24 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform) 
     assert messages[0]["role"] == "system" and messages[-1]["role"] == "assistant"
     assert any(m["role"] == "user" and "otters" in json.dumps(m) for m in messages)
 
-    # Deploy: nothing to compile, so the files are copied and published at once, through
-    # the KeyValueStore; a visitor's request for the site URL reaches that build.
+    # Deploy: nothing to compile, but the page is checked and its cover taken in the build's
+    # browser, so it builds on CodeBuild too and is published through the KeyValueStore
+    # once finished; a visitor's request for the site URL reaches that build.
     asked = alice.http.post(f"/api/apps/{app['id']}/deploy")
     assert asked.status_code == 202, asked.text
-    deployed = asked.json()
+    deployed = wait_built(alice.http, app["id"], asked.json()["buildId"])
     assert deployed["state"] == "succeeded", deployed
     app = alice.http.get(f"/api/apps/{app['id']}").json()
-    assert app["deployBuildId"] == deployed["buildId"]
+    assert app["cover"] == app["deployUrl"] + COVER_PATH
+    assert fetch(platform, app["cover"]).startswith(PNG_MAGIC)
+    assert app["deployBuildId"] == deployed["id"]
     assert app["deployUrl"] == f"{platform.setting('SITES_URL')}/sites/{app['deployKey']}/"
     site = platform.pointers()[f"site:{app['deployKey']}"]
-    assert site == f"{app['id']}/{deployed['buildId']}"
+    assert site == f"{app['id']}/{deployed['id']}"
     page = visit(platform, app["deployUrl"])
     assert "otter" in page.lower() and "__zerocode/picker.js" not in page  # no picker on sites
+
+    assert_no_canary(platform, box)
 
     # Delete: nothing of the app is left in any table, bucket or pointer.
     assert alice.http.delete(f"/api/apps/{app['id']}").status_code == 204
@@ -469,42 +550,41 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform) 
     assert_stayed_local(platform)
 
 
-def test_a_vue_app_on_aws_is_deployed_by_codebuild_and_the_build_events_function(
-    aws_platform: AwsPlatform,
+def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
+    aws_platform: AwsPlatform, box: Box
 ) -> None:
     platform = aws_platform
     codebuild = platform.standins.codebuild
 
-    def s3_for(credentials: dict[str, str]) -> Any:
-        return platform.aws("s3", **credentials)
-
     def play_previews(run: CodeBuildRun) -> None:
-        """CodeBuild running a preview build (the turn waits for it)."""
+        """CodeBuild running a preview build (the turn waits for it); deploys wait."""
         if run.variables.get("ZEROCODE_PREVIEW") == "1":
-            try:
-                run_like_the_buildspec(run, s3_for)
-            except Exception:
-                codebuild.finish(run.id, "FAILED")
-                raise
-            codebuild.finish(run.id)
+            box.play(run)
 
     codebuild.on_start = play_previews
     bob = sign_up(platform)
     app = create(bob.http, "A Vue todo app with an about page", "vue_project")
 
-    # The turn's preview is built on CodeBuild (here, played as soon as it starts).
-    turn = chat(bob.http, app["id"], "A Vue todo app with an about page")
+    # The first try throws in the browser: the build's own check finds it, the turn shows
+    # the model, the model repairs it, and the second preview build is clean.
+    turn = chat(bob.http, app["id"], "A Vue todo app with an about page [[flaw=runtime]]")
     succeeded(turn)
-    assert any(t["name"] == "write_file" for t in turn.results)
-    (preview_run,) = [r for r in codebuild.runs() if r.variables["ZEROCODE_APP_ID"] == app["id"]]
-    assert preview_run.variables["ZEROCODE_BUILD_ID"] == turn.builds[-1]["buildId"]
+    assert [b["status"] for b in turn.builds if b["status"] != "running"] == ["succeeded"] * 2
+    assert turn.order.count("repair") == 1
+    messages = bob.http.get(f"/api/apps/{app['id']}/context").json()["messages"]
+    shown = feedback(messages)
+    assert shown and "fails in the browser" in shown[0] and "TypeError" in shown[0], shown
+    runs = [r for r in codebuild.runs() if r.variables["ZEROCODE_APP_ID"] == app["id"]]
+    assert [r.variables["ZEROCODE_BUILD_ID"] for r in runs][-1] == turn.builds[-1]["buildId"]
     app = bob.http.get(f"/api/apps/{app['id']}").json()
-    assert platform.pointers()[f"preview:{preview_key(app)}"].startswith(app["id"] + "/")
+    assert platform.pointers()[f"preview:{preview_key(app)}"] == (
+        f"{app['id']}/{turn.builds[-1]['buildId']}"
+    )
     preview = visit(platform, app["previewUrl"])
     assert "__zerocode/picker.js" in preview  # previews carry the element picker
 
     # What the platform asked CodeBuild for: its own buildspec, no source of the project's,
-    # credentials scoped to this build (not the server's own), the source zip in place.
+    # no credential: one link to this build's own source.
     asked = bob.http.post(f"/api/apps/{app['id']}/deploy")
     assert asked.status_code == 202, asked.text
     build_id = asked.json()["buildId"]
@@ -514,11 +594,16 @@ def test_a_vue_app_on_aws_is_deployed_by_codebuild_and_the_build_events_function
     assert run.request["buildspecOverride"] == BUILDSPEC
     assert run.request["sourceTypeOverride"] == "NO_SOURCE"
     variables = run.variables
+    assert set(variables) == {
+        "ZEROCODE_APP_ID",
+        "ZEROCODE_BUILD_ID",
+        "ZEROCODE_KIND",
+        "ZEROCODE_PREVIEW",
+        "ZEROCODE_SOURCE_URL",
+    }
     assert variables["ZEROCODE_PREVIEW"] == "0"
-    assert variables["ZEROCODE_S3_ACCESS_KEY_ID"] not in ("", "testing")
-    bucket = platform.setting("BUILDS_BUCKET")
-    assert variables["ZEROCODE_SOURCE_URI"] == f"s3://{bucket}/sources/{app['id']}/{build_id}.zip"
-    assert variables["ZEROCODE_OUTPUT_URI"] == f"s3://{bucket}/builds/{app['id']}/{build_id}/"
+    assert f"/sources/{app['id']}/{build_id}.zip?" in variables["ZEROCODE_SOURCE_URL"]
+    assert "testing" not in json.dumps(run.request)  # not the server's own credentials
 
     # Still building: asking for the build polls CodeBuild, which says IN_PROGRESS, and
     # nothing is published.
@@ -527,19 +612,25 @@ def test_a_vue_app_on_aws_is_deployed_by_codebuild_and_the_build_events_function
     assert bob.http.get(f"/api/apps/{app['id']}").json()["deployBuildId"] is None
     assert not [k for k in platform.pointers() if k.startswith("site:")]
 
-    # CodeBuild builds, uploads, and EventBridge invokes build_events with its event.
-    page = run_like_the_buildspec(run, s3_for)
-    finished = codebuild.finish(run.id)
+    # CodeBuild builds in the box, hands back its archive, and EventBridge invokes
+    # build_events with its event, which unpacks and publishes it.
+    finished = box.play(run)
+    assert finished.status == "SUCCEEDED", box.played[-1].stdout[-3000:]
     results = build_events(platform, [finished.event(), finished.event()])  # and a repeat
     assert results == [{"result": "succeeded", "buildId": build_id}] * 2
 
     app = bob.http.get(f"/api/apps/{app['id']}").json()
     assert app["deployBuildId"] == build_id
     assert platform.pointers()[f"site:{app['deployKey']}"] == f"{app['id']}/{build_id}"
-    assert visit(platform, app["deployUrl"]) == page
+    page = visit(platform, app["deployUrl"])
+    assert '<div id="app">' in page and "__zerocode/picker.js" not in page
     assert visit(platform, app["deployUrl"] + "about") == page  # a client-side route
     build = bob.http.get(f"/api/apps/{app['id']}/builds/{build_id}").json()
     assert build["state"] == "succeeded", build
+    # The build's own screenshot is the app's cover, served with its site.
+    assert app["cover"] == app["deployUrl"] + COVER_PATH
+    assert fetch(platform, app["cover"]).startswith(PNG_MAGIC)
+    assert_no_canary(platform, box)
 
     # Delete: the sources and outputs CodeBuild used go too.
     assert bob.http.delete(f"/api/apps/{app['id']}").status_code == 204

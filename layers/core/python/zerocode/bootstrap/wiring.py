@@ -14,6 +14,7 @@ from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.platform import Platform, purge_steps
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel, ModelRole
+from zerocode.engine.runtime_check import RuntimeCheck
 from zerocode.engine.turn import Engine, EngineLimits
 from zerocode.gateway import behind_gateway
 from zerocode.memory.cache import WindowCache
@@ -270,7 +271,7 @@ def _aws_platform(
         lease=lease,
         journal=DynamoJournal(client, settings.leases_table),
         limits=_engine_limits(settings),
-        runtime_check=None,  # no browser in Lambda
+        runtime_check=_build_check(settings),  # each build checks itself (zerocode.buildbox)
         versions=Versions(_s3_versions(settings)),
     )
     cognito = _cognito(settings)
@@ -379,6 +380,15 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
             versions=_s3_versions(settings),
         ),
     )
+
+
+def _build_check(settings: Settings) -> RuntimeCheck | None:
+    """What each AWS build's own browser found (no browser runs in Lambda)."""
+    if not settings.builds_bucket:
+        return None
+    from zerocode.adapters.aws.build_check import BuildCheckResult
+
+    return BuildCheckResult(_aws_client("s3", settings), settings.builds_bucket)
 
 
 def _s3_versions(settings: Settings) -> VersionStore:

@@ -217,3 +217,8 @@ class RemoteBuilder(Builder, Protocol):
     def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
         """The verified outcome of a started build, or None while it is still running."""
         ...
+
+    def cover(self, app_id: str, build_id: str) -> str | None:
+        """The path of the build's cover inside its site, if the build took one (a remote
+        build takes its own screenshot: no browser runs where the platform does)."""
+        ...

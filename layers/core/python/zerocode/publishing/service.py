@@ -295,6 +295,7 @@ class Publishing:
             deploy_build_id=build.id,
             deployed_at=now,
             updated_at=now,
+            cover=self._remote_cover(build, key, app.cover),
         )
         self.apps.put(published)
         if stale is not None:
@@ -306,6 +307,14 @@ class Publishing:
             extra={"app_id": app.id, "build_id": build.id},
         )
         return published
+
+    def _remote_cover(self, build: Build, key: str, current: str | None) -> str | None:
+        """A remote build's own cover, the site's once published (the cover follows the
+        build: a rollback shows the older one); in process, covers come after publishing."""
+        if not isinstance(self.builder, RemoteBuilder):
+            return current
+        path = self.builder.cover(build.app_id, build.id)
+        return self.site_url(key) + path if path else None
 
     async def rollback(self, app: App, build_id: str) -> App:
         build = await asyncio.to_thread(self.builds.get, app.id, check_build_id(build_id))

@@ -1,32 +1,28 @@
-"""AWS builds on CodeBuild; outputs in S3 at ``builds/{appId}/{buildId}/``.
+"""AWS builds on CodeBuild's Lambda compute, in the platform's image, with no credentials.
 
-A Vue project is untrusted code, so its build holds no rights over anyone else's data
-(docs/security.md, "AWS builds: scoped credentials"). The project's snapshot, made into
-the platform's build tree (``toolchain.build_tree``: the app's sources with the platform's
-package.json and vite.config.js) plus the toolchain's own package.json and lockfile under
-``.zerocode/toolchain/``, is zipped to ``sources/{appId}/{buildId}.zip``. CodeBuild's own
-role may not read it: the starter assumes the *build data role* with a session policy that
-allows exactly ``s3:GetObject`` on that zip and ``s3:PutObject`` under the build's own
-output prefix (:func:`session_policy`), and hands those short-lived credentials to this
-build alone, in its environment overrides. The project has no source and no artifacts;
-the buildspec below downloads the zip with the scoped credentials, installs the toolchain
-with ``npm ci --ignore-scripts`` from the platform's lockfile and runs ``vite build`` with
-every credential removed from the environment (the container's own role included), then
-uploads ``dist/`` to the build's own prefix (``index.html`` last) with the scoped
-credentials again. The project (in infra) caches npm downloads in S3; ``npm ci`` checks
-every package against the lockfile's integrity hashes, so a cache entry cannot change what
-a later build installs.
+Every build, of every kind, is one CodeBuild build running ``python3 -m zerocode.buildbox``
+in the platform's build image (``zerocode/buildbox/Dockerfile``: Node 22, the toolchain
+installed from the platform's lockfile, Chromium). The build compiles and runs untrusted code,
+so it holds nothing that reaches anyone else's data (docs/builds.md, "AWS builds"):
+
+- The source zip (``sources/{appId}/{buildId}.zip``: the platform's build tree of the
+  snapshot, the toolchain's lockfile, a preview's element picker) and the hand-off inside it
+  (:mod:`.build_handoff`) are written here. The build's record carries one link: a presigned
+  GET of that zip. The zip carries a presigned DELETE of itself, which the build uses as soon
+  as it has it (the record's link is dead from then on), and a presigned PUT of the one
+  archive the build sends back to ``staging/{appId}/{buildId}.tar``.
+- Those links are signed by a session of the *build data role* whose policy names exactly
+  those two objects (:func:`session_policy`), so even the signer can do nothing else.
+- The CodeBuild project's own role has its logs and the image pull, nothing of S3 or of the
+  data key (infra). No credential is in the build's environment, its record or its event.
 
 Completion arrives as an EventBridge "CodeBuild Build State Change" (``functions/
-build_events``); :meth:`outcome` is also the polling fallback. A succeeded build counts
-only once its ``index.html`` is seen in the bucket.
-
-HTML and multi-file apps have nothing to compile: their files are checked and copied to
-the output prefix directly, and the outcome is known at once.
-
-A preview build's pages get the console's element picker (``__zerocode/picker.js``, linked
-relatively), because CloudFront serves previews from S3 as they are; deploy builds never
-carry it.
+build_events``); :meth:`outcome` is also the polling fallback. Either unpacks the staging
+archive by the strict rules of :mod:`zerocode.publishing.output_archive` (regular files only,
+names checked, counts and sizes bounded) and copies the site into ``builds/{appId}/
+{buildId}/``, ``index.html`` last; a succeeded build counts only once that is done. The
+runtime check's result goes to ``checks/{appId}/{buildId}.json`` (read by :mod:`.build_check`)
+and a deploy's screenshot into the site as ``__zerocode/cover.png``.
 """
 
 from __future__ import annotations
@@ -35,95 +31,40 @@ import asyncio
 import io
 import json
 import mimetypes
+import tempfile
 import time
 import zipfile
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
+import boto3
 from botocore.exceptions import ClientError
 
+from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.aws.errors import error_code
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome
-from zerocode.publishing.picker import PICKER, PICKER_FILE, with_picker
+from zerocode.publishing.output_archive import OutputRefused, unpack
+from zerocode.publishing.picker import PICKER
 
-# How long a build's scoped credentials last: the project's queued timeout plus its build
-# timeout (15 + 15 minutes in infra), so they outlive any build that can still upload.
+# How long the build's links last: a Lambda-compute build runs at most 15 minutes and does
+# not queue; the links outlive that with a margin, and die with the signing session.
 CREDENTIAL_SECONDS = 30 * 60
 # Where the source zip carries the toolchain's package.json and lockfile.
 TOOLCHAIN_DIR = ".zerocode/toolchain"
-# The build's scoped credentials travel under these names (never AWS_*, so no tool picks
-# them up by itself); only the two `aws s3 cp` steps map them to AWS_* for one command.
-CREDENTIAL_VARIABLES = (
-    "ZEROCODE_S3_ACCESS_KEY_ID",
-    "ZEROCODE_S3_SECRET_ACCESS_KEY",
-    "ZEROCODE_S3_SESSION_TOKEN",
-)
-# Everything that could give a build's install or compile step AWS rights: the scoped
-# credentials, any AWS_* credentials, and the container's own role (CodeBuild serves it at
-# 169.254.170.2$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI).
-_UNSET = (
-    *CREDENTIAL_VARIABLES,
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-)
-NO_CREDENTIALS = "env " + " ".join(f"-u {name}" for name in _UNSET)
-# One `aws` command with the build's scoped credentials (the AWS CLI takes credentials from
-# the environment before the container's role).
-_SCOPED = (
-    " ".join(f'AWS_{name.removeprefix("ZEROCODE_S3_")}="${name}"' for name in CREDENTIAL_VARIABLES)
-    + " aws"
-)
-NPM_CI = "npm ci --ignore-scripts --no-audit --no-fund --prefer-offline"
-VITE_BUILD = "node " + " ".join(toolchain.VITE_ARGS)
-
-# Each command stands alone (a `cd` only in a subshell, no variable set for the next):
-# `app/` is the project, `toolchain/` (outside it) the installed toolchain, linked as
-# app/node_modules. Install and build run with no credentials; only the download and the
-# upload (index.html last) use the build's scoped ones.
-BUILDSPEC = f"""\
+BUILDSPEC = """\
 version: 0.2
-env:
-  shell: bash
 phases:
-  install:
-    runtime-versions:
-      nodejs: 20
-    commands:
-      - mkdir -p app toolchain && {_SCOPED} s3 cp --only-show-errors
-        "$ZEROCODE_SOURCE_URI" source.zip && python3 -m zipfile -e source.zip app
-        && rm source.zip
-      - mv app/{TOOLCHAIN_DIR}/package.json app/{TOOLCHAIN_DIR}/package-lock.json toolchain/
-        && rm -rf app/{TOOLCHAIN_DIR} app/node_modules && ln -s ../toolchain/node_modules
-        app/node_modules
-      - (cd toolchain && {{ {NO_CREDENTIALS} {NPM_CI}
-        || {{ echo "npm ci failed; once more with an empty npm cache";
-        {NO_CREDENTIALS} {NPM_CI} --cache "$(mktemp -d)"; }}; }})
   build:
     commands:
-      - (cd app && {NO_CREDENTIALS} {VITE_BUILD})
-      - test -f app/dist/index.html
-        || {{ echo "build finished but dist/index.html is missing"; exit 1; }}
-      - if [ "$ZEROCODE_PREVIEW" = 1 ]; then
-        mkdir -p app/dist/__zerocode && cp app/.zerocode/picker.js app/dist/__zerocode/picker.js
-        && sed -i 's#</body>#<script src="__zerocode/picker.js" defer></script></body>#'
-        app/dist/index.html; fi
-      - {_SCOPED} s3 cp --only-show-errors --recursive --exclude index.html
-        app/dist "$ZEROCODE_OUTPUT_URI"
-        && {_SCOPED} s3 cp --only-show-errors app/dist/index.html
-        "${{ZEROCODE_OUTPUT_URI}}index.html"
-cache:
-  paths:
-    - /root/.npm/**/*
+      - python3 -m zerocode.buildbox
 """
 _FAILED = {"FAILED", "FAULT", "STOPPED", "TIMED_OUT"}
 _MISSING = {"404", "NoSuchKey", "NotFound"}
+ARCHIVE_TYPE = "application/x-tar"
 
 
 class CodeBuildBuilder:
@@ -137,22 +78,28 @@ class CodeBuildBuilder:
         sts: Any = None,
         data_role_arn: str | None = None,
         credential_seconds: int = CREDENTIAL_SECONDS,
-        poll_seconds: float = 5.0,
-        timeout_seconds: float = 14 * 60,
+        poll_seconds: float = 2.0,
+        timeout_seconds: float = 16 * 60,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        """``sts`` and ``data_role_arn`` (the build data role, infra) are needed for Vue
-        builds: each one runs with credentials of that role scoped to the build."""
+        """``sts`` and ``data_role_arn`` (the build data role, infra) are needed to start
+        builds: each one's links are signed by a session of that role scoped to it."""
         self.codebuild, self.s3, self.project, self.bucket = codebuild, s3, project, bucket
-        self.sts, self.data_role_arn, self.credential_seconds = (
-            sts,
-            data_role_arn,
-            credential_seconds,
-        )
+        self.sts, self.data_role_arn = sts, data_role_arn
+        self.credential_seconds = credential_seconds
         self.poll_seconds, self.timeout_seconds, self.sleep = poll_seconds, timeout_seconds, sleep
 
     def output_prefix(self, app_id: str, build_id: str) -> str:
         return f"builds/{check_app_id(app_id)}/{check_app_id(build_id)}/"
+
+    def source_key(self, app_id: str, build_id: str) -> str:
+        return f"sources/{check_app_id(app_id)}/{check_app_id(build_id)}.zip"
+
+    def staging_key(self, app_id: str, build_id: str) -> str:
+        return f"staging/{check_app_id(app_id)}/{check_app_id(build_id)}.tar"
+
+    def check_key(self, app_id: str, build_id: str) -> str:
+        return f"checks/{check_app_id(app_id)}/{check_app_id(build_id)}.json"
 
     async def build(self, job: BuildJob) -> BuildOutcome:
         """Start the build and poll it (a chat turn's preview waits for its build)."""
@@ -172,26 +119,42 @@ class CodeBuildBuilder:
             error=f"CodeBuild did not finish within {self.timeout_seconds:.0f} s",
         )
 
-    def source_key(self, app_id: str, build_id: str) -> str:
-        return f"sources/{check_app_id(app_id)}/{check_app_id(build_id)}.zip"
-
     def start(self, job: BuildJob) -> str | BuildOutcome:
-        if job.kind is not CodeGenType.VUE_PROJECT:
-            return self._copy_static(job)
+        if job.kind is not CodeGenType.VUE_PROJECT and "index.html" not in job.source.files:
+            return BuildOutcome(
+                ok=False, log_tail="", output=None, error="the app has no index.html yet"
+            )
         source_key = self.source_key(job.app_id, job.build_id)
-        prefix = self.output_prefix(job.app_id, job.build_id)
-        credentials = self._scoped_credentials(job.build_id, source_key, prefix)
-        extra = {".zerocode/picker.js": PICKER.read_bytes()} if job.preview else {}
+        staging_key = self.staging_key(job.app_id, job.build_id)
+        signer = self._signer(job.build_id, source_key, staging_key)
+        links = {
+            "output": signer.generate_presigned_url(
+                "put_object",
+                Params={"Bucket": self.bucket, "Key": staging_key, "ContentType": ARCHIVE_TYPE},
+                ExpiresIn=self.credential_seconds,
+            ),
+            "done": signer.generate_presigned_url(
+                "delete_object",
+                Params={"Bucket": self.bucket, "Key": source_key},
+                ExpiresIn=self.credential_seconds,
+            ),
+        }
         self.s3.put_object(
-            Bucket=self.bucket, Key=source_key, Body=_zip(job, extra), ContentType="application/zip"
+            Bucket=self.bucket,
+            Key=source_key,
+            Body=_zip(job, links),
+            ContentType="application/zip",
         )
         variables = {
             "ZEROCODE_APP_ID": job.app_id,
             "ZEROCODE_BUILD_ID": job.build_id,
+            "ZEROCODE_KIND": job.kind.value,
             "ZEROCODE_PREVIEW": "1" if job.preview else "0",
-            "ZEROCODE_SOURCE_URI": f"s3://{self.bucket}/{source_key}",
-            "ZEROCODE_OUTPUT_URI": f"s3://{self.bucket}/{prefix}",
-            **credentials,
+            "ZEROCODE_SOURCE_URL": signer.generate_presigned_url(
+                "get_object",
+                Params={"Bucket": self.bucket, "Key": source_key},
+                ExpiresIn=self.credential_seconds,
+            ),
         }
         answer = self.codebuild.start_build(
             projectName=self.project,
@@ -206,34 +169,31 @@ class CodeBuildBuilder:
         )
         return str(answer["build"]["id"])
 
-    def _scoped_credentials(self, build_id: str, source_key: str, prefix: str) -> dict[str, str]:
-        """Credentials of the build data role that can read this build's source and write
-        its output prefix, nothing else, for as long as the build can run."""
+    def _signer(self, build_id: str, source_key: str, staging_key: str) -> Any:
+        """An S3 client of a build data role session that can read and delete this build's
+        source and write its staging archive, nothing else, for as long as the build can run."""
         if self.sts is None or not self.data_role_arn:
             raise RuntimeError(
-                "Vue builds on CodeBuild need the build data role (ZEROCODE_BUILD_DATA_ROLE_ARN)"
+                "builds on CodeBuild need the build data role (ZEROCODE_BUILD_DATA_ROLE_ARN)"
             )
         meta = self.s3.meta
         policy = session_policy(
-            self.bucket, source_key, prefix, partition=meta.partition, region=meta.region_name
+            self.bucket, source_key, staging_key, partition=meta.partition, region=meta.region_name
         )
-        answer = self.sts.assume_role(
+        given = self.sts.assume_role(
             RoleArn=self.data_role_arn,
             RoleSessionName=f"zerocode-{build_id}",
             Policy=json.dumps(policy, separators=(",", ":")),
             DurationSeconds=self.credential_seconds,
-        )
-        given = answer["Credentials"]
-        return dict(
-            zip(
-                CREDENTIAL_VARIABLES,
-                (
-                    str(given["AccessKeyId"]),
-                    str(given["SecretAccessKey"]),
-                    str(given["SessionToken"]),
-                ),
-                strict=True,
-            )
+        )["Credentials"]
+        return boto3.client(
+            "s3",
+            region_name=meta.region_name,
+            endpoint_url=meta.endpoint_url,
+            aws_access_key_id=given["AccessKeyId"],
+            aws_secret_access_key=given["SecretAccessKey"],
+            aws_session_token=given["SessionToken"],
+            config=meta.config,
         )
 
     def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
@@ -244,26 +204,98 @@ class CodeBuildBuilder:
             )
         build = builds[0]
         status = str(build.get("buildStatus", "IN_PROGRESS"))
-        tail = _log_tail(build)
-        if status == "SUCCEEDED":
-            prefix = self.output_prefix(app_id, build_id)
-            if not self._exists(prefix + "index.html"):
+        if status != "SUCCEEDED" and status not in _FAILED:
+            return None
+        prefix = self.output_prefix(app_id, build_id)
+        if status == "SUCCEEDED" and self._exists(prefix + "index.html"):
+            return self._succeeded(prefix, "")  # another finisher got here first
+        with tempfile.TemporaryDirectory(prefix="zerocode-output-") as tmp:
+            try:
+                out = self._unpack(app_id, build_id, Path(tmp))
+            except OutputRefused as exc:
+                return BuildOutcome(ok=False, log_tail=_phases(build), output=None, error=str(exc))
+            log_tail = _text(out / handoff.LOG_FILE, handoff.MAX_LOG_BYTES) if out else ""
+            tail = "\n".join(filter(None, (log_tail, _phases(build))))
+            if status in _FAILED:
                 return BuildOutcome(
                     ok=False,
                     log_tail=tail,
                     output=None,
-                    error="the build succeeded but its output has no index.html",
+                    error=f"the project did not build ({status})",
                 )
-            return BuildOutcome(ok=True, log_tail=tail, output=f"s3://{self.bucket}/{prefix}")
-        if status in _FAILED:
-            return BuildOutcome(
-                ok=False, log_tail=tail, output=None, error=f"the project did not build ({status})"
+            if out is None:
+                if self._exists(prefix + "index.html"):
+                    return self._succeeded(prefix, tail)
+                return BuildOutcome(
+                    ok=False, log_tail=tail, output=None, error="the build handed back no output"
+                )
+            site = out / handoff.SITE_DIR
+            if not (site / "index.html").is_file():
+                return BuildOutcome(
+                    ok=False,
+                    log_tail=tail,
+                    output=None,
+                    error="the build's output has no index.html",
+                )
+            self._publish_output(app_id, build_id, out)
+        return self._succeeded(prefix, tail)
+
+    def _succeeded(self, prefix: str, tail: str) -> BuildOutcome:
+        return BuildOutcome(ok=True, log_tail=tail, output=f"s3://{self.bucket}/{prefix}")
+
+    def _unpack(self, app_id: str, build_id: str, tmp: Path) -> Path | None:
+        """The staging archive unpacked under ``tmp`` by the strict rules; None if there is
+        none. Raises OutputRefused."""
+        try:
+            answer = self.s3.get_object(Bucket=self.bucket, Key=self.staging_key(app_id, build_id))
+        except ClientError as exc:
+            if error_code(exc) in _MISSING:
+                return None
+            raise
+        body = answer["Body"]
+        try:
+            unpack(body, tmp / handoff.ARCHIVE_ROOT, root=handoff.ARCHIVE_ROOT)
+        finally:
+            body.close()
+        return tmp / handoff.ARCHIVE_ROOT
+
+    def _publish_output(self, app_id: str, build_id: str, out: Path) -> None:
+        """The site into its prefix (``index.html`` last: the output counts once it is
+        there), the cover into the site, the check beside; then the staging archive goes."""
+        prefix = self.output_prefix(app_id, build_id)
+        site = out / handoff.SITE_DIR
+        files = {
+            p.relative_to(site).as_posix(): p
+            for p in site.rglob("*")
+            if p.is_file() and p.relative_to(site).as_posix() != handoff.COVER_PATH
+        }
+        cover = out / handoff.COVER_FILE
+        if _is_png(cover):
+            files[handoff.COVER_PATH] = cover
+        self.s3.put_object(
+            Bucket=self.bucket,
+            Key=self.check_key(app_id, build_id),
+            Body=json.dumps(_check_result(out / handoff.CHECK_FILE)).encode(),
+            ContentType="application/json",
+        )
+        for path in sorted(files, key=lambda p: p == "index.html"):
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=prefix + clean_path(path),
+                Body=files[path].read_bytes(),
+                ContentType=mimetypes.guess_type(path)[0] or "application/octet-stream",
             )
-        return None
+        self.s3.delete_object(Bucket=self.bucket, Key=self.staging_key(app_id, build_id))
+
+    def cover(self, app_id: str, build_id: str) -> str | None:
+        """The site-relative path of the build's cover, if the build took one."""
+        key = self.output_prefix(app_id, build_id) + handoff.COVER_PATH
+        return handoff.COVER_PATH if self._exists(key) else None
 
     def delete_app(self, app_id: str) -> int:
         removed = 0
-        for prefix in (f"builds/{check_app_id(app_id)}/", f"sources/{app_id}/"):
+        app = check_app_id(app_id)
+        for prefix in (f"builds/{app}/", f"sources/{app}/", f"staging/{app}/", f"checks/{app}/"):
             paginator = self.s3.get_paginator("list_objects_v2")
             for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
                 keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
@@ -273,34 +305,6 @@ class CodeBuildBuilder:
                     )
                     removed += len(keys)
         return removed
-
-    def _copy_static(self, job: BuildJob) -> BuildOutcome:
-        if "index.html" not in job.source.files:
-            return BuildOutcome(
-                ok=False, log_tail="", output=None, error="the app has no index.html yet"
-            )
-        prefix = self.output_prefix(job.app_id, job.build_id)
-        files = dict(job.source.files)
-        if job.preview:
-            files = {
-                p: with_picker(d, relative=True) if p.endswith(".html") else d
-                for p, d in files.items()
-            }
-            files[PICKER_FILE] = PICKER.read_bytes()
-        # index.html last: the output counts as complete once it is there.
-        for path in sorted(files, key=lambda p: p == "index.html"):
-            media = mimetypes.guess_type(path)[0] or "application/octet-stream"
-            self.s3.put_object(
-                Bucket=self.bucket,
-                Key=prefix + clean_path(path),
-                Body=files[path],
-                ContentType=media,
-            )
-        return BuildOutcome(
-            ok=True,
-            log_tail=f"checked and copied {len(job.source.files)} file(s)",
-            output=f"s3://{self.bucket}/{prefix}",
-        )
 
     def _exists(self, key: str) -> bool:
         try:
@@ -315,28 +319,28 @@ class CodeBuildBuilder:
 def session_policy(
     bucket: str,
     source_key: str,
-    output_prefix: str,
+    staging_key: str,
     *,
     partition: str = "aws",
     region: str = "us-east-1",
 ) -> dict[str, Any]:
-    """The session policy of one build's credentials: its own source object, its own output
-    prefix, and the bucket's KMS key only through S3 (the build data role names the key)."""
+    """The policy of the session that signs one build's links: read and delete its own
+    source, write its own staging archive, and the bucket's KMS key only through S3."""
     arn = f"arn:{partition}:s3:::{bucket}/"
     return {
         "Version": "2012-10-17",
         "Statement": [
             {
-                "Sid": "ReadOwnSource",
+                "Sid": "ReadAndDropOwnSource",
                 "Effect": "Allow",
-                "Action": "s3:GetObject",
+                "Action": ["s3:GetObject", "s3:DeleteObject"],
                 "Resource": arn + source_key,
             },
             {
-                "Sid": "WriteOwnOutput",
+                "Sid": "WriteOwnOutputArchive",
                 "Effect": "Allow",
                 "Action": "s3:PutObject",
-                "Resource": arn + output_prefix + "*",
+                "Resource": arn + staging_key,
             },
             {
                 "Sid": "BucketKeyThroughS3",
@@ -349,13 +353,19 @@ def session_policy(
     }
 
 
-def _zip(job: BuildJob, extra: dict[str, bytes]) -> bytes:
-    """The platform's build tree of the snapshot, the toolchain's manifest, ``extra``."""
-    files = {
-        **toolchain.build_tree(job.source.files),
-        **{f"{TOOLCHAIN_DIR}/{name}": data for name, data in toolchain.manifest().items()},
-        **extra,
-    }
+def _zip(job: BuildJob, links: dict[str, str]) -> bytes:
+    """The source the build fetches: a Vue project's platform build tree and the toolchain's
+    manifest, or an html app's files; a preview's picker; the hand-off."""
+    if job.kind is CodeGenType.VUE_PROJECT:
+        files = {
+            **toolchain.build_tree(job.source.files),
+            **{f"{TOOLCHAIN_DIR}/{name}": data for name, data in toolchain.manifest().items()},
+        }
+    else:
+        files = {p: d for p, d in job.source.files.items() if not p.startswith(".zerocode/")}
+    if job.preview:
+        files[handoff.PICKER_IN_SOURCE] = PICKER.read_bytes()
+    files[handoff.HANDOFF_FILE] = json.dumps(links).encode()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(files):
@@ -363,7 +373,39 @@ def _zip(job: BuildJob, extra: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def _log_tail(build: dict[str, Any]) -> str:
+def _text(path: Path, limit: int) -> str:
+    if not path.is_file():
+        return ""
+    with path.open("rb") as f:
+        return f.read(limit).decode("utf-8", "replace")
+
+
+def _is_png(path: Path) -> bool:
+    if not path.is_file() or path.stat().st_size > handoff.MAX_COVER_BYTES:
+        return False
+    with path.open("rb") as f:
+        return f.read(len(handoff.PNG_MAGIC)) == handoff.PNG_MAGIC
+
+
+def _check_result(path: Path) -> dict[str, Any]:
+    """The build's check result, reduced to what the platform reads: whether the page was
+    checked and its problems (strings, bounded). Anything malformed is "not checked"."""
+    unchecked: dict[str, Any] = {"checked": False, "problems": []}
+    if not path.is_file() or path.stat().st_size > handoff.MAX_CHECK_BYTES:
+        return unchecked
+    try:
+        found = json.loads(path.read_bytes())
+    except ValueError:
+        return unchecked
+    if not isinstance(found, dict) or found.get("checked") is not True:
+        return unchecked
+    problems = found.get("problems")
+    if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+        return unchecked
+    return {"checked": True, "problems": [p[:300] for p in problems[:10]]}
+
+
+def _phases(build: dict[str, Any]) -> str:
     """What CodeBuild says about each phase that did not succeed, and where the full log is."""
     lines = []
     for phase in build.get("phases", []):

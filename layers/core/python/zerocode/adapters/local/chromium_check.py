@@ -52,7 +52,7 @@ from zerocode.publishing.builds import Build, BuildState
 from zerocode.publishing.pointers import Publisher, SiteTarget, SiteUrls, preview_pointer
 
 if TYPE_CHECKING:
-    from playwright.async_api import ConsoleMessage, Page
+    from playwright.async_api import Browser, ConsoleMessage, Page
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ _EMPTY = """(vue) => {
 
 
 @dataclass(kw_only=True)
-class _Findings:
+class Findings:
     """Problems as they happen: cleaned, deduplicated, bounded."""
 
     origin: str
@@ -187,7 +187,7 @@ class ChromiumCheck:
         it could not be checked. At most ``slots`` browsers run at once, per event loop: a
         burst of turns waits for a slot (up to GIVE_UP_SECONDS) rather than starting a
         browser each."""
-        findings = _Findings(origin=origin_of(url))
+        findings = Findings(origin=origin_of(url))
         loop = asyncio.get_running_loop()
         slots = self._slots.setdefault(loop, asyncio.Semaphore(self.slots))
         try:
@@ -207,13 +207,11 @@ class ChromiumCheck:
             slots.release()
         return findings.result() if findings.checked else None
 
-    async def _load(self, url: str, findings: _Findings, *, vue: bool) -> None:
+    async def _load(self, url: str, findings: Findings, *, vue: bool) -> None:
         if not playwright_installed():
             log.warning("runtime check skipped: Playwright's package is not installed")
             findings.discard()
             return
-        from playwright.async_api import Error as PlaywrightError
-        from playwright.async_api import TimeoutError as PlaywrightTimeout
         from playwright.async_api import async_playwright
 
         async with async_playwright() as pw:
@@ -224,32 +222,14 @@ class ChromiumCheck:
                 findings.discard()
                 return
             try:
-                context = await confined(browser, url, seen=findings.blocked)
-                page = await context.new_page()
-                page.on("pageerror", lambda error: _page_error(findings, error))
-                page.on("console", lambda message: _console(findings, message))
-                try:
-                    response = await page.goto(url, wait_until="load", timeout=self.timeout_ms)
-                except PlaywrightTimeout:
-                    seconds = f"{self.timeout_ms / 1000:g}"
-                    findings.add(f"the page did not finish loading within {seconds} s")
-                    return
-                except PlaywrightError as exc:  # the sites server, not the page
-                    log.warning("runtime check of %s skipped: %s", _public(url), _first_line(exc))
-                    findings.discard()
-                    return
-                if response is None or not response.ok:
-                    log.warning(
-                        "runtime check of %s skipped: the preview answered HTTP %s",
-                        _public(url),
-                        response.status if response is not None else "nothing",
-                    )
-                    findings.discard()
-                    return
-                await _settle(page, self.settle_ms, PlaywrightTimeout)
-                empty = await page.evaluate(_EMPTY, vue)
-                if isinstance(empty, str):
-                    findings.add(empty)
+                await inspect(
+                    browser,
+                    url,
+                    findings,
+                    vue=vue,
+                    timeout_ms=self.timeout_ms,
+                    settle_ms=self.settle_ms,
+                )
             finally:
                 with contextlib.suppress(Exception):
                     await browser.close()
@@ -261,6 +241,49 @@ class ChromiumCheck:
             )
 
 
+async def inspect(
+    browser: Browser,
+    url: str,
+    findings: Findings,
+    *,
+    vue: bool,
+    timeout_ms: float = LOAD_TIMEOUT_MS,
+    settle_ms: float = SETTLE_MS,
+) -> Page | None:
+    """Load ``url`` in a context of ``browser`` confined to its origin and record what fails
+    there in ``findings``; the page, still open, when it loaded (for a cover), else None.
+    Shared by this adapter and the AWS build's in-box check (zerocode.buildbox)."""
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    context = await confined(browser, url, seen=findings.blocked)
+    page = await context.new_page()
+    page.on("pageerror", lambda error: _page_error(findings, error))
+    page.on("console", lambda message: _console(findings, message))
+    try:
+        response = await page.goto(url, wait_until="load", timeout=timeout_ms)
+    except PlaywrightTimeout:
+        findings.add(f"the page did not finish loading within {timeout_ms / 1000:g} s")
+        return None
+    except PlaywrightError as exc:  # the sites server, not the page
+        log.warning("runtime check of %s skipped: %s", _public(url), _first_line(exc))
+        findings.discard()
+        return None
+    if response is None or not response.ok:
+        log.warning(
+            "runtime check of %s skipped: the preview answered HTTP %s",
+            _public(url),
+            response.status if response is not None else "nothing",
+        )
+        findings.discard()
+        return None
+    await _settle(page, settle_ms, PlaywrightTimeout)
+    empty = await page.evaluate(_EMPTY, vue)
+    if isinstance(empty, str):
+        findings.add(empty)
+    return page
+
+
 async def _settle(page: Page, settle_ms: float, timed_out: type[Exception]) -> None:
     """After load: until the network is idle (at most ``settle_ms``), then a moment more."""
     with contextlib.suppress(timed_out):
@@ -268,7 +291,7 @@ async def _settle(page: Page, settle_ms: float, timed_out: type[Exception]) -> N
     await page.wait_for_timeout(QUIET_MS)
 
 
-def _page_error(findings: _Findings, error: Any) -> None:
+def _page_error(findings: Findings, error: Any) -> None:
     name = str(getattr(error, "name", "") or "Error")
     message = str(getattr(error, "message", "") or error)
     text = f"{name}: {message}" if not message.startswith(name) else message
@@ -278,7 +301,7 @@ def _page_error(findings: _Findings, error: Any) -> None:
     findings.add(f"uncaught {text}{_where(stack)}")
 
 
-def _console(findings: _Findings, message: ConsoleMessage) -> None:
+def _console(findings: Findings, message: ConsoleMessage) -> None:
     if message.type != "error":
         return
     text = message.text

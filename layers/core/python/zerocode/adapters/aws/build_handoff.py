@@ -1,0 +1,28 @@
+"""What an AWS build and the platform hand each other: names and bounds, in one place.
+
+The build holds no AWS credentials (docs/builds.md, "AWS builds"). It gets one presigned GET
+of its source zip (the only link in its build record); inside the zip, :data:`HANDOFF_FILE`
+carries a presigned DELETE of that zip (used as soon as it is downloaded, so the record's
+link dies with it) and a presigned PUT of the one archive it sends back. The archive is a tar
+of :data:`ARCHIVE_ROOT`: the built site under ``dist/``, the runtime check's result, the
+cover and the tail of the build's log. The platform unpacks it by the strict rules of
+:mod:`zerocode.publishing.output_archive`; every name below is what it looks for.
+"""
+
+from __future__ import annotations
+
+HANDOFF_FILE = ".zerocode/handoff.json"  # in the source zip: {"output": PUT, "done": DELETE}
+PICKER_IN_SOURCE = ".zerocode/picker.js"  # a preview's element picker, sent with its source
+ARCHIVE_ROOT = "out"
+SITE_DIR = "dist"  # out/dist/: the site
+CHECK_FILE = "check.json"  # out/check.json: {"checked": bool, "problems": [str]}
+COVER_FILE = "cover.png"  # out/cover.png: a deploy build's screenshot
+LOG_FILE = "log.txt"  # out/log.txt: the tail of what the build printed
+COVER_PATH = "__zerocode/cover.png"  # where the cover is published, inside the site
+PLATFORM_DIR = "__zerocode/"  # the platform's part of a site; an app's own files never go here
+
+MAX_SOURCE_BYTES = 64 << 20
+MAX_CHECK_BYTES = 64 << 10
+MAX_COVER_BYTES = 4 << 20
+MAX_LOG_BYTES = 16 << 10
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,119 @@
+"""The runtime check and the cover, inside the build, on the build's own output.
+
+The output is served on loopback by a small static server of this process and opened in
+the image's Chromium exactly as the local runtime check opens a preview
+(:func:`zerocode.adapters.local.chromium_check.inspect`): a context that fetches only that
+origin on the driver's side and aborts everything else. What differs is the box around the
+browser. Lambda compute has no user namespaces and no setuid helper, so there is no
+bubblewrap and no Chromium sandbox (``--no-sandbox``); instead every request the browser
+itself would send (prefetch, preconnect, DNS, a routing miss) goes to a proxy on a port
+nothing listens on, loopback included, and WebRTC's UDP is held to that proxy too. What a
+renderer that escaped would reach is this build: its own source and output, and the
+CodeBuild service role, which may write this project's logs and pull its image, nothing
+else (docs/builds.md, "Limitations of AWS Lambda compute").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from zerocode.adapters.local.chromium import VIEWPORT, launch_args, origin_of, playwright_installed
+from zerocode.adapters.local.chromium_check import GIVE_UP_SECONDS, Findings, inspect
+
+DEAD_PROXY = "http://127.0.0.1:9"  # the discard port: nothing listens there in a build
+BOX_ARGS = [
+    "--no-sandbox",  # no user namespaces in Lambda compute: see the module's doc
+    "--no-zygote",
+    f"--proxy-server={DEAD_PROXY}",
+    "--proxy-bypass-list=<-loopback>",  # loopback too goes to the dead proxy
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checked:
+    checked: bool  # False: the page could not be checked (the browser's trouble, not the page's)
+    problems: list[str]
+    blocked: int  # requests elsewhere the confinement aborted
+    note: str = ""  # why it was not checked
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "checked": self.checked,
+            "problems": self.problems,
+            "blocked": self.blocked,
+            "note": self.note,
+        }
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def served(site: Path) -> Iterator[str]:
+    """``site`` on a free loopback port, for as long as the block runs: its URL."""
+    handler = functools.partial(_Quiet, directory=str(site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def check_site(site: Path, executable: str, *, vue: bool, cover: Path | None) -> Checked:
+    """Check the built ``site`` and, if ``cover`` is given, save its screenshot there."""
+    if not playwright_installed():
+        return Checked(checked=False, problems=[], blocked=0, note="no Playwright in the image")
+    with served(site) as url:
+        try:
+            return asyncio.run(
+                asyncio.wait_for(_check(url, executable, vue=vue, cover=cover), GIVE_UP_SECONDS)
+            )
+        except Exception as exc:  # the browser's trouble is never the page's problem
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return Checked(checked=False, problems=[], blocked=0, note=why[:300])
+
+
+async def _check(url: str, executable: str, *, vue: bool, cover: Path | None) -> Checked:
+    from playwright.async_api import async_playwright
+
+    findings = Findings(origin=origin_of(url))
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(
+            executable_path=executable,
+            headless=True,
+            args=[*launch_args(url), *BOX_ARGS],
+            chromium_sandbox=False,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tempfile.gettempdir()},
+        )
+        try:
+            page = await inspect(browser, url, findings, vue=vue)
+            if page is not None and cover is not None:
+                await page.set_viewport_size(VIEWPORT)  # type: ignore[arg-type]
+                await page.screenshot(path=str(cover), type="png")
+        finally:
+            with contextlib.suppress(Exception):
+                await browser.close()
+    note = "" if findings.checked else "the page could not be loaded from the build's server"
+    return Checked(
+        checked=findings.checked,
+        problems=findings.result() if findings.checked else [],
+        blocked=len(findings.blocked),
+        note=note,
+    )

@@ -1,0 +1,288 @@
+"""One AWS build, start to end (the package's doc says what and why)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections import deque
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from zerocode.adapters.aws import build_handoff as handoff
+from zerocode.buildbox import transfer
+from zerocode.buildbox.browser import check_site
+from zerocode.publishing import toolchain
+from zerocode.publishing.picker import PICKER_FILE, with_picker
+
+KINDS = ("vue_project", "html", "multi_file")
+TOOLCHAIN = "/opt/zerocode/toolchain"  # the image's: node_modules, package.json, lockfile
+BUILD_SECONDS = 600
+LOG_LINES = 200
+
+
+class BoxError(Exception):
+    """The build cannot go on; the message is for the app's owner and names no link."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Job:
+    app_id: str
+    build_id: str
+    kind: str
+    preview: bool
+    source_url: str
+    toolchain: Path
+    chromium: str | None
+
+    @classmethod
+    def from_environ(cls, env: Mapping[str, str]) -> Job:
+        missing = [
+            n
+            for n in (
+                "ZEROCODE_APP_ID",
+                "ZEROCODE_BUILD_ID",
+                "ZEROCODE_KIND",
+                "ZEROCODE_SOURCE_URL",
+            )
+            if not env.get(n)
+        ]
+        if missing:
+            raise BoxError(f"the build was started without {', '.join(missing)}")
+        if env["ZEROCODE_KIND"] not in KINDS:
+            raise BoxError(f"unknown kind of app {env['ZEROCODE_KIND']!r}")
+        return cls(
+            app_id=env["ZEROCODE_APP_ID"],
+            build_id=env["ZEROCODE_BUILD_ID"],
+            kind=env["ZEROCODE_KIND"],
+            preview=env.get("ZEROCODE_PREVIEW") == "1",
+            source_url=env["ZEROCODE_SOURCE_URL"],
+            toolchain=Path(env.get("ZEROCODE_TOOLCHAIN") or TOOLCHAIN),
+            chromium=env.get("ZEROCODE_CHROMIUM") or shutil.which("chromium"),
+        )
+
+
+class Log:
+    """What the build says: printed (CloudWatch keeps it) and its tail kept for the archive."""
+
+    def __init__(self) -> None:
+        self.lines: deque[str] = deque(maxlen=LOG_LINES)
+
+    def say(self, text: str) -> None:
+        for line in text.rstrip().splitlines() or [""]:
+            self.lines.append(line)
+            print(line, flush=True)
+
+    def tail(self) -> bytes:
+        data = "\n".join(self.lines).encode()
+        return data[-handoff.MAX_LOG_BYTES :]
+
+
+def main(env: Mapping[str, str]) -> int:
+    log = Log()
+    try:
+        job = Job.from_environ(env)
+    except BoxError as exc:
+        log.say(f"zerocode: {exc}")
+        return 2
+    _scrub(os.environ)
+    work = Path(tempfile.mkdtemp(prefix="zerocode-build-"))
+    try:
+        return _run(job, work, log)
+    except BoxError as exc:
+        log.say(f"zerocode: {exc}")
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _scrub(env: MutableMapping[str, str]) -> None:
+    """Nothing this process starts (Node, Playwright's driver, Chromium) inherits the
+    source link or anything of AWS's: CodeBuild puts its role's endpoint in the environment."""
+    for name in list(env):
+        if name.startswith("AWS_") or name == "ZEROCODE_SOURCE_URL":
+            del env[name]
+
+
+def _run(job: Job, work: Path, log: Log) -> int:
+    log.say(f"zerocode: building {job.kind} app {job.app_id}, build {job.build_id}")
+    files, links = _fetch(job)
+    out = work / handoff.ARCHIVE_ROOT
+    site = out / handoff.SITE_DIR
+    out.mkdir()
+    built = _build(job, files, work / "app", site, log)
+    if built:
+        _finish_site(job, files, site)
+        _check(job, site, out, log)
+    (out / handoff.LOG_FILE).write_bytes(log.tail())
+    transfer.put(links["output"], _pack(out))
+    log.say("zerocode: output handed back" + ("" if built else " (the build failed)"))
+    return 0 if built else 1
+
+
+def _fetch(job: Job) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The source's files, and the links of the hand-off (the source is deleted at once)."""
+    try:
+        data = transfer.get(job.source_url, handoff.MAX_SOURCE_BYTES)
+    except transfer.TransferFailed as exc:
+        raise BoxError(f"the source could not be fetched ({exc})") from None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            files = {
+                info.filename: archive.read(info)
+                for info in archive.infolist()
+                if not info.is_dir()
+            }
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise BoxError(f"the source is not a zip ({exc})") from None
+    for name in files:
+        if name.startswith("/") or "\\" in name or ".." in name.split("/"):
+            raise BoxError(f"the source holds a name outside the project: {name[:120]!r}")
+    try:
+        links = json.loads(files.pop(handoff.HANDOFF_FILE))
+        output, done = str(links["output"]), str(links["done"])
+    except (KeyError, ValueError, TypeError):
+        raise BoxError("the source carries no hand-off") from None
+    try:
+        transfer.delete(done)
+    except transfer.TransferFailed as exc:
+        raise BoxError(f"the source could not be deleted after download ({exc})") from None
+    return files, {"output": output}
+
+
+def _write_tree(files: Mapping[str, bytes], root: Path) -> None:
+    for name, data in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def _build(job: Job, files: dict[str, bytes], app: Path, site: Path, log: Log) -> bool:
+    """The site in ``site``: Vite's output, or an html app's own files. False if it failed."""
+    if job.kind != "vue_project":
+        if "index.html" not in files:
+            log.say("zerocode: the app has no index.html yet")
+            return False
+        _write_tree({n: d for n, d in files.items() if not n.startswith(".zerocode/")}, site)
+        log.say(f"zerocode: checked and copied {len(files)} file(s)")
+        return True
+    _write_tree(files, app)
+    _use_toolchain(job, app)
+    return _vite(app, site, log)
+
+
+def _use_toolchain(job: Job, app: Path) -> None:
+    """Link the image's toolchain as the project's node_modules, once the lockfile the
+    platform sent is the one the image was made from."""
+    sent = app / ".zerocode" / "toolchain" / toolchain.LOCKFILE
+    installed = job.toolchain / toolchain.LOCKFILE
+    if not installed.is_file() or not (job.toolchain / "node_modules" / "vite").is_dir():
+        raise BoxError(f"the build image has no toolchain at {job.toolchain}")
+    if not sent.is_file() or sent.read_bytes() != installed.read_bytes():
+        raise BoxError(
+            "the build image's toolchain is not the one this platform version uses: "
+            "deploy the stack again to rebuild the image"
+        )
+    shutil.rmtree(app / ".zerocode" / "toolchain")
+    modules = app / "node_modules"
+    if modules.is_symlink() or modules.exists():
+        shutil.rmtree(
+            modules
+        ) if modules.is_dir() and not modules.is_symlink() else modules.unlink()
+    modules.symlink_to(job.toolchain / "node_modules", target_is_directory=True)
+
+
+def _vite(app: Path, site: Path, log: Log) -> bool:
+    home = app.parent / "home"
+    home.mkdir()
+    env = {  # nothing of the build's own environment: no link, no role, no variable
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "NODE_ENV": "production",
+    }
+    try:
+        done = subprocess.run(
+            ["node", *toolchain.VITE_ARGS],
+            cwd=app,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=BUILD_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        log.say(f"zerocode: vite build did not finish within {BUILD_SECONDS} s")
+        return False
+    if (done.stdout + done.stderr).strip():
+        log.say(done.stdout + done.stderr)
+    dist = app / "dist"
+    if done.returncode != 0:
+        log.say(f"zerocode: vite build failed (exit status {done.returncode})")
+        return False
+    if dist.is_symlink() or not (dist / "index.html").is_file():
+        log.say("zerocode: the build finished but dist/index.html is missing")
+        return False
+    shutil.copytree(dist, site, symlinks=True)  # links stay links: the platform refuses them
+    return True
+
+
+def _finish_site(job: Job, files: Mapping[str, bytes], site: Path) -> None:
+    """The platform's part of the site: ``__zerocode/`` is its own (an app's files there are
+    dropped) and a preview's pages get the element picker."""
+    platform = site / handoff.PLATFORM_DIR.rstrip("/")
+    if platform.is_symlink() or platform.is_file():
+        platform.unlink()
+    elif platform.is_dir():
+        shutil.rmtree(platform)
+    if not job.preview:
+        return
+    picker = files.get(handoff.PICKER_IN_SOURCE)
+    if picker is None:
+        raise BoxError("a preview build's source carries no element picker")
+    pages = [site / "index.html"] if job.kind == "vue_project" else sorted(site.rglob("*.html"))
+    for page in pages:
+        if page.is_file() and not page.is_symlink():
+            page.write_bytes(with_picker(page.read_bytes(), relative=True))
+    (site / PICKER_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (site / PICKER_FILE).write_bytes(picker)
+
+
+def _check(job: Job, site: Path, out: Path, log: Log) -> None:
+    if job.chromium is None:
+        log.say("zerocode: no Chromium in the image: the page was not checked")
+        result = {"checked": False, "problems": [], "blocked": 0, "note": "no Chromium"}
+    else:
+        cover = None if job.preview else out / handoff.COVER_FILE
+        checked = check_site(site, job.chromium, vue=job.kind == "vue_project", cover=cover)
+        result = checked.as_json()
+        said = (
+            f"{len(checked.problems)} problem(s)"
+            if checked.checked
+            else f"not checked: {checked.note}"
+        )
+        log.say(f"zerocode: runtime check: {said}")
+        for problem in checked.problems:
+            log.say(f"  {problem}")
+    (out / handoff.CHECK_FILE).write_text(json.dumps(result), encoding="utf-8")
+
+
+def _pack(out: Path) -> bytes:
+    """``out/`` as one tar (links are archived as links: the platform refuses them)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        archive.add(out, arcname=handoff.ARCHIVE_ROOT, recursive=True)
+    return buffer.getvalue()
+
+
+if __name__ == "__main__":  # pragma: no cover - the package's __main__ is the entry
+    sys.exit(main(os.environ))

