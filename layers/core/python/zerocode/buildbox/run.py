@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import zipfile
 from collections import deque
 from collections.abc import Mapping, MutableMapping
@@ -24,7 +25,7 @@ from zerocode.publishing.picker import PICKER_FILE, with_picker
 
 KINDS = ("vue_project", "html", "multi_file")
 TOOLCHAIN = "/opt/zerocode/toolchain"  # the image's: node_modules, package.json, lockfile
-BUILD_SECONDS = 600
+BUILD_SECONDS = 180  # a local build's default (ZEROCODE_BUILD_TIMEOUT_SECONDS)
 LOG_LINES = 200
 
 
@@ -80,6 +81,12 @@ class Log:
             self.lines.append(line)
             print(line, flush=True)
 
+    def took(self, step: str, since: float) -> float:
+        """Say how long ``step`` took (the operator's latency budget); now."""
+        now = time.monotonic()
+        self.say(f"zerocode: {step} took {now - since:.2f} s")
+        return now
+
     def tail(self) -> bytes:
         data = "\n".join(self.lines).encode()
         return data[-handoff.MAX_LOG_BYTES :]
@@ -113,16 +120,24 @@ def _scrub(env: MutableMapping[str, str]) -> None:
 
 def _run(job: Job, work: Path, log: Log) -> int:
     log.say(f"zerocode: building {job.kind} app {job.app_id}, build {job.build_id}")
+    clock = time.monotonic()
     files, links = _fetch(job)
+    clock = log.took("fetch", clock)
     out = work / handoff.ARCHIVE_ROOT
     site = out / handoff.SITE_DIR
     out.mkdir()
     built = _build(job, files, work / "app", site, log)
+    clock = log.took("build", clock)
     if built:
         _finish_site(job, files, site)
         _check(job, site, out, log)
+        clock = log.took("check", clock)
     (out / handoff.LOG_FILE).write_bytes(log.tail())
-    transfer.put(links["output"], _pack(out))
+    try:
+        transfer.put(links["output"], _pack(out))
+    except transfer.TransferFailed as exc:
+        raise BoxError(f"the output could not be handed back ({exc})") from None
+    log.took("hand-back", clock)
     log.say("zerocode: output handed back" + ("" if built else " (the build failed)"))
     return 0 if built else 1
 

@@ -79,7 +79,7 @@ class CodeBuildBuilder:
         data_role_arn: str | None = None,
         credential_seconds: int = CREDENTIAL_SECONDS,
         poll_seconds: float = 2.0,
-        timeout_seconds: float = 16 * 60,
+        timeout_seconds: float = 14 * 60,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """``sts`` and ``data_role_arn`` (the build data role, infra) are needed to start
