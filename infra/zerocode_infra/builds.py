@@ -1,20 +1,27 @@
-"""Vue builds on CodeBuild, their scoped data role, and their completion events.
+"""Builds on CodeBuild (Lambda compute, the platform's image), their data role, their events.
 
-A build compiles untrusted code, so neither the project nor its role may touch tenant data
-(docs/security.md, "AWS builds: scoped credentials"). The project has no source and no
-artifacts, and its role may write its own logs and reports and use the npm cache prefix of
-the builds bucket (``npm ci`` checks every package against the platform's lockfile), nothing
-else: no listing of the bucket, no ``sources/`` read, no ``builds/`` write. Each build's
-data access comes from the *build data role*, which only the roles that start builds may
-assume and always with a session policy naming that build's source object and output prefix
-(``zerocode.adapters.aws.codebuild_builder.session_policy``); the buildspec uses those
-credentials to download its source and upload its output, and nothing else sees them.
+A build compiles and runs untrusted code, so it holds no AWS credentials at all
+(docs/security.md; issue 23): its source comes in by a presigned GET of its one zip, its
+output goes out by a presigned PUT of one archive to ``staging/``, and build_events (or the
+API's poller) unpacks that archive into ``builds/`` with the platform's own rules. The project
+runs on Lambda compute (Arm, no provisioning, no queue) with the platform's build image, a
+Docker image asset built from ``layers/core/python`` with Node 22, the pinned toolchain,
+headless Chromium and ``zerocode.buildbox`` installed: a build installs nothing, so there is
+no npm cache. The project has no source, no artifacts, no cache, no VPC and no timeouts
+(Lambda compute refuses custom timeouts and caps a run at 15 minutes); its role writes its
+own logs and pulls the image, nothing else: no S3, no KMS data key. The presigned URLs are
+signed by the *build data role*, which only the role that starts builds may assume and
+always with a session policy naming that build's source zip and staging archive
+(``zerocode.adapters.aws.codebuild_builder``); no credential is in the build.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+import jsii
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_codebuild as codebuild
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -25,21 +32,30 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from zerocode_infra.nag import (
-    KMS_GRANT_ACTIONS,
-    account_and_region,
-    objects,
-    ref,
-    suppress,
-)
-from zerocode_infra.storage import BUILDS, CACHE, SOURCES
+from zerocode_infra.nag import account_and_region, objects, ref, suppress
+from zerocode_infra.packaging import ASSET_EXCLUDE, LAYER_SOURCE
+from zerocode_infra.storage import SOURCES, STAGING
 
-# Amazon Linux 2023 aarch64 standard 3.0 carries Node.js 20 and 22 (the buildspec asks 20).
-BUILD_IMAGE = codebuild.LinuxArmBuildImage.AMAZON_LINUX_2023_STANDARD_3_0
+# The build image: its Docker context is the core layer's Python tree (the in-box program
+# ``zerocode.buildbox`` and the toolchain's lockfile are in the package), its Dockerfile
+# the package's own. Lambda refuses multi-architecture images: one platform, Arm.
+BUILDBOX_CONTEXT = LAYER_SOURCE / "python"
+BUILDBOX_DOCKERFILE = "zerocode/buildbox/Dockerfile"
+BUILDBOX_EXCLUDE = [*ASSET_EXCLUDE, "**/node_modules", "**/.mypy_cache", "**/.ruff_cache"]
+BUILD_COMPUTE = codebuild.ComputeType.LAMBDA_4GB  # BUILD_LAMBDA_4GB in the template
+LAMBDA_COMPUTE = {
+    codebuild.ComputeType.LAMBDA_1GB,
+    codebuild.ComputeType.LAMBDA_2GB,
+    codebuild.ComputeType.LAMBDA_4GB,
+    codebuild.ComputeType.LAMBDA_8GB,
+    codebuild.ComputeType.LAMBDA_10GB,
+}
+LAMBDA_ARM = "ARM_LAMBDA_CONTAINER"  # CloudFormation's Environment.Type for Arm Lambda compute
 FINAL_STATES = ["SUCCEEDED", "FAILED", "FAULT", "STOPPED", "TIMED_OUT"]
-BUILD_TIMEOUT, QUEUED_TIMEOUT = Duration.minutes(15), Duration.minutes(15)
-# The starter asks for credentials lasting a queued plus a running build (30 minutes, the
-# builder's CREDENTIAL_SECONDS); one hour is the least a role's maximum session may be.
+# Lambda compute stops a build after 15 minutes and starts it without a queue.
+LONGEST_BUILD = Duration.minutes(15)
+# The starter's credentials sign the build's presigned URLs, which must outlive the build;
+# one hour is the least a role's maximum session may be.
 DATA_ROLE_MAX_SESSION = Duration.hours(1)
 # Never used: every StartBuild brings its own buildspec (and says: no source, no artifacts).
 _PLACEHOLDER_SPEC = {
@@ -52,6 +68,71 @@ _PLACEHOLDER_SPEC = {
         }
     },
 }
+
+
+@jsii.implements(codebuild.IBuildImage)
+class LambdaArmImage:
+    """An image asset as an Arm Lambda compute build image. CDK's ``LinuxArmLambdaBuildImage``
+    offers only CodeBuild's curated images; this is its custom-image counterpart (AWS:
+    "Run builds on AWS Lambda compute", custom images): the project's role pulls it from the
+    asset's repository (``SERVICE_ROLE``), which CDK grants because ``repository`` is set."""
+
+    def __init__(self, asset: ecr_assets.DockerImageAsset) -> None:
+        self._asset = asset
+
+    @property
+    def type(self) -> str:
+        return LAMBDA_ARM
+
+    @property
+    def image_id(self) -> str:
+        return self._asset.image_uri
+
+    @property
+    def default_compute_type(self) -> codebuild.ComputeType:
+        return BUILD_COMPUTE
+
+    @property
+    def image_pull_principal_type(self) -> codebuild.ImagePullPrincipalType:
+        return codebuild.ImagePullPrincipalType.SERVICE_ROLE
+
+    @property
+    def repository(self) -> ecr.IRepository:
+        return self._asset.repository
+
+    @property
+    def secrets_manager_credentials(self) -> None:
+        return None
+
+    def validate(
+        self,
+        *,
+        compute_type: codebuild.ComputeType | None = None,
+        privileged: bool | None = None,
+        host_kernel: object | None = None,
+        fleet: object | None = None,
+        docker_server: object | None = None,
+        **_: object,
+    ) -> list[str]:
+        """What Lambda compute refuses (CDK's checks for its own Lambda images)."""
+        errors = []
+        if compute_type is not None and compute_type not in LAMBDA_COMPUTE:
+            errors.append(f"Lambda compute images need a Lambda compute type, not {compute_type}")
+        if privileged:
+            errors.append("Lambda compute has no privileged mode")
+        for name, given in (
+            ("host kernel", host_kernel),
+            ("fleet", fleet),
+            ("docker server", docker_server),
+        ):
+            if given is not None:
+                errors.append(f"Lambda compute takes no {name}")
+        return errors
+
+    def run_script_buildspec(self, entrypoint: str) -> codebuild.BuildSpec:
+        return codebuild.LinuxArmLambdaBuildImage.AMAZON_LINUX_2023_NODE_22.run_script_buildspec(
+            entrypoint
+        )
 
 
 class Builds(Construct):
@@ -69,66 +150,72 @@ class Builds(Construct):
             self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=removal_policy
         )
         self.bucket, self.key = bucket, key
+        # Built and pushed by `cdk deploy` (to the bootstrap's assets repository); synth only
+        # fingerprints the directory, so it needs no Docker.
+        self.image = ecr_assets.DockerImageAsset(
+            self,
+            "Image",
+            directory=str(BUILDBOX_CONTEXT),
+            file=BUILDBOX_DOCKERFILE,
+            platform=ecr_assets.Platform.LINUX_ARM64,
+            exclude=BUILDBOX_EXCLUDE,
+        )
         self.project = codebuild.Project(
             self,
             "Vue",
-            description="zerocode Vue project builds",
+            description="zerocode builds: Vue builds, runtime checks and covers",
             build_spec=codebuild.BuildSpec.from_object(_PLACEHOLDER_SPEC),
             environment=codebuild.BuildEnvironment(
-                build_image=BUILD_IMAGE, compute_type=codebuild.ComputeType.SMALL
+                build_image=LambdaArmImage(self.image), compute_type=BUILD_COMPUTE
             ),
-            encryption_key=key,
-            timeout=BUILD_TIMEOUT,
-            queued_timeout=QUEUED_TIMEOUT,
+            # No encryption_key: CDK would grant the role encrypt and decrypt on the key,
+            # which is the builds bucket's data key, and the project has nothing to encrypt
+            # with it (no artifacts, no cache, logs in CloudWatch). CodeBuild's default is
+            # the account's AWS managed S3 key.
+            # No timeout or queued_timeout and no cache: Lambda compute refuses them.
             logging=codebuild.LoggingOptions(
                 cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=log_group)
             ),
-        )
-        # The npm cache, set on the L1 resource: Cache.bucket() would also grant the role
-        # read and write on the whole bucket, not just the cache prefix. The role gets the
-        # cache objects and the two bucket facts CodeBuild's cache upload asks for; no List.
-        cfn = self.project.node.default_child
-        assert isinstance(cfn, codebuild.CfnProject)
-        cfn.cache = codebuild.CfnProject.ProjectCacheProperty(
-            type="S3", location=f"{bucket.bucket_name}/{CACHE}"
-        )
-        self.project.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["s3:GetObject", "s3:PutObject"],
-                resources=[bucket.arn_for_objects(f"{CACHE}/*")],
-            )
-        )
-        self.project.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["s3:GetBucketAcl", "s3:GetBucketLocation"], resources=[bucket.bucket_arn]
-            )
+            # No test reports: the role writes its logs and pulls the image, nothing else.
+            grant_report_group_permissions=False,
         )
         account, region = account_and_region(self)
         suppress(
             self.project,
             "IAM5",
-            "CodeBuild's role uses the npm cache under its own "
-            "prefix of the builds bucket and writes its own logs "
-            "and reports; it has no rights on build sources or "
-            "outputs.",
+            "CodeBuild's role writes the project's own log streams and "
+            "pulls the build image; ECR's GetAuthorizationToken takes no "
+            "resource by AWS design. It has no rights on any bucket or key.",
             children=True,
             applies_to=[
-                *KMS_GRANT_ACTIONS,
-                objects(bucket, f"{CACHE}/"),
-                # CDK's standard grants for the project's own log streams and report groups.
+                # CDK's standard grant for the project's own log streams.
                 f"Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:"
                 f"/aws/codebuild/{ref(self.project)}:*",
-                f"Resource::arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/"
-                f"{ref(self.project)}-*",
+                "Resource::*",
             ],
+        )
+        suppress(
+            self.project,
+            "CB4",
+            "The project has no artifacts, no cache and no S3 logs, so "
+            "it encrypts nothing; naming the builds bucket's key would "
+            "give the build's role decrypt rights on tenant data.",
+        )
+        suppress(
+            self.project,
+            "CB5",
+            "Builds run the platform's own image (layers/core/python/"
+            "zerocode/buildbox/Dockerfile): Node 22, the pinned toolchain "
+            "and headless Chromium preinstalled, so a build installs "
+            "nothing and checks the app in a browser.",
         )
         self.data_role: iam.Role | None = None
 
     def allow_start(self, starter: iam.IRole) -> iam.Role:
         """The build data role, trusted by ``starter`` (the role that starts builds) and
         by no one else; ``starter`` may assume it. Its own policy is the most a build's
-        credentials can ever do (read any source zip, write any build output, with the
-        bucket's key); every session narrows it to one build."""
+        presigned URLs can ever do (read and delete any source zip, put any staging
+        archive, with the bucket's key through S3); every session narrows it to one build."""
         if self.data_role is not None:
             raise ValueError(
                 "the build data role trusts one starter; add a principal to "
@@ -139,33 +226,38 @@ class Builds(Construct):
             "DataRole",
             assumed_by=iam.ArnPrincipal(starter.role_arn),
             max_session_duration=DATA_ROLE_MAX_SESSION,
-            description="zerocode build data: each Vue build's source and output, scoped "
-            "per build by a session policy",
+            description="zerocode build data: signs each build's source and staging URLs, "
+            "scoped per build by a session policy",
         )
         role.add_to_policy(
             iam.PolicyStatement(
-                actions=["s3:GetObject"], resources=[self.bucket.arn_for_objects(f"{SOURCES}*")]
+                actions=["s3:GetObject", "s3:DeleteObject"],
+                resources=[self.bucket.arn_for_objects(f"{SOURCES}*")],
             )
         )
         role.add_to_policy(
             iam.PolicyStatement(
-                actions=["s3:PutObject"], resources=[self.bucket.arn_for_objects(f"{BUILDS}*")]
+                actions=["s3:PutObject"], resources=[self.bucket.arn_for_objects(f"{STAGING}*")]
             )
         )
         role.add_to_policy(
             iam.PolicyStatement(
-                actions=["kms:Decrypt", "kms:GenerateDataKey"], resources=[self.key.key_arn]
+                actions=["kms:Decrypt", "kms:GenerateDataKey"],
+                resources=[self.key.key_arn],
+                conditions={
+                    "StringEquals": {"kms:ViaService": f"s3.{Stack.of(self).region}.amazonaws.com"}
+                },
             )
         )
         role.grant_assume_role(starter)
         suppress(
             role,
             "IAM5",
-            "The build data role reads build sources and writes build "
-            "outputs under their prefixes; each build's session policy "
-            "narrows it to that build's own source object and prefix.",
+            "The build data role reads and deletes build sources and "
+            "puts staging archives under their prefixes; each build's "
+            "session policy narrows it to that build's own two objects.",
             children=True,
-            applies_to=[objects(self.bucket, SOURCES), objects(self.bucket, BUILDS)],
+            applies_to=[objects(self.bucket, SOURCES), objects(self.bucket, STAGING)],
         )
         self.data_role = role
         return role

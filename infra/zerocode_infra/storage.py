@@ -31,6 +31,8 @@ SOURCES = "sources/"  # sources/{app}/{build}.zip, read by its build (presigned 
 STAGING = "staging/"  # staging/{app}/{build}.tar, put by its build (presigned PUT)
 BUILDS = "builds/"  # builds/{app}/{build}/..., the unpacked site
 CHECKS = "checks/"  # checks/{app}/{build}.json, the build's runtime check
+# The npm cache prefix: no longer written (builds run an image with the toolchain
+# installed); a lifecycle rule expires what earlier deployments left there.
 CACHE = "cache"
 # A build's source and staging objects are needed for at most one build (15 minutes).
 LEFTOVER_DAYS = 1
@@ -47,7 +49,7 @@ class Storage(Construct):
             "Key",
             enable_key_rotation=True,
             removal_policy=removal_policy,
-            description="zerocode builds, build cache and the model API key",
+            description="zerocode builds and the model API key",
         )
         # Server access logs and CloudFront standard logs. CloudFront still delivers its
         # logs with an ACL grant, so this bucket keeps ACLs (owner preferred).
@@ -92,10 +94,9 @@ class Storage(Construct):
                     for id, prefix in (
                         ("Sources", SOURCES),
                         ("Staging", STAGING),
+                        ("OldNpmCache", f"{CACHE}/"),
                     )
                 ),
-                # The npm cache is refilled on a miss.
-                s3.LifecycleRule(prefix=f"{CACHE}/", expiration=Duration.days(30)),
             ],
         )
 

@@ -1,18 +1,25 @@
-"""AWS build isolation on the synthesized template (issue 11, docs/security.md).
+"""AWS build isolation on the synthesized template (issues 11 and 23, docs/security.md).
 
-CodeBuild's own role holds no tenant data: it cannot list the builds bucket, read
-``sources/`` or write ``builds/``. A build's data access comes only from the build data
+A build holds no AWS credentials: CodeBuild's own role writes its logs and pulls the build
+image, nothing else (no S3, no KMS data key), and the project's environment carries no
+credential. A build reaches its data only by presigned URLs signed with the build data
 role, which only the API function (the one that starts builds) may assume, for no longer
-than a build can last, and whose policy bounds every per-build session policy.
+than a build can last, and whose policy bounds every per-build session policy: read and
+delete the source zip, put the staging archive, never write a site.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
-from tests.infra.conftest import Synth
+from aws_cdk import Stage
+from zerocode_infra.builds import BUILDBOX_CONTEXT, BUILDBOX_DOCKERFILE, LONGEST_BUILD
+
+from tests.infra.conftest import REGION, Synth
 from tests.infra.test_stack import (
     _list,
     env,
@@ -95,27 +102,39 @@ def allowed_by(statements: list[dict[str, Any]], synth: Synth, action: str, reso
 
 # -- CodeBuild's role ----------------------------------------------------------------------
 
+ECR_PULL = {"ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"}
+KMS_DATA = ("kms:Decrypt", "kms:GenerateDataKey", "kms:Encrypt", "kms:ReEncryptFrom")
+
 
 def test_codebuild_role_holds_no_tenant_data_rights(synth: Synth) -> None:
     role = codebuild_role(synth)
     statements = every_statement(synth, role)
-    assert s3_resources(synth, statements) == {
-        ("s3:GetObject", f"{BUCKET_ARN}/cache/*"),
-        ("s3:PutObject", f"{BUCKET_ARN}/cache/*"),
-        ("s3:GetBucketAcl", BUCKET_ARN),
-        ("s3:GetBucketLocation", BUCKET_ARN),
-    }
+    actions = {str(a) for s in statements for a in _list(s["Action"])}
+    assert not {a for a in actions if a.startswith("s3:")}
+    assert s3_resources(synth, statements) == set()
     for action, key in (
         ("s3:ListBucket", ""),
-        ("s3:ListBucketVersions", ""),
         ("s3:GetObject", "/sources/app1/b1.zip"),
+        ("s3:DeleteObject", "/sources/app1/b1.zip"),
+        ("s3:PutObject", "/staging/app1/b1.tar"),
         ("s3:GetObject", "/builds/app1/b1/index.html"),
         ("s3:PutObject", "/builds/app1/b1/index.html"),
-        ("s3:PutObject", "/sources/app1/b1.zip"),
-        ("s3:DeleteObject", "/builds/app1/b1/index.html"),
+        ("s3:GetObject", "/checks/app1/b1.json"),
+        ("s3:GetObject", "/cache/npm/index"),
         ("s3:GetObject", "/workspaces/app1/src/App.vue"),
     ):
         assert not allowed_by(statements, synth, action, BUCKET_ARN + key), (action, key)
+    # No data action on any key (the builds bucket's key is the only customer key).
+    for action in KMS_DATA:
+        assert not any(grants(s, action) for s in statements), action
+    # Only its logs and the image pull.
+    assert actions == {
+        "logs:CreateLogGroup",
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "ecr:GetAuthorizationToken",
+        *ECR_PULL,
+    }
     # ... and it cannot borrow the data role either.
     assert not any(grants(s, "sts:AssumeRole") for s in statements)
     trusted = synth.props(data_role(synth))["AssumeRolePolicyDocument"]["Statement"]
@@ -123,10 +142,166 @@ def test_codebuild_role_holds_no_tenant_data_rights(synth: Synth) -> None:
     assert "codebuild.amazonaws.com" not in str(trusted)
 
 
+def image_asset(synth: Synth) -> tuple[str, dict[str, Any]]:
+    """The stack's one Docker image asset (its id and entry) from the assets manifest."""
+    outdir = Path(str(Stage.of(synth.stack).outdir))  # type: ignore[union-attr]
+    manifest = json.loads((outdir / f"{synth.stack.artifact_id}.assets.json").read_text())
+    ((asset_id, image),) = manifest["dockerImages"].items()
+    return asset_id, image
+
+
+def test_codebuild_role_pulls_only_from_the_image_assets_repository(synth: Synth) -> None:
+    _, image = image_asset(synth)
+    ((_, destination),) = image["destinations"].items()
+    statements = every_statement(synth, codebuild_role(synth))
+    (pull,) = [s for s in statements if set(_list(s["Action"])) & ECR_PULL]
+    assert set(_list(pull["Action"])) == ECR_PULL
+    (resource,) = _list(pull["Resource"])
+    repository = destination["repositoryName"].replace("${AWS::Region}", REGION)
+    assert json.dumps(resource).endswith(f':repository/", {{"Fn::Sub": "{repository}"}}]]}}'), (
+        resource
+    )
+    # GetAuthorizationToken takes no resource (AWS: "Run builds on AWS Lambda compute").
+    (token,) = [s for s in statements if "ecr:GetAuthorizationToken" in _list(s["Action"])]
+    assert token["Action"] == "ecr:GetAuthorizationToken" and token["Resource"] == "*"
+
+
 def test_the_project_has_no_source_and_no_artifacts(synth: Synth) -> None:
     _, project = synth.one("AWS::CodeBuild::Project")
     assert project["Source"]["Type"] == "NO_SOURCE"
     assert project["Artifacts"] == {"Type": "NO_ARTIFACTS"}
+    for absent in ("SecondarySources", "SecondaryArtifacts", "FileSystemLocations", "VpcConfig"):
+        assert absent not in project, absent
+
+
+def test_the_project_runs_the_platform_image_on_arm_lambda_compute(synth: Synth) -> None:
+    """Lambda compute (no provisioning, no queue) with the image asset, pulled by the
+    project's role; none of what Lambda compute refuses (cache, timeouts)."""
+    _, image = image_asset(synth)
+    ((_, destination),) = image["destinations"].items()
+    _, project = synth.one("AWS::CodeBuild::Project")
+    environment = project["Environment"]
+    assert {k: v for k, v in environment.items() if k != "Image"} == {
+        "Type": "ARM_LAMBDA_CONTAINER",
+        "ComputeType": "BUILD_LAMBDA_4GB",
+        "ImagePullCredentialsType": "SERVICE_ROLE",
+        "PrivilegedMode": False,
+    }
+    repository, tag = destination["repositoryName"], destination["imageTag"]
+    assert environment["Image"] == {
+        "Fn::Sub": "${AWS::AccountId}.dkr.ecr.${AWS::Region}.${AWS::URLSuffix}/"
+        f"{repository}:{tag}".replace("${AWS::Region}", REGION)
+    }
+    assert project.get("Cache", {"Type": "NO_CACHE"}) == {"Type": "NO_CACHE"}
+    assert "TimeoutInMinutes" not in project and "QueuedTimeoutInMinutes" not in project
+    # Not the builds bucket's key: CDK would grant the role its data actions.
+    ((key_id, _),) = synth.of_type("AWS::KMS::Key").items()
+    assert key_id not in refs(project.get("EncryptionKey"))
+
+
+def test_the_image_is_built_from_the_buildbox_dockerfile_for_arm(synth: Synth) -> None:
+    _, image = image_asset(synth)
+    source = image["source"]
+    assert source["dockerFile"] == BUILDBOX_DOCKERFILE
+    assert source["platform"] == "linux/arm64"  # Lambda refuses multi-architecture images
+    # The staged context: the core layer's tree without bytecode caches or package metadata.
+    outdir = Path(str(Stage.of(synth.stack).outdir))  # type: ignore[union-attr]
+    staged = outdir / source["directory"]
+    assert (staged / BUILDBOX_DOCKERFILE).is_file()
+    assert (staged / "zerocode" / "__init__.py").is_file()
+    names = [p.relative_to(staged) for p in staged.rglob("*")]
+    assert not [n for n in names if "__pycache__" in n.parts or n.suffix == ".pyc"]
+    assert not [n for n in names if n.parts[0].endswith(".egg-info")]
+
+
+# A credential by its name, or by where its value comes from.
+CREDENTIAL_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL", re.IGNORECASE)
+
+
+def credentials_in(variables: list[dict[str, Any]], synth: Synth) -> list[str]:
+    """The names of CodeBuild environment variables that carry (or fetch) a credential."""
+    secrets = set(synth.of_type("AWS::SecretsManager::Secret")) | set(
+        synth.of_type("AWS::SSM::Parameter")
+    )
+    return [
+        str(v["Name"])
+        for v in variables
+        if CREDENTIAL_NAME.search(str(v["Name"]))
+        or v.get("Type", "PLAINTEXT") != "PLAINTEXT"
+        or refs(v["Value"]) & secrets
+        or "{{resolve:" in json.dumps(v["Value"])
+    ]
+
+
+def test_the_project_defines_no_credential_in_its_environment(synth: Synth) -> None:
+    _, project = synth.one("AWS::CodeBuild::Project")
+    assert credentials_in(project["Environment"].get("EnvironmentVariables", []), synth) == []
+
+
+def test_a_credential_in_a_project_environment_would_be_seen(synth: Synth) -> None:
+    (secret_id,) = synth.of_type("AWS::SecretsManager::Secret")
+    variables: list[dict[str, Any]] = [
+        {"Name": "ZEROCODE_APP_ID", "Value": "app1", "Type": "PLAINTEXT"},
+        {"Name": "ZEROCODE_S3_SECRET_ACCESS_KEY", "Value": "x", "Type": "PLAINTEXT"},
+        {"Name": "NPM_AUTH", "Value": "zerocode/npm", "Type": "SECRETS_MANAGER"},
+        {"Name": "ZEROCODE_MODEL", "Value": {"Ref": secret_id}, "Type": "PLAINTEXT"},
+        {"Name": "PASS", "Value": "{{resolve:secretsmanager:zc}}", "Type": "PLAINTEXT"},
+    ]
+    assert credentials_in(variables, synth) == [
+        "ZEROCODE_S3_SECRET_ACCESS_KEY",
+        "NPM_AUTH",
+        "ZEROCODE_MODEL",
+        "PASS",
+    ]
+
+
+# Docker Hub's node image, release 22 (any variant, any digest).
+NODE_22 = re.compile(r"(docker\.io/)?(library/)?node:22([.-][\w.-]*)?(@sha256:[0-9a-f]{64})?")
+
+
+def base_image(dockerfile: str) -> str:
+    """The image the Dockerfile's last stage derives from (through stage names, with the
+    ARG defaults given before the first FROM)."""
+    args: dict[str, str] = {}
+    stages: dict[str, str] = {}
+    base = ""
+    for line in re.sub(r"\\\n", " ", dockerfile).splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        instruction = words[0].upper()
+        if instruction == "ARG" and not base and "=" in words[-1]:
+            name, _, default = words[-1].partition("=")
+            args[name] = default.strip("\"'")
+        elif instruction == "FROM":
+            image = next(w for w in words[1:] if not w.startswith("--"))
+            image = re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), image)
+            base = stages.get(image.lower(), image)
+            if len(words) >= 4 and words[-2].upper() == "AS":
+                stages[words[-1].lower()] = base
+    return base
+
+
+def test_base_image_follows_stages_and_arguments() -> None:
+    assert base_image("FROM node:22-bookworm-slim\nRUN true\n") == "node:22-bookworm-slim"
+    multi = (
+        "# syntax=docker/dockerfile:1\nARG NODE=22.11\n"
+        "FROM --platform=linux/arm64 node:${NODE}-slim AS tools\nRUN npm ci\n"
+        "FROM python:3.13 AS other\nFROM tools\nCOPY --from=other / /\n"
+    )
+    assert base_image(multi) == "node:22.11-slim"
+    assert base_image("FROM node:20\nFROM python:3.13-slim\n") == "python:3.13-slim"
+    assert NODE_22.fullmatch("node:22.11.0-bookworm-slim@sha256:" + "0" * 64)
+    for other in ("node:20-slim", "node:220", "nodejs:22", "evil/node:22", "node:latest"):
+        assert not NODE_22.fullmatch(other), other
+
+
+def test_the_build_image_has_node_22() -> None:
+    """Node 20 is past its end of life (2026-04-30); the image derives from Node 22."""
+    dockerfile = BUILDBOX_CONTEXT / BUILDBOX_DOCKERFILE
+    assert dockerfile.is_file(), f"{dockerfile}: the image asset's Dockerfile is missing"
+    image = base_image(dockerfile.read_text())
+    assert NODE_22.fullmatch(image), image
 
 
 # -- the build data role -------------------------------------------------------------------
@@ -140,10 +315,11 @@ def test_the_build_data_role_trusts_the_api_function_for_as_long_as_a_build(synt
         "Effect": "Allow",
         "Principal": {"AWS": {"Fn::GetAtt": [role_of(synth, "run.sh"), "Arn"]}},
     }
-    _, project = synth.one("AWS::CodeBuild::Project")
-    longest_build = 60 * (project["TimeoutInMinutes"] + project["QueuedTimeoutInMinutes"])
-    # The builder asks for credentials that outlive a queued and running build; IAM's
-    # least maximum session (one hour) allows that, and nothing longer is allowed.
+    # Lambda compute runs a build at most 15 minutes, without a queue (so the project sets
+    # no timeouts); the builder's credentials, which sign the build's presigned URLs,
+    # outlive that, and IAM's least maximum session (one hour) allows it, nothing longer.
+    longest_build = LONGEST_BUILD.to_seconds()
+    assert longest_build == 15 * 60
     assert longest_build <= CREDENTIAL_SECONDS <= props["MaxSessionDuration"] == 3600
 
 
@@ -162,29 +338,56 @@ def test_only_the_api_function_may_assume_the_build_data_role(synth: Synth) -> N
     assert "ZEROCODE_BUILD_DATA_ROLE_ARN" not in env(synth, "handler.handler")
 
 
-def test_the_build_data_role_reads_sources_and_writes_outputs_only(synth: Synth) -> None:
+def test_the_build_data_role_takes_sources_and_stages_outputs_only(synth: Synth) -> None:
+    """Read and delete a source zip, put a staging archive: never a site (build_events
+    unpacks the archive into builds/), never a check result, never a listing."""
     statements = every_statement(synth, data_role(synth))
     assert s3_resources(synth, statements) == {
         ("s3:GetObject", f"{BUCKET_ARN}/sources/*"),
-        ("s3:PutObject", f"{BUCKET_ARN}/builds/*"),
+        ("s3:DeleteObject", f"{BUCKET_ARN}/sources/*"),
+        ("s3:PutObject", f"{BUCKET_ARN}/staging/*"),
     }
     ((key_id, _),) = synth.of_type("AWS::KMS::Key").items()
     kms = [s for s in statements if any(str(a).startswith("kms:") for a in _list(s["Action"]))]
-    assert [(s["Action"], refs(s["Resource"])) for s in kms] == [
-        (["kms:Decrypt", "kms:GenerateDataKey"], {key_id})
+    assert [(s["Action"], refs(s["Resource"]), s.get("Condition")) for s in kms] == [
+        (
+            ["kms:Decrypt", "kms:GenerateDataKey"],
+            {key_id},
+            {"StringEquals": {"kms:ViaService": f"s3.{REGION}.amazonaws.com"}},
+        )
     ]
     assert len(statements) == 3
-    assert not allowed_by(statements, synth, "s3:ListBucket", BUCKET_ARN)
+    for action, key in (
+        ("s3:ListBucket", ""),
+        ("s3:PutObject", "/builds/app1/b1/index.html"),
+        ("s3:PutObject", "/builds/app1/b1/__zerocode/cover.png"),
+        ("s3:PutObject", "/checks/app1/b1.json"),
+        ("s3:PutObject", "/sources/app1/b1.zip"),
+        ("s3:GetObject", "/staging/app1/b1.tar"),
+        ("s3:GetObject", "/builds/app1/b1/index.html"),
+        ("s3:DeleteObject", "/builds/app1/b1/index.html"),
+    ):
+        assert not allowed_by(statements, synth, action, BUCKET_ARN + key), (action, key)
 
 
 def test_every_session_policy_lies_within_the_build_data_role(synth: Synth) -> None:
     """A build's session policy (what the builder sends to STS) names only objects the data
-    role's own policy covers, so the session is exactly the build's source and prefix."""
+    role's own policy covers, so the session is exactly the build's source zip and staging
+    archive; its key statement asks for what the role allows, through S3 only."""
     statements = every_statement(synth, data_role(synth))
-    policy = session_policy(
-        "zc-builds", "sources/app1/b1700000000000abcdef.zip", "builds/app1/b1700000000000abcdef/"
-    )
+    build = "app1/b1700000000000abcdef"
+    policy = session_policy("zc-builds", f"sources/{build}.zip", f"staging/{build}.tar")
+    seen = set()
     for statement in policy["Statement"]:
         for action in _list(statement["Action"]):
             if str(action).startswith("s3:"):
                 assert allowed_by(statements, synth, action, statement["Resource"]), action
+                seen.add((action, statement["Resource"].removeprefix(BUCKET_ARN + "/")))
+            else:
+                (role_kms,) = [s for s in statements if grants(s, str(action))]
+                assert statement["Condition"] == role_kms["Condition"], action
+    assert seen == {
+        ("s3:GetObject", f"sources/{build}.zip"),
+        ("s3:DeleteObject", f"sources/{build}.zip"),
+        ("s3:PutObject", f"staging/{build}.tar"),
+    }
