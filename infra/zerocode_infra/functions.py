@@ -134,7 +134,6 @@ def environment(d: Dependencies, *, cache: bool = True) -> dict[str, str]:
         "ZEROCODE_SITES_KVS_ARN": d.store.key_value_store_arn,
         "ZEROCODE_SITES_URL": d.sites_url,
         "ZEROCODE_CORS_ORIGINS": d.console_origin,
-        "ZEROCODE_COVERS": "false",  # no Chromium on Lambda
     }
     if cache and d.network is not None:
         env["ZEROCODE_REDIS_URL"] = d.network.redis_url

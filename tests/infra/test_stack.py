@@ -386,7 +386,9 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
         ]
         assert not unknown, f"{handler}: not settings: {unknown}"
     variables = env(synth, "run.sh")
-    assert variables["ZEROCODE_MODE"] == "aws" and variables["ZEROCODE_COVERS"] == "false"
+    assert variables["ZEROCODE_MODE"] == "aws"
+    # Covers and the runtime check are taken in each build (zerocode.buildbox): on.
+    assert "ZEROCODE_COVERS" not in variables and "ZEROCODE_RUNTIME_CHECK" not in variables
     assert variables["ZEROCODE_AWS_REGION"] == REGION
     assert variables["ZEROCODE_MODEL_BASE_URL"] == DEFAULTS["modelBaseUrl"]
     # build_events starts no build, so it has no build data role (test_build_isolation.py),

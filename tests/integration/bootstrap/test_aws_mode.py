@@ -8,6 +8,8 @@ import base64
 import io
 import json
 import sys
+import tarfile
+import zipfile
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -16,6 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.integration.publishing.test_vue_template_builds import created_files
+from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
 from zerocode.adapters.aws.cognito_accounts import create_user_pool
 from zerocode.adapters.dynamodb.apps import create_apps_table
 from zerocode.adapters.dynamodb.builds import create_builds_table
@@ -327,11 +330,50 @@ def vue_app(client: TestClient, remote: Platform, token: str) -> dict[str, Any]:
     return dict(made.json())
 
 
+def archive_of(files: dict[str, bytes]) -> bytes:
+    """The one tar a build hands back: the site under ``out/dist/``."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name in ("out", "out/dist"):
+            entry = tarfile.TarInfo(name)
+            entry.type = tarfile.DIRTYPE
+            tar.addfile(entry)
+        for name, data in files.items():
+            entry = tarfile.TarInfo(f"out/dist/{name}")
+            entry.size = len(data)
+            tar.addfile(entry, io.BytesIO(data))
+    return buffer.getvalue()
+
+
 def upload_artifact(app_id: str, build_id: str, html: str) -> None:
-    """What CodeBuild's artifact upload leaves behind for a successful build."""
+    """What a build hands back by its presigned PUT when it succeeded."""
     boto3.client("s3", region_name="us-east-1").put_object(
-        Bucket="t-builds", Key=f"builds/{app_id}/{build_id}/index.html", Body=html.encode()
+        Bucket="t-builds",
+        Key=f"staging/{app_id}/{build_id}.tar",
+        Body=archive_of({"index.html": html.encode()}),
     )
+
+
+def play_builds_at_start(platform: Platform) -> None:
+    """moto's CodeBuild runs nothing (and says SUCCEEDED when asked): play each build as
+    it starts, as an html build's box would, handing back the source's own files. The
+    real box runs in tests/integration/adapters/test_buildbox.py and the AWS e2e."""
+    builder = platform.publishing.builder
+    assert isinstance(builder, CodeBuildBuilder)
+
+    def play(params: dict[str, Any], **_: Any) -> None:
+        variables = {v["name"]: v["value"] for v in params["environmentVariablesOverride"]}
+        app_id, build_id = variables["ZEROCODE_APP_ID"], variables["ZEROCODE_BUILD_ID"]
+        zipped = builder.s3.get_object(Bucket="t-builds", Key=builder.source_key(app_id, build_id))[
+            "Body"
+        ].read()
+        with zipfile.ZipFile(io.BytesIO(zipped)) as source:
+            files = {n: source.read(n) for n in source.namelist() if not n.startswith(".zerocode/")}
+        builder.s3.put_object(
+            Bucket="t-builds", Key=builder.staging_key(app_id, build_id), Body=archive_of(files)
+        )
+
+    builder.codebuild.meta.events.register("before-parameter-build.codebuild.StartBuild", play)
 
 
 def test_deploys_on_codebuild_finish_through_build_events(remote: Platform) -> None:
@@ -343,9 +385,9 @@ def test_deploys_on_codebuild_finish_through_build_events(remote: Platform) -> N
         first = client.get(
             f"/api/apps/{app['id']}/builds/{asked.json()['buildId']}", headers=gateway(token)
         ).json()
-        # moto reports the build SUCCEEDED at once, but nothing was uploaded: polling (GET
-        # on the build) must not publish a build whose output is missing.
-        assert first["state"] == "failed" and "index.html" in first["error"]
+        # moto reports the build SUCCEEDED at once, but nothing was handed back: polling
+        # (GET on the build) must not publish a build whose output is missing.
+        assert first["state"] == "failed" and "no output" in first["error"]
         assert (
             client.get(f"/api/apps/{app['id']}", headers=gateway(token)).json()["deployBuildId"]
             is None
@@ -385,7 +427,8 @@ def test_deploys_on_codebuild_finish_through_build_events(remote: Platform) -> N
         )
 
 
-def test_html_previews_and_deploys_on_aws_are_copied_to_the_builds_bucket(remote: Platform) -> None:
+def test_html_previews_and_deploys_on_aws_build_in_codebuild_too(remote: Platform) -> None:
+    play_builds_at_start(remote)
     with TestClient(create_app(remote), base_url="https://api.example") as client:
         token = sign_up(client, "alice")
         app = create_html_app(client, token)
@@ -396,7 +439,11 @@ def test_html_previews_and_deploys_on_aws_are_copied_to_the_builds_bucket(remote
         )
         assert 'event: done\ndata: {"status":"succeeded"' in turn.text, turn.text
         asked = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token)).json()
-        assert asked["state"] == "succeeded"  # nothing to compile: done at once
+        assert asked["state"] == "running"  # checked (and covered) in CodeBuild's box
+        done = client.get(
+            f"/api/apps/{app['id']}/builds/{asked['buildId']}", headers=gateway(token)
+        ).json()
+        assert done["state"] == "succeeded", done
         record = client.get(f"/api/apps/{app['id']}", headers=gateway(token)).json()
         assert record["deployBuildId"] == asked["buildId"]
         s3 = boto3.client("s3", region_name="us-east-1")

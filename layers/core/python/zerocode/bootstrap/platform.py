@@ -50,7 +50,10 @@ class Platform:
     # How untrusted builds are isolated, for the banner and /api/health.
     build_isolation: str = "CodeBuild, per-build scoped credentials"
     # How the headless browser (covers, runtime check) is confined, or why it is off.
-    browser: str = "off: no browser in Lambda"
+    browser: str = (
+        "in each build: the build image's Chromium in CodeBuild, confined to the build's own "
+        "output (no browser runs in Lambda)"
+    )
 
     def quota(self, action: str, user_id: str) -> None:
         """Raise RateLimited (429 with Retry-After) past the user's quota for ``action``."""

@@ -384,7 +384,7 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
 
 def _build_check(settings: Settings) -> RuntimeCheck | None:
     """What each AWS build's own browser found (no browser runs in Lambda)."""
-    if not settings.builds_bucket:
+    if not settings.builds_bucket or not settings.runtime_check:
         return None
     from zerocode.adapters.aws.build_check import BuildCheckResult
 
