@@ -23,6 +23,7 @@ import pytest
 from botocore.stub import Stubber
 
 from tests.aws_standins import CONTAINER_CANARIES, CodeBuildRun, run_the_buildspec
+from tests.e2e.hostile_model import attack_files, config_attack
 from tests.integration.adapters.test_chromium_covers import Secret, chromium_or_skip, hostile_page
 from tests.integration.publishing.test_vue_template_builds import created_files
 from zerocode.adapters.aws import build_handoff as handoff
@@ -279,3 +280,35 @@ def test_a_hostile_html_page_is_checked_confined_and_gets_a_cover(
     objects = assert_nothing_leaked(cloud, done, tmp_path, list(CANARIES.values()))
     cover = objects[f"builds/app1/{build.build_id}/{handoff.COVER_PATH}"]
     assert cover.startswith(handoff.PNG_MAGIC)
+
+
+@pytest.mark.parametrize("leak", [None, "/proc/self/environ?raw", "/proc/1/environ?raw"])
+def test_the_hostile_models_attacks_aimed_at_the_aws_builder(
+    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path, leak: str | None
+) -> None:
+    """The hostile model's Vue project (tests/e2e/hostile_model.py: install and build
+    scripts, a vite.config.js that runs commands, a lockfile of its own, an import of the
+    build's environment) and its build configuration under every name a tool may load,
+    each replacing dist/ by a link to another app's files if it ran."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "index.html").write_text("VICTIM-PAGE")
+    files = {p: c.encode() for p, c in attack_files(markers, leak).items()}
+    files.update({p: c.encode() for p, c in config_attack(victim).items()})
+    build = vue_build(files)
+    done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path)
+    assert list(markers.iterdir()) == []
+    objects = assert_nothing_leaked(cloud, done, tmp_path, [*CONTAINER_CANARIES.values()])
+    published = b"".join(v for k, v in objects.items() if k.startswith("builds/app1/"))
+    for marker in (b"VICTIM-PAGE", b"ZC-MARKER"):
+        assert marker not in published
+    assert not any(k.endswith("zc-marker.txt") for k in objects)
+    assert "ZC-MARKER-CONFIG-RAN" not in done.stdout + outcome.log_tail
+    if leak is None:
+        assert done.returncode == 0 and outcome.ok, done.stdout[-3000:]
+    else:  # the import is refused by the platform's build config: the build fails, saying so
+        assert done.returncode == 1 and not outcome.ok
+        assert "outside the project" in outcome.log_tail, outcome.log_tail
+        assert not any(k.startswith("builds/app1/") for k in objects)
