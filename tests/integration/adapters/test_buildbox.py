@@ -312,3 +312,31 @@ def test_the_hostile_models_attacks_aimed_at_the_aws_builder(
         assert done.returncode == 1 and not outcome.ok
         assert "outside the project" in outcome.log_tail, outcome.log_tail
         assert not any(k.startswith("builds/app1/") for k in objects)
+
+
+def test_a_dead_link_fails_the_build_saying_why_and_never_printing_the_link(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link that no longer opens (expired, or the source already fetched once) and a
+    build started without its variables: clear words, no link, no traceback."""
+    from zerocode.buildbox.run import main
+
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # the box scrubs its environment
+
+    secret = "X-Amz-Signature=0123456789abcdef-link-secret"
+    dead = f"http://127.0.0.1:9/zc-builds/sources/app1/b1.zip?{secret}"
+    env = {
+        "ZEROCODE_APP_ID": "app1",
+        "ZEROCODE_BUILD_ID": new_build_id(),
+        "ZEROCODE_KIND": "vue_project",
+        "ZEROCODE_PREVIEW": "0",
+        "ZEROCODE_SOURCE_URL": dead,
+    }
+    assert main(env) == 1
+    said = capsys.readouterr().out
+    assert "the source could not be fetched (downloading the source:" in said
+    assert secret not in said and "127.0.0.1:9" not in said
+    assert main({k: v for k, v in env.items() if k != "ZEROCODE_SOURCE_URL"}) == 2
+    assert "started without ZEROCODE_SOURCE_URL" in capsys.readouterr().out
+    assert main({**env, "ZEROCODE_KIND": "php"}) == 2
+    assert "unknown kind of app 'php'" in capsys.readouterr().out
