@@ -467,18 +467,17 @@ CONTAINER_CANARIES = {
 }
 
 
-def run_the_buildspec(
+def buildspec_environment(
     run: CodeBuildRun, *, toolchain: Path, chromium: str, workdir: Path, path: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Do what CodeBuild does with the platform's buildspec: run its one command,
-    ``python3 -m zerocode.buildbox``, with the build's variables, the image's settings (the
-    toolchain, Chromium, the in-box program on the path) and the container's own additions.
-    The real toolchain, Vite and Chromium run; S3 is whatever the build's links point at."""
+) -> dict[str, str]:
+    """The environment the buildspec's command gets: the build's variables, the image's
+    settings (the toolchain, Chromium, the in-box program on the path) and the container's
+    own additions. Checks the buildspec is the platform's one command."""
     spec = yaml.safe_load(run.request["buildspecOverride"])
     (command,) = spec["phases"]["build"]["commands"]
     assert command == "python3 -m zerocode.buildbox", command
     workdir.mkdir(parents=True, exist_ok=True)
-    env = {
+    return {
         "PATH": path or os.environ["PATH"],
         "PYTHONPATH": str(LAYER),
         "HOME": str(workdir),
@@ -487,6 +486,17 @@ def run_the_buildspec(
         **run.variables,
         **CONTAINER_CANARIES,
     }
+
+
+def run_the_buildspec(
+    run: CodeBuildRun, *, toolchain: Path, chromium: str, workdir: Path, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Do what CodeBuild does with the platform's buildspec: run its one command,
+    ``python3 -m zerocode.buildbox``, in :func:`buildspec_environment`. The real toolchain,
+    Vite and Chromium run; S3 is whatever the build's links point at."""
+    env = buildspec_environment(
+        run, toolchain=toolchain, chromium=chromium, workdir=workdir, path=path
+    )
     return subprocess.run(
         [sys.executable, "-m", "zerocode.buildbox"],
         env=env,

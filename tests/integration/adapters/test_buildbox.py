@@ -8,6 +8,8 @@ Nothing of another app, no credential, no marker."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -22,7 +24,12 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from tests.aws_standins import CONTAINER_CANARIES, CodeBuildRun, run_the_buildspec
+from tests.aws_standins import (
+    CONTAINER_CANARIES,
+    CodeBuildRun,
+    buildspec_environment,
+    run_the_buildspec,
+)
 from tests.e2e.hostile_model import attack_files, config_attack
 from tests.integration.adapters.test_chromium_covers import Secret, chromium_or_skip, hostile_page
 from tests.integration.publishing.test_vue_template_builds import created_files
@@ -33,6 +40,7 @@ from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot
 from zerocode.bootstrap.settings import Settings
+from zerocode.buildbox.run import main
 from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
 
 BUCKET = "zc-builds"
@@ -109,11 +117,17 @@ def wrappers(bin_dir: Path, state: Path) -> None:
 
 
 def run_build(
-    cloud: dict[str, Any], build: BuildJob, toolchain: Path, tmp: Path
+    cloud: dict[str, Any],
+    build: BuildJob,
+    toolchain: Path,
+    tmp: Path,
+    *,
+    in_process: bool = False,
 ) -> tuple[subprocess.CompletedProcess[str], BuildOutcome, dict[str, str]]:
     """Start ``build`` (StartBuild stubbed: the request is what matters), run the buildspec's
     one command with the environment CodeBuild would give it, then finish as build_events
-    would. Returns the run, the outcome and the build's variables."""
+    would. Returns the run, the outcome and the build's variables. ``in_process``: call the
+    program's ``main`` here instead (its environment patched in), so coverage sees it."""
     builder: CodeBuildBuilder = cloud["builder"]
     sent: list[dict[str, Any]] = []
     builder.codebuild.meta.events.register(
@@ -127,13 +141,23 @@ def run_build(
     state = tmp / "state"
     state.mkdir()
     wrappers(tmp / "bin", state)
-    done = run_the_buildspec(
-        CodeBuildRun("zc-project:1", "zc-project", sent[-1]),
-        toolchain=toolchain,
-        chromium=chromium_or_skip(),
-        workdir=tmp / "work",
-        path=f"{tmp / 'bin'}:{os.environ['PATH']}",
-    )
+    run = CodeBuildRun("zc-project:1", "zc-project", sent[-1])
+    chromium, workdir = chromium_or_skip(), tmp / "work"
+    path = f"{tmp / 'bin'}:{os.environ['PATH']}"
+    if not in_process:
+        done = run_the_buildspec(
+            run, toolchain=toolchain, chromium=chromium, workdir=workdir, path=path
+        )
+    else:
+        env = buildspec_environment(
+            run, toolchain=toolchain, chromium=chromium, workdir=workdir, path=path
+        )
+        printed = io.StringIO()
+        with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+            patch.setattr(os, "environ", env)
+            patch.chdir(workdir)
+            code = main(env)
+        done = subprocess.CompletedProcess(["main"], code, printed.getvalue(), "")
     status = "SUCCEEDED" if done.returncode == 0 else "FAILED"
     with Stubber(builder.codebuild) as stub:
         stub.add_response(
@@ -223,12 +247,15 @@ def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_links(
 
 
 def test_a_runtime_error_is_found_in_the_build_and_a_preview_gets_the_picker(
-    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path
+    cloud: dict[str, Any],
+    installed_toolchain: Path,
+    tmp_path: Path,
 ) -> None:
+    """In process (the program's ``main`` called here, so its lines count as covered)."""
     files = {p: c.encode() for p, c in created_files("A Vue todo list").items()}
     files["src/main.js"] = b"throw new Error('zerocode-in-build-boom')\n" + files["src/main.js"]
     build = vue_build(files, preview=True)
-    done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path)
+    done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path, in_process=True)
     assert done.returncode == 0 and outcome.ok, done.stdout[-3000:]
     problems = BuildCheckResult(cloud["s3"], cloud["bucket"]).read("app1", build.build_id)
     assert problems is not None
@@ -256,10 +283,13 @@ def test_a_broken_project_fails_with_vites_own_message(
 
 
 def test_a_hostile_html_page_is_checked_confined_and_gets_a_cover(
-    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path
+    cloud: dict[str, Any],
+    installed_toolchain: Path,
+    tmp_path: Path,
 ) -> None:
     """The page of the browser-confinement tests, aimed at the build's browser: loopback
-    services, the metadata address, WebRTC, workers, forms. None of it reaches anything."""
+    services, the metadata address, WebRTC, workers, forms. None of it reaches anything.
+    In process, as above."""
     secret = Secret()
     secret.start()
     try:
@@ -271,7 +301,7 @@ def test_a_hostile_html_page_is_checked_confined_and_gets_a_cover(
                 {"index.html": hostile_page(secret.port).encode(), "own.css": b"h1 { color: teal }"}
             ),
         )
-        done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path)
+        done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path, in_process=True)
     finally:
         secret.close()
     assert done.returncode == 0 and outcome.ok, done.stdout[-3000:]
