@@ -16,7 +16,9 @@ def log_lines(server: Server) -> list[dict[str, Any]]:
     out = []
     text = server.log.read_text()
     # Whole lines only: the server (shared with other modules) may be writing one right now.
-    for line in text[: text.rfind("\n") + 1].splitlines():
+    # Split on "\n" alone: a logged path may hold U+2028 or U+0085, which JSON keeps as
+    # they are and str.splitlines() would take for line ends.
+    for line in text[: text.rfind("\n") + 1].split("\n"):
         if line.startswith("{"):
             out.append(json.loads(line))
     return out
