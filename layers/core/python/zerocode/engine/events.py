@@ -73,16 +73,24 @@ _NAMES: dict[type, str] = {
 }
 
 
+def event_name(event: TurnEvent) -> str:
+    """The SSE event name of ``event``; "" for text, which is sent unnamed."""
+    return "" if isinstance(event, TextEvent) else _NAMES[type(event)]
+
+
+def event_data(event: TurnEvent) -> str:
+    """The JSON ``data`` of ``event``'s SSE frame."""
+    if isinstance(event, TextEvent):
+        payload: dict[str, object] = {"d": event.text}
+    else:
+        payload = asdict(event)
+        if isinstance(event, BuildEvent) and event.error is None:
+            del payload["error"]
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
 def sse(event: TurnEvent) -> bytes:
     """One SSE frame. Text goes as an unnamed ``data: {"d": ...}`` event for EventSource."""
-    if isinstance(event, TextEvent):
-        payload = {"d": event.text}
-        return b"data: " + _json(payload) + b"\n\n"
-    payload = asdict(event)
-    if isinstance(event, BuildEvent) and event.error is None:
-        del payload["error"]
-    return b"event: " + _NAMES[type(event)].encode() + b"\ndata: " + _json(payload) + b"\n\n"
-
-
-def _json(value: object) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    name = event_name(event)
+    head = f"event: {name}\n" if name else ""
+    return f"{head}data: {event_data(event)}\n\n".encode()

@@ -1,0 +1,87 @@
+"""TurnLog in this process's memory: one server's turns, for readers on its event loop.
+
+Enough for one machine (a turn runs in the process that keeps its log); a server that
+restarts loses its logs, and the store's record of the turn says what became of it. Bounded:
+a finished turn's log is dropped ``keep_seconds`` after its ``done``, and past ``max_turns``
+logs the oldest finished ones go first (a running turn's log is never dropped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from zerocode.engine.events import TurnEvent
+from zerocode.engine.turn_log import KEEP_SECONDS, Logged, logged
+
+
+@dataclass
+class _Log:
+    entries: list[Logged] = field(default_factory=list)
+    # Set (and replaced) on every append: a follower waits on the one it saw before reading.
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    finished_at: float | None = None
+
+
+class InProcessTurnLog:
+    def __init__(
+        self,
+        keep_seconds: float = KEEP_SECONDS,
+        max_turns: int = 2000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if keep_seconds <= 0 or max_turns < 1:
+            raise ValueError("keep_seconds and max_turns must be positive")
+        self.keep_seconds, self.max_turns, self.clock = keep_seconds, max_turns, clock
+        self._logs: dict[tuple[str, int], _Log] = {}
+
+    async def append(self, app_id: str, turn: int, event: TurnEvent) -> Logged:
+        log = self._logs.get((app_id, turn))
+        if log is None:
+            self._prune()
+            log = self._logs[(app_id, turn)] = _Log()
+        if log.finished_at is not None:
+            raise ValueError(f"turn {turn} of app {app_id} has ended: its log is closed")
+        entry = logged(turn, len(log.entries) + 1, event)
+        log.entries.append(entry)
+        if entry.done:
+            log.finished_at = self.clock()
+        changed, log.changed = log.changed, asyncio.Event()
+        changed.set()
+        return entry
+
+    async def read(self, app_id: str, turn: int, after: int = 0) -> list[Logged]:
+        log = self._logs.get((app_id, turn))
+        return [] if log is None else log.entries[max(after, 0) :]
+
+    async def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
+        log = self._logs.get((app_id, turn))
+        if log is None:
+            return
+        seen = max(after, 0)
+        while True:
+            changed = log.changed  # before reading: an append after the read sets it
+            for entry in log.entries[seen:]:
+                seen = entry.seq
+                yield entry
+                if entry.done:
+                    return
+            if log.finished_at is not None:  # asked for what comes after its done: nothing
+                return
+            await changed.wait()
+
+    async def known(self, app_id: str, turn: int) -> bool:
+        return (app_id, turn) in self._logs
+
+    def _prune(self) -> None:
+        now = self.clock()
+        for key, log in list(self._logs.items()):
+            if log.finished_at is not None and now - log.finished_at > self.keep_seconds:
+                del self._logs[key]
+        finished = sorted(
+            (log.finished_at, key) for key, log in self._logs.items() if log.finished_at is not None
+        )
+        while len(self._logs) >= self.max_turns and finished:
+            del self._logs[finished.pop(0)[1]]

@@ -1,0 +1,89 @@
+"""A turn's event log: what a reattaching client replays, in order, with nothing missing.
+
+A turn outlives the connection that started it (docs/engine.md, "Turns outlive the
+connection"), so its events cannot live only in that connection's stream. Each event is
+appended here as it happens and gets the next sequence number of its turn (1, 2, ...); on
+the wire its id is ``{turn}:{seq}`` (SSE ``id:``), and a client that lost the stream asks
+for what came after the last id it saw. The log ends with the turn's ``done`` event; a log
+whose turn can no longer end (its process died) is closed by whoever finds it so, with a
+``done: interrupted`` of its own, so a reader never waits for what will not come.
+
+Events are kept as their wire form (the SSE event name and its JSON data), so a replay is
+byte for byte what the live stream sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from zerocode.engine.events import DoneEvent, TurnEvent, event_data, event_name
+
+_ID = re.compile(r"^(\d+):(\d+)$")
+# How long a finished turn's log stays readable (the display calls a turn "recent" for a day).
+KEEP_SECONDS = 24 * 3600
+
+
+@dataclass(frozen=True, kw_only=True)
+class Logged:
+    """One event of a turn's log, in its wire form."""
+
+    turn: int
+    seq: int
+    name: str  # the SSE event name; "" for text (sent as an unnamed event)
+    data: str  # the event's JSON
+
+    @property
+    def id(self) -> str:
+        return f"{self.turn}:{self.seq}"
+
+    @property
+    def done(self) -> bool:
+        return self.name == "done"
+
+    def frame(self) -> bytes:
+        """The SSE frame, with its id."""
+        head = f"id: {self.id}\n" + (f"event: {self.name}\n" if self.name else "")
+        return (head + f"data: {self.data}\n\n").encode()
+
+
+def logged(turn: int, seq: int, event: TurnEvent) -> Logged:
+    """``event`` as the ``seq``-th entry of ``turn``'s log."""
+    return Logged(turn=turn, seq=seq, name=event_name(event), data=event_data(event))
+
+
+def parse_event_id(value: str, turn: int) -> int | None:
+    """The sequence number in a ``Last-Event-ID`` of ``turn`` (None: not one of its ids)."""
+    found = _ID.match(value.strip())
+    if found is None or int(found.group(1)) != turn:
+        return None
+    return int(found.group(2))
+
+
+def interrupted(turn: int, seq: int) -> Logged:
+    """The ``done`` that closes a log whose turn can no longer end."""
+    return logged(turn, seq, DoneEvent(status="interrupted", turn=turn))
+
+
+class TurnLog(Protocol):
+    """Where turns' events are kept for readers other than the one that started them."""
+
+    async def append(self, app_id: str, turn: int, event: TurnEvent) -> Logged:
+        """Add ``event`` to the turn's log as its next entry; the entry. Refuses (ValueError)
+        to add anything after the log's ``done``."""
+        ...
+
+    async def read(self, app_id: str, turn: int, after: int = 0) -> list[Logged]:
+        """The turn's entries after sequence number ``after``, in order (empty when none)."""
+        ...
+
+    def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
+        """The entries after ``after``, then each new one as it is appended, until and
+        including ``done``: no gap, no duplicate. Ends at once for an unknown turn."""
+        ...
+
+    async def known(self, app_id: str, turn: int) -> bool:
+        """Whether the turn has a log here (an unknown turn's events are not kept)."""
+        ...

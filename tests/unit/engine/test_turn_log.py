@@ -1,0 +1,138 @@
+"""The turn event log: ids, wire form, and followers that miss nothing and repeat nothing,
+whatever the interleaving of appends and reads (the in-process log; the port's contract)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.properties import examples
+from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
+from zerocode.engine.events import (
+    BuildEvent,
+    DoneEvent,
+    ErrorEvent,
+    TextEvent,
+    ToolEvent,
+    TurnEvent,
+    sse,
+)
+from zerocode.engine.turn_log import Logged, interrupted, logged, parse_event_id
+
+SOME: list[TurnEvent] = [
+    TextEvent("Here is "),
+    TextEvent("a page ✓\n"),
+    ToolEvent(id="c1", name="write_file", phase="call", ok=None, path="index.html", summary="w"),
+    BuildEvent(status="running", buildId="b1"),
+    BuildEvent(status="failed", buildId="b1", error="no index.html"),
+    ErrorEvent("build_failed", "the build failed"),
+]
+
+
+def test_an_entry_is_the_live_frame_with_its_id() -> None:
+    for seq, event in enumerate([*SOME, DoneEvent("succeeded", 3)], start=1):
+        entry = logged(3, seq, event)
+        assert entry.id == f"3:{seq}"
+        assert entry.frame() == f"id: 3:{seq}\n".encode() + sse(event)
+    assert logged(3, 7, DoneEvent("failed", 3)).done
+    assert interrupted(3, 9).frame().endswith(b'"status":"interrupted","turn":3}\n\n')
+
+
+@pytest.mark.parametrize(
+    ("value", "seq"),
+    [("4:12", 12), (" 4:0 ", 0), ("3:12", None), ("4:", None), ("x", None), ("4:-1", None)],
+)
+def test_a_last_event_id_names_a_sequence_number_of_its_own_turn_only(
+    value: str, seq: int | None
+) -> None:
+    assert parse_event_id(value, 4) == seq
+
+
+def test_append_numbers_from_one_and_closes_at_done() -> None:
+    async def go() -> None:
+        log = InProcessTurnLog()
+        assert not await log.known("a", 1)
+        entries = [await log.append("a", 1, e) for e in SOME]
+        assert [e.seq for e in entries] == list(range(1, len(SOME) + 1))
+        done = await log.append("a", 1, DoneEvent("succeeded", 1))
+        assert done.done and done.seq == len(SOME) + 1 and await log.known("a", 1)
+        with pytest.raises(ValueError, match="has ended"):
+            await log.append("a", 1, TextEvent("late"))
+        assert [e.seq for e in await log.read("a", 1, after=4)] == [5, 6, 7]
+        assert await log.read("a", 2) == [] and await log.read("b", 1) == []
+        other = await log.append("a", 2, TextEvent("turn two"))  # each turn its own log
+        assert other.seq == 1
+
+    asyncio.run(go())
+
+
+def test_following_an_unknown_turn_ends_at_once() -> None:
+    async def go() -> list[Logged]:
+        return [e async for e in InProcessTurnLog().follow("a", 1)]
+
+    assert asyncio.run(go()) == []
+
+
+@settings(max_examples=examples(200))
+@given(
+    count=st.integers(min_value=0, max_value=30),
+    afters=st.lists(st.integers(min_value=-2, max_value=35), min_size=1, max_size=4),
+    starts=st.lists(st.integers(min_value=0, max_value=31), min_size=4, max_size=4),
+    pauses=st.lists(st.booleans(), min_size=31, max_size=31),
+)
+def test_followers_get_exactly_what_came_after_their_point_whenever_they_join(
+    count: int, afters: list[int], starts: list[int], pauses: list[bool]
+) -> None:
+    """A writer appends ``count`` events and ``done``, yielding to the loop at random
+    points; followers join after random appends, each from its own point. Each gets the
+    entries after that point, in order, through ``done``: no gap, no duplicate."""
+
+    async def go() -> None:
+        log = InProcessTurnLog()
+        await log.append("a", 1, TextEvent("first"))  # the log exists before anyone follows
+        got: dict[int, list[int]] = {}
+
+        async def follower(index: int, after: int) -> None:
+            got[index] = [e.seq async for e in log.follow("a", 1, after)]
+
+        tasks: list[asyncio.Task[None]] = []
+        for n in range(count + 1):
+            for index, after in enumerate(afters):
+                if starts[index] == n:
+                    tasks.append(asyncio.create_task(follower(index, after)))
+            event: TurnEvent = TextEvent(f"t{n}") if n < count else DoneEvent("succeeded", 1)
+            await log.append("a", 1, event)
+            if pauses[n]:
+                await asyncio.sleep(0)
+        for index, after in enumerate(afters):  # late joiners read a finished log
+            if starts[index] > count:
+                tasks.append(asyncio.create_task(follower(index, after)))
+        await asyncio.wait_for(asyncio.gather(*tasks), 5)
+        last = count + 2  # "first", count events, done
+        for index, after in enumerate(afters):  # past the end of a finished log: nothing
+            assert got[index] == list(range(max(after, 0) + 1, last + 1)), (index, after)
+
+    asyncio.run(go())
+
+
+def test_finished_logs_are_dropped_after_their_time_and_past_the_bound() -> None:
+    now = [0.0]
+
+    async def go() -> None:
+        log = InProcessTurnLog(keep_seconds=60, max_turns=3, clock=lambda: now[0])
+        await log.append("a", 1, DoneEvent("succeeded", 1))
+        await log.append("a", 2, TextEvent("still running"))
+        now[0] = 61
+        await log.append("a", 3, TextEvent("a new turn prunes"))
+        assert not await log.known("a", 1)  # finished more than a minute ago
+        await log.append("a", 4, DoneEvent("failed", 4))
+        await log.append("a", 5, TextEvent("x"))  # a fourth log: the oldest finished goes
+        assert await log.known("a", 2) and await log.known("a", 3) and await log.known("a", 5)
+        assert not await log.known("a", 4)  # running logs are never dropped
+        with pytest.raises(ValueError):
+            InProcessTurnLog(keep_seconds=0)
+
+    asyncio.run(go())
