@@ -1,0 +1,124 @@
+"""TurnLog in Redis/Valkey Streams: turns' events for every API container (ElastiCache).
+
+On AWS a reader's request may land in another Lambda container than the turn's, so the
+log lives in the cache: one stream per turn, ``{prefix}{appId}:{turn}``, each event an entry
+whose id is ``0-{seq}`` (explicit ids must grow; this makes a ``Last-Event-ID`` an entry
+id). Appending is one Lua script, so the next number and the closed check are atomic across
+containers. A replay is ``XRANGE`` after an id; a follower then blocks in ``XREAD`` for the
+next entries (a bounded block, so it also notices a turn that ended while it waited). The
+stream expires ``keep_seconds`` after its last append.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from zerocode.engine.events import TurnEvent
+from zerocode.engine.turn_log import KEEP_SECONDS, Logged, logged
+
+# KEYS[1] the stream; ARGV: name, data, keep seconds. Returns the new seq, or -1 if closed.
+_APPEND = """
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local seq = 1
+if #last > 0 then
+  local fields = last[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'name' and fields[i + 1] == 'done' then return -1 end
+  end
+  seq = tonumber(string.sub(last[1][1], 3)) + 1
+end
+redis.call('XADD', KEYS[1], '0-' .. seq, 'name', ARGV[1], 'data', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return seq
+"""
+BLOCK_MS = 5_000
+
+
+class RedisTurnLog:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        keep_seconds: int = KEEP_SECONDS,
+        prefix: str = "zerocode:turnlog:",
+        block_ms: int = BLOCK_MS,
+    ) -> None:
+        self.client, self.keep_seconds, self.prefix = client, keep_seconds, prefix
+        self.block_ms = block_ms
+        self._append = client.register_script(_APPEND)
+
+    @classmethod
+    def from_url(cls, url: str, timeout: float = 10.0) -> RedisTurnLog:
+        client = aioredis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=2, health_check_interval=30
+        )
+        return cls(client)
+
+    def _key(self, app_id: str, turn: int) -> str:
+        return f"{self.prefix}{app_id}:{turn}"
+
+    async def append(self, app_id: str, turn: int, event: TurnEvent) -> Logged:
+        draft = logged(turn, 0, event)
+        seq = int(
+            await self._append(
+                keys=[self._key(app_id, turn)], args=[draft.name, draft.data, self.keep_seconds]
+            )
+        )
+        if seq < 0:
+            raise ValueError(f"turn {turn} of app {app_id} has ended: its log is closed")
+        return Logged(turn=turn, seq=seq, name=draft.name, data=draft.data)
+
+    async def read(self, app_id: str, turn: int, after: int = 0) -> list[Logged]:
+        # redis-py's annotations of stream replies are looser than what it returns
+        found: Any = await self.client.xrange(self._key(app_id, turn), min=f"(0-{max(after, 0)}")
+        return [_entry(turn, raw) for raw in found]
+
+    async def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
+        key = self._key(app_id, turn)
+        if not await self.known(app_id, turn):
+            return
+        seen = max(after, 0)
+        for entry in await self.read(app_id, turn, seen):
+            seen = entry.seq
+            yield entry
+            if entry.done:
+                return
+        while True:
+            if await self._closed(key):
+                for entry in await self.read(app_id, turn, seen):  # what came meanwhile
+                    yield entry
+                return
+            answer: Any = await self.client.xread({key: f"0-{seen}"}, block=self.block_ms)
+            for _, entries in answer or []:
+                for raw in entries:
+                    entry = _entry(turn, raw)
+                    seen = entry.seq
+                    yield entry
+                    if entry.done:
+                        return
+            if not answer and not await self.known(app_id, turn):
+                return  # expired while nothing came
+
+    async def _closed(self, key: str) -> bool:
+        last: Any = await self.client.xrevrange(key, count=1)
+        return bool(last) and _field(last[0][1], "name") == "done"
+
+    async def known(self, app_id: str, turn: int) -> bool:
+        return bool(await self.client.exists(self._key(app_id, turn)))
+
+
+def _field(fields: dict[Any, Any], name: str) -> str:
+    value = fields.get(name.encode(), fields.get(name, b""))
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _entry(turn: int, raw: tuple[Any, dict[Any, Any]]) -> Logged:
+    ident = raw[0].decode() if isinstance(raw[0], bytes) else str(raw[0])
+    return Logged(
+        turn=turn,
+        seq=int(ident.split("-", 1)[1]),
+        name=_field(raw[1], "name"),
+        data=_field(raw[1], "data"),
+    )

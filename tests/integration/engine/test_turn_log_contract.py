@@ -1,0 +1,123 @@
+"""The TurnLog contract, for every adapter: in process, SQLite (a real file) and Redis
+Streams (a real Redis). Numbering from one, closed at ``done``, replays after any point,
+followers that see appends from another instance (another process, another container)
+with no gap and no duplicate, and the same wire form everywhere."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REDIS_URL, redis_client_or_skip
+from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
+from zerocode.adapters.redis.turn_log import RedisTurnLog
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.turn_log import SqliteTurnLog
+from zerocode.engine.events import BuildEvent, DoneEvent, TextEvent, TurnEvent
+from zerocode.engine.turn_log import TurnLog, logged
+
+Factory = Callable[[], TurnLog]  # a new instance over the same storage
+
+
+@pytest.fixture(params=["inprocess", "sqlite", "redis"])
+def logs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
+    if request.param == "inprocess":
+        shared = InProcessTurnLog()  # one process: every "instance" is the same log
+        yield lambda: shared
+    elif request.param == "sqlite":
+        dbs: list[SqliteDatabase] = []
+
+        def sqlite() -> TurnLog:
+            dbs.append(SqliteDatabase(tmp_path / "zerocode.sqlite3"))
+            return SqliteTurnLog(dbs[-1], poll_seconds=0.01)
+
+        yield sqlite
+        for db in dbs:
+            db.close()
+    else:
+        redis_client_or_skip()
+        import redis.asyncio as aioredis
+
+        prefix = f"zerocode:test:turnlog:{secrets.token_hex(4)}:"
+
+        def redis() -> TurnLog:
+            client = aioredis.Redis.from_url(REDIS_URL)
+            return RedisTurnLog(client, prefix=prefix, block_ms=200)
+
+        yield redis
+
+
+EVENTS: list[TurnEvent] = [
+    TextEvent("Here is "),
+    TextEvent("a page — ✓"),
+    BuildEvent(status="running", buildId="b1"),
+    BuildEvent(status="succeeded", buildId="b1"),
+]
+
+
+def test_appends_number_from_one_replay_after_a_point_and_close_at_done(logs: Factory) -> None:
+    async def go() -> None:
+        log = logs()
+        assert not await log.known("app1", 1)
+        assert [e async for e in log.follow("app1", 1)] == []
+        entries = [await log.append("app1", 1, e) for e in EVENTS]
+        assert [e.seq for e in entries] == [1, 2, 3, 4]
+        assert entries == [logged(1, n, e) for n, e in enumerate(EVENTS, start=1)]
+        assert await log.known("app1", 1) and not await log.known("app1", 2)
+        done = await log.append("app1", 1, DoneEvent("succeeded", 1))
+        assert done.seq == 5 and done.done
+        with pytest.raises(ValueError, match="has ended"):
+            await log.append("app1", 1, TextEvent("late"))
+        assert await log.read("app1", 1, after=3) == [entries[3], done]
+        assert await log.read("app1", 1, after=5) == []
+        assert [e.seq async for e in log.follow("app1", 1, after=2)] == [3, 4, 5]
+        assert (await log.append("app1", 2, TextEvent("next turn"))).seq == 1
+        assert (await log.append("app2", 1, TextEvent("another app"))).seq == 1
+
+    asyncio.run(go())
+
+
+def test_a_follower_of_another_instance_misses_nothing_and_repeats_nothing(
+    logs: Factory,
+) -> None:
+    """The writer and two followers on separate instances (for SQLite and Redis: separate
+    connections, as another process or container would have); one follower joins late."""
+
+    async def go() -> tuple[list[int], list[int]]:
+        writer, early, late = logs(), logs(), logs()
+        await writer.append("app1", 7, TextEvent("start"))
+
+        async def follow(log: TurnLog, after: int) -> list[int]:
+            return [e.seq async for e in log.follow("app1", 7, after)]
+
+        first = asyncio.create_task(follow(early, 0))
+        for n in range(40):
+            await writer.append("app1", 7, TextEvent(f"t{n}"))
+            if n % 7 == 0:
+                await asyncio.sleep(0.02)
+        second = asyncio.create_task(follow(late, 20))
+        await asyncio.sleep(0.05)
+        await writer.append("app1", 7, DoneEvent("succeeded", 7))
+        return await asyncio.wait_for(asyncio.gather(first, second), 10)
+
+    early_seen, late_seen = asyncio.run(go())
+    assert early_seen == list(range(1, 43))
+    assert late_seen == list(range(21, 43))
+
+
+def test_the_wire_form_is_the_same_in_every_store(logs: Factory) -> None:
+    async def go() -> list[Any]:
+        log = logs()
+        for event in [*EVENTS, DoneEvent("failed", 3)]:
+            await log.append("app1", 3, event)
+        return [e.frame() for e in await log.read("app1", 3)]
+
+    frames = asyncio.run(go())
+    expected = [logged(3, n, e).frame() for n, e in enumerate(EVENTS, start=1)]
+    assert frames[:4] == expected
+    assert frames[4] == b'id: 3:5\nevent: done\ndata: {"status":"failed","turn":3}\n\n'
