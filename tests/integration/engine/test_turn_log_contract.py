@@ -1,7 +1,7 @@
-"""The TurnLog contract, for every adapter: in process, SQLite (a real file) and Redis
-Streams (a real Redis). Numbering from one, closed at ``done``, replays after any point,
-followers that see appends from another instance (another process, another container)
-with no gap and no duplicate, and the same wire form everywhere."""
+"""The TurnLog contract, for every adapter: in process, SQLite (a real file), Redis
+Streams (a real Redis) and DynamoDB (moto). Numbering from one, closed at ``done``, replays
+after any point, followers that see appends from another instance (another process, another
+container) with no gap and no duplicate, and the same wire form everywhere."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REDIS_URL, redis_client_or_skip
+from zerocode.adapters.dynamodb.turn_log import DynamoTurnLog, create_turn_events_table
 from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
 from zerocode.adapters.redis.turn_log import RedisTurnLog
 from zerocode.adapters.sqlite.database import SqliteDatabase
@@ -24,9 +25,11 @@ from zerocode.engine.turn_log import TurnLog, logged
 Factory = Callable[[], TurnLog]  # a new instance over the same storage
 
 
-@pytest.fixture(params=["inprocess", "sqlite", "redis"])
+@pytest.fixture(params=["inprocess", "sqlite", "redis", "dynamodb"])
 def logs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
-    if request.param == "inprocess":
+    if request.param == "dynamodb":
+        yield from _dynamodb()
+    elif request.param == "inprocess":
         shared = InProcessTurnLog()  # one process: every "instance" is the same log
         yield lambda: shared
     elif request.param == "sqlite":
@@ -50,6 +53,19 @@ def logs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
             return RedisTurnLog(client, prefix=prefix, block_ms=200)
 
         yield redis
+
+
+def _dynamodb() -> Iterator[Factory]:
+    """moto's DynamoDB in this process; each instance its own client."""
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        create_turn_events_table(client, "turn-events")
+        yield lambda: DynamoTurnLog(
+            boto3.client("dynamodb", region_name="us-east-1"), "turn-events", poll_seconds=0.01
+        )
 
 
 EVENTS: list[TurnEvent] = [

@@ -20,7 +20,7 @@ from zerocode.engine.events import (
     TurnEvent,
     sse,
 )
-from zerocode.engine.turn_log import Logged, interrupted, logged, parse_event_id
+from zerocode.engine.turn_log import Logged, interrupted, logged, parse_event_id, polled
 
 SOME: list[TurnEvent] = [
     TextEvent("Here is "),
@@ -136,3 +136,30 @@ def test_finished_logs_are_dropped_after_their_time_and_past_the_bound() -> None
             InProcessTurnLog(keep_seconds=0)
 
     asyncio.run(go())
+
+
+def test_a_polled_follower_reads_a_done_written_between_its_read_and_its_check() -> None:
+    """The race a polling store has: the read sees 1..3, then ``done`` (4) is written, then
+    the check finds the log ended. The follower must read once more, not stop at 3."""
+    entries = [logged(2, n, TextEvent(f"t{n}")) for n in (1, 2, 3)]
+    done = logged(2, 4, DoneEvent("succeeded", 2))
+    written = list(entries)
+
+    async def read(after: int) -> list[Logged]:
+        found = [e for e in written if e.seq > after]
+        if done not in written:
+            written.append(done)  # written just after this read answered
+        return found
+
+    async def ended_at() -> int | None:
+        return 4 if done in written else None
+
+    async def go() -> list[int]:
+        return [e.seq async for e in polled(read, ended_at, 0, 0.01)]
+
+    assert asyncio.run(go()) == [1, 2, 3, 4]
+
+    async def past_the_end() -> list[int]:
+        return [e.seq async for e in polled(read, ended_at, 4, 0.01)]
+
+    assert asyncio.run(past_the_end()) == []

@@ -14,8 +14,9 @@ byte for byte what the live stream sent.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -52,6 +53,31 @@ class Logged:
 def logged(turn: int, seq: int, event: TurnEvent) -> Logged:
     """``event`` as the ``seq``-th entry of ``turn``'s log."""
     return Logged(turn=turn, seq=seq, name=event_name(event), data=event_data(event))
+
+
+async def polled(
+    read: Callable[[int], Awaitable[list[Logged]]],
+    ended_at: Callable[[], Awaitable[int | None]],
+    after: int,
+    pause: float,
+) -> AsyncIterator[Logged]:
+    """:meth:`TurnLog.follow` for a store that can only be polled: ``read(after)`` gives the
+    entries after a point, ``ended_at()`` the number of the log's ``done`` (0 when the log
+    is gone), or None while the turn runs. A ``done`` written between a read and the check
+    is read before the follower ends."""
+    seen = max(after, 0)
+    while True:
+        for entry in await read(seen):
+            seen = entry.seq
+            yield entry
+            if entry.done:
+                return
+        end = await ended_at()
+        if end is not None:
+            if end > seen:
+                continue  # it ended since the read above: read what came
+            return
+        await asyncio.sleep(pause)
 
 
 def parse_event_id(value: str, turn: int) -> int | None:

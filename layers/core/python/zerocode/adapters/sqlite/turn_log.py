@@ -12,12 +12,13 @@ runs, since another process may be the one appending.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncIterator, Callable
 
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.engine.events import TurnEvent
-from zerocode.engine.turn_log import KEEP_SECONDS, Logged, logged
+from zerocode.engine.turn_log import KEEP_SECONDS, Logged, logged, polled
 
 
 class SqliteTurnLog:
@@ -81,23 +82,17 @@ class SqliteTurnLog:
     async def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
         if not await self.known(app_id, turn):
             return
-        seen = max(after, 0)
-        while True:
-            for entry in await self.read(app_id, turn, seen):
-                seen = entry.seq
-                yield entry
-                if entry.done:
-                    return
-            if await asyncio.to_thread(self._finished, app_id, turn):
-                return
-            await asyncio.sleep(self.poll_seconds)
+        ended = functools.partial(asyncio.to_thread, self._done_at, app_id, turn)
+        reader = functools.partial(self.read, app_id, turn)
+        async for entry in polled(reader, ended, after, self.poll_seconds):
+            yield entry
 
-    def _finished(self, app_id: str, turn: int) -> bool:
+    def _done_at(self, app_id: str, turn: int) -> int | None:
         rows = self.db.query(
-            "SELECT 1 FROM turn_events WHERE app_id = ? AND turn = ? AND name = 'done'",
+            "SELECT seq FROM turn_events WHERE app_id = ? AND turn = ? AND name = 'done'",
             (app_id, turn),
         )
-        return bool(rows)
+        return int(rows[0][0]) if rows else None
 
     async def known(self, app_id: str, turn: int) -> bool:
         rows = await asyncio.to_thread(
