@@ -98,16 +98,7 @@ def old_buildspec(tools_cache: Path, work: Path) -> dict[str, float]:
         (tree / name).write_bytes(data)
     clock = time.perf_counter()
     subprocess.run(
-        [
-            "npm",
-            "ci",
-            "--ignore-scripts",
-            "--no-audit",
-            "--no-fund",
-            "--prefer-offline",
-            "--cache",
-            str(tools_cache),
-        ],
+        ["npm", *toolchain.NPM_CI_ARGS, "--cache", str(tools_cache)],
         cwd=tree,
         check=True,
         capture_output=True,

@@ -370,3 +370,32 @@ def test_a_dead_link_fails_the_build_saying_why_and_never_printing_the_link(
     assert "started without ZEROCODE_SOURCE_URL" in capsys.readouterr().out
     assert main({**env, "ZEROCODE_KIND": "php"}) == 2
     assert "unknown kind of app 'php'" in capsys.readouterr().out
+
+
+def test_the_builds_own_server_serves_the_site_and_nothing_it_links_to(tmp_path: Path) -> None:
+    """What the page in the build's browser can fetch from its own origin: the site's files,
+    not a file of the box a link in the site (or ``..``) points at."""
+    from zerocode.buildbox.browser import served
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("BOX-SECRET")
+    site = tmp_path / "site"
+    (site / "assets").mkdir(parents=True)
+    (site / "index.html").write_text("<h1>own page</h1>")
+    (site / "assets" / "a.js").write_text("own script")
+    (site / "leak.txt").symlink_to(secret)
+    (site / "linked").symlink_to(tmp_path, target_is_directory=True)
+    with served(site) as url:
+
+        def get(path: str) -> tuple[int, bytes]:
+            try:
+                with urllib.request.urlopen(url + path, timeout=5) as answer:
+                    return answer.status, answer.read()
+            except urllib.error.HTTPError as exc:
+                return exc.code, b""
+
+        assert get("") == (200, b"<h1>own page</h1>")
+        assert get("assets/a.js") == (200, b"own script")
+        for path in ("leak.txt", "linked/secret.txt", "../secret.txt", "%2e%2e/secret.txt"):
+            status, body = get(path)
+            assert status == 404 and b"BOX-SECRET" not in body, path

@@ -56,7 +56,19 @@ class Checked:
         }
 
 
-class _Quiet(SimpleHTTPRequestHandler):
+class _Site(SimpleHTTPRequestHandler):
+    """The built site's own files: nothing the site links to elsewhere in the box is served
+    (a link, or a path that resolves outside the site, is a 404), and nothing is logged."""
+
+    def send_head(self) -> Any:
+        root = os.path.realpath(self.directory)
+        path = self.translate_path(self.path)
+        real = os.path.realpath(path)
+        if os.path.islink(path) or (real != root and not real.startswith(root + os.sep)):
+            self.send_error(404)
+            return None
+        return super().send_head()
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -64,7 +76,7 @@ class _Quiet(SimpleHTTPRequestHandler):
 @contextlib.contextmanager
 def served(site: Path) -> Iterator[str]:
     """``site`` on a free loopback port, for as long as the block runs: its URL."""
-    handler = functools.partial(_Quiet, directory=str(site))
+    handler = functools.partial(_Site, directory=str(site))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

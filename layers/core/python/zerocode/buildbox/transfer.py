@@ -11,6 +11,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 
+from zerocode.adapters.aws.build_handoff import ARCHIVE_TYPE
+
 TIMEOUT_SECONDS = 60
 _CHUNK = 1 << 16
 
@@ -52,5 +54,5 @@ def delete(url: str, what: str = "deleting the source") -> None:
 
 
 def put(url: str, data: bytes, what: str = "uploading the output") -> None:
-    headers = {"Content-Type": "application/x-tar", "Content-Length": str(len(data))}
+    headers = {"Content-Type": ARCHIVE_TYPE, "Content-Length": str(len(data))}
     _send(urllib.request.Request(url, data=data, method="PUT", headers=headers), what)

@@ -11,13 +11,12 @@ turn.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from zerocode.adapters.aws.build_handoff import MAX_CHECK_BYTES
+from zerocode.adapters.aws.build_handoff import MAX_CHECK_BYTES, check_problems
 from zerocode.adapters.aws.errors import error_code
 from zerocode.apps.records import App
 from zerocode.apps.workspace import check_app_id
@@ -46,13 +45,4 @@ class BuildCheckResult:
             if error_code(exc) not in {"404", "NoSuchKey", "NotFound"}:
                 log.warning("runtime check of build %s unreadable: %s", build_id, error_code(exc))
             return None
-        try:
-            found = json.loads(data) if len(data) <= MAX_CHECK_BYTES else None
-        except ValueError:
-            found = None
-        if not isinstance(found, dict) or found.get("checked") is not True:
-            return None
-        problems = found.get("problems")
-        if not isinstance(problems, list):
-            return None
-        return [str(p)[:300] for p in problems[:10]]
+        return check_problems(data)

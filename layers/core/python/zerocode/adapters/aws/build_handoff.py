@@ -11,6 +11,8 @@ cover and the tail of the build's log. The platform unpacks it by the strict rul
 
 from __future__ import annotations
 
+import json
+
 HANDOFF_FILE = ".zerocode/handoff.json"  # in the source zip: {"output": PUT, "done": DELETE}
 PICKER_IN_SOURCE = ".zerocode/picker.js"  # a preview's element picker, sent with its source
 ARCHIVE_ROOT = "out"
@@ -26,3 +28,23 @@ MAX_CHECK_BYTES = 64 << 10
 MAX_COVER_BYTES = 4 << 20
 MAX_LOG_BYTES = 16 << 10
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+ARCHIVE_TYPE = "application/x-tar"  # the Content-Type the PUT link is signed for
+MAX_PROBLEMS, MAX_PROBLEM_CHARS = 10, 300
+
+
+def check_problems(raw: bytes | None) -> list[str] | None:
+    """A check result as the platform reads it: the problems found (strings, bounded), or
+    None when the page was not checked. Anything malformed or too large is "not checked":
+    the result is the build's word, and the build ran the app's code."""
+    if raw is None or len(raw) > MAX_CHECK_BYTES:
+        return None
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or found.get("checked") is not True:
+        return None
+    problems = found.get("problems")
+    if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+        return None
+    return [p[:MAX_PROBLEM_CHARS] for p in problems[:MAX_PROBLEMS]]

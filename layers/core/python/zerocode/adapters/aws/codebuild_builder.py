@@ -64,7 +64,6 @@ phases:
 """
 _FAILED = {"FAILED", "FAULT", "STOPPED", "TIMED_OUT"}
 _MISSING = {"404", "NoSuchKey", "NotFound"}
-ARCHIVE_TYPE = "application/x-tar"
 
 
 class CodeBuildBuilder:
@@ -130,7 +129,11 @@ class CodeBuildBuilder:
         links = {
             "output": signer.generate_presigned_url(
                 "put_object",
-                Params={"Bucket": self.bucket, "Key": staging_key, "ContentType": ARCHIVE_TYPE},
+                Params={
+                    "Bucket": self.bucket,
+                    "Key": staging_key,
+                    "ContentType": handoff.ARCHIVE_TYPE,
+                },
                 ExpiresIn=self.credential_seconds,
             ),
             "done": signer.generate_presigned_url(
@@ -275,7 +278,7 @@ class CodeBuildBuilder:
         self.s3.put_object(
             Bucket=self.bucket,
             Key=self.check_key(app_id, build_id),
-            Body=json.dumps(_check_result(out / handoff.CHECK_FILE)).encode(),
+            Body=json.dumps(_stored_check(out / handoff.CHECK_FILE)).encode(),
             ContentType="application/json",
         )
         for path in sorted(files, key=lambda p: p == "index.html"):
@@ -387,22 +390,12 @@ def _is_png(path: Path) -> bool:
         return f.read(len(handoff.PNG_MAGIC)) == handoff.PNG_MAGIC
 
 
-def _check_result(path: Path) -> dict[str, Any]:
-    """The build's check result, reduced to what the platform reads: whether the page was
-    checked and its problems (strings, bounded). Anything malformed is "not checked"."""
-    unchecked: dict[str, Any] = {"checked": False, "problems": []}
-    if not path.is_file() or path.stat().st_size > handoff.MAX_CHECK_BYTES:
-        return unchecked
-    try:
-        found = json.loads(path.read_bytes())
-    except ValueError:
-        return unchecked
-    if not isinstance(found, dict) or found.get("checked") is not True:
-        return unchecked
-    problems = found.get("problems")
-    if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
-        return unchecked
-    return {"checked": True, "problems": [p[:300] for p in problems[:10]]}
+def _stored_check(path: Path) -> dict[str, Any]:
+    """The build's check result as kept in ``checks/``: only what the platform reads."""
+    small = path.is_file() and path.stat().st_size <= handoff.MAX_CHECK_BYTES
+    raw = path.read_bytes() if small else None
+    problems = handoff.check_problems(raw)
+    return {"checked": problems is not None, "problems": problems or []}
 
 
 def _phases(build: dict[str, Any]) -> str:

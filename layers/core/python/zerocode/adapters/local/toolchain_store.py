@@ -94,11 +94,7 @@ class ToolchainStore:
                     env[key] = os.environ[key]
             proc = await asyncio.create_subprocess_exec(
                 self.npm,
-                "ci",
-                "--ignore-scripts",
-                "--no-audit",
-                "--no-fund",
-                "--prefer-offline",
+                *toolchain.NPM_CI_ARGS,
                 "--cache",
                 str(self.npm_cache),
                 cwd=tmp,

@@ -49,13 +49,6 @@ class RedisTurnLog:
         self.block_ms = block_ms
         self._append = client.register_script(_APPEND)
 
-    @classmethod
-    def from_url(cls, url: str, timeout: float = 10.0) -> RedisTurnLog:
-        client = aioredis.Redis.from_url(
-            url, socket_timeout=timeout, socket_connect_timeout=2, health_check_interval=30
-        )
-        return cls(client)
-
     def _key(self, app_id: str, turn: int) -> str:
         return f"{self.prefix}{app_id}:{turn}"
 

@@ -51,6 +51,9 @@ PLATFORM_OWNED = frozenset({LOCKFILE, VITE_CONFIG})
 PLATFORM_DIR = ".zerocode"
 TSCONFIG = f"{PLATFORM_DIR}/tsconfig.json"
 TSCONFIG_JSON = b'{"compilerOptions": {}}\n'
+# How the toolchain is installed, wherever it is (locally, and in the AWS build image's
+# Dockerfile): from the platform's lockfile only, integrity-checked, no install script.
+NPM_CI_ARGS = ("ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline")
 # The one command a Vue build runs (no npm scripts, so no script of the app's can run).
 VITE_ARGS = ("node_modules/vite/bin/vite.js", "build", "--configLoader", "native")
 
