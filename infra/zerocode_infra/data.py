@@ -1,8 +1,14 @@
 """DynamoDB tables, with the key schemas the adapters in ``zerocode.adapters`` use.
 
 No users table: on AWS, accounts live in the Cognito user pool (``auth.py``). Every table
-is on-demand, has point-in-time recovery, expires items by ``expires_at`` (the adapters
-write it when retention is on; leases and rate-limit logs always) and is encrypted.
+is on-demand, has point-in-time recovery (all but the turn-events table), expires items by
+``expires_at`` (the adapters write it when retention is on; leases, rate-limit logs and turn
+events always) and is encrypted.
+
+The turn-events table (turns' event logs, ``zerocode.adapters.dynamodb.turn_log``) exists
+only where there is no cache: with ElastiCache (the default profile) the logs are Redis
+Streams there. It is not in :attr:`Tables.all`, so only the function given it (the API)
+knows its name or may touch it, and it has no point-in-time recovery: a log is kept a day.
 """
 
 from __future__ import annotations
@@ -11,12 +17,23 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as ddb
 from constructs import Construct
 
+from zerocode_infra.nag import suppress
+
 TTL_ATTRIBUTE = "expires_at"
 S, N = ddb.AttributeType.STRING, ddb.AttributeType.NUMBER
 
 
 class Tables(Construct):
-    def __init__(self, scope: Construct, id: str, *, removal_policy: RemovalPolicy) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        removal_policy: RemovalPolicy,
+        turn_events: bool = False,
+    ) -> None:
+        """``turn_events``: the stack has no cache (the cheap profile), so turns' event logs
+        need a table (:attr:`turn_events`, else None)."""
         super().__init__(scope, id)
         self.removal_policy = removal_policy
         self.transcript = self._table("Transcript", ("app_id", S), ("seq", N))
@@ -39,10 +56,26 @@ class Tables(Construct):
                 sort_key=ddb.Attribute(name=range_key, type=S) if range_key else None,
                 projection_type=ddb.ProjectionType.ALL,
             )
+        # Turns' event logs ("{appId}#{turn}", seq), when there is no cache to keep them
+        # (zerocode.adapters.dynamodb.turn_log.create_turn_events_table). No point-in-time
+        # recovery, unlike the others: a log serves the readers of a running turn and its
+        # entries expire a day after they are written.
+        self.turn_events: ddb.Table | None = None
+        if turn_events:
+            self.turn_events = self._table(
+                "TurnEvents", ("turn", S), ("seq", N), point_in_time_recovery=False
+            )
+            suppress(
+                self.turn_events,
+                "DDB3",
+                "Turns' event logs serve the readers of running turns and expire a day after "
+                "they are written, so point-in-time recovery would restore nothing anyone reads.",
+            )
 
     @property
     def all(self) -> dict[str, ddb.Table]:
-        """By the settings name they configure (``ZEROCODE_{NAME}_TABLE``)."""
+        """By the settings name they configure (``ZEROCODE_{NAME}_TABLE``): the tables every
+        function is told about. Not :attr:`turn_events`, which only the API uses."""
         return {
             "transcript": self.transcript,
             "display": self.display,
@@ -57,6 +90,8 @@ class Tables(Construct):
         id: str,
         partition: tuple[str, ddb.AttributeType],
         sort: tuple[str, ddb.AttributeType] | None = None,
+        *,
+        point_in_time_recovery: bool = True,
     ) -> ddb.Table:
         return ddb.Table(
             self,
@@ -65,7 +100,7 @@ class Tables(Construct):
             sort_key=ddb.Attribute(name=sort[0], type=sort[1]) if sort else None,
             billing_mode=ddb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=ddb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
+                point_in_time_recovery_enabled=point_in_time_recovery
             ),
             time_to_live_attribute=TTL_ATTRIBUTE,
             encryption=ddb.TableEncryption.AWS_MANAGED,

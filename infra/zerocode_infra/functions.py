@@ -82,6 +82,15 @@ PREVIEW_SWEEP_KVS_ACTIONS = [
     "cloudfront-keyvaluestore:GetKey",
     "cloudfront-keyvaluestore:DeleteKey",
 ]
+# What zerocode.adapters.dynamodb.turn_log calls on the turn-events table (the cheap
+# profile's turn logs): no Scan, no UpdateItem, no BatchGetItem.
+TURN_EVENTS_ACTIONS = [
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+]
 # What zerocode.adapters.aws.cognito_accounts calls with IAM credentials (InitiateAuth, GetUser
 # and GlobalSignOut are authorized by the client id or the user's own token). Users are
 # created with AdminCreateUser and AdminSetUserPassword (the pool allows no self sign-up);
@@ -145,7 +154,8 @@ def environment(d: Dependencies, *, cache: bool = True) -> dict[str, str]:
 
 
 def api_environment(d: Dependencies) -> dict[str, str]:
-    """What only the API uses on top of :func:`environment`: accounts and the model."""
+    """What only the API uses on top of :func:`environment`: accounts, the model and,
+    without the cache, the turn-events table."""
     env = {
         "ZEROCODE_COGNITO_USER_POOL_ID": d.auth.pool.user_pool_id,
         "ZEROCODE_COGNITO_CLIENT_ID": d.auth.client.user_pool_client_id,
@@ -159,6 +169,8 @@ def api_environment(d: Dependencies) -> dict[str, str]:
     }
     if d.config.model_base_url:  # unset: the offline scripted model
         env["ZEROCODE_MODEL_BASE_URL"] = d.config.model_base_url
+    if d.tables.turn_events is not None:  # no cache: turns' event logs live in DynamoDB
+        env["ZEROCODE_TURN_EVENTS_TABLE"] = d.tables.turn_events.table_name
     return env
 
 
@@ -344,6 +356,11 @@ class Functions(Construct):
         d.auth.pool.grant(fn, *COGNITO_ACTIONS)
         d.model_key.grant_read(fn)  # only the API calls the model
         self._grant_common(fn)
+        # Only the API runs turns and relays their logs. Granted last: what outgrows the
+        # role's inline policy goes to CDK's overflow policy (see _grant_unstaging), and
+        # this statement names one table and no wildcard, so it needs no suppression there.
+        if d.tables.turn_events is not None:
+            d.tables.turn_events.grant(fn, *TURN_EVENTS_ACTIONS)
         self._excuse_wildcards(
             fn,
             "reads and writes app workspaces, their versions, transcript payloads, build "

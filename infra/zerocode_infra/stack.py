@@ -34,7 +34,8 @@ class ZerocodeStack(Stack):
     def __init__(self, scope: Construct, id: str, *, config: Config, **kwargs: Any) -> None:
         super().__init__(scope, id, description="zerocode: AI app generator platform", **kwargs)
         policy = config.removal_policy
-        tables = Tables(self, "Data", removal_policy=policy)
+        # Without the cache (the cheap profile), turns' event logs need a table of their own.
+        tables = Tables(self, "Data", removal_policy=policy, turn_events=not config.in_vpc)
         storage = Storage(self, "Storage", removal_policy=policy)
         # The cheap profile has no VPC (and so no NAT gateway and no cache): functions reach
         # AWS and the model endpoint directly, window tails stay in each container.

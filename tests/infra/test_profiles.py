@@ -4,12 +4,14 @@ What the default profile idles at is mostly its NAT gateway and cache (docs/oper
 "Idle cost: the two profiles"); this profile drops both. The functions then reach every AWS
 service and the model endpoint directly, the window cache is each container's own (the
 in-process LRU: correct, since every read checks the cached head against the transcript, but
-colder), and rate limits live in DynamoDB. The default profile is tests/test_stack.py's.
+colder), rate limits live in DynamoDB and so do turns' event logs (a table of their own,
+only here). The default profile is tests/test_stack.py's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from aws_cdk.assertions import Annotations, Match, Template
@@ -17,7 +19,27 @@ from zerocode_infra.config import DEFAULTS
 from zerocode_infra.stack import build_app
 
 from tests.infra.conftest import REGION, Synth
-from tests.infra.test_stack import FUNCTIONS, env, lambda_function, refs
+from tests.infra.test_stack import (
+    FUNCTIONS,
+    CapturingDynamo,
+    _list,
+    _schema,
+    all_statements,
+    env,
+    lambda_function,
+    policy_statements,
+    refs,
+    role_of,
+)
+
+# What zerocode.adapters.dynamodb.turn_log calls on its table, and nothing more.
+TURN_EVENTS_ACTIONS = {
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +98,7 @@ def test_everything_else_is_the_same_stack(cheap: Synth) -> None:
     for handler in ("run.sh", "preview_sweep"):  # who removes previews, who puts them back
         assert env(cheap, handler)["ZEROCODE_PREVIEW_IDLE_DAYS"] == "7"
     for kind, count in (
-        ("AWS::DynamoDB::Table", 6),
+        ("AWS::DynamoDB::Table", 6 + 1),  # and the turn-events table (below)
         ("AWS::S3::Bucket", 5),
         ("AWS::CloudFront::Distribution", 2),
         ("AWS::CloudFront::KeyValueStore", 1),
@@ -92,6 +114,77 @@ def test_everything_else_is_the_same_stack(cheap: Synth) -> None:
         if r["Properties"].get("ScheduleExpression") == "rate(5 minutes)"
     ]
     assert refs(rule["Targets"][0]["Arn"]) == {lambda_function(cheap, "deletion_sweep")[0]}
+
+
+def turn_events_table(cheap: Synth) -> tuple[str, dict[str, Any]]:
+    (table_id,) = refs(env(cheap, "run.sh")["ZEROCODE_TURN_EVENTS_TABLE"])
+    return table_id, cheap.resources[table_id]
+
+
+def test_turns_event_logs_get_the_adapters_table(cheap: Synth) -> None:
+    """No cache, so no Redis Streams: the API keeps turns' event logs in DynamoDB
+    (zerocode.adapters.dynamodb.turn_log), in a table with the adapter's key schema, on
+    demand, encrypted, expiring entries by ``expires_at`` and, a log being kept a day,
+    without point-in-time recovery."""
+    from zerocode.adapters.dynamodb.turn_log import create_turn_events_table
+
+    client = CapturingDynamo()
+    create_turn_events_table(client, "turn-events")
+    _, table = turn_events_table(cheap)
+    assert table["Type"] == "AWS::DynamoDB::Table"
+    props = table["Properties"]
+    assert _schema(props) == _schema(client.created["turn-events"])
+    assert props["KeySchema"] == [
+        {"AttributeName": "turn", "KeyType": "HASH"},
+        {"AttributeName": "seq", "KeyType": "RANGE"},
+    ]
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["SSESpecification"]["SSEEnabled"] is True
+    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": False}
+    # The removal policy and deletion protection of every table.
+    assert table["DeletionPolicy"] == "Retain" and props["DeletionProtectionEnabled"] is True
+    # Only the API runs turns and relays their logs.
+    for handler in FUNCTIONS:
+        if handler != "run.sh":
+            assert "ZEROCODE_TURN_EVENTS_TABLE" not in env(cheap, handler), handler
+
+
+def test_turn_events_table_is_a_real_setting(cheap: Synth) -> None:
+    from zerocode.bootstrap.settings import Settings
+
+    if "turn_events_table" not in Settings.model_fields:
+        pytest.skip("Settings.turn_events_table is not there yet (issue 24)")
+    for handler in FUNCTIONS:
+        names = [n for n in env(cheap, handler) if n.startswith("ZEROCODE_")]
+        unknown = [
+            n for n in names if n.removeprefix("ZEROCODE_").lower() not in Settings.model_fields
+        ]
+        assert not unknown, f"{handler}: not settings: {unknown}"
+
+
+def test_only_the_api_may_use_the_turn_events_table_and_only_as_the_adapter_does(
+    cheap: Synth,
+) -> None:
+    table_id, _ = turn_events_table(cheap)
+    api_role = role_of(cheap, "run.sh")
+    on_table = [
+        s
+        for s in policy_statements(cheap, api_role)
+        if any(table_id in refs(r) for r in _list(s["Resource"]))
+    ]
+    assert len(on_table) == 1
+    (grant,) = on_table
+    assert grant["Effect"] == "Allow"
+    assert set(_list(grant["Action"])) == TURN_EVENTS_ACTIONS
+    # The table itself: no indexes, no streams, no other table in the same statement.
+    (resource,) = _list(grant["Resource"])
+    assert resource == {"Fn::GetAtt": [table_id, "Arn"]}
+    # ... and no other statement of any role names the table.
+    for owner, statement in all_statements(cheap):
+        if any(table_id in refs(r) for r in _list(statement["Resource"])):
+            assert statement is grant, owner
+            assert refs(cheap.props(owner)["Roles"]) == {api_role}, owner
 
 
 def test_cdk_nag_and_the_synth_are_quiet_in_the_cheap_profile(cheap: Synth) -> None:

@@ -145,6 +145,17 @@ def test_every_table_is_on_demand_with_ttl_pitr_and_encryption(synth: Synth) -> 
         assert table["DeletionPolicy"] == "Retain", table_id  # the default removal policy
 
 
+def test_no_turn_events_table_where_the_cache_keeps_turn_logs(synth: Synth) -> None:
+    """With ElastiCache, turns' event logs are Redis Streams: no table for them, and no
+    function is told one (the cheap profile's is in test_profiles.py)."""
+    keys = [t["Properties"]["KeySchema"] for t in synth.of_type("AWS::DynamoDB::Table").values()]
+    assert not [k for k in keys if k[0]["AttributeName"] == "turn"]
+    assert "TurnEvents" not in json.dumps(synth.raw)
+    for handler in FUNCTIONS:
+        assert "ZEROCODE_TURN_EVENTS_TABLE" not in env(synth, handler), handler
+    assert "ZEROCODE_REDIS_URL" in env(synth, "run.sh")
+
+
 # -- buckets, keys, secret ---------------------------------------------------------------
 
 
