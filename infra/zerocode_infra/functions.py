@@ -89,7 +89,6 @@ TURN_EVENTS_ACTIONS = [
     "dynamodb:PutItem",
     "dynamodb:Query",
     "dynamodb:DeleteItem",
-    "dynamodb:BatchWriteItem",
 ]
 # What zerocode.adapters.aws.cognito_accounts calls with IAM credentials (InitiateAuth, GetUser
 # and GlobalSignOut are authorized by the client id or the user's own token). Users are

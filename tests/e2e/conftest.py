@@ -201,6 +201,7 @@ class Turn:
     errors: list[dict[str, Any]] = field(default_factory=list)
     done: dict[str, Any] | None = None
     order: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # each event's SSE id, in order
 
     @property
     def results(self) -> list[dict[str, Any]]:
@@ -208,15 +209,18 @@ class Turn:
 
 
 def parse_sse(lines: Iterator[str]) -> Turn:
-    turn, event, data = Turn(), "message", []
+    turn, event, data, ident = Turn(), "message", [], ""
     for line in lines:
-        if line.startswith("event:"):
+        if line.startswith("id:"):
+            ident = line[3:].strip()
+        elif line.startswith("event:"):
             event = line[6:].strip()
         elif line.startswith("data:"):
             data.append(line[5:].strip())
         elif line == "" and data:
             payload = json.loads("\n".join(data))
             turn.order.append(event)
+            turn.ids.append(ident)
             if event == "message":
                 turn.text += payload["d"]
             elif event == "tool":
@@ -227,7 +231,7 @@ def parse_sse(lines: Iterator[str]) -> Turn:
                 turn.errors.append(payload)
             elif event == "done":
                 turn.done = payload
-            event, data = "message", []
+            event, data, ident = "message", [], ""
     return turn
 
 

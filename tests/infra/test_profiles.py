@@ -38,7 +38,6 @@ TURN_EVENTS_ACTIONS = {
     "dynamodb:PutItem",
     "dynamodb:Query",
     "dynamodb:DeleteItem",
-    "dynamodb:BatchWriteItem",
 }
 
 

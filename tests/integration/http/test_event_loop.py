@@ -139,6 +139,10 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
         assert turn.status_code == 200 and "event: done" in "".join(turn.iter_text())
     assert "event: done" in first_page
     called.add(("POST", f"{ap}/chat"))
+    call("GET", f"{ap}/turns/current", f"{base}/turns/current", 204, headers=me)
+    replay = call("GET", f"{ap}/turns/{{turn}}/events", f"{base}/turns/2/events", 200, headers=me)
+    assert replay.text.startswith("id: 2:1\n") and "event: done" in replay.text
+    call("POST", f"{ap}/turns/{{turn}}/cancel", f"{base}/turns/2/cancel", 409, headers=me)
     call("GET", f"{ap}/history", f"{base}/history", 200, headers=me)
     call("GET", f"{ap}/context", f"{base}/context", 200, headers=me)
     call("GET", f"{ap}/files", f"{base}/files", 200, headers=me)

@@ -54,11 +54,11 @@ def test_a_last_event_id_names_a_sequence_number_of_its_own_turn_only(
 def test_append_numbers_from_one_and_closes_at_done() -> None:
     async def go() -> None:
         log = InProcessTurnLog()
-        assert not await log.known("a", 1)
+        assert await log.last("a", 1) is None
         entries = [await log.append("a", 1, e) for e in SOME]
         assert [e.seq for e in entries] == list(range(1, len(SOME) + 1))
         done = await log.append("a", 1, DoneEvent("succeeded", 1))
-        assert done.done and done.seq == len(SOME) + 1 and await log.known("a", 1)
+        assert done.done and done.seq == len(SOME) + 1 and await log.last("a", 1) == done
         with pytest.raises(ValueError, match="has ended"):
             await log.append("a", 1, TextEvent("late"))
         assert [e.seq for e in await log.read("a", 1, after=4)] == [5, 6, 7]
@@ -127,11 +127,12 @@ def test_finished_logs_are_dropped_after_their_time_and_past_the_bound() -> None
         await log.append("a", 2, TextEvent("still running"))
         now[0] = 61
         await log.append("a", 3, TextEvent("a new turn prunes"))
-        assert not await log.known("a", 1)  # finished more than a minute ago
+        assert await log.last("a", 1) is None  # finished more than a minute ago
         await log.append("a", 4, DoneEvent("failed", 4))
         await log.append("a", 5, TextEvent("x"))  # a fourth log: the oldest finished goes
-        assert await log.known("a", 2) and await log.known("a", 3) and await log.known("a", 5)
-        assert not await log.known("a", 4)  # running logs are never dropped
+        for running in (2, 3, 5):
+            assert await log.last("a", running) is not None
+        assert await log.last("a", 4) is None  # running logs are never dropped
         with pytest.raises(ValueError):
             InProcessTurnLog(keep_seconds=0)
 

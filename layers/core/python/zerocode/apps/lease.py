@@ -13,3 +13,8 @@ class Lease(Protocol):
     def release(self, key: str, holder: str) -> None:
         """Give it back if we still hold it (an expired lease taken over is not ours to free)."""
         ...
+
+    def held(self, key: str) -> bool:
+        """Whether someone holds it now (not expired): a turn whose log has no end yet is
+        alive only while its lease is (engine/turns.py)."""
+        ...

@@ -19,6 +19,7 @@ from zerocode.engine import prompts
 from zerocode.engine.model import ChatModel
 from zerocode.engine.naming import ModelNamer
 from zerocode.engine.turn import PROMPT_OF, Engine
+from zerocode.engine.turns import Turns
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
 from zerocode.publishing.builds import BuildStore
@@ -35,6 +36,8 @@ class Platform:
     workspace: Workspace
     model: ChatModel
     engine: Engine
+    # The running turns and their event logs (engine/turns.py).
+    turns: Turns
     accounts: AccountService
     rates: RateLimiter
     deletions: PendingDeletions

@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     builds_table: str = "zerocode-builds"
     # Leases (turn:{appId}) and, without Redis, rate-limit logs ({action}:{userId}) share it.
     leases_table: str = "zerocode-leases"
+    # Turns' event logs where there is no cache (the cheap profile); with ZEROCODE_REDIS_URL
+    # they live in Redis Streams instead.
+    turn_events_table: str = "zerocode-turn-events"
     deletions_table: str = "zerocode-deletions"
     # CodeBuild project for Vue builds, and the bucket holding sources/ and builds/ (AWS).
     codebuild_project: str | None = None

@@ -16,6 +16,8 @@ from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel, ModelRole
 from zerocode.engine.runtime_check import RuntimeCheck
 from zerocode.engine.turn import Engine, EngineLimits
+from zerocode.engine.turn_log import TurnLog
+from zerocode.engine.turns import Turns
 from zerocode.gateway import behind_gateway
 from zerocode.memory.cache import WindowCache
 from zerocode.memory.display import DisplayHistoryStore
@@ -129,6 +131,7 @@ def platform(
     ``publisher`` replace the configured ones (tests, and AWS mode until CodeBuild lands)."""
     if settings.mode == "aws":
         return _aws_platform(settings, model, builder, publisher)
+    from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
     from zerocode.adapters.local.builder import LocalBuilder
     from zerocode.adapters.local.chromium import availability
     from zerocode.adapters.local.chromium_check import chromium_check
@@ -219,6 +222,7 @@ def platform(
         workspace=workspace,
         model=model,
         engine=engine,
+        turns=Turns(engine, InProcessTurnLog(), shared=False),
         accounts=Accounts(SqliteUserStore(db)),
         rates=rate_limiter(settings),
         deletions=SqlitePendingDeletions(db),
@@ -228,6 +232,24 @@ def platform(
         build_isolation=box.description if builder is None else "injected builder",
         browser=_browser(settings, availability(settings.chromium_path)),
     )
+
+
+def turn_log(settings: Settings) -> TurnLog:
+    """Where turns' events live on AWS, for every API container: the cache's Redis
+    Streams, or DynamoDB where there is no cache (the cheap profile)."""
+    if settings.redis_url:
+        import redis.asyncio as aioredis
+
+        from zerocode.adapters.redis.turn_log import RedisTurnLog
+
+        # Reads block up to 5 s (RedisTurnLog.BLOCK_MS): the socket waits longer than that.
+        client = aioredis.Redis.from_url(
+            settings.redis_url, socket_timeout=15, socket_connect_timeout=2
+        )
+        return RedisTurnLog(client)
+    from zerocode.adapters.dynamodb.turn_log import DynamoTurnLog
+
+    return DynamoTurnLog(_aws_client("dynamodb", settings), settings.turn_events_table)
 
 
 def _browser(settings: Settings, available: str) -> str:
@@ -283,6 +305,7 @@ def _aws_platform(
         workspace=workspace,
         model=model,
         engine=engine,
+        turns=Turns(engine, turn_log(settings), shared=True),
         accounts=cognito,
         rates=rate_limiter(settings),
         deletions=DynamoPendingDeletions(client, settings.deletions_table),

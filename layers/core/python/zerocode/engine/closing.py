@@ -5,8 +5,8 @@
   restore.
 - :func:`interrupt`: the running turn's interrupted note, even after a write of its own that
   was still in flight.
-- :func:`close_abandoned`: the client went away (or the server is stopping); run
-  synchronously, because a cancelled stream may not await anything any more.
+- :func:`close_abandoned`: the turn was stopped (by its user, or the server is stopping)
+  or its stream dropped; what the turn did and why it stopped go to the display.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from zerocode.memory.facade import Turn
 
 log = logging.getLogger("zerocode.engine.turn")
 
-DISCONNECTED = "the client disconnected"
+STOPPED_BY_USER = "stopped by the user"
+SERVER_STOPPED = "the server stopped before the turn ended"
 
 
 def close_crashed(e: EngineParts, app_id: str) -> str | None:
@@ -91,19 +92,21 @@ def close_abandoned(
     shown: str,
     changed: bool,
     summary: str,
+    reason: str = SERVER_STOPPED,
 ) -> None:
-    """The client went away (or the server is stopping): close the turn, synchronously,
-    because a cancelled stream may not await anything any more. ``shown`` is what the
-    display entry says the turn did; ``changed``: record the files as a version."""
+    """Close a turn stopped before its end, for ``reason`` (told to the model in the
+    transcript's note and to people in the display). ``shown`` is what the display entry
+    says the turn did; ``changed``: record the files as a version. Synchronous: a stream
+    cancelled from outside may not await anything any more."""
     if not turn.closed:
-        interrupt(e, turn, DISCONNECTED, pending)
+        interrupt(e, turn, reason, pending)
     if changed:
         record_version(e, turn.app_id, turn.number, summary)
     running = "\n\n" + recovery.report((), turn.number, pending).for_people() if pending else ""
     e.display.append(
         turn.app_id,
         DisplayRole.ERROR,
-        shown + running + "\n\n**Interrupted:** the connection closed before the turn ended.",
+        shown + running + f"\n\n**Interrupted:** {reason}.",
         status=DisplayStatus.INTERRUPTED,
         turn=turn.number,
     )

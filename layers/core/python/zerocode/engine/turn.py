@@ -25,7 +25,13 @@ from typing import Any
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.engine import prompts, repair
-from zerocode.engine.closing import close_abandoned, close_crashed, did, interrupt
+from zerocode.engine.closing import (
+    SERVER_STOPPED,
+    close_abandoned,
+    close_crashed,
+    did,
+    interrupt,
+)
 from zerocode.engine.events import DoneEvent, ErrorEvent, RepairEvent, TurnEvent
 from zerocode.engine.model import ModelError
 from zerocode.engine.parts import EngineLimits, EngineParts, Preview, io, kind, logged
@@ -87,7 +93,8 @@ class Engine(EngineParts):
         return self.memory.window(app.id, prompts.load(PROMPT_OF[app.code_gen_type]))
 
     def start(self, app: App, message: str, element: dict[str, Any] | None) -> TurnRun:
-        """Take the app's lease or raise Conflict (409) before anything is streamed."""
+        """Take the app's lease or raise Conflict (409) before anything is streamed. The
+        turn's number is known from here on: under the lease no other turn can take it."""
         if self.memory.head(app.id).turn >= self.limits.max_turns:
             raise PayloadTooLarge(
                 f"this app has reached {self.limits.max_turns} turns; start a new app to keep going"
@@ -95,7 +102,12 @@ class Engine(EngineParts):
         holder = secrets.token_hex(8)
         if not self.lease.acquire(f"turn:{app.id}", holder, self.limits.lease_seconds):
             raise Conflict("a turn is already running for this app; wait for it to finish")
-        return TurnRun(self, app, message, element, holder)
+        try:
+            number = self.memory.head(app.id).turn + 1
+        except BaseException:
+            self.lease.release(f"turn:{app.id}", holder)
+            raise
+        return TurnRun(self, app, message, element, holder, number)
 
 
 class TurnRun:
@@ -103,10 +115,23 @@ class TurnRun:
     steps."""
 
     def __init__(
-        self, engine: Engine, app: App, message: str, element: dict[str, Any] | None, holder: str
+        self,
+        engine: Engine,
+        app: App,
+        message: str,
+        element: dict[str, Any] | None,
+        holder: str,
+        number: int,
     ) -> None:
         self.engine, self.app, self.message, self.element = engine, app, message, element
-        self.holder = holder
+        self.holder, self.number = holder, number
+        # Whoever drives the turn may keep the lease past its end (engine/turns.py: until
+        # the turn's log has its done) and then call release().
+        self.release_on_end = True
+        self.stop_reason: str | None = None
+        self._rebuild_when_stopped = True
+        self._task: asyncio.Task[Any] | None = None
+        self._working = False
         self.system = prompts.load(PROMPT_OF[app.code_gen_type])
         self.state = TurnState()
         toolbox = ToolBox(engine.workspace, app.id, max_calls=engine.limits.max_tool_calls)
@@ -117,17 +142,37 @@ class TurnRun:
         """Model tokens in, out, over the turn's model calls so far (``zerocode eval``)."""
         return self.state.tokens_in, self.state.tokens_out
 
+    def stop(self, reason: str, *, rebuild: bool = True) -> bool:
+        """End the turn early, for ``reason``: its work is cancelled where it waits, and the
+        turn closes as interrupted, the reason told to the model and the user; the preview is
+        rebuilt from files it changed (unless ``rebuild`` is off: the server is stopping).
+        Whether the stop was taken (False once the work is over). The task that iterates
+        :meth:`events` must await nothing else while the work runs (engine/turns.py), so
+        the cancellation lands inside the work."""
+        if not self._working or self._task is None or self.stop_reason is not None:
+            return False
+        self.stop_reason, self._rebuild_when_stopped = reason, rebuild
+        self._task.cancel()
+        return True
+
     async def events(self) -> AsyncIterator[TurnEvent]:
         st = self.state
         st.started = time.monotonic()
         APP_ID.set(self.app.id)
+        self._task = asyncio.current_task()
         keeper = asyncio.create_task(self._keep_lease())
         released = False
         try:
             error: ErrorEvent | None = None
+            stopped = False
+            self._working = True
             try:
                 async for event in self._run():
                     yield event
+            except asyncio.CancelledError:
+                if self.stop_reason is None or self._uncancel():
+                    raise  # not our stop: the server is going down
+                stopped = True
             except (ModelError, TimeoutError) as exc:
                 error = self._model_failed(exc)
             except Exception as exc:  # the platform failed (a store, the disk, a bug)
@@ -135,26 +180,83 @@ class TurnRun:
                 error = ErrorEvent(
                     "server_error", f"the server failed while {st.phase} ({kind(exc)})"
                 )
-            if error is not None:
-                st.error = error.message
-                await self._close_failed(error.message)
-                yield error
-            yield await self._end(st.status())
+            finally:
+                self._working = False
+            if stopped:
+                async for event in self._stopped():
+                    yield event
+            else:
+                if error is not None:
+                    st.error = error.message
+                    await self._close_failed(error.message)
+                    yield error
+                async for event in self._rebuild():
+                    yield event
+                yield await self._end(st.status())
             keeper.cancel()
-            with logged("could not release the lease of app=%s", self.app.id):
-                await io(self._release)
+            if self.release_on_end:
+                with logged("could not release the lease of app=%s", self.app.id):
+                    await io(self.release)
             released = True
         finally:
-            # A stream cancelled before its end may not await: closing it and releasing the
-            # lease are then synchronous, the one place a turn blocks the loop (issue 24's
-            # turns that outlive the connection remove this path).
+            # A stream closed before its end (its consumer went away, or the server is
+            # going down) may not await: closing it and releasing the lease are then
+            # synchronous, the one place a turn blocks the loop.
             keeper.cancel()
             self._close_abandoned()
-            if not released:
+            if not released and self.release_on_end:
                 with logged("could not release the lease of app=%s", self.app.id):
-                    self._release()
+                    self.release()
 
-    def _release(self) -> None:
+    def _uncancel(self) -> int:
+        """Take back the cancellation :meth:`stop` asked for; the cancellations still
+        pending (another one came from outside: the server is stopping)."""
+        task = asyncio.current_task()
+        return task.uncancel() if task is not None else 0
+
+    async def _stopped(self) -> AsyncIterator[TurnEvent]:
+        """The turn was stopped: said at once, the transcript closed with the reason, the
+        preview rebuilt from the files it changed, then its display entry and version."""
+        e, st, reason = self.engine, self.state, self.stop_reason or SERVER_STOPPED
+        yield ErrorEvent("stopped", reason)
+        turn = st.turn
+        if turn is not None and not turn.closed:
+            with logged("could not close stopped turn app=%s", self.app.id):
+                await io(interrupt, e, turn, reason, st.pending)
+        if self._rebuild_when_stopped:
+            async for event in self._rebuild():
+                yield event
+        if turn is not None:
+            with logged("could not record the end of stopped turn app=%s", self.app.id):
+                await io(
+                    close_abandoned,
+                    e,
+                    turn,
+                    st.pending,
+                    shown=st.display(),
+                    changed=st.changed,
+                    summary=self._summary("interrupted"),
+                    reason=reason,
+                )
+        st.finished = True
+        self._record("interrupted")
+        yield DoneEvent("interrupted", turn.number if turn else 0)
+
+    async def _rebuild(self) -> AsyncIterator[TurnEvent]:
+        """A turn that ends without building the files it changed (it failed, or was
+        stopped) still rebuilds the preview from them, so the preview (and the element a
+        user picks in it) is never older than the files; no repair round follows."""
+        if self.state.turn is None or not self.state.unbuilt:
+            return
+        try:
+            async for item in self.steps.build():
+                if not isinstance(item, RESULTS):
+                    yield item
+        except Exception as exc:  # the preview is then out of date, which the app says
+            log.error("could not rebuild the preview of app=%s: %s", self.app.id, kind(exc))
+
+    def release(self) -> None:
+        """Give the app's lease back (the turn is over)."""
         self.engine.lease.release(f"turn:{self.app.id}", self.holder)
 
     async def _run(self) -> AsyncIterator[TurnEvent]:
@@ -169,6 +271,8 @@ class TurnRun:
             app.id, self.message, self.element, self.system, crashed
         )
         TURN.set(turn.number)
+        if turn.number != self.number:  # the lease makes this impossible; say so if not
+            log.error("turn of app=%s numbered %s, expected %s", app.id, turn.number, self.number)
         await io(
             e.display.append,
             app.id,
@@ -334,8 +438,9 @@ class TurnRun:
             await io(interrupt, self.engine, turn, reason, self.state.pending)
 
     def _close_abandoned(self) -> None:
-        """The client went away (or the server is stopping): close the turn, synchronously,
-        because a cancelled stream may not await anything any more."""
+        """The stream was closed before its end (the server is stopping, or its consumer
+        went away): close the turn, synchronously, because a cancelled stream may not await
+        anything any more."""
         st = self.state
         if st.finished or st.turn is None:
             return
@@ -347,6 +452,7 @@ class TurnRun:
                 shown=st.display(),
                 changed=st.changed,
                 summary=self._summary("interrupted"),
+                reason=self.stop_reason or SERVER_STOPPED,
             )
             self._record("interrupted")
         except Exception as exc:

@@ -80,6 +80,43 @@ async def polled(
         await asyncio.sleep(pause)
 
 
+class Entries:
+    """A log's entries in this process's memory, with followers woken by each new one."""
+
+    def __init__(self) -> None:
+        self.items: list[Logged] = []
+        # Set (and replaced) on every add: a follower waits on the one it saw before reading.
+        self._changed = asyncio.Event()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.items) and self.items[-1].done
+
+    def add(self, entry: Logged) -> None:
+        self.items.append(entry)
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def wait_past(self, seq: int) -> None:
+        """Until there is an entry after ``seq``."""
+        while len(self.items) <= seq:
+            await self._changed.wait()
+
+    async def follow(self, after: int = 0) -> AsyncIterator[Logged]:
+        """The entries after ``after``, then each new one, until and including ``done``."""
+        seen = max(after, 0)
+        while True:
+            changed = self._changed  # before reading: an add after the read sets it
+            for entry in self.items[seen:]:
+                seen = entry.seq
+                yield entry
+                if entry.done:
+                    return
+            if self.closed:  # asked for what comes after its done: nothing
+                return
+            await changed.wait()
+
+
 def parse_event_id(value: str, turn: int) -> int | None:
     """The sequence number in a ``Last-Event-ID`` of ``turn`` (None: not one of its ids)."""
     found = _ID.match(value.strip())
@@ -107,9 +144,25 @@ class TurnLog(Protocol):
 
     def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
         """The entries after ``after``, then each new one as it is appended, until and
-        including ``done``: no gap, no duplicate. Ends at once for an unknown turn."""
+        including ``done``: no gap, no duplicate. Ends at once for an unknown turn; the caller
+        makes sure the log gets its ``done`` (engine/turns.py closes a dead turn's log)."""
         ...
 
-    async def known(self, app_id: str, turn: int) -> bool:
-        """Whether the turn has a log here (an unknown turn's events are not kept)."""
+    async def last(self, app_id: str, turn: int) -> Logged | None:
+        """The turn's newest entry; None when the turn has no log here (never had one, or
+        it expired)."""
+        ...
+
+    async def begin(self, app_id: str, turn: int) -> None:
+        """Start the turn's log afresh: a log under this number left by a turn that ended
+        before its number was taken in the transcript is dropped (the caller holds the
+        app's lease, so no turn of that number can be running)."""
+        ...
+
+    async def request_stop(self, app_id: str, turn: int) -> None:
+        """Ask the process running the turn, wherever it is, to stop it."""
+        ...
+
+    async def stop_requested(self, app_id: str, turn: int) -> bool:
+        """Whether someone asked to stop the turn (polled by the process running it)."""
         ...

@@ -38,6 +38,7 @@ class TurnState:
     build_failures: int = 0
     failure_after_change: bool = False
     changed: bool = False
+    unbuilt: bool = False  # files changed since the newest preview build began
     error: str | None = None
 
     def record(self, outcome: ToolOutcome) -> None:
@@ -46,7 +47,7 @@ class TurnState:
         mark = "✓" if outcome.result.ok else "✗"
         self.steps.append(f"{mark} `{outcome.result.name}` {outcome.summary}")
         if outcome.changed and outcome.result.ok:
-            self.changed = True
+            self.changed = self.unbuilt = True
             self.failure_after_change = False
         elif not outcome.result.ok:
             self.failure_after_change = True

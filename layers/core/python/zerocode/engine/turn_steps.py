@@ -175,7 +175,7 @@ class TurnSteps:
             reason = f"the generated code could not be saved: {exc.message}"
             yield Failed(exc.code, reason, text)
             return
-        st.changed = True
+        st.changed = st.unbuilt = True
         for path in saved:
             st.steps.append(f"✓ saved `{path}`")
             yield ToolEvent(
@@ -195,6 +195,7 @@ class TurnSteps:
         st.phase = "building the preview"
         build_id = new_build_id()
         st.builds += 1
+        st.unbuilt = False
         yield BuildEvent(status="running", buildId=build_id)
         build = st.build = await self.engine.preview(self.app, build_id)
         lines = build.log_tail.splitlines()

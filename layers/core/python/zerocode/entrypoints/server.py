@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from zerocode import __version__
 from zerocode.adapters.local.private import UMASK, private_data_dir
 from zerocode.adapters.sqlite.builds import SqliteBuildStore
+from zerocode.adapters.sqlite.lease import SqliteLease
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
@@ -156,6 +157,8 @@ def _start(settings: Settings) -> Platform:
         stale = platform.builds.fail_unfinished("the server stopped before this build finished")
         if stale:
             log.warning("%d build(s) left unfinished by an earlier run marked failed", stale)
+    if isinstance(platform.engine.lease, SqliteLease):  # and so did its turns
+        platform.engine.lease.clear("turn:")
     print(
         banner(settings, platform.model.description, platform.build_isolation, platform.browser),
         flush=True,
@@ -233,6 +236,8 @@ async def _run(
         s.should_exit = True
     await asyncio.gather(*tasks, return_exceptions=True)
     sweeper.cancel()
+    # Turns outlive their requests, not the server: stopped, each closed as interrupted.
+    await platform.turns.shutdown()
 
 
 async def _run_server(server: uvicorn.Server, sock: socket.socket, failed: list[str]) -> None:

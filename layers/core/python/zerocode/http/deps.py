@@ -26,6 +26,7 @@ from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import Workspace
 from zerocode.bootstrap.platform import Platform
 from zerocode.engine.turn import Engine
+from zerocode.engine.turns import Turns
 from zerocode.errors import NotFound
 from zerocode.gateway import REQUEST_CONTEXT, authorization_token, gateway_claims
 from zerocode.memory.display import DisplayHistoryStore
@@ -54,6 +55,16 @@ def featured_apps(request: Request) -> FeaturedApps:
 
 def engine(request: Request) -> Engine:
     return _platform(request).engine
+
+
+def on_lambda(request: Request) -> bool:
+    """Whether a turn's stream must last as long as the turn: on AWS the turn runs inside
+    the invocation that answers its chat request (docs/engine.md)."""
+    return _platform(request).settings.mode == "aws"
+
+
+def turns(request: Request) -> Turns:
+    return _platform(request).turns
 
 
 def publishing(request: Request) -> Publishing:
@@ -151,6 +162,7 @@ def quota(request: Request) -> Quota:
 
 Featured = Annotated[FeaturedApps, Depends(featured_apps)]
 EngineDep = Annotated[Engine, Depends(engine)]
+TurnsDep = Annotated[Turns, Depends(turns)]
 PublishingDep = Annotated[Publishing, Depends(publishing)]
 UrlsDep = Annotated[SiteUrls, Depends(site_urls)]
 AppServiceDep = Annotated[AppService, Depends(app_service)]

@@ -156,6 +156,17 @@ class HistoryOut(BaseModel):
     nextCursor: str | None
 
 
+class CurrentTurnOut(BaseModel):
+    turn: int
+    status: Literal["running"]
+    lastEventId: str = Field(description='the id of its newest event, "" before the first')
+
+
+class CancelOut(BaseModel):
+    turn: int
+    status: Literal["stopping"]
+
+
 class ContextOut(BaseModel):
     messages: list[dict[str, Any]]
     tokens: list[int]

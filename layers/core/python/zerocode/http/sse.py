@@ -1,43 +1,67 @@
-"""A turn's events as a Server-Sent Events response."""
+"""A turn's events as a Server-Sent Events response, each frame with its ``id:``."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import anyio
 from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
-from zerocode.engine.events import sse
+from zerocode.engine.turn_log import Logged
 
 KEEPALIVE_SECONDS = 15.0
 _END = object()
+HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def event_stream(events: AsyncIterator[Any]) -> StreamingResponse:
-    return StreamingResponse(
-        frames(events),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+class TurnStream(StreamingResponse):
+    """A turn's SSE stream. ``hold``: once the stream is over, however it ended (the client
+    may have gone), wait for it before the response is complete. On Lambda the invocation
+    lasts exactly as long as the response, and the turn runs inside it, so the response
+    must not be complete before the turn is (docs/engine.md, "Turns outlive the
+    connection")."""
+
+    def __init__(
+        self,
+        entries: AsyncIterator[Logged],
+        hold: Callable[[], Awaitable[Any]] | None = None,
+        keepalive: float = KEEPALIVE_SECONDS,
+    ) -> None:
+        super().__init__(frames(entries, keepalive), media_type="text/event-stream")
+        self.headers.update(HEADERS)
+        self.hold = hold
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                closing = getattr(self.body_iterator, "aclose", None)
+                if closing is not None:
+                    await closing()  # stop following at once (the turn goes on)
+                if self.hold is not None:
+                    await self.hold()
 
 
 async def frames(
-    events: AsyncIterator[Any], keepalive: float = KEEPALIVE_SECONDS
+    entries: AsyncIterator[Logged], keepalive: float = KEEPALIVE_SECONDS
 ) -> AsyncIterator[bytes]:
-    """The turn's events as SSE frames, and a comment line whenever nothing was sent for
+    """The entries as SSE frames, and a comment line whenever nothing was sent for
     ``keepalive`` seconds: API Gateway closes a stream idle for 5 minutes, and a preview
     build on CodeBuild can take longer than that.
 
-    One task drives the turn (so its context variables hold for the whole turn) and hands
-    events over a small queue; when the client goes away that task is cancelled, which the
-    engine treats as a disconnect and closes the turn."""
+    One task reads the entries and hands them over a small queue, so waiting for the next
+    one can be timed without cancelling the reader; when the client goes away that task is
+    cancelled, which ends the reading, not the turn."""
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=64)
 
     async def pump() -> None:
         try:
-            async for event in events:
-                await queue.put(event)
+            async for entry in entries:
+                await queue.put(entry)
         except Exception as exc:  # surfaced to the consumer, which re-raises it
             await queue.put(exc)
         await queue.put(_END)
@@ -55,6 +79,6 @@ async def frames(
                 return
             if isinstance(item, Exception):
                 raise item
-            yield sse(item)
+            yield item.frame()
     finally:
         task.cancel()

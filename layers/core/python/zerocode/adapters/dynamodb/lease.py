@@ -59,3 +59,9 @@ class DynamoLease:
         except ClientError as exc:
             if error_code(exc) != "ConditionalCheckFailedException":
                 raise  # a failed condition means someone took it over: not ours to free
+
+    def held(self, key: str) -> bool:
+        item = self.client.get_item(
+            TableName=self.table, Key={"key": {"S": key}}, ConsistentRead=True
+        ).get("Item")
+        return item is not None and float(item["expires_at"]["N"]) > self.now()

@@ -4,7 +4,9 @@ One item per event: partition ``turn`` (``{appId}#{turn}``), sort ``seq``, the e
 ``name`` and ``data``, and ``expires_at`` a day on (TTL). DynamoDB deletes expired items
 late (up to days), so reads drop them themselves. An append is a conditional put of the
 next number, so two writers can never both take one; a follower polls with consistent
-reads while the turn runs (there is no blocking read in DynamoDB).
+reads while the turn runs (there is no blocking read in DynamoDB). Sequence number 0 holds
+no event: it is the request to stop the turn, which the turn's process polls; the log's
+entries are 1, 2, ...
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ class DynamoTurnLog:
         return await asyncio.to_thread(self._query, app_id, turn, after)
 
     async def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
-        if not await self.known(app_id, turn):
+        if not await self._known(app_id, turn):
             return
         reader = functools.partial(self.read, app_id, turn)
         ended = functools.partial(asyncio.to_thread, self._ended_at, app_id, turn)
@@ -127,5 +129,54 @@ class DynamoTurnLog:
             return 0  # expired
         return last[0].seq if last[0].done else None
 
-    async def known(self, app_id: str, turn: int) -> bool:
-        return bool(await asyncio.to_thread(self._query, app_id, turn, 0, newest=True))
+    async def _known(self, app_id: str, turn: int) -> bool:
+        return await self.last(app_id, turn) is not None
+
+    async def last(self, app_id: str, turn: int) -> Logged | None:
+        found = await asyncio.to_thread(self._query, app_id, turn, 0, newest=True)
+        return found[0] if found else None
+
+    async def begin(self, app_id: str, turn: int) -> None:
+        await asyncio.to_thread(self._begin, app_id, turn)
+
+    def _begin(self, app_id: str, turn: int) -> None:
+        params: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "#t = :t",
+            "ExpressionAttributeNames": {"#t": "turn"},
+            "ExpressionAttributeValues": {":t": self._pk(app_id, turn)},
+            "ProjectionExpression": "seq",
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self.client.query(**params)
+            for item in page.get("Items", []):
+                self.client.delete_item(
+                    TableName=self.table, Key={"turn": self._pk(app_id, turn), "seq": item["seq"]}
+                )
+            if "LastEvaluatedKey" not in page:
+                return
+            params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    async def request_stop(self, app_id: str, turn: int) -> None:
+        await asyncio.to_thread(
+            self.client.put_item,
+            TableName=self.table,
+            Item={
+                "turn": self._pk(app_id, turn),
+                "seq": {"N": "0"},
+                "name": {"S": "stop"},
+                "data": {"S": ""},
+                "expires_at": {"N": str(int(self.now() + self.keep_seconds))},
+            },
+        )
+
+    async def stop_requested(self, app_id: str, turn: int) -> bool:
+        answer = await asyncio.to_thread(
+            self.client.get_item,
+            TableName=self.table,
+            Key={"turn": self._pk(app_id, turn), "seq": {"N": "0"}},
+            ConsistentRead=True,
+        )
+        item = answer.get("Item")
+        return item is not None and float(item["expires_at"]["N"]) > self.now()

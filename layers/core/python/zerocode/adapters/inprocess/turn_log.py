@@ -8,20 +8,17 @@ logs the oldest finished ones go first (a running turn's log is never dropped).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from zerocode.engine.events import TurnEvent
-from zerocode.engine.turn_log import KEEP_SECONDS, Logged, logged
+from zerocode.engine.turn_log import KEEP_SECONDS, Entries, Logged, logged
 
 
 @dataclass
 class _Log:
-    entries: list[Logged] = field(default_factory=list)
-    # Set (and replaced) on every append: a follower waits on the one it saw before reading.
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    entries: Entries = field(default_factory=Entries)
     finished_at: float | None = None
 
 
@@ -36,6 +33,7 @@ class InProcessTurnLog:
             raise ValueError("keep_seconds and max_turns must be positive")
         self.keep_seconds, self.max_turns, self.clock = keep_seconds, max_turns, clock
         self._logs: dict[tuple[str, int], _Log] = {}
+        self._stops: set[tuple[str, int]] = set()
 
     async def append(self, app_id: str, turn: int, event: TurnEvent) -> Logged:
         log = self._logs.get((app_id, turn))
@@ -44,44 +42,47 @@ class InProcessTurnLog:
             log = self._logs[(app_id, turn)] = _Log()
         if log.finished_at is not None:
             raise ValueError(f"turn {turn} of app {app_id} has ended: its log is closed")
-        entry = logged(turn, len(log.entries) + 1, event)
-        log.entries.append(entry)
+        entry = logged(turn, len(log.entries.items) + 1, event)
         if entry.done:
             log.finished_at = self.clock()
-        changed, log.changed = log.changed, asyncio.Event()
-        changed.set()
+        log.entries.add(entry)
         return entry
 
     async def read(self, app_id: str, turn: int, after: int = 0) -> list[Logged]:
         log = self._logs.get((app_id, turn))
-        return [] if log is None else log.entries[max(after, 0) :]
+        return [] if log is None else log.entries.items[max(after, 0) :]
 
     async def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
         log = self._logs.get((app_id, turn))
         if log is None:
             return
-        seen = max(after, 0)
-        while True:
-            changed = log.changed  # before reading: an append after the read sets it
-            for entry in log.entries[seen:]:
-                seen = entry.seq
-                yield entry
-                if entry.done:
-                    return
-            if log.finished_at is not None:  # asked for what comes after its done: nothing
-                return
-            await changed.wait()
+        async for entry in log.entries.follow(after):
+            yield entry
 
-    async def known(self, app_id: str, turn: int) -> bool:
-        return (app_id, turn) in self._logs
+    async def last(self, app_id: str, turn: int) -> Logged | None:
+        log = self._logs.get((app_id, turn))
+        return log.entries.items[-1] if log is not None and log.entries.items else None
+
+    async def begin(self, app_id: str, turn: int) -> None:
+        self._logs.pop((app_id, turn), None)
+        self._stops.discard((app_id, turn))
+
+    async def request_stop(self, app_id: str, turn: int) -> None:
+        self._stops.add((app_id, turn))
+
+    async def stop_requested(self, app_id: str, turn: int) -> bool:
+        return (app_id, turn) in self._stops
 
     def _prune(self) -> None:
         now = self.clock()
         for key, log in list(self._logs.items()):
             if log.finished_at is not None and now - log.finished_at > self.keep_seconds:
                 del self._logs[key]
+                self._stops.discard(key)
         finished = sorted(
             (log.finished_at, key) for key, log in self._logs.items() if log.finished_at is not None
         )
         while len(self._logs) >= self.max_turns and finished:
-            del self._logs[finished.pop(0)[1]]
+            key = finished.pop(0)[1]
+            del self._logs[key]
+            self._stops.discard(key)

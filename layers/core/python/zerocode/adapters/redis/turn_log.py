@@ -6,7 +6,8 @@ whose id is ``0-{seq}`` (explicit ids must grow; this makes a ``Last-Event-ID`` 
 id). Appending is one Lua script, so the next number and the closed check are atomic across
 containers. A replay is ``XRANGE`` after an id; a follower then blocks in ``XREAD`` for the
 next entries (a bounded block, so it also notices a turn that ended while it waited). The
-stream expires ``keep_seconds`` after its last append.
+stream expires ``keep_seconds`` after its last append. A request to stop the turn is the key
+``{stream}:stop``, which the turn's process polls.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class RedisTurnLog:
 
     async def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
         key = self._key(app_id, turn)
-        if not await self.known(app_id, turn):
+        if not await self._known(app_id, turn):
             return
         seen = max(after, 0)
         for entry in await self.read(app_id, turn, seen):
@@ -91,15 +92,29 @@ class RedisTurnLog:
                     yield entry
                     if entry.done:
                         return
-            if not answer and not await self.known(app_id, turn):
+            if not answer and not await self._known(app_id, turn):
                 return  # expired while nothing came
 
     async def _closed(self, key: str) -> bool:
         last: Any = await self.client.xrevrange(key, count=1)
         return bool(last) and _field(last[0][1], "name") == "done"
 
-    async def known(self, app_id: str, turn: int) -> bool:
+    async def _known(self, app_id: str, turn: int) -> bool:
         return bool(await self.client.exists(self._key(app_id, turn)))
+
+    async def last(self, app_id: str, turn: int) -> Logged | None:
+        found: Any = await self.client.xrevrange(self._key(app_id, turn), count=1)
+        return _entry(turn, found[0]) if found else None
+
+    async def begin(self, app_id: str, turn: int) -> None:
+        key = self._key(app_id, turn)
+        await self.client.delete(key, key + ":stop")
+
+    async def request_stop(self, app_id: str, turn: int) -> None:
+        await self.client.set(self._key(app_id, turn) + ":stop", b"1", ex=self.keep_seconds)
+
+    async def stop_requested(self, app_id: str, turn: int) -> bool:
+        return bool(await self.client.exists(self._key(app_id, turn) + ":stop"))
 
 
 def _field(fields: dict[Any, Any], name: str) -> str:

@@ -34,3 +34,15 @@ class SqliteLease:
     def release(self, key: str, holder: str) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM leases WHERE key = ? AND holder = ?", (key, holder))
+
+    def held(self, key: str) -> bool:
+        rows = self.db.query("SELECT expires_at FROM leases WHERE key = ?", (key,))
+        return bool(rows) and float(rows[0][0]) > self.now()
+
+    def clear(self, prefix: str) -> int:
+        """Drop every lease whose key starts with ``prefix``: at a local server's start, the
+        turns of the run before it died with it (one process owns a local data directory)."""
+        with self.db.transaction() as conn:
+            return conn.execute(
+                "DELETE FROM leases WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
+            ).rowcount

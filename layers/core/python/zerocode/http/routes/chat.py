@@ -1,17 +1,35 @@
-"""The conversation: start a turn (streamed), its history, the model's context."""
+"""The conversation: start a turn (streamed), reattach to it, stop it; its history, the
+model's context."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Header, Path, Query, Response
 
 from zerocode.apps.guards import check_element, check_text
+from zerocode.engine.turn_log import parse_event_id
 from zerocode.engine.window_budget import check_request
-from zerocode.http.deps import Caller, DisplayDep, EngineDep, MaxChars, OwnedApp, QuotaDep
-from zerocode.http.schemas import ChatIn, ContextOut, HistoryOut, entry_out
-from zerocode.http.sse import event_stream
+from zerocode.errors import InvalidInput
+from zerocode.http.deps import (
+    Caller,
+    DisplayDep,
+    EngineDep,
+    MaxChars,
+    OwnedApp,
+    QuotaDep,
+    TurnsDep,
+    on_lambda,
+)
+from zerocode.http.schemas import (
+    CancelOut,
+    ChatIn,
+    ContextOut,
+    CurrentTurnOut,
+    HistoryOut,
+    entry_out,
+)
+from zerocode.http.sse import TurnStream
 
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["chat"])
 
@@ -26,20 +44,71 @@ async def chat_post(
     app: OwnedApp,
     body: ChatIn,
     user: Caller,
-    engine: EngineDep,
+    turns: TurnsDep,
     quota: QuotaDep,
     max_chars: MaxChars,
+    hold: Annotated[bool, Depends(on_lambda)],
 ) -> Response:
     """Start a turn and stream it. POST only: no GET starts a turn or changes state, so
-    a link, an image or a hidden frame on another page can never start one."""
+    a link, an image or a hidden frame on another page can never start one. The turn runs
+    to its end whatever becomes of this stream; each event carries its id, and
+    ``GET /turns/{turn}/events`` resumes after the last one seen."""
     element = body.element.model_dump(exclude_none=True) if body.element else None
     text = check_text(body.message, field="message", max_chars=max_chars)
     if element:
         check_element(element)
     check_request(text, element, max_chars)
     await quota.charge("chat", user.id)
-    run = await asyncio.to_thread(engine.start, app, text, element or None)
-    return event_stream(run.events())
+    running = await turns.start(app, text, element or None)
+    return TurnStream(running.follow(), hold=running.ended.wait if hold else None)
+
+
+@router.get(
+    "/turns/current",
+    response_model=CurrentTurnOut,
+    responses={204: {"description": "no turn is running for this app"}},
+)
+async def current_turn(app: OwnedApp, turns: TurnsDep) -> Response | CurrentTurnOut:
+    """The turn running for the app, for a client that (re)opens it; 204 when none runs."""
+    current = await turns.current(app.id)
+    if current is None:
+        return Response(status_code=204)
+    return CurrentTurnOut(turn=current.turn, status="running", lastEventId=current.last_event_id)
+
+
+@router.get(
+    "/turns/{turn}/events",
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "SSE stream of the turn"}
+    },
+)
+async def turn_events(
+    app: OwnedApp,
+    turns: TurnsDep,
+    turn: Annotated[int, Path(ge=1, le=1_000_000)],
+    after: Annotated[int | None, Query(ge=0, description="replay after this seq")] = None,
+    last_event_id: Annotated[str | None, Header(max_length=40)] = None,
+) -> Response:
+    """The turn's events after ``after`` (or after the ``Last-Event-ID`` header, as an
+    EventSource sends it), then live until its ``done``: no gap, no duplicate. Works for a
+    finished turn too (its log is kept a day). Reads only: it starts and changes nothing."""
+    if after is None and last_event_id:
+        after = parse_event_id(last_event_id, turn)
+        if after is None:
+            raise InvalidInput(f"Last-Event-ID must be an id of turn {turn} ({turn}:<seq>)")
+    await turns.exists(app.id, turn)
+    return TurnStream(turns.follow(app.id, turn, after or 0))
+
+
+@router.post("/turns/{turn}/cancel", status_code=202, response_model=CancelOut)
+async def cancel_turn(
+    app: OwnedApp, turns: TurnsDep, turn: Annotated[int, Path(ge=1, le=1_000_000)]
+) -> CancelOut:
+    """Stop the running turn: it ends interrupted, "stopped by the user", told to the model
+    and shown in the history, its stream ending with ``done: interrupted``. 409 when that
+    turn is not running."""
+    await turns.cancel(app.id, turn)
+    return CancelOut(turn=turn, status="stopping")
 
 
 @router.get("/history", response_model=HistoryOut)

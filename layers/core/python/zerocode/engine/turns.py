@@ -1,0 +1,289 @@
+"""Turns that outlive the connection: each accepted turn runs in a task of its own, to its
+end, whatever happens to the request that started it (docs/engine.md, "Turns outlive the
+connection").
+
+A :class:`Running` turn keeps its events in memory for readers in this process (the
+request that started it among them: no store between the model and the screen) and a
+writer task appends them, in order, to the :class:`~zerocode.engine.turn_log.TurnLog` for
+every other reader: a reattach after a reload, another Lambda container. The turn's
+``done`` reaches readers only once everything else is settled: the log holds it and the
+app's lease is free, so a client that sees ``done`` can start the next turn at once.
+
+A log whose turn can no longer end (its process died) is closed by whoever finds it so,
+with the ``done`` the app's display says the turn came to (interrupted when it says
+nothing). Alive means running in this process, or, where the log is shared between
+processes, that the app's turn lease is held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from zerocode.apps.records import App
+from zerocode.engine.closing import SERVER_STOPPED, STOPPED_BY_USER
+from zerocode.engine.events import DoneEvent, TurnEvent
+from zerocode.engine.parts import io, kind
+from zerocode.engine.turn import Engine, TurnRun
+from zerocode.engine.turn_log import Entries, Logged, TurnLog, logged
+from zerocode.engine.turn_state import Status
+from zerocode.errors import Conflict, NotFound
+from zerocode.memory.display import DisplayRole, DisplayStatus
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Current:
+    """The turn running for an app, and the id of its newest event ("" before the first)."""
+
+    turn: int
+    last_event_id: str
+
+
+@dataclass(eq=False)
+class Running:
+    """One turn running in this process: its events as they happen, for readers here."""
+
+    app_id: str
+    run: TurnRun
+    log: Entries = field(default_factory=Entries)
+    events: list[TurnEvent] = field(default_factory=list)  # as the entries, for the writer
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # the driver has finished
+
+    @property
+    def turn(self) -> int:
+        return self.run.number
+
+    @property
+    def last_event_id(self) -> str:
+        return self.log.items[-1].id if self.log.items else ""
+
+    def add(self, event: TurnEvent) -> None:
+        self.events.append(event)
+        self.log.add(logged(self.turn, len(self.log.items) + 1, event))
+
+    def follow(self, after: int = 0) -> AsyncIterator[Logged]:
+        return self.log.follow(after)
+
+
+class Turns:
+    """Starts turns, runs them to their end, and lets anyone allowed read, follow and stop
+    them. ``shared``: the log is shared with other processes (AWS), which may run the
+    app's turn; locally one process owns the data, so a turn not running here is not
+    running at all."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        turn_log: TurnLog,
+        *,
+        shared: bool,
+        watch_seconds: float = 1.0,
+        write_attempts: int = 3,
+    ) -> None:
+        self.engine, self.log, self.shared = engine, turn_log, shared
+        self.watch_seconds, self.write_attempts = watch_seconds, write_attempts
+        self._running: dict[str, Running] = {}
+        self._drivers: set[asyncio.Task[None]] = set()
+
+    # -- starting and driving ---------------------------------------------------------------
+
+    async def start(self, app: App, message: str, element: dict[str, Any] | None) -> Running:
+        """Take the app's lease (409 when a turn runs) and start the turn in a task of its
+        own; the caller follows it with :meth:`Running.follow` (or not at all)."""
+        run = await asyncio.to_thread(self.engine.start, app, message, element)
+        run.release_on_end = False  # released once the log has the done (_drive)
+        try:
+            await self.log.begin(app.id, run.number)
+            if run.number > 1:  # the turn before, if its log was left open, is over
+                await self._close_if_dead(app.id, run.number - 1, dead=True)
+        except BaseException:
+            await io(run.release)
+            raise
+        running = self._running[app.id] = Running(app.id, run)
+        task = asyncio.create_task(self._drive(running), name=f"turn {app.id}:{run.number}")
+        self._drivers.add(task)
+        task.add_done_callback(self._drivers.discard)
+        return running
+
+    async def _drive(self, running: Running) -> None:
+        """Run the turn to its end. While it runs this task awaits nothing but the turn, so
+        a stop (TurnRun.stop) lands inside its work; the writer and the stop watcher are
+        tasks of their own."""
+        writer = asyncio.create_task(self._write(running))
+        watcher = asyncio.create_task(self._watch(running)) if self.shared else None
+        done: DoneEvent | None = None
+        try:
+            async for event in running.run.events():
+                if isinstance(event, DoneEvent):
+                    done = event
+                else:
+                    running.add(event)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            if done is None:  # the turn was torn down (the server is stopping)
+                done = DoneEvent("interrupted", running.turn)
+            running.add(done)
+            try:
+                await asyncio.shield(writer)
+            except Exception as exc:  # logged by the writer; the log is left to be closed
+                log.error("turn log of app=%s: %s", running.app_id, kind(exc))
+            finally:
+                try:
+                    await io(running.run.release)
+                except Exception as exc:
+                    log.error("could not free the lease of app=%s: %s", running.app_id, kind(exc))
+                if self._running.get(running.app_id) is running:
+                    del self._running[running.app_id]
+                running.ended.set()
+
+    async def _write(self, running: Running) -> None:
+        """Append the turn's events to the log, in order, each as the number it has here;
+        a store that keeps failing stops the writing (readers elsewhere then find a log whose
+        turn is over and close it with what the display says)."""
+        written = 0
+        while True:
+            await running.log.wait_past(written)
+            entry, event = running.log.items[written], running.events[written]
+            stored = await self._append(running, event)
+            if stored.seq != entry.seq:
+                raise RuntimeError(f"the log numbered event {entry.seq} as {stored.seq}")
+            written += 1
+            if entry.done:
+                return
+
+    async def _append(self, running: Running, event: TurnEvent) -> Logged:
+        for attempt in range(self.write_attempts):
+            try:
+                return await self.log.append(running.app_id, running.turn, event)
+            except Exception as exc:
+                if attempt + 1 == self.write_attempts:
+                    raise
+                log.warning("turn log append failed (%s); retrying", kind(exc))
+                await asyncio.sleep(0.2 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    async def _watch(self, running: Running) -> None:
+        """Where a stop may be asked in another process: poll for it."""
+        while True:
+            await asyncio.sleep(self.watch_seconds)
+            try:
+                if await self.log.stop_requested(running.app_id, running.turn):
+                    running.run.stop(STOPPED_BY_USER)
+                    return
+            except Exception as exc:  # a store hiccup: ask again next time
+                log.warning("could not read the stop request of a turn: %s", kind(exc))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    async def current(self, app_id: str) -> Current | None:
+        """The turn running for the app, here or (shared) in another process."""
+        running = self._running.get(app_id)
+        if running is not None:
+            return Current(running.turn, running.last_event_id)
+        if not self.shared or not await io(self.engine.lease.held, f"turn:{app_id}"):
+            return None
+        head = (await io(self.engine.memory.head, app_id)).turn
+        for number in (head + 1, head):
+            last = await self.log.last(app_id, number) if number > 0 else None
+            if last is not None and not last.done:
+                return Current(number, last.id)
+        return None
+
+    async def exists(self, app_id: str, turn: int) -> None:
+        """NotFound unless the app has (or is starting) a turn of that number."""
+        if turn < 1:
+            raise NotFound(f"turn {turn} not found")
+        running = self._running.get(app_id)
+        if running is not None and running.turn == turn:
+            return
+        if turn <= (await io(self.engine.memory.head, app_id)).turn:
+            return
+        if await self.log.last(app_id, turn) is None:
+            raise NotFound(f"turn {turn} not found")
+
+    async def follow(self, app_id: str, turn: int, after: int = 0) -> AsyncIterator[Logged]:
+        """The turn's events after ``after``, then live until its ``done``: from memory when
+        it runs here, else from the log. A turn whose log is gone (expired, or its server
+        restarted) gets the one ``done`` its display entry says (call :meth:`exists`
+        first: an unknown turn is 404)."""
+        running = self._running.get(app_id)
+        if running is not None and running.turn == turn:
+            async for entry in running.follow(after):
+                yield entry
+            return
+        if await self.log.last(app_id, turn) is None:
+            status = await self._ended_as(app_id, turn)
+            yield logged(turn, max(after, 0) + 1, DoneEvent(status, turn))
+            return
+        watchdog = asyncio.create_task(self._watchdog(app_id, turn))
+        try:
+            async for entry in self.log.follow(app_id, turn, after):
+                yield entry
+        finally:
+            watchdog.cancel()
+
+    async def _watchdog(self, app_id: str, turn: int) -> None:
+        """While someone follows a turn that does not run here: close its log if its turn
+        can no longer end, so the follower gets a done."""
+        pause = min(self.engine.limits.lease_seconds / 3, 10.0) if self.shared else 0.0
+        while True:
+            if await self._close_if_dead(app_id, turn):
+                return
+            await asyncio.sleep(pause or 1.0)
+
+    async def _alive(self, app_id: str, turn: int) -> bool:
+        running = self._running.get(app_id)
+        if running is not None and running.turn == turn:
+            return True
+        return self.shared and await io(self.engine.lease.held, f"turn:{app_id}")
+
+    async def _close_if_dead(self, app_id: str, turn: int, *, dead: bool = False) -> bool:
+        """Give the log of a turn that can no longer end its done; whether the log is (now)
+        closed. ``dead``: the caller knows (it holds the app's lease for a newer turn)."""
+        last = await self.log.last(app_id, turn)
+        if last is None or last.done:
+            return True
+        if not dead and await self._alive(app_id, turn):
+            return False
+        status = await self._ended_as(app_id, turn)
+        with contextlib.suppress(ValueError):  # its done came meanwhile
+            await self.log.append(app_id, turn, DoneEvent(status, turn))
+        return True
+
+    async def _ended_as(self, app_id: str, turn: int) -> Status:
+        """How a turn that runs nowhere ended, as the app's display tells it."""
+        page = await io(self.engine.display.page, app_id, None, 50)
+        for entry in page.entries:
+            if entry.turn == turn and entry.role in (DisplayRole.AI, DisplayRole.ERROR):
+                if entry.role == DisplayRole.AI:
+                    return "succeeded"
+                return "failed" if entry.status == DisplayStatus.FAILED else "interrupted"
+        return "interrupted"
+
+    # -- stopping -----------------------------------------------------------------------------
+
+    async def cancel(self, app_id: str, turn: int) -> None:
+        """Stop the app's running turn ``turn`` (Conflict when it is not running)."""
+        running = self._running.get(app_id)
+        if running is not None and running.turn == turn:
+            running.run.stop(STOPPED_BY_USER)
+            return
+        current = await self.current(app_id)
+        if current is None or current.turn != turn:
+            raise Conflict(f"turn {turn} is not running")
+        await self.log.request_stop(app_id, turn)
+
+    async def shutdown(self, grace: float = 10.0) -> None:
+        """The server is stopping: stop the turns running here (no rebuild) and give them
+        ``grace`` seconds to close."""
+        for running in list(self._running.values()):
+            running.run.stop(SERVER_STOPPED, rebuild=False)
+        if self._drivers:
+            await asyncio.wait(set(self._drivers), timeout=grace)
