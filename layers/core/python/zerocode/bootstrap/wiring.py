@@ -222,7 +222,10 @@ def platform(
         workspace=workspace,
         model=model,
         engine=engine,
-        turns=Turns(engine, InProcessTurnLog(), shared=False),
+        # One process owns a local data directory: its turns are all here (shared=False).
+        turns=Turns(
+            engine, turn_log(settings) if settings.redis_url else InProcessTurnLog(), shared=False
+        ),
         accounts=Accounts(SqliteUserStore(db)),
         rates=rate_limiter(settings),
         deletions=SqlitePendingDeletions(db),
@@ -235,8 +238,9 @@ def platform(
 
 
 def turn_log(settings: Settings) -> TurnLog:
-    """Where turns' events live on AWS, for every API container: the cache's Redis
-    Streams, or DynamoDB where there is no cache (the cheap profile)."""
+    """Where turns' events live for every API container: the cache's Redis Streams (also
+    locally when ZEROCODE_REDIS_URL is set), or DynamoDB on AWS where there is no cache (the
+    cheap profile)."""
     if settings.redis_url:
         import redis.asyncio as aioredis
 
