@@ -35,6 +35,12 @@ class AccountTaken(Conflict):
     code = "account_taken"
 
 
+class PreviewOutOfDate(Conflict):
+    """An element was picked in a preview older than the files."""
+
+    code = "preview_out_of_date"
+
+
 class PayloadTooLarge(ZerocodeError):
     status = 413
     code = "payload_too_large"

@@ -330,6 +330,14 @@ class DiffOut(BaseModel):
     files: list[FileDiffOut]
 
 
+class PreviewOut(BaseModel):
+    buildId: str | None = Field(description="the build the preview shows; null before the first")
+    upToDate: bool = Field(description="the preview was built from the files as they are now")
+    build: RestoreBuildOut | None = Field(
+        default=None, description="the rebuild this answer made (POST only)"
+    )
+
+
 class RestoreBuildOut(BaseModel):
     id: str
     state: BuildState

@@ -64,6 +64,12 @@ class Covers(Protocol):
     def delete_app(self, app_id: str) -> int: ...
 
 
+@dataclass(frozen=True)
+class PreviewState:
+    build_id: str | None  # the build the preview shows (None before the first success)
+    up_to_date: bool  # it was built from the files as they are now
+
+
 @dataclass(kw_only=True)
 class Publishing:
     apps: AppStore
@@ -107,6 +113,23 @@ class Publishing:
                 self.publisher.point, preview_pointer(key), SiteTarget(app.id, done.id)
             )
         return done
+
+    def preview_state(self, app: App) -> PreviewState:
+        """Whether the preview shows the app's files as they are now: the newest successful
+        preview build (the one the preview pointer names) was built from them. An element
+        picked in an older preview may name what the files no longer hold."""
+        shown = next(
+            (
+                b
+                for b in self.builds.list(app.id, limit=20, purpose=BuildPurpose.PREVIEW).builds
+                if b.state is BuildState.SUCCEEDED
+            ),
+            None,
+        )
+        source = snapshot(self.workspace, app.id)
+        if shown is None:
+            return PreviewState(build_id=None, up_to_date=not source.files)
+        return PreviewState(build_id=shown.id, up_to_date=shown.source_digest == source.digest)
 
     def restore_preview(self, app: App, now: float | None = None) -> bool:
         """Put back the preview pointer the preview sweep removed, naming the app's newest

@@ -3,6 +3,7 @@ model's context."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Response
@@ -10,13 +11,14 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Response
 from zerocode.apps.guards import check_element, check_text
 from zerocode.engine.turn_log import parse_event_id
 from zerocode.engine.window_budget import check_request
-from zerocode.errors import InvalidInput
+from zerocode.errors import InvalidInput, PreviewOutOfDate
 from zerocode.http.deps import (
     Caller,
     DisplayDep,
     EngineDep,
     MaxChars,
     OwnedApp,
+    PublishingDep,
     QuotaDep,
     TurnsDep,
     on_lambda,
@@ -45,6 +47,7 @@ async def chat_post(
     body: ChatIn,
     user: Caller,
     turns: TurnsDep,
+    publishing: PublishingDep,
     quota: QuotaDep,
     max_chars: MaxChars,
     hold: Annotated[bool, Depends(on_lambda)],
@@ -58,6 +61,11 @@ async def chat_post(
     if element:
         check_element(element)
     check_request(text, element, max_chars)
+    if element and not (await asyncio.to_thread(publishing.preview_state, app)).up_to_date:
+        raise PreviewOutOfDate(
+            "the preview is older than the app's files, so the element picked in it may not be "
+            "there any more: rebuild the preview (POST /api/apps/{id}/preview) and pick again"
+        )
     await quota.charge("chat", user.id)
     running = await turns.start(app, text, element or None)
     return TurnStream(running.follow(), hold=running.ended.wait if hold else None)

@@ -1,17 +1,21 @@
-"""Deploys: start one, list and read builds, roll back."""
+"""Deploys: start one, list and read builds, roll back; the preview's state and its
+rebuild."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 
 from zerocode.apps.records import App
 from zerocode.apps.versions import Versions
+from zerocode.engine.rebuild import rebuild_preview
 from zerocode.errors import NotFound
 from zerocode.http.deps import (
     BuildsDep,
     Caller,
+    EngineDep,
     MaybeVersionsDep,
     OwnedApp,
     PublishingDep,
@@ -23,6 +27,8 @@ from zerocode.http.schemas import (
     BuildListOut,
     BuildOut,
     DeployOut,
+    PreviewOut,
+    RestoreBuildOut,
     RollbackIn,
     app_out,
     build_out,
@@ -40,6 +46,31 @@ async def deploy(
     await quota.charge("deploy", user.id)
     build = await publishing.start_deploy(app)
     return DeployOut(buildId=build.id, state=build.state)
+
+
+@router.get("/preview", response_model=PreviewOut)
+async def preview(app: OwnedApp, publishing: PublishingDep) -> PreviewOut:
+    """Whether the preview shows the files as they are now. When it does not (a turn was
+    cut off, a build failed), the console says "preview out of date" and offers Rebuild,
+    and a chat naming an element of the preview is refused (409)."""
+    state = await asyncio.to_thread(publishing.preview_state, app)
+    return PreviewOut(buildId=state.build_id, upToDate=state.up_to_date)
+
+
+@router.post("/preview", response_model=PreviewOut)
+async def rebuild(
+    app: OwnedApp, user: Caller, engine: EngineDep, publishing: PublishingDep, quota: QuotaDep
+) -> PreviewOut:
+    """Build the files as they are now into the preview (409 while a turn runs; its end
+    rebuilds anyway). Answers when the build has finished, successful or not."""
+    await quota.charge("deploy", user.id)  # a rebuild builds, like a deploy
+    build = await rebuild_preview(engine, app)
+    state = await asyncio.to_thread(publishing.preview_state, app)
+    return PreviewOut(
+        buildId=state.build_id,
+        upToDate=state.up_to_date,
+        build=RestoreBuildOut(id=build.id, state=build.state, error=build.error),
+    )
 
 
 @router.get("/builds", response_model=BuildListOut)
