@@ -47,3 +47,77 @@ def test_a_client_going_away_stops_the_reading() -> None:
         await asyncio.wait_for(cancelled.wait(), timeout=2)
 
     asyncio.run(disconnect_after_first_frame())
+
+
+def test_a_held_stream_answers_only_once_its_turn_has_ended_even_when_the_client_left() -> None:
+    """On Lambda the invocation lasts as long as the response and the turn runs inside it:
+    a client that goes away must not end the response before the turn ends (TurnStream's
+    ``hold``). Checked for both ways Starlette learns of a disconnect."""
+    from starlette.types import Message
+
+    from zerocode.http.sse import TurnStream
+
+    async def go(spec: str) -> tuple[float, float]:
+        ended = asyncio.Event()
+        sent_first = asyncio.Event()
+
+        async def follower() -> AsyncIterator[Logged]:
+            yield logged(1, 1, TextEvent("working"))
+            await asyncio.sleep(30)  # the client leaves long before this
+
+        async def receive() -> Message:
+            await sent_first.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            if message["type"] == "http.response.body" and message.get("body"):
+                sent_first.set()
+                if spec == "2.4":
+                    raise OSError("the client is gone")  # how 2.4 servers say it
+
+        async def turn_ends_later() -> None:
+            await asyncio.sleep(0.3)
+            ended.set()
+
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        finisher = asyncio.create_task(turn_ends_later())
+        scope = {"type": "http", "asgi": {"spec_version": spec}}
+        response = TurnStream(follower(), hold=ended.wait)
+        try:
+            await response(scope, receive, send)
+        except Exception:
+            pass  # 2.4: Starlette's ClientDisconnect, which the server handles
+        answered = loop.time() - start
+        await finisher
+        return answered, 0.3
+
+    for spec in ("2.3", "2.4"):
+        answered, turn = asyncio.run(go(spec))
+        assert answered >= turn - 0.01, spec
+        assert answered < 5, spec  # and not the follower's 30 s: it was closed
+
+
+def test_an_unheld_stream_answers_as_soon_as_the_client_leaves() -> None:
+    from starlette.types import Message
+
+    from zerocode.http.sse import TurnStream
+
+    async def go() -> float:
+        async def follower() -> AsyncIterator[Logged]:
+            yield logged(1, 1, TextEvent("working"))
+            await asyncio.sleep(30)
+
+        async def receive() -> Message:
+            await asyncio.sleep(0.05)
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            pass
+
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        await TurnStream(follower())({"type": "http"}, receive, send)
+        return loop.time() - start
+
+    assert asyncio.run(go()) < 2

@@ -1,0 +1,152 @@
+"""Turns that outlive the connection (engine/turns.py), over the real local stores and the
+offline model: a stop mid-work rebuilds the files it left; a log store that fails costs
+the log, not the turn; and, with the log in a real Redis shared by two Turns (two API
+containers), one sees, follows and stops the other's turn, and a turn whose process died
+is closed for its follower with what the display says."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import REDIS_URL, redis_client_or_skip
+from tests.integration.engine.test_engine import platform
+from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
+from zerocode.apps.records import CodeGenType
+from zerocode.bootstrap.platform import Platform
+from zerocode.engine.events import TextEvent, TurnEvent
+from zerocode.engine.turn_log import Logged
+from zerocode.engine.turns import Turns
+from zerocode.memory.display import DisplayRole, DisplayStatus
+from zerocode.memory.transcript import EntryKind
+from zerocode.memory.validation import validate
+
+
+def names(entries: list[Logged]) -> list[str]:
+    return [e.name for e in entries]
+
+
+async def collect(entries: AsyncIterator[Logged]) -> list[Logged]:
+    return [e async for e in entries]
+
+
+def test_a_turn_stopped_after_it_wrote_files_builds_them_and_says_why(tmp_path: Path) -> None:
+    """Stopped after its first file, the half-written project is built all the same: it
+    fails (no preview of it), so the preview is out of date, which the app then says."""
+    p = platform(tmp_path)
+    app = asyncio.run(p.create_app("local", "A Vue notes app", CodeGenType.VUE_PROJECT))
+
+    async def go() -> list[Logged]:
+        turns = Turns(p.engine, InProcessTurnLog(), shared=False)
+        running = await turns.start(app, "A Vue notes app [[pace=5]]", None)
+        seen: list[Logged] = []
+        async for entry in running.follow():
+            seen.append(entry)
+            if entry.name == "tool" and '"phase":"result","ok":true' in entry.data:
+                await turns.cancel(app.id, running.turn)
+        await running.ended.wait()
+        assert await turns.current(app.id) is None
+        assert await collect(turns.follow(app.id, 1)) == seen  # the log holds the same
+        return seen
+
+    seen = asyncio.run(go())
+    stopped = names(seen).index("error")
+    assert '"code":"stopped"' in seen[stopped].data
+    assert names(seen)[stopped + 1 :] == ["build", "build", "done"]
+    assert '"status":"failed"' in seen[-2].data  # the one file it wrote, built
+    assert seen[-1].data == '{"status":"interrupted","turn":1}'
+    assert [e.seq for e in seen] == list(range(1, len(seen) + 1))
+    last = p.display.page(app.id, limit=1).entries[0]
+    assert last.role is DisplayRole.ERROR and last.status is DisplayStatus.INTERRUPTED
+    assert "**Interrupted:** stopped by the user." in last.content
+    assert "preview build failed" in last.content
+    note = p.memory.units(app.id)[-1]
+    assert note.kind is EntryKind.INTERRUPTED
+    assert "stopped by the user" in str(note.messages[0].content)
+    validate(p.memory.window(app.id, p.system_prompt(app)).messages)
+    assert not p.publishing.preview_state(app).up_to_date
+    assert p.engine.versions is not None and p.engine.versions.store.latest(app.id) is not None
+    assert p.engine.lease.acquire(f"turn:{app.id}", "next", 5)  # the app is free
+
+
+class FailingLog(InProcessTurnLog):
+    """A log store that refuses every write (a full disk, an unreachable cache)."""
+
+    async def append(self, app_id: str, turn: int, event: TurnEvent) -> Logged:
+        raise OSError("no space left on device")
+
+
+def test_a_log_store_that_fails_costs_the_log_not_the_turn(tmp_path: Path) -> None:
+    p = platform(tmp_path)
+    app = asyncio.run(p.create_app("local", "A page about owls", CodeGenType.HTML))
+
+    async def go() -> tuple[list[Logged], list[Logged]]:
+        turns = Turns(p.engine, FailingLog(), shared=False)
+        running = await turns.start(app, "A page about owls", None)
+        live = await collect(running.follow())
+        await running.ended.wait()
+        return live, await collect(turns.follow(app.id, 1, after=4))
+
+    live, later = asyncio.run(go())
+    assert live[-1].data == '{"status":"succeeded","turn":1}'
+    # The log has nothing; the display tells a later reader how the turn ended.
+    assert len(later) == 1 and later[0].id == "1:5"
+    assert later[0].data == '{"status":"succeeded","turn":1}'
+
+
+def _redis_turns(p: Platform, prefix: str, **kwargs: Any) -> Turns:
+    import redis.asyncio as aioredis
+
+    from zerocode.adapters.redis.turn_log import RedisTurnLog
+
+    log = RedisTurnLog(aioredis.Redis.from_url(REDIS_URL), prefix=prefix, block_ms=100)
+    return Turns(p.engine, log, shared=True, **kwargs)
+
+
+def test_another_container_sees_follows_and_stops_a_turn(tmp_path: Path) -> None:
+    redis_client_or_skip()
+    p = platform(tmp_path)
+    app = asyncio.run(p.create_app("local", "A page about herons", CodeGenType.HTML))
+    prefix = f"zerocode:test:turns:{secrets.token_hex(4)}:"
+
+    async def go() -> tuple[list[Logged], list[Logged]]:
+        a = _redis_turns(p, prefix, watch_seconds=0.05)
+        b = _redis_turns(p, prefix)
+        running = await a.start(app, "Write it slowly [[slow]]", None)
+        live = asyncio.create_task(collect(running.follow()))
+        while not running.log.items:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # the writer catches up
+        current = await b.current(app.id)
+        assert current is not None and current.turn == 1 and current.last_event_id
+        followed = asyncio.create_task(collect(b.follow(app.id, 1)))
+        await b.cancel(app.id, 1)  # B does not run it: the request goes through the log
+        return await asyncio.wait_for(live, 20), await asyncio.wait_for(followed, 20)
+
+    live, followed = asyncio.run(go())
+    assert followed == live  # no gap, no duplicate, across containers
+    assert live[-1].data == '{"status":"interrupted","turn":1}'
+    assert any('"code":"stopped"' in e.data for e in live)
+
+
+def test_a_follower_closes_the_log_of_a_turn_whose_container_died(tmp_path: Path) -> None:
+    redis_client_or_skip()
+    p = platform(tmp_path, turn_lease_seconds=3)
+    app = asyncio.run(p.create_app("local", "A page about gulls", CodeGenType.HTML))
+    prefix = f"zerocode:test:turns:{secrets.token_hex(4)}:"
+
+    async def go() -> list[Logged]:
+        reader = _redis_turns(p, prefix)
+        # What a dead container left: the lease (expiring) and a log without its done.
+        assert p.engine.lease.acquire(f"turn:{app.id}", "dead", 1.5)
+        for word in ("Here", " is"):
+            await reader.log.append(app.id, 1, TextEvent(word))
+        assert await reader.current(app.id) is not None  # alive while its lease is
+        return await asyncio.wait_for(collect(reader.follow(app.id, 1, after=1)), 15)
+
+    tail = asyncio.run(go())
+    assert [e.id for e in tail] == ["1:2", "1:3"]
+    assert tail[-1].data == '{"status":"interrupted","turn":1}'
