@@ -117,8 +117,7 @@ def test_another_container_sees_follows_and_stops_a_turn(tmp_path: Path) -> None
         b = _redis_turns(p, prefix)
         running = await a.start(app, "Write it slowly [[slow]]", None)
         live = asyncio.create_task(collect(running.follow()))
-        while not running.log.items:
-            await asyncio.sleep(0.02)
+        await running.log.wait_past(0)
         await asyncio.sleep(0.3)  # the writer catches up
         current = await b.current(app.id)
         assert current is not None and current.turn == 1 and current.last_event_id
