@@ -7,9 +7,10 @@ What runs, and what stands in for what:
   **moto's server** (a subprocess, ``python -m moto.server``) from the template's own
   properties. The server gets the **API function's environment from the template**, every
   reference resolved to what was created, except three things: no ``AWS_*`` Lambda and
-  Lambda Web Adapter variables (this is ``zerocode serve``, not the function), no
-  ``ZEROCODE_REDIS_URL`` (no ElastiCache here: the window cache is in-process and rate limits
-  live in the leases table, as in a stack without a cache), and no ``ZEROCODE_MODEL_BASE_URL``
+  Lambda Web Adapter variables (this is ``zerocode serve``, not the function),
+  ``ZEROCODE_REDIS_URL`` naming this machine's **real Redis** in place of ElastiCache (the
+  window cache, rate limits and the turns' event logs in Redis Streams, as in the stack),
+  and no ``ZEROCODE_MODEL_BASE_URL``
   (the offline scripted model answers; the model key is still read from the secret at
   start-up, so a missing or unreadable secret fails the start).
 * Where each AWS client goes is plain environment that every boto3 program honours:
@@ -70,7 +71,8 @@ from tests.aws_standins import (
     decode_jwt,
     run_the_buildspec,
 )
-from tests.e2e.conftest import Turn, chat, create, free_port
+from tests.conftest import REDIS_URL, redis_client_or_skip
+from tests.e2e.conftest import Turn, chat, create, free_port, parse_sse
 from tests.e2e.test_repair import feedback
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
 from zerocode.adapters.aws.build_handoff import COVER_PATH, PNG_MAGIC
@@ -93,7 +95,7 @@ FAKE_CREDENTIALS = {
 # Lambda runtime and Lambda Web Adapter configuration, not zerocode's: `zerocode serve` is
 # not the function, and must not believe it runs under the adapter.
 NOT_FOR_SERVE = ("AWS_",)
-NO_ELASTICACHE = ("ZEROCODE_REDIS_URL",)
+ELASTICACHE = ("ZEROCODE_REDIS_URL",)  # replaced by this machine's Redis
 OFFLINE_MODEL = ("ZEROCODE_MODEL_BASE_URL",)
 
 
@@ -190,8 +192,10 @@ class AwsPlatform:
         env |= {
             k: v
             for k, v in self.stack.function_environment(function).items()
-            if not k.startswith(NOT_FOR_SERVE + NO_ELASTICACHE + OFFLINE_MODEL)
+            if not k.startswith(NOT_FOR_SERVE + ELASTICACHE + OFFLINE_MODEL)
         }
+        redis_client_or_skip()
+        env["ZEROCODE_REDIS_URL"] = REDIS_URL
         env |= FAKE_CREDENTIALS | reach
         env |= {
             "AWS_ENDPOINT_URL": self.moto_url,
@@ -506,6 +510,10 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
     # the preview copied to the builds bucket and pointed at in the KeyValueStore.
     turn = chat(alice.http, app["id"], "Make a page about otters")
     succeeded(turn)
+    # Its events are in the Redis Streams log: a reattach replays them whole, ids and all.
+    with alice.http.stream("GET", f"/api/apps/{app['id']}/turns/1/events") as replayed:
+        again = parse_sse(replayed.iter_lines())
+    assert again.ids == turn.ids and again.order == turn.order and again.done == turn.done
     assert query_app(platform, "TRANSCRIPT_TABLE", app["id"])
     assert len(query_app(platform, "DISPLAY_TABLE", app["id"])) == 2  # the request, the answer
     s3 = platform.aws("s3")

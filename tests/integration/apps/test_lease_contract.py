@@ -135,3 +135,17 @@ def test_racing_threads_have_exactly_one_winner(leases: LeaseFactory, round_: in
     assert len(winners) == 1
     loser = next(i for i in range(threads_n) if i != winners[0])
     assert contenders[loser].acquire(f"app-{round_}", f"turn-{loser}", TTL) is False
+
+
+def test_held_says_whether_someone_holds_it_now(leases: LeaseFactory) -> None:
+    """What a reader of a turn's log asks before it calls the turn dead (engine/turns.py)."""
+    clock = Clock()
+    lease, other = leases(clock), leases(clock)
+    assert not other.held("app-1")
+    assert lease.acquire("app-1", "turn-a", TTL)
+    assert other.held("app-1") and not other.held("app-2")
+    clock.at = T0 + TTL  # expired: nobody holds it, though its row may remain
+    assert not other.held("app-1")
+    assert lease.acquire("app-1", "turn-b", TTL)
+    lease.release("app-1", "turn-b")
+    assert not other.held("app-1")

@@ -26,6 +26,7 @@ from zerocode.adapters.dynamodb.deletions import create_deletions_table
 from zerocode.adapters.dynamodb.display import create_display_table
 from zerocode.adapters.dynamodb.lease import create_leases_table
 from zerocode.adapters.dynamodb.transcript import create_transcript_table
+from zerocode.adapters.dynamodb.turn_log import create_turn_events_table
 from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.adapters.model.openai import OpenAIChatModel
 from zerocode.adapters.sqlite.database import SqliteDatabase
@@ -54,6 +55,7 @@ def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> S
     create_leases_table(ddb, "t-leases")
     create_deletions_table(ddb, "t-deletions")
     create_builds_table(ddb, "t-builds")
+    create_turn_events_table(ddb, "t-turn-events")  # no cache here: turns log to DynamoDB
     s3.create_bucket(Bucket="t-workspaces")
     s3.create_bucket(Bucket="t-payloads")
     pool, app_client = create_user_pool(cognito, "zerocode-aws-mode")
@@ -65,6 +67,7 @@ def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> S
         leases_table="t-leases",
         deletions_table="t-deletions",
         builds_table="t-builds",
+        turn_events_table="t-turn-events",
         workspace_bucket="t-workspaces",
         payload_bucket="t-payloads",
         cognito_user_pool_id=pool,
