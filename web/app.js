@@ -65,6 +65,7 @@ const BY_CODE = {
   rate_limited: (err) => t("err.rate_limited", { seconds: err.retryAfter || 60 }),
   busy: (err) => t("err.busy", { message: err.message }),
   unavailable: (err) => t("err.unavailable", { message: err.message }),
+  preview_out_of_date: () => t("err.preview_out_of_date"),
 };
 
 function explain(err) {
@@ -277,19 +278,42 @@ function pickedElement(raw) {
 }
 
 function parseFrames(buffer, onEvent) {
-  // SSE: frames end with a blank line; comment lines (keep-alives) start with ":".
+  // SSE: frames end with a blank line; comment lines (keep-alives) start with ":". Each
+  // frame of a turn carries its id, "{turn}:{seq}".
   let cut;
   while ((cut = buffer.indexOf("\n\n")) >= 0) {
     const frame = buffer.slice(0, cut);
     buffer = buffer.slice(cut + 2);
-    let event = "message"; const data = [];
+    let event = "message", id = ""; const data = [];
     for (const line of frame.split("\n")) {
-      if (line.startsWith("event:")) event = line.slice(6).trim();
+      if (line.startsWith("id:")) id = line.slice(3).trim();
+      else if (line.startsWith("event:")) event = line.slice(6).trim();
       else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
     }
-    if (data.length) onEvent(event, JSON.parse(data.join("\n")));
+    if (data.length) onEvent(event, JSON.parse(data.join("\n")), id);
   }
   return buffer;
+}
+
+// Read an SSE response to its end, or until onEvent returns true (the turn's done). Throws
+// when the connection breaks.
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader(); const decoder = new TextDecoder();
+  let buffer = "", enough = false;
+  while (!enough) {
+    const chunk = await reader.read();
+    if (chunk.done) return;
+    buffer = parseFrames(buffer + decoder.decode(chunk.value, { stream: true }), (event, data, id) => {
+      if (!enough) enough = onEvent(event, data, id) === true;
+    });
+  }
+  reader.cancel().catch(() => { /* closed already */ });
+}
+
+// "{turn}:{seq}" as numbers; zeros for a frame without one.
+function eventId(id) {
+  const m = /^(\d+):(\d+)$/.exec(id || "");
+  return m ? { turn: Number(m[1]), seq: Number(m[2]) } : { turn: 0, seq: 0 };
 }
 
 // Whether the app has a preview to show: a preview build of it has succeeded. (previewUrl
@@ -319,6 +343,8 @@ async function appPage(appId) {
                                 "aria-label": t("app.messageLabel") });
   const inputCount = counter(input);
   const send = h("button", { id: "send" }, t("app.send"));
+  const stopButton = h("button", { class: "danger", id: "stop", type: "button", hidden: true,
+                                   title: t("app.stopHint") }, t("app.stop"));
   const chipSlot = h("div", { class: "row", id: "chips" });
   // The preview is another origin, and sandboxed without allow-same-origin on top: its
   // scripts run with an opaque origin, so it can reach neither its own origin's storage nor
@@ -329,14 +355,20 @@ async function appPage(appId) {
                               sandbox: "allow-scripts allow-forms" });
   const placeholder = h("div", { class: "placeholder", id: "preview-placeholder", role: "status", hidden: true });
   const editButton = h("button", { class: "secondary", id: "edit" }, t("app.edit"));
+  // Over the preview when it is older than the app's files (a turn cut off, a failed build).
+  const rebuildButton = h("button", { type: "button", id: "rebuild" }, t("preview.rebuild"));
+  const staleNotice = h("div", { class: "notice stale", id: "preview-stale", role: "status", hidden: true },
+    h("p", {}, h("b", {}, t("preview.stale")), " ", t("preview.staleWhy")), rebuildButton);
   const deployButton = h("button", { id: "deploy" }, t("app.deploy"));
   const contextButton = h("button", { class: "secondary", id: "context", "aria-expanded": "false",
                                       "aria-controls": "context-panel" }, t("app.context"));
   const panel = h("section", { class: "panel", id: "panel", hidden: true });
   const contextPanel = h("section", { class: "panel", id: "context-panel", hidden: true,
                                       "aria-labelledby": "context-title" });
-  let picked = null, editing = false, running = false, restoring = false, before = null,
-    loadingOlder = false, hasPreview = false;
+  let picked = null, editing = false, running = false, restoring = false, rebuilding = false,
+    before = null, loadingOlder = false, hasPreview = false, stale = false, stoppable = null,
+    framed = false;
+  const asked = new Map();  // turn → its user message { content, element }, from the history
 
   // -- the preview pane: the frame, or a placeholder until the first build succeeds ----------
   function loadFrame(fresh) {
@@ -373,11 +405,12 @@ async function appPage(appId) {
     if (e.data.zerocode === "ready" && editing) setEditing(true);
     if (e.data.zerocode === "picked" && editing) { picked = pickedElement(e.data.element); showChip(); input.focus(); }
   };
-  editButton.addEventListener("click", () => setEditing(!editing));
+  editButton.addEventListener("click", () => setEditing(!editing && !stale));
 
   // -- the chat ----------------------------------------------------------------------------
+  // A page of the history drawn (newest last); its entries, newest first.
   async function loadHistory(older) {
-    if (loadingOlder || (older && !before)) return 0;
+    if (loadingOlder || (older && !before)) return [];
     loadingOlder = true;
     const params = new URLSearchParams({ limit: "20" });
     if (older) params.set("before", before);
@@ -385,11 +418,16 @@ async function appPage(appId) {
       const page = await api("GET", `/api/apps/${appId}/history?${params}`);
       const height = messages.scrollHeight;
       messages.prepend(...page.entries.slice().reverse().map(entryView));
+      for (const e of page.entries) if (e.role === "user") asked.set(e.turn, { content: e.content, element: e.element });
+      const newest = page.entries[0];
+      if (!older && newest && newest.role !== "user" && (newest.status === "failed" || newest.status === "interrupted")) {
+        offerRetry(messages.lastElementChild, asked.get(newest.turn));
+      }
       before = page.nextCursor;
       if (older) messages.scrollTop = messages.scrollHeight - height;
       else messages.scrollTop = messages.scrollHeight;
-      return page.entries.length;
-    } catch (err) { report(err); return 0; } finally { loadingOlder = false; }
+      return page.entries;
+    } catch (err) { report(err); return []; } finally { loadingOlder = false; }
   }
   async function reloadHistory() {
     while (loadingOlder) await sleep(50);
@@ -410,99 +448,266 @@ async function appPage(appId) {
     return false;
   }
 
-  // One change at a time: a running turn or a restore disables sending and restoring.
+  // One change at a time: a running turn, a restore or a rebuild disables the others.
+  function busy() { return running || restoring || rebuilding; }
   function showBusy() {
-    send.disabled = running || restoring;
-    versions.setBusy(running || restoring);
+    send.disabled = busy();
+    rebuildButton.disabled = busy();
+    versions.setBusy(busy());
   }
 
-  async function chat(text) {
-    if (running || restoring || !text.trim()) return;
-    running = true;
-    showBusy();
-    const body = { message: text };
-    if (picked) body.element = picked;
-    messages.append(userBubble(text, picked));
+  // A reply being drawn as its turn's events arrive.
+  function liveShell() {
     const shell = replyShell();
     shell.el.dataset.turn = "running";
     messages.append(shell.el);
     messages.scrollTop = messages.scrollHeight;
-    if (!hasPreview) showPlaceholder(true);
-    let said = "", buildLine = null, done = null, sent = false;
+    return shell;
+  }
+
+  // What each event of a turn adds to its reply: one drawing for the chat's own stream, a
+  // resumed one and a replay (a reattach after a reload).
+  function replyDrawer(shell) {
+    let said = "", buildLine = null;
     const tools = new Map();
-    try {
-      const response = await fetch(`${API}/api/apps/${appId}/chat`, {
-        method: "POST", body: JSON.stringify(body),
-        headers: headers({ "Content-Type": "application/json" }) });
-      if (!response.ok) throw await failure(response);
-      sent = true;
-      input.value = ""; inputCount.update(); picked = null; showChip();
-      const reader = response.body.getReader(); const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const chunk = await reader.read();
-        if (chunk.done) break;
-        buffer = parseFrames(buffer + decoder.decode(chunk.value, { stream: true }), (event, data) => {
-          if (event === "message") { said += data.d; shell.answer.innerHTML = markdown(said); }
-          else if (event === "thinking") {
-            shell.thinking.hidden = false; shell.thinking.lastChild.textContent += data.text;
-          } else if (event === "tool") {
-            const step = data.phase === "call"
-              ? { state: "running", label: `${data.name}${data.path ? " " + data.path : ""}` }
-              : toolStep(data.name, data.ok, data.summary);
-            const item = stepItem(step);
-            const old = tools.get(data.id);
-            if (old) old.replaceWith(item); else shell.steps.append(item);
-            tools.set(data.id, item);
-          } else if (event === "build") {
-            const label = data.status === "running" ? t("step.buildRunning")
-              : data.status === "succeeded" ? t("step.buildOk")
-              : t("step.buildFailed") + (data.error || data.log_tail
-                ? ` — ${data.error || data.log_tail.split("\n").slice(-3).join(" ")}` : "");
-            const state = data.status === "running" ? "running" : data.status === "succeeded" ? "ok" : "failed";
-            const item = stepItem({ state, label });
-            if (buildLine) buildLine.replaceWith(item); else shell.steps.append(item);
-            buildLine = item;
-            if (data.status === "succeeded") hasPreview = true;
-          } else if (event === "repair") {
-            shell.steps.append(stepItem({ state: "repair",
-              label: t("step.repair", { attempt: data.attempt, max: data.max, why: data.reason }) }));
-            buildLine = null;  // the repaired code gets a build line of its own
-          } else if (event === "error") {
-            const p = h("p", { class: "outcome-failed" });
-            p.innerHTML = markdown(t("reply.failed", { why: data.message }));
-            shell.outcome.append(p);
-          } else if (event === "done") { done = data; }
-          messages.scrollTop = messages.scrollHeight;
-        });
+    return (event, data) => {
+      if (event === "message") { said += data.d; shell.answer.innerHTML = markdown(said); }
+      else if (event === "thinking") {
+        shell.thinking.hidden = false; shell.thinking.lastChild.textContent += data.text;
+      } else if (event === "tool") {
+        const step = data.phase === "call"
+          ? { state: "running", label: `${data.name}${data.path ? " " + data.path : ""}` }
+          : toolStep(data.name, data.ok, data.summary);
+        const item = stepItem(step);
+        const old = tools.get(data.id);
+        if (old) old.replaceWith(item); else shell.steps.append(item);
+        tools.set(data.id, item);
+      } else if (event === "build") {
+        const label = data.status === "running" ? t("step.buildRunning")
+          : data.status === "succeeded" ? t("step.buildOk")
+          : t("step.buildFailed") + (data.error || data.log_tail
+            ? ` — ${data.error || data.log_tail.split("\n").slice(-3).join(" ")}` : "");
+        const state = data.status === "running" ? "running" : data.status === "succeeded" ? "ok" : "failed";
+        const item = stepItem({ state, label });
+        if (buildLine) buildLine.replaceWith(item); else shell.steps.append(item);
+        buildLine = item;
+        // The preview shows a new build at once, not only when the turn ends.
+        if (data.status === "succeeded") { hasPreview = true; loadFrame(true); framed = true; }
+      } else if (event === "repair") {
+        shell.steps.append(stepItem({ state: "repair",
+          label: t("step.repair", { attempt: data.attempt, max: data.max, why: data.reason }) }));
+        buildLine = null;  // the repaired code gets a build line of its own
+      } else if (event === "error") {
+        const p = h("p", { class: "outcome-failed" });
+        p.innerHTML = markdown(t("reply.failed", { why: data.message }));
+        shell.outcome.append(p);
       }
-      const status = done ? done.status : "interrupted";
+      messages.scrollTop = messages.scrollHeight;
+    };
+  }
+
+  // A turn's events after `after`, then live until its done (GET …/turns/{turn}/events).
+  async function turnEvents(turn, after) {
+    const response = await fetch(`${API}/api/apps/${appId}/turns/${turn}/events?after=${after}`,
+                                 { headers: headers() });
+    if (!response.ok) throw await failure(response);
+    return response;
+  }
+
+  const RESUMES = 5;  // a broken stream is picked up again up to this many times in a row
+
+  // Draw a turn's events into its reply until its done; the done, or null when the turn
+  // could not be followed to its end. The stream is the chat's own, or (null) the turn's
+  // events from the first. The turn runs on whatever becomes of a stream: one that breaks
+  // before done (a dropped network, a proxy's timeout) is resumed after the last event seen,
+  // so nothing is lost and nothing drawn twice. The turn's number comes with the first id.
+  // A page left (another route) stops following.
+  async function streamTurn(shell, response, turn) {
+    const draw = replyDrawer(shell);
+    const left = () => !shell.el.isConnected;
+    let seq = 0, done = null;
+    for (let misses = 0; ;) {
+      const from = seq;
+      try {
+        await readEvents(response || await turnEvents(turn, seq), (event, data, id) => {
+          if (left()) return true;
+          const at = eventId(id);
+          if (at.seq) {
+            if (at.seq <= seq) return false;  // seen already
+            turn = at.turn; seq = at.seq;
+          }
+          if (turn && stoppable === null) showStop(turn);
+          if (event !== "done") { draw(event, data); return false; }
+          done = data;
+          hideStop();
+          return true;
+        });
+      } catch (err) {
+        const refused = err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429;
+        if (refused) { report(err); return null; }  // gone, not yours: asking again will not help
+      }
+      if (done) return done;
+      response = null;
+      misses = seq > from ? 1 : misses + 1;
+      if (!turn || misses > RESUMES || left()) return null;
+      await sleep(300 * 2 ** (misses - 1));
+    }
+  }
+
+  // Stop: the running turn ends interrupted, "stopped by the user"; its stream says so.
+  function showStop(turn) {
+    stoppable = turn;
+    stopButton.hidden = false;
+    stopButton.disabled = false;
+  }
+  function hideStop() {
+    stoppable = null;
+    stopButton.hidden = true;
+  }
+  async function stop() {
+    if (stoppable === null) return;
+    stopButton.disabled = true;
+    try { await api("POST", `/api/apps/${appId}/turns/${stoppable}/cancel`); } catch (err) {
+      if (err instanceof ApiError && err.status === 409) return;  // it ended meanwhile
+      stopButton.disabled = false;
+      report(err);
+    }
+  }
+  stopButton.addEventListener("click", stop);
+
+  // Retry, on the newest reply when its turn failed or was interrupted: a new turn with the
+  // same message and element.
+  function offerRetry(el, ask) {
+    clearRetry();
+    if (!ask) return;
+    el.append(h("button", { type: "button", class: "secondary small-button retry", title: t("reply.retryHint"),
+      onclick: () => chat(ask.content, ask.element ? pickedElement(ask.element) : null, false) }, t("reply.retry")));
+  }
+  function clearRetry() { messages.querySelectorAll(".retry").forEach((b) => b.remove()); }
+
+  // Follow a turn to its end, then draw the stored reply over the live one and bring the
+  // preview, the code and the versions up to date. Sending waits meanwhile. `ask` is the
+  // turn's user message, for a Retry.
+  async function follow(shell, response, turn, ask) {
+    running = true;
+    framed = false;
+    showBusy();
+    try {
+      const done = await streamTurn(shell, response, turn);
+      const status = done ? done.status : "lost";
       if (!done || !(await settle(shell, done.turn))) {
         shell.el.append(badge(status));
         shell.el.dataset.turn = status;
       }
+      if (status === "failed" || status === "interrupted") offerRetry(shell.el, ask);
       messages.scrollTop = messages.scrollHeight;
+    } finally {
+      running = false;
+      hideStop();
+      showBusy();
+      // The preview reloads after every turn (unless a build event did already); before the
+      // first successful build there is nothing to load, and the placeholder says so.
+      if (hasPreview && !framed) loadFrame(true);
+      if (!hasPreview) showPlaceholder(false);
+      if (currentTab === "code") code.refresh();
+      if (currentTab === "versions") versions.refresh();
+      checkPreview();
+    }
+  }
+
+  // A new turn. `typed`: the message is the composer's, cleared once the turn has started.
+  async function chat(text, element, typed) {
+    if (busy() || !text.trim()) return;
+    running = true;
+    showBusy();
+    const body = { message: text };
+    if (element) body.element = element;
+    messages.append(userBubble(text, element));
+    const shell = liveShell();
+    if (!hasPreview) showPlaceholder(true);
+    let response;
+    try {
+      response = await fetch(`${API}/api/apps/${appId}/chat`, {
+        method: "POST", body: JSON.stringify(body),
+        headers: headers({ "Content-Type": "application/json" }) });
+      if (!response.ok) throw await failure(response);
     } catch (err) {
       shell.el.dataset.turn = "failed";
       shell.el.append(h("span", { class: "status failed" }, t("reply.notSent")));
-      report(err);
-    } finally {
       running = false;
       showBusy();
-      // The preview reloads after every turn; before the first successful build there is
-      // nothing to load, and the placeholder says so.
-      if (hasPreview && sent) loadFrame(true);
       if (!hasPreview) showPlaceholder(false);
-      if (sent && currentTab === "code") code.refresh();
-      if (sent && currentTab === "versions") versions.refresh();
+      if (err instanceof ApiError && err.code === "preview_out_of_date") showStale(true);
+      report(err);
+      return;
+    }
+    clearRetry();
+    if (typed) { input.value = ""; inputCount.update(); picked = null; showChip(); }
+    await follow(shell, response, null, { content: text, element });
+  }
+  send.addEventListener("click", () => chat(input.value, picked, true));
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) chat(input.value, picked, true);
+  });
+
+  // On opening the page (a reload too): a turn still running, started here before or in
+  // another tab, is followed live, replayed from its first event. Its message is in the
+  // history already (else it is fetched); only its reply is drawn here.
+  async function reattach(turn) {
+    if (busy()) return;
+    running = true;
+    showBusy();
+    if (!asked.has(turn)) {
+      const page = await api("GET", `/api/apps/${appId}/history?limit=5`).catch(() => ({ entries: [] }));
+      const mine = page.entries.find((e) => e.turn === turn && e.role === "user");
+      if (mine) {
+        asked.set(turn, { content: mine.content, element: mine.element });
+        messages.append(entryView(mine));
+      }
+    }
+    await follow(liveShell(), null, turn, asked.get(turn));
+  }
+
+  // -- the preview's state: out of date when it is older than the app's files -------------
+  function showStale(on) {
+    stale = on;
+    staleNotice.hidden = !on;
+    // An element of an older preview may be gone from the files: no picking until rebuilt.
+    editButton.disabled = on;
+    editButton.title = on ? t("preview.staleEdit") : "";
+    if (on && editing) setEditing(false);
+    if (on && picked) { picked = null; showChip(); }
+  }
+  async function checkPreview() {
+    if (running) return;  // a turn changes the files before its build: its end asks again
+    try {
+      const state = await api("GET", `/api/apps/${appId}/preview`);
+      if (!running) showStale(!state.upToDate);
+    } catch (_) { /* the next turn's end asks again */ }
+  }
+  async function rebuild() {
+    if (busy()) return;
+    rebuilding = true;
+    showBusy();
+    rebuildButton.textContent = t("preview.rebuilding");
+    try {
+      const state = await api("POST", `/api/apps/${appId}/preview`);
+      if (state.buildId) { hasPreview = true; loadFrame(true); }
+      showStale(!state.upToDate);
+      if (state.build && state.build.state === "failed") {
+        notify(t("preview.rebuildFailed", { why: state.build.error || t("build.failed") }), true);
+      }
+    } catch (err) { report(err); } finally {
+      rebuilding = false;
+      rebuildButton.textContent = t("preview.rebuild");
+      showBusy();
     }
   }
-  send.addEventListener("click", () => chat(input.value));
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) chat(input.value); });
+  rebuildButton.addEventListener("click", rebuild);
 
   // -- versions: restore one, then show what it changed everywhere -----------------------
   async function restore(versionId) {
-    if (running || restoring) return;
+    if (busy()) return;
     restoring = true;
     showBusy();
     notify(t("versions.restoring", { version: versionId }));
@@ -518,6 +723,7 @@ async function appPage(appId) {
       await reloadHistory();
       if (currentTab === "versions") await versions.refresh();
       if (currentTab === "code") await code.refresh();
+      checkPreview();
       notify(result.changed.length
         ? t("versions.restored", { from: versionId, to: result.version.id })
         : t("versions.same", { version: versionId }));
@@ -526,8 +732,8 @@ async function appPage(appId) {
 
   // -- the views: preview, code, versions -------------------------------------------------
   const code = codeView(appId, { api, report });
-  const versions = versionsView(appId, { api, report, restore, busy: () => running || restoring });
-  const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, placeholder, frame);
+  const versions = versionsView(appId, { api, report, restore, busy });
+  const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, staleNotice, placeholder, frame);
   code.el.classList.add("pane");
   versions.el.classList.add("pane");
   const panes = { preview: previewPane, code: code.el, versions: versions.el };
@@ -685,7 +891,7 @@ async function appPage(appId) {
 
   view.replaceChildren(h("div", { class: "workspace" },
     h("section", { class: "chat" }, titleRow, messages, offlineSlot,
-      h("div", { class: "composer" }, chipSlot, input, h("div", { class: "row" }, send,
+      h("div", { class: "composer" }, chipSlot, input, h("div", { class: "row" }, send, stopButton,
         h("span", { class: "small" }, t("app.sendHint")), inputCount))),
     h("section", { class: "preview" },
       h("div", { class: "toolbar" }, h("div", { class: "tabs", role: "tablist", "aria-label": t("app.tabs") }, tabs),
@@ -693,11 +899,20 @@ async function appPage(appId) {
         h("button", { class: "secondary", onclick: download }, t("app.download")), contextButton,
         h("a", { href: app.previewUrl, target: "_blank", rel: "noopener" }, t("app.openPreview"))),
       panel, contextPanel, previewPane, code.el, versions.el)));
+  // Opening (a reload too): the history, whether a turn runs, whether a preview was built.
+  // A turn that ended between the two answers is in the history whole: not followed again.
   const start = sessionStorage.getItem(`zc_start_${appId}`);
-  const [count, built] = await Promise.all([loadHistory(false), previewBuilt(appId).catch(() => true)]);
+  const [entries, current, built] = await Promise.all([loadHistory(false),
+    api("GET", `/api/apps/${appId}/turns/current`).catch(() => null), previewBuilt(appId).catch(() => true)]);
+  const answered = (turn) => entries.some((e) => e.turn === turn && e.role !== "user");
+  const runs = current && !answered(current.turn) ? current.turn : null;
+  const starting = Boolean(start && !entries.length && !runs);
   hasPreview = hasPreview || built;
-  if (hasPreview) { if (!running) loadFrame(false); } else if (!running) showPlaceholder(Boolean(start && !count));
-  if (start && !count) { sessionStorage.removeItem(`zc_start_${appId}`); chat(start); }
+  if (hasPreview) loadFrame(false); else showPlaceholder(Boolean(runs || starting));
+  if (start && (entries.length || runs)) sessionStorage.removeItem(`zc_start_${appId}`);
+  if (runs) reattach(runs);
+  else if (starting) { sessionStorage.removeItem(`zc_start_${appId}`); chat(start, null, false); }
+  else checkPreview();
   if (app.deployUrl) { panel.hidden = false; showBuilds().catch(report); }
 }
 

@@ -54,6 +54,8 @@ const en = {
   "app.messageLabel": "message",
   "app.send": "Send",
   "app.sendHint": "Ctrl+Enter sends",
+  "app.stop": "Stop",
+  "app.stopHint": "Stop the running turn: it ends interrupted, and what it wrote so far stays",
   "app.remove": "remove",
   "app.removeSelection": "remove selection",
   "app.edit": "Edit mode",
@@ -78,15 +80,25 @@ const en = {
 
   "preview.building": "Building the first preview…",
   "preview.none": "No preview yet: it appears when the first build succeeds.",
+  "preview.stale": "Preview out of date:",
+  "preview.staleWhy": "it was built from older files (a turn was cut off, or its build failed). " +
+    "Edit mode is off until it is rebuilt.",
+  "preview.staleEdit": "Rebuild the preview to pick elements again",
+  "preview.rebuild": "Rebuild",
+  "preview.rebuilding": "Rebuilding…",
+  "preview.rebuildFailed": "The rebuild failed: {why}",
 
   "reply.thinking": "thinking…",
   "reply.notSent": "not sent",
   "reply.noChange": "No files were changed.",
   "reply.failed": "Failed: {why}",
   "reply.empty": "(no answer)",
+  "reply.retry": "Retry",
+  "reply.retryHint": "Send the same message again as a new turn",
   "status.succeeded": "done",
   "status.failed": "failed",
   "status.interrupted": "interrupted",
+  "status.lost": "connection lost: reload the page to follow this turn",
   "step.buildRunning": "preview build running",
   "step.buildOk": "preview build succeeded",
   "step.buildFailed": "preview build failed",
@@ -195,6 +207,8 @@ const en = {
   "err.invalid": "Please check your input: {message}",
   "err.unavailable": "A service is unavailable for a moment: try again. ({message})",
   "err.other": "Something went wrong ({status}): {message}",
+  "err.preview_out_of_date": "The preview is out of date, so the element picked in it may be gone: " +
+    "rebuild the preview, then pick the element again.",
 };
 
 const zh = {
@@ -245,6 +259,8 @@ const zh = {
   "app.messageLabel": "消息",
   "app.send": "发送",
   "app.sendHint": "Ctrl+Enter 发送",
+  "app.stop": "停止",
+  "app.stopHint": "停止正在进行的回合：它以“已中断”结束，已写入的内容会保留",
   "app.remove": "移除",
   "app.removeSelection": "移除选中的元素",
   "app.edit": "编辑模式",
@@ -268,15 +284,24 @@ const zh = {
 
   "preview.building": "正在构建第一个预览…",
   "preview.none": "还没有预览：第一次构建成功后显示。",
+  "preview.stale": "预览已过期：",
+  "preview.staleWhy": "它是用较旧的文件构建的（某个回合被中断，或构建失败）。重新构建之前，编辑模式不可用。",
+  "preview.staleEdit": "重新构建预览后才能再次选取元素",
+  "preview.rebuild": "重新构建",
+  "preview.rebuilding": "正在重新构建…",
+  "preview.rebuildFailed": "重新构建失败：{why}",
 
   "reply.thinking": "思考中…",
   "reply.notSent": "未发送",
   "reply.noChange": "没有文件被修改。",
   "reply.failed": "失败：{why}",
   "reply.empty": "（没有回答）",
+  "reply.retry": "重试",
+  "reply.retryHint": "把同一条消息作为新的回合再发送一次",
   "status.succeeded": "完成",
   "status.failed": "失败",
   "status.interrupted": "已中断",
+  "status.lost": "连接已断开：刷新页面以继续查看此回合",
   "step.buildRunning": "正在构建预览",
   "step.buildOk": "预览构建成功",
   "step.buildFailed": "预览构建失败",
@@ -385,6 +410,7 @@ const zh = {
   "err.invalid": "请检查输入：{message}",
   "err.unavailable": "服务暂时不可用，请重试。（{message}）",
   "err.other": "出错了（{status}）：{message}",
+  "err.preview_out_of_date": "预览已过期，选中的元素可能已不存在：请重新构建预览，然后重新选取元素。",
 };
 
 const DICTS = { en, "zh-CN": zh };
