@@ -499,7 +499,9 @@ async function appPage(appId) {
         buildLine = null;  // the repaired code gets a build line of its own
       } else if (event === "error") {
         const p = h("p", { class: "outcome-failed" });
-        p.innerHTML = markdown(t("reply.failed", { why: data.message }));
+        // A stop is an interruption, worded as the stored reply will say it.
+        p.innerHTML = markdown(t(data.code === "stopped" ? "reply.interrupted" : "reply.failed",
+                                 { why: data.message }));
         shell.outcome.append(p);
       }
       messages.scrollTop = messages.scrollHeight;
