@@ -117,7 +117,7 @@ def test_another_container_sees_follows_and_stops_a_turn(tmp_path: Path) -> None
         b = _redis_turns(p, prefix)
         running = await a.start(app, "Write it slowly [[slow]]", None)
         live = asyncio.create_task(collect(running.follow()))
-        await running.log.wait_past(0)
+        await anext(running.follow())  # the turn has begun
         await asyncio.sleep(0.3)  # the writer catches up
         current = await b.current(app.id)
         assert current is not None and current.turn == 1 and current.last_event_id
@@ -149,3 +149,26 @@ def test_a_follower_closes_the_log_of_a_turn_whose_container_died(tmp_path: Path
     tail = asyncio.run(go())
     assert [e.id for e in tail] == ["1:2", "1:3"]
     assert tail[-1].data == '{"status":"interrupted","turn":1}'
+
+
+def test_a_reader_gets_done_only_once_the_log_has_it_and_the_app_is_free(
+    tmp_path: Path,
+) -> None:
+    """So a client that sees done may start the next turn at once (no 409) and a reader
+    elsewhere finds the same done in the log."""
+    p = platform(tmp_path)
+    app = asyncio.run(p.create_app("local", "A page about owls", CodeGenType.HTML))
+
+    async def go() -> None:
+        log = InProcessTurnLog()
+        turns = Turns(p.engine, log, shared=False)
+        running = await turns.start(app, "A page about owls", None)
+        async for entry in running.follow():
+            if entry.done:  # nothing awaited between the done and these checks
+                assert not p.engine.lease.held(f"turn:{app.id}")
+                assert await log.last(app.id, 1) == entry
+                assert await turns.current(app.id) is None
+        again = await turns.start(app, "Thanks", None)
+        assert [e async for e in again.follow()][-1].data == '{"status":"succeeded","turn":2}'
+
+    asyncio.run(go())

@@ -97,11 +97,6 @@ class Entries:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
-    async def wait_past(self, seq: int) -> None:
-        """Until there is an entry after ``seq``."""
-        while len(self.items) <= seq:
-            await self._changed.wait()
-
     async def follow(self, after: int = 0) -> AsyncIterator[Logged]:
         """The entries after ``after``, then each new one, until and including ``done``."""
         seen = max(after, 0)

@@ -52,7 +52,8 @@ class Running:
     app_id: str
     run: TurnRun
     log: Entries = field(default_factory=Entries)
-    events: list[TurnEvent] = field(default_factory=list)  # as the entries, for the writer
+    # What the writer has yet to append to the TurnLog; None: nothing more will come.
+    unwritten: asyncio.Queue[tuple[Logged, TurnEvent] | None] = field(default_factory=asyncio.Queue)
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # the driver has finished
 
     @property
@@ -64,8 +65,11 @@ class Running:
         return self.log.items[-1].id if self.log.items else ""
 
     def add(self, event: TurnEvent) -> None:
-        self.events.append(event)
-        self.log.add(logged(self.turn, len(self.log.items) + 1, event))
+        """The event for readers here, and for the writer (never waits)."""
+        entry = logged(self.turn, len(self.log.items) + 1, event)
+        self.log.add(entry)
+        if not entry.done:  # the done is written by the driver, once the rest is
+            self.unwritten.put_nowait((entry, event))
 
     def follow(self, after: int = 0) -> AsyncIterator[Logged]:
         return self.log.follow(after)
@@ -114,7 +118,8 @@ class Turns:
     async def _drive(self, running: Running) -> None:
         """Run the turn to its end. While it runs this task awaits nothing but the turn, so
         a stop (TurnRun.stop) lands inside its work; the writer and the stop watcher are
-        tasks of their own."""
+        tasks of their own. The done is kept back until everything is settled: the log has
+        every event and the done, and the app's lease is free; then readers get it."""
         writer = asyncio.create_task(self._write(running))
         watcher = asyncio.create_task(self._watch(running)) if self.shared else None
         done: DoneEvent | None = None
@@ -129,34 +134,38 @@ class Turns:
                 watcher.cancel()
             if done is None:  # the turn was torn down (the server is stopping)
                 done = DoneEvent("interrupted", running.turn)
-            running.add(done)
+            running.unwritten.put_nowait(None)
             try:
-                await asyncio.shield(writer)
-            except Exception as exc:  # logged by the writer; the log is left to be closed
-                log.error("turn log of app=%s: %s", running.app_id, kind(exc))
-            finally:
-                try:
-                    await io(running.run.release)
-                except Exception as exc:
-                    log.error("could not free the lease of app=%s: %s", running.app_id, kind(exc))
-                if self._running.get(running.app_id) is running:
-                    del self._running[running.app_id]
-                running.ended.set()
+                if await asyncio.shield(writer):
+                    await self._append(running, done)
+            except Exception as exc:  # the log is left for a reader to close
+                log.error("could not keep the log of app=%s: %s", running.app_id, kind(exc))
+            try:
+                await io(running.run.release)
+            except Exception as exc:
+                log.error("could not free the lease of app=%s: %s", running.app_id, kind(exc))
+            if self._running.get(running.app_id) is running:
+                del self._running[running.app_id]
+            running.add(done)
+            running.ended.set()
 
-    async def _write(self, running: Running) -> None:
+    async def _write(self, running: Running) -> bool:
         """Append the turn's events to the log, in order, each as the number it has here;
-        a store that keeps failing stops the writing (readers elsewhere then find a log whose
-        turn is over and close it with what the display says)."""
-        written = 0
-        while True:
-            await running.log.wait_past(written)
-            entry, event = running.log.items[written], running.events[written]
-            stored = await self._append(running, event)
+        whether all were. A store that keeps failing stops the writing (a reader elsewhere
+        then finds a log whose turn is over and closes it with what the display says)."""
+        while (item := await running.unwritten.get()) is not None:
+            entry, event = item
+            try:
+                stored = await self._append(running, event)
+            except Exception as exc:
+                log.error("could not keep the log of app=%s: %s", running.app_id, kind(exc))
+                return False
             if stored.seq != entry.seq:
-                raise RuntimeError(f"the log numbered event {entry.seq} as {stored.seq}")
-            written += 1
-            if entry.done:
-                return
+                log.error(
+                    "the log of app=%s numbered %s as %s", running.app_id, entry.id, stored.id
+                )
+                return False
+        return True
 
     async def _append(self, running: Running, event: TurnEvent) -> Logged:
         for attempt in range(self.write_attempts):
