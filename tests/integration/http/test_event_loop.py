@@ -144,7 +144,9 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     assert replay.text.startswith("id: 2:1\n") and "event: done" in replay.text
     call("POST", f"{ap}/turns/{{turn}}/cancel", f"{base}/turns/2/cancel", 409, headers=me)
     assert call("GET", f"{ap}/preview", f"{base}/preview", 200, headers=me).json()["upToDate"]
-    call("POST", f"{ap}/preview", f"{base}/preview", 200, headers=me)
+    api.platform.workspace.write(app["id"], "index.html", b"<h1>Changed by hand</h1>")
+    rebuilt = call("POST", f"{ap}/preview", f"{base}/preview", 200, headers=me).json()
+    assert rebuilt["upToDate"] and rebuilt["build"]["state"] == "succeeded"
     call("GET", f"{ap}/history", f"{base}/history", 200, headers=me)
     call("GET", f"{ap}/context", f"{base}/context", 200, headers=me)
     call("GET", f"{ap}/files", f"{base}/files", 200, headers=me)

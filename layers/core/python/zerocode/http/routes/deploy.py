@@ -62,8 +62,13 @@ async def rebuild(
     app: OwnedApp, user: Caller, engine: EngineDep, publishing: PublishingDep, quota: QuotaDep
 ) -> PreviewOut:
     """Build the files as they are now into the preview (409 while a turn runs; its end
-    rebuilds anyway). Answers when the build has finished, successful or not."""
-    await quota.charge("deploy", user.id)  # a rebuild builds, like a deploy
+    rebuilds anyway). Answers when the build has finished, successful or not. A preview
+    that is up to date is not built again (and costs nothing); a rebuild counts against
+    the deploy quota, as any build a user asks for."""
+    state = await asyncio.to_thread(publishing.preview_state, app)
+    if state.up_to_date:
+        return PreviewOut(buildId=state.build_id, upToDate=True)
+    await quota.charge("deploy", user.id)
     build = await rebuild_preview(engine, app)
     state = await asyncio.to_thread(publishing.preview_state, app)
     return PreviewOut(
