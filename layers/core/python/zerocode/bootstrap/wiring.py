@@ -237,6 +237,9 @@ def platform(
     )
 
 
+TURN_LOG_CONNECTIONS = 1000  # per process; ElastiCache takes 65,000 clients per node
+
+
 def turn_log(settings: Settings) -> TurnLog:
     """Where turns' events live for every API container: the cache's Redis Streams (also
     locally when ZEROCODE_REDIS_URL is set), or DynamoDB on AWS where there is no cache (the
@@ -246,10 +249,18 @@ def turn_log(settings: Settings) -> TurnLog:
 
         from zerocode.adapters.redis.turn_log import RedisTurnLog
 
-        # Reads block up to 5 s (RedisTurnLog.BLOCK_MS): the socket waits longer than that.
-        client = aioredis.Redis.from_url(
-            settings.redis_url, socket_timeout=15, socket_connect_timeout=2
+        # Every follower holds a connection while it blocks (up to 5 s, RedisTurnLog.BLOCK_MS)
+        # and every running turn's writer wants one: a pool that waits for a free
+        # connection, not one that fails past its size (redis-py's default does, at 100,
+        # which lost events at 200 streams: docs/benchmarks.md).
+        pool = aioredis.BlockingConnectionPool.from_url(
+            settings.redis_url,
+            max_connections=TURN_LOG_CONNECTIONS,
+            timeout=20,
+            socket_timeout=15,
+            socket_connect_timeout=2,
         )
+        client = aioredis.Redis(connection_pool=pool)
         return RedisTurnLog(client)
     from zerocode.adapters.dynamodb.turn_log import DynamoTurnLog
 
