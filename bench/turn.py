@@ -616,36 +616,31 @@ def runs_sentence(result: dict[str, Any]) -> str:
 
 
 # Observations across runs, kept with the tables when the script rewrites them (the figures
-# in them are from the runs at dc9474a).
+# in them are from the runs at dc9474a, three per log, and e26ceba, two per log).
 NOTES = """\
 What issue 24 changed: a turn runs in a task of its own and the chat POST's stream follows it.
 Each event gets its id and goes into the turn's in-memory entries, which wake the stream's
 follower at once (a reader in the same process never waits for a store), and onto a queue that
 a writer task drains into the turn log, in order; only the `done` is held back until the log
 has every event and the app's lease is free. With the in-process log an append is a list
-append, so each event costs a few more task hand-offs: at dc9474a the 200-stream p99 (71–166
-ms over three runs, median 115) stayed within the noise of issue 23 re-run on the same machine
-(132–145 ms, median 144), the overhead p50 moved by a few ms at most (36–40 ms against 29–36),
-and peak RSS rose by about 20 MB (median run 249 MB against 228; 234–267 against 210–228 over
-the runs; where it goes was not measured). With Redis each event is also one EVALSHA of the
-append script (XREVRANGE, XADD, EXPIRE), a round trip to Redis from the event loop that serves
-the streams (8,200 of them for 200 streams): against the in-process log the 200-stream p99
-about doubles (233–382 ms with a pool large enough, median 237) and a sequential turn's
-overhead p50 rises by about 25 ms (53–68 ms against 36–40), since its `done` waits for the
-last appends.
+append, so each event costs a few more task hand-offs: over five runs (dc9474a, e26ceba) the
+200-stream p99 (71–166 ms, median 115) stayed within the noise of issue 23 re-run on the same
+machine (132–145 ms, median 144), the overhead p50 moved by a few ms at most (28–40 ms against
+29–36), and peak RSS rose by about 20–25 MB (234–267 MB against 210–228; where it goes was not
+measured). With Redis each event is also one EVALSHA of the append script (XREVRANGE, XADD,
+EXPIRE), a round trip to Redis from the event loop that serves the streams (8,200 of them for
+200 streams): against the in-process log the 200-stream p99 about doubles (233–382 ms over
+five runs, 274 and 292 at e26ceba) and a sequential turn's overhead p50 rises by about 25–35 ms
+(53–78 ms), since its `done` waits for the last appends. Batching a turn's queued events into
+one append would cut those round trips under load; it is not done.
 
-As shipped at dc9474a the Redis log does not keep every event at 200 streams: its client
-(`wiring.turn_log`) has redis-py's default asyncio pool of 100 connections, which raises
-`MaxConnectionsError` instead of waiting when 200 writers append at once; after three tries a
-writer gives up, and the first reader closes the log with the `done` the display gives. In 30,
-44 and 33 of the 200 streams the log lacked events the live stream had (in the examples the
-JSON keeps, from the last build event to all forty before the `done`), the server saying
-`could not keep the log … MaxConnectionsError`, so the script exited non-zero; the ids on the
-wire were all in order (they are given in memory, not by the log). The
-rows marked `max_connections=1000` are the same code with `?max_connections=1000` in
-`ZEROCODE_REDIS_URL`: every event reached the log, and their figures are what logging every
-event in Redis costs. At 100 streams, and with the in-process log, no stream differed from
-its log.
+The first runs (dc9474a) found the Redis log losing events at 200 streams: its client had
+redis-py's default asyncio pool of 100 connections, which raises `MaxConnectionsError` instead
+of waiting; after three tries a writer gave up, and the first reader closed the log with the
+`done` the display gives (truthful, but 30, 44 and 33 of 200 streams then differed from their
+log, and the script exited non-zero). Since e26ceba `wiring.turn_log` uses a blocking pool of
+1,000 connections (a writer waits for a free one): in every run since, no stream differed
+from its log, with either log, at 100 or 200 streams.
 
 The machine is about three times slower today than when the issue-23 figures were taken: the
 code that gave them (d365ce0), re-run now, takes 77 ms for the scripted model alone (23.5 ms
