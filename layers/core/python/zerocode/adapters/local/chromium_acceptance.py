@@ -1,0 +1,227 @@
+"""Run an acceptance check (engine/acceptance.py) in the confined browser (issue 25, part 2):
+the same confinement as the runtime check (only the app's own origin is fetched, on the
+platform's side), a fresh context per check, every action and expectation bounded.
+
+The check starts at the app's root; its steps act as a user would (by role and name, label,
+text, or CSS: the first match), then each expectation is polled until it holds or its time
+is up. The first step or expectation that fails ends the check, with evidence: where, what
+was expected, what was found, and a screenshot. Not wired into turns yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
+
+from zerocode.adapters.local.chromium import confined
+from zerocode.engine.acceptance import Check, Expectation, Step, Target
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Locator, Page
+
+ACTION_MS = 3_000  # one step's action
+EXPECT_MS = 3_000  # one expectation, polled
+CHECK_SECONDS = 60.0  # a whole check, however its steps add up
+MAX_ACTUAL = 300
+KEY_NAMES = {"Space": " "}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    where: str  # "steps[2]" or "expect[0]"
+    expected: str
+    actual: str
+    screenshot: bytes | None  # PNG of the page when it failed
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    status: Literal["passed", "failed"]
+    evidence: Evidence | None = None
+
+
+class _Failed(Exception):
+    def __init__(self, where: str, expected: str, actual: str) -> None:
+        super().__init__(actual)
+        self.where, self.expected, self.actual = where, expected, actual[:MAX_ACTUAL]
+
+
+async def run_check(
+    browser: Browser,
+    url: str,
+    check: Check,
+    *,
+    action_ms: float = ACTION_MS,
+    expect_ms: float = EXPECT_MS,
+) -> CheckOutcome:
+    """Run ``check`` against the app at ``url`` (its root) in a fresh confined context."""
+    context = await confined(browser, url)
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        async with asyncio.timeout(CHECK_SECONDS):
+            await page.goto(url, wait_until="load", timeout=action_ms * 3)
+            for i, step in enumerate(check.steps):
+                await _step(page, url, step, f"steps[{i}]", action_ms)
+            for i, expectation in enumerate(check.expect):
+                await _expect(page, expectation, f"expect[{i}]", expect_ms, errors)
+        return CheckOutcome("passed")
+    except _Failed as failed:
+        return CheckOutcome("failed", await _evidence(page, failed))
+    except TimeoutError:
+        return CheckOutcome(
+            "failed",
+            await _evidence(page, _Failed("the check", f"done within {CHECK_SECONDS:g} s", "")),
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            await context.close()
+
+
+async def _evidence(page: Page, failed: _Failed) -> Evidence:
+    shot = None
+    with contextlib.suppress(Exception):
+        shot = await page.screenshot(type="png", timeout=5_000)
+    return Evidence(failed.where, failed.expected, failed.actual, shot)
+
+
+def _locator(page: Page, target: Target) -> Locator:
+    """The first element the target finds (a check acts as a user would: on what shows)."""
+    return _locator_all(page, target).first
+
+
+def _said(target: Target | None) -> str:
+    if target is None:
+        return ""
+    if target.kind == "role":
+        return f"the {target.value}" + (f' "{target.name}"' if target.name else "")
+    return f"{target.kind} {target.value!r}"
+
+
+async def _step(page: Page, url: str, step: Step, where: str, ms: float) -> None:
+    from playwright.async_api import Error as PlaywrightError
+
+    what = {
+        "goto": f"go to {step.path}",
+        "click": f"click {_said(step.target)}",
+        "fill": f"fill {_said(step.target)} with {step.value!r}",
+        "press": f"press {step.value} in {_said(step.target)}",
+        "select": f"select {step.value!r} in {_said(step.target)}",
+        "wait": f"wait {step.ms} ms",
+    }[step.action]
+    try:
+        if step.action == "goto":
+            assert step.path is not None
+            origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+            await page.goto(origin + step.path, wait_until="load", timeout=ms * 3)
+        elif step.action == "wait":
+            await page.wait_for_timeout(step.ms or 0)
+        else:
+            assert step.target is not None
+            found = _locator(page, step.target)
+            if step.action == "click":
+                await found.click(timeout=ms)
+            elif step.action == "fill":
+                await found.fill(step.value or "", timeout=ms)
+            elif step.action == "press":
+                key = step.value or ""
+                await found.press(KEY_NAMES.get(key, key), timeout=ms)
+            else:
+                await found.select_option(label=step.value, timeout=ms)
+    except PlaywrightError as exc:
+        raise _Failed(where, what, _first_line(exc)) from None
+
+
+async def _expect(
+    page: Page, expectation: Expectation, where: str, ms: float, errors: list[str]
+) -> None:
+    """Poll until the expectation holds or ``ms`` is up; _Failed with what was found."""
+    expected, probe = _probe(page, expectation, errors)
+    deadline = time.monotonic() + ms / 1000
+    while True:
+        held, actual = await probe()
+        if held:
+            return
+        if time.monotonic() >= deadline:
+            raise _Failed(where, expected, actual)
+        await asyncio.sleep(0.1)
+
+
+def _probe(
+    page: Page, e: Expectation, errors: list[str]
+) -> tuple[str, Callable[[], Awaitable[tuple[bool, str]]]]:
+    """What the expectation says, and a probe answering whether it holds and what is there."""
+    from playwright.async_api import Error as PlaywrightError
+
+    def matches(actual: str) -> bool:
+        return actual == e.equals if e.contains is None else e.contains in actual
+
+    want = f"equal to {e.equals!r}" if e.contains is None else f"containing {e.contains!r}"
+
+    if e.kind == "noConsoleErrors":
+
+        async def console() -> tuple[bool, str]:
+            return (not errors, "; ".join(errors[:3]) or "no errors")
+
+        return "no errors in the console", console
+    if e.kind == "url":
+
+        async def url() -> tuple[bool, str]:
+            parts = urlsplit(page.url)
+            here = parts.path + (f"?{parts.query}" if parts.query else "")
+            return matches(here), here
+
+        return f"the page's address {want}", url
+    assert e.target is not None
+    found = _locator(page, e.target)
+    whole = _locator_all(page, e.target)
+
+    async def state() -> tuple[bool, str]:
+        try:
+            if e.kind in ("visible", "hidden"):
+                shown = await found.is_visible()
+                return shown == (e.kind == "visible"), "visible" if shown else "not visible"
+            if e.kind == "count":
+                n = await whole.count()
+                return n == e.equals, f"{n} found"
+            if await whole.count() == 0:
+                return False, "no such element"
+            if e.kind == "text":
+                text = " ".join((await found.inner_text(timeout=500)).split())
+                return matches(text), repr(text)
+            assert e.attribute is not None
+            value = await found.get_attribute(e.attribute, timeout=500)
+            return value is not None and matches(value), repr(value)
+        except PlaywrightError as exc:
+            return False, _first_line(exc)
+
+    subject = _said(e.target)
+    expected = {
+        "visible": f"{subject} visible",
+        "hidden": f"{subject} hidden",
+        "count": f"{e.equals} of {subject}",
+        "text": f"the text of {subject} {want}",
+        "attribute": f"{e.attribute} of {subject} {want}",
+    }[e.kind]
+    return expected, state
+
+
+def _locator_all(page: Page, target: Target) -> Locator:
+    if target.kind == "role":
+        return page.get_by_role(target.value, name=target.name)  # type: ignore[arg-type]
+    if target.kind == "label":
+        return page.get_by_label(target.value)
+    if target.kind == "text":
+        return page.get_by_text(target.value)
+    return page.locator(target.value)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:MAX_ACTUAL]

@@ -1,0 +1,112 @@
+"""Acceptance checks run in real headless Chromium, confined as the runtime check is
+(issue 25, part 2): a working todo page passes its check; the same page with a button that
+does nothing (a "Potemkin" control) fails it with evidence and a screenshot; a missing
+element fails its step in bounded time; addresses and console errors are checked."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from tests.integration.adapters.test_chromium_check import Site
+from tests.integration.adapters.test_chromium_covers import chromium_or_skip
+from zerocode.adapters.local.chromium import launch
+from zerocode.adapters.local.chromium_acceptance import CheckOutcome, run_check
+from zerocode.engine.acceptance import parse_check
+
+TODO = """<!doctype html><html><body><h1>Todo</h1>
+<label for="new">New todo</label><input id="new">
+<button id="add">Add</button><ul></ul><a href="/about">About</a>
+<script>
+document.getElementById("add").addEventListener("click", () => {
+  const li = document.createElement("li");
+  li.textContent = document.getElementById("new").value;
+  document.querySelector("ul").append(li);
+});
+</script></body></html>"""
+POTEMKIN = TODO.replace('document.getElementById("add").addEventListener', "void")
+ABOUT = "<!doctype html><html><body><h1>About us</h1><script>console.error('boom')</script>"
+
+ADDS: dict[str, Any] = {
+    "description": "Adding a todo shows it in the list",
+    "steps": [
+        {"fill": {"label": "New todo"}, "value": "Buy milk"},
+        {"click": {"role": "button", "name": "Add"}},
+    ],
+    "expect": [
+        {"count": {"css": "ul li"}, "equals": 1},
+        {"text": {"css": "ul li"}, "equals": "Buy milk"},
+        {"noConsoleErrors": True},
+    ],
+}
+
+
+def run(pages: dict[str, str], raw: dict[str, Any]) -> tuple[CheckOutcome, float]:
+    executable = chromium_or_skip()
+    site = Site(pages)
+    site.start()
+
+    async def go() -> tuple[CheckOutcome, float]:
+        from playwright.async_api import async_playwright
+
+        async with async_playwright() as pw:
+            browser = await launch(pw, executable, site.url)
+            try:
+                started = time.monotonic()
+                outcome = await run_check(
+                    browser, site.url, parse_check(raw), action_ms=1500, expect_ms=1500
+                )
+                return outcome, time.monotonic() - started
+            finally:
+                await browser.close()
+
+    try:
+        return asyncio.run(go())
+    finally:
+        site.stop()
+
+
+def test_a_working_page_passes_its_check() -> None:
+    outcome, _ = run({"/": TODO}, ADDS)
+    assert outcome.status == "passed" and outcome.evidence is None
+
+
+def test_a_button_without_a_handler_fails_with_evidence_and_a_screenshot() -> None:
+    outcome, _ = run({"/": POTEMKIN}, ADDS)
+    assert outcome.status == "failed" and outcome.evidence is not None
+    assert outcome.evidence.where == "expect[0]"
+    assert outcome.evidence.expected == "1 of css 'ul li'"
+    assert outcome.evidence.actual == "0 found"
+    assert outcome.evidence.screenshot is not None
+    assert outcome.evidence.screenshot.startswith(b"\x89PNG")
+
+
+def test_a_missing_element_fails_its_step_in_bounded_time() -> None:
+    missing = {**ADDS, "steps": [{"click": {"role": "button", "name": "Delete all"}}]}
+    outcome, took = run({"/": TODO}, missing)
+    assert outcome.status == "failed" and outcome.evidence is not None
+    assert outcome.evidence.where == "steps[0]"
+    assert outcome.evidence.expected == 'click the button "Delete all"'
+    assert "Timeout" in outcome.evidence.actual
+    assert took < 15
+
+
+def test_navigation_the_address_and_console_errors_are_checked() -> None:
+    about = {
+        "description": "The about page",
+        "steps": [{"click": {"role": "link", "name": "About"}}],
+        "expect": [
+            {"url": {"equals": "/about"}},
+            {"visible": {"role": "heading", "name": "About us"}},
+            {"noConsoleErrors": True},
+        ],
+    }
+    outcome, _ = run({"/": TODO, "/about": ABOUT}, about)
+    assert outcome.status == "failed" and outcome.evidence is not None
+    assert outcome.evidence.where == "expect[2]" and "boom" in outcome.evidence.actual
+    quiet = {"/": TODO, "/about": ABOUT.replace("console.error('boom')", "")}
+    assert run(quiet, about)[0].status == "passed"
+    gone = {**about, "steps": [{"goto": "/about"}], "expect": [{"url": {"equals": "/"}}]}
+    failed = run(quiet, gone)[0]
+    assert failed.evidence is not None and failed.evidence.actual == "/about"
