@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
@@ -22,7 +23,7 @@ from zerocode.apps.workspace import Workspace
 from zerocode.engine.journal import StepJournal
 from zerocode.engine.model import ChatModel
 from zerocode.engine.runtime_check import RuntimeCheck
-from zerocode.errors import ZerocodeError
+from zerocode.errors import Conflict, ZerocodeError
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
 from zerocode.publishing.builds import Build
@@ -81,6 +82,19 @@ def kind(exc: BaseException) -> str:
     if isinstance(exc, ZerocodeError):
         return exc.message
     return type(exc).__name__
+
+
+@contextlib.asynccontextmanager
+async def app_lease(engine: EngineParts, app_id: str, busy: str) -> AsyncIterator[None]:
+    """Hold the app's turn lease for work that must not run beside a turn (a restore, a
+    rebuild); Conflict (409) saying ``busy`` when someone holds it."""
+    holder, key = secrets.token_hex(8), f"turn:{app_id}"
+    if not await io(engine.lease.acquire, key, holder, engine.limits.lease_seconds):
+        raise Conflict(busy)
+    try:
+        yield
+    finally:
+        await io(engine.lease.release, key, holder)
 
 
 class logged(contextlib.AbstractContextManager[None]):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -23,8 +22,8 @@ from zerocode.apps.versions import Change, Version, VersionKind, Versions, chang
 from zerocode.engine import codegen
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
-from zerocode.engine.parts import EngineParts
-from zerocode.errors import Conflict, InvalidInput
+from zerocode.engine.parts import EngineParts, app_lease
+from zerocode.errors import InvalidInput
 from zerocode.memory.display import DisplayRole, DisplayStatus
 from zerocode.publishing.builds import Build, BuildState, built_from, new_build_id, snapshot
 
@@ -44,11 +43,8 @@ class Restored:
 async def restore(engine: EngineParts, app: App, version_id: str) -> Restored:
     versions = _versions(engine)
     target = await asyncio.to_thread(versions.get, app.id, version_id)
-    holder = secrets.token_hex(8)
-    key = f"turn:{app.id}"
-    if not await asyncio.to_thread(engine.lease.acquire, key, holder, engine.limits.lease_seconds):
-        raise Conflict("a turn is running for this app; restore a version once it has finished")
-    try:
+    busy = "a turn is running for this app; restore a version once it has finished"
+    async with app_lease(engine, app.id, busy):
         await asyncio.to_thread(finish_interrupted_restore, engine, app)
         done = await asyncio.to_thread(_restore_files, engine, app, target)
         if done is None:
@@ -60,8 +56,6 @@ async def restore(engine: EngineParts, app: App, version_id: str) -> Restored:
         await asyncio.to_thread(_tell_people, engine, app, target, version, delta, turn, build)
         await asyncio.to_thread(engine.journal.clear, app.id)
         return Restored(version=version, changed=tuple(delta), build=build)
-    finally:
-        await asyncio.to_thread(engine.lease.release, key, holder)
 
 
 def finish_interrupted_restore(engine: EngineParts, app: App) -> None:

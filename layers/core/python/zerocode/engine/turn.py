@@ -52,7 +52,7 @@ from zerocode.errors import Conflict, PayloadTooLarge
 from zerocode.memory.display import DisplayRole, DisplayStatus
 from zerocode.memory.facade import Turn
 from zerocode.memory.window import Window
-from zerocode.observability import APP_ID, TURN, record_turn
+from zerocode.observability import APP_ID, TURN
 
 # Names other modules import from here (EngineLimits, Preview, close_crashed and
 # record_version live in engine/parts.py, engine/closing.py, engine/version_record.py).
@@ -239,7 +239,7 @@ class TurnRun:
                     reason=reason,
                 )
         st.finished = True
-        self._record("interrupted")
+        self.state.report("interrupted")
         yield DoneEvent("interrupted", turn.number if turn else 0)
 
     async def _rebuild(self) -> AsyncIterator[TurnEvent]:
@@ -311,7 +311,7 @@ class TurnRun:
                 record_version, e, self.app.id, st.turn.number, self._summary(status), st.build
             )
         st.finished = True
-        self._record(status)
+        self.state.report(status)
         return DoneEvent(status, st.turn.number if st.turn else 0)
 
     async def _work(self, turn: Turn) -> AsyncIterator[TurnEvent]:
@@ -454,7 +454,7 @@ class TurnRun:
                 summary=self._summary("interrupted"),
                 reason=self.stop_reason or SERVER_STOPPED,
             )
-            self._record("interrupted")
+            self.state.report("interrupted")
         except Exception as exc:
             # The next turn closes it instead (begin_turn sees the open turn).
             log.error("could not close interrupted turn app=%s: %s", self.app.id, exc)
@@ -479,32 +479,3 @@ class TurnRun:
     def _summary(self, status: str) -> str:
         """A version's summary: the request, and how the turn ended when it did not work."""
         return self.message if status == "succeeded" else f"{self.message} ({status})"
-
-    def _record(self, status: str) -> None:
-        """The turn's log line and metrics (tokens, tools, builds, duration)."""
-        st = self.state
-        log.info(
-            "turn %s status=%s tokens_in=%s tokens_out=%s",
-            st.turn.number if st.turn else "-",
-            status,
-            st.tokens_in,
-            st.tokens_out,
-            extra={
-                "status": status,
-                "tokens_in": st.tokens_in,
-                "tokens_out": st.tokens_out,
-                "tool_calls": st.tool_calls,
-                "tool_failures": st.tool_failures,
-            },
-        )
-        record_turn(
-            status=status,
-            seconds=time.monotonic() - st.started,
-            tokens_in=st.tokens_in,
-            tokens_out=st.tokens_out,
-            tool_calls=st.tool_calls,
-            tool_failures=st.tool_failures,
-            builds=st.builds,
-            build_failures=st.build_failures,
-            errors=int(st.error is not None),
-        )

@@ -4,6 +4,7 @@ step whose tools are running (for a closing note after a cut)."""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -11,9 +12,13 @@ from typing import Literal
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.tools import ToolOutcome
 from zerocode.memory.facade import Turn
+from zerocode.observability import record_turn
 from zerocode.publishing.builds import Build
 
 Status = Literal["succeeded", "failed", "interrupted"]
+
+# The turn's log line keeps the logger it always had (dashboards and tests read it).
+log = logging.getLogger("zerocode.engine.turn")
 
 
 @dataclass
@@ -51,6 +56,34 @@ class TurnState:
             self.failure_after_change = False
         elif not outcome.result.ok:
             self.failure_after_change = True
+
+    def report(self, status: str) -> None:
+        """The turn's log line and metrics (tokens, tools, builds, duration), once it ended."""
+        log.info(
+            "turn %s status=%s tokens_in=%s tokens_out=%s",
+            self.turn.number if self.turn else "-",
+            status,
+            self.tokens_in,
+            self.tokens_out,
+            extra={
+                "status": status,
+                "tokens_in": self.tokens_in,
+                "tokens_out": self.tokens_out,
+                "tool_calls": self.tool_calls,
+                "tool_failures": self.tool_failures,
+            },
+        )
+        record_turn(
+            status=status,
+            seconds=time.monotonic() - self.started,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            tool_calls=self.tool_calls,
+            tool_failures=self.tool_failures,
+            builds=self.builds,
+            build_failures=self.build_failures,
+            errors=int(self.error is not None),
+        )
 
     def status(self) -> Status:
         """How a turn that ran to its end went."""

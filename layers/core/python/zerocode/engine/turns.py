@@ -191,6 +191,11 @@ class Turns:
 
     # -- reading ------------------------------------------------------------------------------
 
+    def _here(self, app_id: str, turn: int) -> Running | None:
+        """The turn, when it runs in this process."""
+        running = self._running.get(app_id)
+        return running if running is not None and running.turn == turn else None
+
     async def current(self, app_id: str) -> Current | None:
         """The turn running for the app, here or (shared) in another process."""
         running = self._running.get(app_id)
@@ -209,8 +214,7 @@ class Turns:
         """NotFound unless the app has (or is starting) a turn of that number."""
         if turn < 1:
             raise NotFound(f"turn {turn} not found")
-        running = self._running.get(app_id)
-        if running is not None and running.turn == turn:
+        if self._here(app_id, turn) is not None:
             return
         if turn <= (await io(self.engine.memory.head, app_id)).turn:
             return
@@ -222,8 +226,8 @@ class Turns:
         it runs here, else from the log. A turn whose log is gone (expired, or its server
         restarted) gets the one ``done`` its display entry says (call :meth:`exists`
         first: an unknown turn is 404)."""
-        running = self._running.get(app_id)
-        if running is not None and running.turn == turn:
+        running = self._here(app_id, turn)
+        if running is not None:
             async for entry in running.follow(after):
                 yield entry
             return
@@ -241,15 +245,14 @@ class Turns:
     async def _watchdog(self, app_id: str, turn: int) -> None:
         """While someone follows a turn that does not run here: close its log if its turn
         can no longer end, so the follower gets a done."""
-        pause = min(self.engine.limits.lease_seconds / 3, 10.0) if self.shared else 0.0
-        while True:
+        pause = min(self.engine.limits.lease_seconds / 3, 10.0) if self.shared else 1.0
+        while True:  # a store to poll: no event to wait on
             if await self._close_if_dead(app_id, turn):
                 return
-            await asyncio.sleep(pause or 1.0)
+            await asyncio.sleep(pause)
 
     async def _alive(self, app_id: str, turn: int) -> bool:
-        running = self._running.get(app_id)
-        if running is not None and running.turn == turn:
+        if self._here(app_id, turn) is not None:
             return True
         return self.shared and await io(self.engine.lease.held, f"turn:{app_id}")
 
@@ -280,8 +283,8 @@ class Turns:
 
     async def cancel(self, app_id: str, turn: int) -> None:
         """Stop the app's running turn ``turn`` (Conflict when it is not running)."""
-        running = self._running.get(app_id)
-        if running is not None and running.turn == turn:
+        running = self._here(app_id, turn)
+        if running is not None:
             running.run.stop(STOPPED_BY_USER)
             return
         current = await self.current(app_id)

@@ -118,18 +118,16 @@ class Publishing:
         """Whether the preview shows the app's files as they are now: the newest successful
         preview build (the one the preview pointer names) was built from them. An element
         picked in an older preview may name what the files no longer hold."""
-        shown = next(
-            (
-                b
-                for b in self.builds.list(app.id, limit=20, purpose=BuildPurpose.PREVIEW).builds
-                if b.state is BuildState.SUCCEEDED
-            ),
-            None,
-        )
+        shown = self._newest_preview(app.id)
         source = snapshot(self.workspace, app.id)
         if shown is None:
             return PreviewState(build_id=None, up_to_date=not source.files)
         return PreviewState(build_id=shown.id, up_to_date=shown.source_digest == source.digest)
+
+    def _newest_preview(self, app_id: str) -> Build | None:
+        """The app's newest successful preview build: the one its preview pointer names."""
+        page = self.builds.list(app_id, limit=20, purpose=BuildPurpose.PREVIEW)
+        return next((b for b in page.builds if b.state is BuildState.SUCCEEDED), None)
 
     def restore_preview(self, app: App, now: float | None = None) -> bool:
         """Put back the preview pointer the preview sweep removed, naming the app's newest
@@ -137,14 +135,7 @@ class Publishing:
         when that build is old enough to have been swept; whether it wrote the pointer."""
         if self.preview_idle_seconds is None or not self.urls.usable(app.preview_key):
             return False  # never swept; or a key the next turn renews anyway
-        newest = next(
-            (
-                b
-                for b in self.builds.list(app.id, limit=20, purpose=BuildPurpose.PREVIEW).builds
-                if b.state is BuildState.SUCCEEDED
-            ),
-            None,
-        )
+        newest = self._newest_preview(app.id)
         made = built_at(newest.id) if newest is not None else None
         current = time.time() if now is None else now
         if newest is None or made is None or current - made <= self.preview_idle_seconds:
