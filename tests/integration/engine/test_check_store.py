@@ -12,7 +12,17 @@ import pytest
 from tests.unit.engine.test_acceptance import TODO
 from zerocode.adapters.sqlite.checks import SqliteCheckStore
 from zerocode.adapters.sqlite.database import SqliteDatabase
-from zerocode.engine.acceptance import MAX_CHECKS, CheckInvalid, CheckStore, parse_check
+from zerocode.engine.acceptance import CheckInvalid, parse_check
+from zerocode.engine.check_suite import (
+    MAX_CHECKS,
+    MAX_RUNS,
+    MAX_SCREENSHOT,
+    CheckResult,
+    CheckStore,
+    Evidence,
+    SuiteRun,
+    Tally,
+)
 from zerocode.errors import Conflict, NotFound
 
 Stores = Callable[[], CheckStore]
@@ -80,3 +90,86 @@ def test_a_deleted_app_leaves_no_check(stores: Stores) -> None:
     store.delete_app("app1")
     assert store.list("app1") == [] and len(store.list("app2")) == 1
     assert store.add("app1", CHECK, turn=2).id == "c1"
+
+
+def _run(turn: int, *results: CheckResult, round_: int = 0) -> SuiteRun:
+    return SuiteRun(
+        turn=turn, round=round_, build_id=f"b{turn}", digest=f"d{turn}", results=results
+    )
+
+
+PASSED = CheckResult(check_id="c1", status="passed")
+FAILED = CheckResult(
+    check_id="c2",
+    status="failed",
+    evidence=Evidence(where="expect[0]", expected="1 of css 'li'", actual="0 found", shot=True),
+    screenshot=b"\x89PNG fake",
+)
+
+
+def test_runs_are_numbered_newest_first_with_their_evidence_and_screenshots(
+    stores: Stores,
+) -> None:
+    one, two = stores(), stores()
+    first = one.record_run("app1", _run(1, PASSED, FAILED))
+    second = two.record_run("app1", _run(2, PASSED, round_=1))
+    assert (first.number, second.number) == (1, 2)
+    runs = one.runs("app1")
+    assert [r.number for r in runs] == [2, 1]
+    assert runs[1].turn == 1 and runs[1].build_id == "b1" and runs[1].digest == "d1"
+    assert runs[0].round == 1
+    failed = runs[1].results[1]
+    assert failed.status == "failed" and failed.screenshot is None  # listed without the bytes
+    assert failed.evidence == FAILED.evidence
+    assert runs[1].tally.to_json() == {"passed": 1, "failed": 1, "notRun": 0}
+    assert two.screenshot("app1", 1, "c2") == b"\x89PNG fake"
+    assert two.screenshot("app1", 1, "c1") is None and two.screenshot("app2", 1, "c2") is None
+    assert one.runs("app2") == []
+
+
+def test_a_run_that_could_not_run_says_why_and_big_screenshots_are_not_kept(stores: Stores) -> None:
+    store = stores()
+    huge = CheckResult(
+        check_id="c1",
+        status="failed",
+        evidence=Evidence(where="steps[0]", expected="x", actual="y", shot=False),
+        screenshot=b"x" * (MAX_SCREENSHOT + 1),
+    )
+    store.record_run("app1", _run(1, huge))
+    not_run = SuiteRun(
+        turn=2,
+        round=0,
+        build_id=None,
+        digest=None,
+        results=(CheckResult(check_id="c1", status="not_run"),),
+        why_not_run="no browser",
+    )
+    store.record_run("app1", not_run)
+    latest, earlier = store.runs("app1")
+    assert latest.why_not_run == "no browser" and latest.tally.not_run == 1
+    assert latest.build_id is None
+    assert store.screenshot("app1", earlier.number, "c1") is None
+
+
+def test_old_runs_go_past_the_bound(stores: Stores) -> None:
+    store = stores()
+    for turn in range(MAX_RUNS + 3):
+        store.record_run("app1", _run(turn + 1, FAILED))
+    runs = store.runs("app1", limit=MAX_RUNS + 10)
+    assert len(runs) == MAX_RUNS and runs[-1].number == 4
+    assert store.screenshot("app1", 3, "c2") is None and store.screenshot("app1", 4, "c2")
+
+
+def test_deploys_are_stamped_with_the_suite_state_and_everything_goes_with_the_app(
+    stores: Stores,
+) -> None:
+    store = stores()
+    store.stamp_deploy("app1", "b9", Tally(passed=2, failed=1))
+    store.stamp_deploy("app2", "b1", Tally())
+    assert stores().deploy_stamps("app1") == {"b9": Tally(passed=2, failed=1)}
+    store.add("app1", CHECK, turn=1)
+    store.record_run("app1", _run(1, FAILED))
+    store.delete_app("app1")
+    assert store.runs("app1") == [] and store.deploy_stamps("app1") == {}
+    assert store.screenshot("app1", 1, "c2") is None
+    assert store.deploy_stamps("app2") == {"b1": Tally()}

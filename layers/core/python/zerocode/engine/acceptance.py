@@ -22,10 +22,9 @@ tool result.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from zerocode.errors import InvalidInput
 
@@ -300,52 +299,6 @@ def _text(raw: object, where: str, most: int, *, empty: bool = False) -> str:
     return raw
 
 
-# -- the app's suite ---------------------------------------------------------------------------
-
-MAX_CHECKS = 50  # live (not retired) checks per app
-MAX_REASON = 300
-
-
-@dataclass(frozen=True, kw_only=True)
-class StoredCheck:
-    """A check of an app's suite: numbered per app (``c1``, ``c2``, …), the turn that added
-    it, and, once retired, why and by which turn (it is kept, for the record)."""
-
-    id: str
-    check: Check
-    added_turn: int
-    retired: str | None = None
-    retired_turn: int | None = None
-
-
-def encode(check: Check) -> str:
-    """A check as stored: its JSON, compact."""
-    return json.dumps(check.to_json(), ensure_ascii=False, separators=(",", ":"))
-
-
-class CheckStore(Protocol):
-    """Where an app's acceptance checks accumulate (its regression suite)."""
-
-    def add(self, app_id: str, check: Check, turn: int) -> StoredCheck:
-        """The check as the suite's next one; CheckInvalid past MAX_CHECKS live checks."""
-        ...
-
-    def retire(self, app_id: str, check_id: str, reason: str, turn: int) -> StoredCheck:
-        """Stop applying a check, saying why; NotFound for no such check, Conflict when it
-        is retired already."""
-        ...
-
-    def list(self, app_id: str) -> list[StoredCheck]:
-        """Every check of the app, retired ones included, in the order they were added."""
-        ...
-
-    def delete_app(self, app_id: str) -> None: ...
-
-
-def check_id(n: int) -> str:
-    return f"c{n}"
-
-
-def retire_reason(reason: str) -> str:
-    """A retirement's reason, checked: said, bounded, no control characters."""
-    return _text(reason, "reason", MAX_REASON)
+def text_field(raw: object, where: str, most: int) -> str:
+    """A bounded string of a check's record (a retirement's reason), checked as the schema's."""
+    return _text(raw, where, most)
