@@ -61,6 +61,8 @@ class App:
     updated_at: float = field(default_factory=time.time)
     deploy_build_id: str | None = None
     deployed_at: float | None = None
+    # A deploy is refused while the app's acceptance checks fail (the owner's setting).
+    require_checks: bool = False
 
     def renamed(self, name: str) -> App:
         return replace(self, name=check_name(name), updated_at=time.time())

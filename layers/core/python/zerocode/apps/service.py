@@ -75,6 +75,7 @@ class AppService:
     publishing: Unpublisher
     versions: VersionStore | None = None
     journal: JournalData | None = None
+    checks: AppData | None = None  # the app's acceptance checks and their runs
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app."""
@@ -94,6 +95,16 @@ class AppService:
         renamed = app.renamed(check_name(name))
         self.apps.put(renamed)
         return renamed
+
+    def update(self, app: App, *, name: str | None, require_checks: bool | None) -> App:
+        """What the owner changes of an app (``PATCH``): its name, its deploy setting."""
+        if name is None and require_checks is None:
+            raise InvalidInput("nothing to change: give name or requireChecks")
+        changed = app.renamed(check_name(name)) if name is not None else app.touched()
+        if require_checks is not None:
+            changed = replace(changed, require_checks=require_checks)
+        self.apps.put(changed)
+        return changed
 
     def admin_update(
         self,
@@ -162,6 +173,7 @@ class AppService:
             covers=self.publishing.covers,
             versions=self.versions,
             journal=self.journal,
+            checks=self.checks,
         )
 
 
@@ -174,6 +186,7 @@ def purge_steps(
     covers: AppData | None = None,
     versions: VersionStore | None = None,
     journal: JournalData | None = None,
+    checks: AppData | None = None,
 ) -> list[Callable[[str], object]]:
     """Every store an app's data lives in, in the order its deletion empties them.
 
@@ -193,6 +206,8 @@ def purge_steps(
         steps.append(versions.delete_app)
     if covers is not None:
         steps.append(covers.delete_app)
+    if checks is not None:
+        steps.append(checks.delete_app)
     return steps
 
 

@@ -84,6 +84,7 @@ class Platform:
             publishing=self.publishing,
             versions=self.engine.versions.store if self.engine.versions else None,
             journal=self.engine.journal,
+            checks=self.engine.checks,
         )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:

@@ -134,6 +134,7 @@ def platform(
     from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
     from zerocode.adapters.local.builder import LocalBuilder
     from zerocode.adapters.local.chromium import availability
+    from zerocode.adapters.local.chromium_acceptance import ChromiumAcceptance
     from zerocode.adapters.local.chromium_check import chromium_check
     from zerocode.adapters.local.chromium_covers import chromium_covers
     from zerocode.adapters.local.sandbox import Limits, sandbox
@@ -141,6 +142,7 @@ def platform(
     from zerocode.adapters.local.workspace import LocalWorkspace
     from zerocode.adapters.sqlite.apps import SqliteAppStore
     from zerocode.adapters.sqlite.builds import SqliteBuildStore
+    from zerocode.adapters.sqlite.checks import SqliteCheckStore
     from zerocode.adapters.sqlite.database import SqliteDatabase
     from zerocode.adapters.sqlite.deletions import SqlitePendingDeletions
     from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
@@ -188,6 +190,15 @@ def platform(
         if settings.covers
         else None,
     )
+    # The preview in a browser after each successful build (local only; needs Chromium),
+    # and the app's acceptance checks in the same confined browser.
+    check = (
+        chromium_check(
+            publishing.urls, settings.chromium_path, apps=apps, publisher=publishing.publisher
+        )
+        if settings.covers and settings.runtime_check
+        else None
+    )
     engine = Engine(
         memory=mem,
         display=display,
@@ -197,16 +208,10 @@ def platform(
         lease=lease,
         journal=journal,
         limits=_engine_limits(settings),
-        # The preview in a browser after each successful build (local only; needs Chromium).
-        runtime_check=chromium_check(
-            publishing.urls,
-            settings.chromium_path,
-            apps=apps,
-            publisher=publishing.publisher,
-        )
-        if settings.covers and settings.runtime_check
-        else None,
+        runtime_check=check,
         versions=Versions(SqliteVersionStore(db)),
+        checks=SqliteCheckStore(db),
+        acceptance=ChromiumAcceptance(check) if check is not None else None,
     )
 
     def site_root(target: SiteTarget) -> Path | None:

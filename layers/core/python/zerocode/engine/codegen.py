@@ -66,6 +66,13 @@ def _blocks(text: str) -> list[_Block]:
     return out
 
 
+def checks_block(text: str) -> str | None:
+    """The body of the answer's first ```checks block (acceptance checks, as JSON), if any.
+    An unclosed one is returned too: its JSON then fails to parse, which is said."""
+    block = next((b for b in _blocks(text) if b.lang == "checks"), None)
+    return None if block is None else block.body
+
+
 def has_code(text: str) -> bool:
     """Whether the answer tries to deliver code (an html, css or javascript block at all)."""
     return any(b.lang in FILES for b in _blocks(text))

@@ -45,6 +45,20 @@ class RepairEvent:
     attempt: int
     max: int
     reason: str
+    kind: str = "build"  # build | runtime | acceptance
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckEvent:
+    """One acceptance check's verdict on the new preview (docs/api.md)."""
+
+    id: str
+    description: str
+    status: Literal["passed", "failed", "not_run"]
+    round: int
+    run: int  # the stored run's number (0 when it could not be stored)
+    evidence: dict[str, str | None] | None = None
+    note: str | None = None  # why a check was not run
 
 
 @dataclass(frozen=True)
@@ -57,10 +71,18 @@ class ErrorEvent:
 class DoneEvent:
     status: Literal["succeeded", "failed", "interrupted"]
     turn: int
+    checks: dict[str, int] | None = None  # the newest run's tally, when the suite ran
 
 
 TurnEvent = (
-    TextEvent | ThinkingEvent | ToolEvent | BuildEvent | RepairEvent | ErrorEvent | DoneEvent
+    TextEvent
+    | ThinkingEvent
+    | ToolEvent
+    | BuildEvent
+    | RepairEvent
+    | CheckEvent
+    | ErrorEvent
+    | DoneEvent
 )
 
 _NAMES: dict[type, str] = {
@@ -68,6 +90,7 @@ _NAMES: dict[type, str] = {
     ToolEvent: "tool",
     BuildEvent: "build",
     RepairEvent: "repair",
+    CheckEvent: "check",
     ErrorEvent: "error",
     DoneEvent: "done",
 }
@@ -86,6 +109,10 @@ def event_data(event: TurnEvent) -> str:
         payload = asdict(event)
         if isinstance(event, BuildEvent) and event.error is None:
             del payload["error"]
+        if isinstance(event, DoneEvent) and event.checks is None:
+            del payload["checks"]
+        if isinstance(event, CheckEvent) and event.note is None:
+            del payload["note"]
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -20,6 +20,7 @@ from zerocode.apps.lease import Lease
 from zerocode.apps.records import App
 from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import Workspace
+from zerocode.engine.check_suite import AcceptanceRunner, CheckStore
 from zerocode.engine.journal import StepJournal
 from zerocode.engine.model import ChatModel
 from zerocode.engine.runtime_check import RuntimeCheck
@@ -64,8 +65,13 @@ class EngineParts:
         limits: EngineLimits = EngineLimits(),
         runtime_check: RuntimeCheck | None = None,
         versions: Versions | None = None,
+        checks: CheckStore | None = None,
+        acceptance: AcceptanceRunner | None = None,
     ) -> None:
         self.runtime_check, self.versions = runtime_check, versions
+        # The app's acceptance checks and what runs them (None: no checks are kept; a store
+        # without a runner keeps them and reports them not run).
+        self.checks, self.acceptance = checks, acceptance
         self.memory, self.display, self.workspace = memory, display, workspace
         self.preview, self.model, self.lease = preview, model, lease
         self.journal, self.limits = journal, limits

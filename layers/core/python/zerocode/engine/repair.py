@@ -35,7 +35,7 @@ _ERRORISH = re.compile(
 class Failure:
     """Why the preview does not stand: the build failed, or the page fails at runtime."""
 
-    kind: str  # "build" | "runtime"
+    kind: str  # "build" | "runtime" | "acceptance"
     summary: str  # one line for people (the SSE repair event's reason)
     details: tuple[str, ...]  # log lines or browser errors, for the model
 
@@ -55,7 +55,28 @@ def relevant(lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def repair_message(failure: Failure, attempt: int, rounds: int) -> str:
+# What still fails when no repair round is left, by the failure's kind.
+GIVING_UP = {
+    "build": "preview build failed",
+    "runtime": "built page fails",
+    "acceptance": "acceptance checks still fail",
+}
+ACCEPTANCE_ADVICE = (
+    "Fix the code so that these checks pass. If the user asked for a change that makes a "
+    "check wrong, retire it ({how}) and say why."
+)
+
+
+def repair_message(failure: Failure, attempt: int, rounds: int, *, tools: bool = True) -> str:
+    if failure.kind == "acceptance":
+        how = "retire_check" if tools else 'with "retire" in the ```checks block'
+        return (
+            f"{REPAIR_MARK} {attempt}/{rounds}: acceptance checks fail]\n"
+            f"{failure.summary}:\n"
+            + "\n".join(failure.details)
+            + "\n\n"
+            + ACCEPTANCE_ADVICE.format(how=how)
+        )
     what = (
         "the preview build failed"
         if failure.kind == "build"

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from zerocode.apps.workspace import FileMissing, PathRefused, Workspace, WorkspaceFull, clean_path
-from zerocode.errors import Conflict, ZerocodeError
+from zerocode.engine.acceptance import CheckInvalid, parse_check
+from zerocode.engine.check_suite import CheckStore
+from zerocode.errors import Conflict, NotFound, ZerocodeError
 from zerocode.memory.messages import ToolCall, ToolResult
 from zerocode.publishing import toolchain
 
@@ -97,7 +99,63 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
     ),
 ]
 
-_SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOL_DEFINITIONS}
+_CHECK_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "description": {
+            "type": "string",
+            "description": "What the check proves, for people (at most 200 characters).",
+        },
+        "steps": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": 'At most 20 actions, in order: {"goto": "/path"}, '
+            '{"click": TARGET}, {"fill": TARGET, "value": "text"}, '
+            '{"press": TARGET, "key": "Enter"}, {"select": TARGET, "option": '
+            '"label"}, {"wait": ms (at most 5000)}. TARGET is {"role": "button", '
+            '"name": "Add"}, {"label": "…"}, {"text": "…"} or {"css": "…"}.',
+        },
+        "expect": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": '1 to 10 expectations, checked after the steps: {"visible": '
+            'TARGET}, {"hidden": TARGET}, {"text": TARGET, "contains"|"equals": '
+            '"…"}, {"count": TARGET, "equals": n}, {"url": {"contains"|"equals": '
+            '"/path"}}, {"attribute": TARGET, "name": "…", "equals"|"contains": '
+            '"…"}, {"noConsoleErrors": true}.',
+        },
+    },
+    "required": ["description", "steps", "expect"],
+    "additionalProperties": False,
+}
+
+# Acceptance checks: what the request must do, run in a browser on the new preview.
+CHECK_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "add_check",
+            "description": "State an acceptance check for the user's request: steps a user "
+            "would take in the built app and what they must see. It is kept as the app's "
+            "regression suite and runs in a browser after every preview build; a failing "
+            "check is shown to you to fix. Add one or a few per request that creates or "
+            "changes behaviour.",
+            "parameters": _CHECK_SCHEMA,
+        },
+    },
+    _tool(
+        "retire_check",
+        "Stop applying an acceptance check that no longer describes what the user wants "
+        "(they asked to change that behaviour). Say why; it is shown to the user.",
+        {"id": "The check's id, e.g. 'c2'.", "reason": "Why it no longer applies."},
+        ("id", "reason"),
+    ),
+]
+CHECK_TOOL_NAMES = frozenset({"add_check", "retire_check"})
+
+_SCHEMAS = {
+    t["function"]["name"]: t["function"]["parameters"] for t in TOOL_DEFINITIONS + CHECK_TOOLS
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +165,7 @@ class ToolOutcome:
     summary: str  # one line for people
     changed: bool  # a file was created, modified or deleted
     exit: bool
+    suite: bool = False  # an acceptance check was added or retired
 
 
 class _Failed(ZerocodeError):
@@ -119,10 +178,12 @@ class _Done:
     summary: str
     changed: bool = False
     exit: bool = False
+    suite: bool = False
 
 
 class ToolBox:
-    """The tools of one turn: counts calls so a looping model is stopped at ``max_calls``."""
+    """The tools of one turn: counts calls so a looping model is stopped at ``max_calls``.
+    With a CheckStore (and the turn's number), the acceptance check tools too."""
 
     def __init__(
         self,
@@ -131,11 +192,14 @@ class ToolBox:
         *,
         max_calls: int = 20,
         protected: frozenset[str] = DEFAULT_PROTECTED,
+        checks: CheckStore | None = None,
+        turn: int = 0,
     ) -> None:
         self.workspace = workspace
         self.app_id = app_id
         self.max_calls = max_calls
         self.protected = protected
+        self.checks, self.turn = checks, turn
         self.calls = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], _Done]] = {
             "read_dir": self._read_dir,
@@ -145,6 +209,14 @@ class ToolBox:
             "delete_file": self._delete_file,
             "exit": self._exit,
         }
+        if checks is not None:
+            self._handlers["add_check"] = self._add_check
+            self._handlers["retire_check"] = self._retire_check
+
+    @property
+    def definitions(self) -> list[dict[str, Any]]:
+        """The tools offered to the model: the check tools only where checks are kept."""
+        return TOOL_DEFINITIONS + (CHECK_TOOLS if self.checks is not None else [])
 
     def run(self, call: ToolCall) -> ToolOutcome:
         """The call's real outcome; raises only for internal failures such as a storage outage."""
@@ -163,7 +235,7 @@ class ToolBox:
             args = _arguments(call)
             path = _display_path(args.get("path"))
             done = handler(args)
-        except (_Failed, PathRefused, FileMissing, WorkspaceFull, Conflict) as exc:
+        except (_Failed, PathRefused, FileMissing, WorkspaceFull, Conflict, NotFound) as exc:
             return ToolOutcome(
                 result=ToolResult.failure(call, exc.message),
                 path=path,
@@ -181,6 +253,7 @@ class ToolBox:
             summary=_one_line(done.summary),
             changed=done.changed,
             exit=done.exit,
+            suite=done.suite,
         )
 
     def _read_dir(self, args: dict[str, Any]) -> _Done:
@@ -257,6 +330,32 @@ class ToolBox:
         self.workspace.delete(self.app_id, path)
         return _Done(text=f"deleted {path}", summary=f"deleted {path}", changed=True)
 
+    def _add_check(self, args: dict[str, Any]) -> _Done:
+        assert self.checks is not None
+        try:
+            check = parse_check(args)
+        except CheckInvalid as exc:
+            raise _Failed(f"check refused, nothing was added: {exc.message}") from None
+        try:
+            stored = self.checks.add(self.app_id, check, self.turn)
+        except CheckInvalid as exc:
+            raise _Failed(f"check refused, nothing was added: {exc.message}") from None
+        text = f"added check {stored.id}: {check.description}"
+        return _Done(
+            text=text + " (it runs in a browser once the preview is built)",
+            summary=text,
+            suite=True,
+        )
+
+    def _retire_check(self, args: dict[str, Any]) -> _Done:
+        assert self.checks is not None
+        try:
+            stored = self.checks.retire(self.app_id, args["id"], args["reason"], self.turn)
+        except CheckInvalid as exc:
+            raise _Failed(f"not retired: {exc.message}") from None
+        text = f"retired check {stored.id}: {stored.retired}"
+        return _Done(text=text, summary=text, suite=True)
+
     def _exit(self, args: dict[str, Any]) -> _Done:
         return _Done(text="exit", summary="finished", exit=True)
 
@@ -303,9 +402,13 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
     missing = [k for k in schema["required"] if k not in args]
     if missing:
         raise _Failed(f"{call.name} needs " + ", ".join(repr(k) for k in missing))
-    for key in schema["properties"]:
-        if key in args and not isinstance(args[key], str):
-            raise _Failed(f"{call.name}: {key!r} must be a string, got {type(args[key]).__name__}")
+    for key, spec in schema["properties"].items():
+        want = list if spec["type"] == "array" else str
+        if key in args and not isinstance(args[key], want):
+            raise _Failed(
+                f"{call.name}: {key!r} must be {'a list' if want is list else 'a string'}, "
+                f"got {type(args[key]).__name__}"
+            )
     return args
 
 

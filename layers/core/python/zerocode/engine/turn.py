@@ -36,6 +36,7 @@ from zerocode.engine.events import DoneEvent, ErrorEvent, RepairEvent, TurnEvent
 from zerocode.engine.model import ModelError
 from zerocode.engine.parts import EngineLimits, EngineParts, Preview, io, kind, logged
 from zerocode.engine.restore import finish_interrupted_restore
+from zerocode.engine.suite_step import tell_checks
 from zerocode.engine.tools import ToolBox
 from zerocode.engine.turn_state import Status, TurnState
 from zerocode.engine.turn_steps import (
@@ -134,7 +135,13 @@ class TurnRun:
         self._working = False
         self.system = prompts.load(PROMPT_OF[app.code_gen_type])
         self.state = TurnState()
-        toolbox = ToolBox(engine.workspace, app.id, max_calls=engine.limits.max_tool_calls)
+        toolbox = ToolBox(
+            engine.workspace,
+            app.id,
+            max_calls=engine.limits.max_tool_calls,
+            checks=engine.checks,
+            turn=number,
+        )
         self.steps = TurnSteps(engine, app, self.system, toolbox, self.state)
 
     @property
@@ -238,9 +245,10 @@ class TurnRun:
                     summary=self._summary("interrupted"),
                     reason=reason,
                 )
+        await tell_checks(self.engine, self.app.id, self.state)
         st.finished = True
         self.state.report("interrupted")
-        yield DoneEvent("interrupted", turn.number if turn else 0)
+        yield DoneEvent("interrupted", turn.number if turn else 0, self._tally())
 
     async def _rebuild(self) -> AsyncIterator[TurnEvent]:
         """A turn that ends without building the files it changed (it failed, or was
@@ -295,6 +303,7 @@ class TurnRun:
     async def _end(self, status: Status) -> DoneEvent:
         """The turn ended by itself: its display entry, its version, its metrics."""
         e, st = self.engine, self.state
+        await tell_checks(self.engine, self.app.id, self.state)
         if st.turn is not None:
             with logged("could not record the end of turn app=%s", self.app.id):
                 await io(
@@ -312,7 +321,11 @@ class TurnRun:
             )
         st.finished = True
         self.state.report(status)
-        return DoneEvent(status, st.turn.number if st.turn else 0)
+        return DoneEvent(status, st.turn.number if st.turn else 0, self._tally())
+
+    def _tally(self) -> dict[str, int] | None:
+        run = self.state.suite_run
+        return run.tally.to_json() if run is not None else None
 
     async def _work(self, turn: Turn) -> AsyncIterator[TurnEvent]:
         """The model's work, then the preview; a preview that fails is shown to the model,
@@ -356,12 +369,14 @@ class TurnRun:
     async def _answered(self, turn: Turn, answer: str, work: _Progress) -> AsyncIterator[TurnEvent]:
         """The round's work is done: build the preview if files changed, then commit the
         answer, give up, or start a repair round."""
-        if not (work.unbuilt or work.attempt):  # nothing to build or repair
+        suite = self.state.suite_changed  # checks added or retired: run them
+        if not (work.unbuilt or work.attempt or suite):  # nothing to build, check or repair
             work.closed = True
             await self._commit_final(turn, answer)
             return
-        if work.unbuilt:
-            async for item in self.steps.build():
+        if work.unbuilt or suite:
+            steps = self.steps.build() if work.unbuilt else self.steps.accept(self.state.build)
+            async for item in steps:
                 if isinstance(item, Built):
                     work.failure = item.failure
                 elif not isinstance(item, RESULTS):
@@ -374,7 +389,7 @@ class TurnRun:
             work.closed = True
             await self._give_up(turn, answer, failure, work.attempt)
         else:
-            work.attempt += 1
+            work.attempt = self.state.round = work.attempt + 1
             yield self._repair_event(failure, work.attempt)
             await self._ask_repair(turn, answer, failure, work.attempt)
             work.asked, work.unbuilt = 0, False
@@ -386,14 +401,16 @@ class TurnRun:
     def _repair_event(self, failure: repair.Failure, attempt: int) -> RepairEvent:
         rounds = self.engine.limits.repair_rounds
         self.state.steps.append(f"↻ repair {attempt}/{rounds}: {failure.summary}")
-        return RepairEvent(attempt, rounds, failure.summary)
+        return RepairEvent(attempt, rounds, failure.summary, failure.kind)
 
     async def _ask_repair(
         self, turn: Turn, answer: str, failure: repair.Failure, attempt: int
     ) -> None:
         """The failure shown to the model as a feedback unit, for another round."""
         self.state.phase = "saving the repair request"
-        message = repair.repair_message(failure, attempt, self.engine.limits.repair_rounds)
+        message = repair.repair_message(
+            failure, attempt, self.engine.limits.repair_rounds, tools=self._tools
+        )
         await io(self.engine.memory.commit_feedback, turn, answer, message)
 
     async def _out_of_steps(self, turn: Turn) -> ErrorEvent:
@@ -409,14 +426,15 @@ class TurnRun:
     ) -> None:
         """The preview still fails and no repair round is left: the turn fails, and the
         model and the user are told what still fails."""
-        what = "preview build failed" if failure.kind == "build" else "built page fails"
+        what = repair.GIVING_UP[failure.kind]
         after = f" after {attempts} repair round{'s' if attempts != 1 else ''}" if attempts else ""
         self.state.error = f"the {what}{after}: {failure.summary}"
-        await self._close_failed_work(
-            turn,
-            answer,
-            repair.repair_message(failure, attempts + 1, attempts) + "\n(No repair round is left.)",
-        )
+        message = repair.repair_message(failure, attempts + 1, attempts, tools=self._tools)
+        await self._close_failed_work(turn, answer, message + "\n(No repair round is left.)")
+
+    @property
+    def _tools(self) -> bool:
+        return self.app.code_gen_type is CodeGenType.VUE_PROJECT
 
     async def _close_failed_work(self, turn: Turn, answer: str, feedback: str) -> None:
         """Close a turn whose work failed: the model's answer (if any) with the platform's

@@ -9,8 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from zerocode.engine.check_suite import SuiteRun
 from zerocode.engine.journal import PendingStep
-from zerocode.engine.tools import ToolOutcome
+from zerocode.engine.tools import CHECK_TOOL_NAMES, ToolOutcome
 from zerocode.memory.facade import Turn
 from zerocode.observability import record_turn
 from zerocode.publishing.builds import Build
@@ -45,6 +46,11 @@ class TurnState:
     changed: bool = False
     unbuilt: bool = False  # files changed since the newest preview build began
     error: str | None = None
+    # Acceptance checks (engine/check_suite.py).
+    round: int = 0  # the repair round the work is in (0: the first)
+    suite_changed: bool = False  # checks were added or retired since the suite last ran
+    suite_run: SuiteRun | None = None  # the newest run of the suite in this turn
+    checks_note: list[str] = field(default_factory=list)  # an answer's checks block, done
 
     def record(self, outcome: ToolOutcome) -> None:
         self.tool_calls += 1
@@ -54,7 +60,11 @@ class TurnState:
         if outcome.changed and outcome.result.ok:
             self.changed = self.unbuilt = True
             self.failure_after_change = False
-        elif not outcome.result.ok:
+        elif outcome.suite and outcome.result.ok:
+            self.suite_changed = True
+        elif not outcome.result.ok and outcome.result.name not in CHECK_TOOL_NAMES:
+            # A refused check fails its call, not the turn: the model reads why and may
+            # state it again; the display shows the refusal.
             self.failure_after_change = True
 
     def report(self, status: str) -> None:

@@ -27,12 +27,13 @@ from zerocode.engine.model import (
     ThinkingDelta,
 )
 from zerocode.engine.parts import EngineParts, io, kind
-from zerocode.engine.tools import TOOL_DEFINITIONS, ToolBox, ToolOutcome
+from zerocode.engine.suite_step import SuiteVerdict, apply_checks_block, run_suite
+from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
 from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
 from zerocode.memory.messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
-from zerocode.publishing.builds import BuildState, new_build_id
+from zerocode.publishing.builds import Build, BuildState, new_build_id
 
 log = logging.getLogger("zerocode.engine.turn")
 
@@ -98,7 +99,7 @@ class TurnSteps:
         """One model call with tools; its calls run and the step is committed (M2)."""
         e, st = self.engine, self.state
         got = _Reply()
-        async for event in got.passing(self._whole_text(ModelRole.VUE, TOOL_DEFINITIONS)):
+        async for event in got.passing(self._whole_text(ModelRole.VUE, self.toolbox.definitions)):
             yield event
         reply = got.reply()
         message = reply.message
@@ -159,6 +160,7 @@ class TurnSteps:
         if reply.finish_reason == "length":  # still cut off: nothing half-written is saved
             yield Failed("cut_off", CUT_OFF + "; nothing was saved", text)
             return
+        await self._apply_checks(text)
         if not codegen.has_code(text):
             yield Answered(answer=text, changed=False)  # a question or an explanation: that is fine
             return
@@ -188,6 +190,29 @@ class TurnSteps:
             )
         yield Answered(answer=text, changed=True)
 
+    async def _apply_checks(self, text: str) -> None:
+        """An answer's ```checks block, applied to the suite; what it did is shown now and
+        told to the model in a note once the turn is closed (it has no tool result)."""
+        st, store = self.state, self.engine.checks
+        raw = codegen.checks_block(text)
+        if raw is None or store is None or st.turn is None:
+            return
+        st.phase = "saving the acceptance checks"
+        lines = await io(apply_checks_block, store, self.app.id, st.turn.number, raw)
+        st.checks_note.extend(lines)
+        for line in lines:
+            done = line.startswith(("- added", "- retired"))
+            st.steps.append(("✓ " if done else "✗ ") + line[2:])
+            st.suite_changed |= done
+
+    async def accept(self, build: Build | None) -> Step:
+        """The app's acceptance checks against the preview (``build``, or what it shows)."""
+        async for item in run_suite(self.engine, self.app, self.state, build):
+            if isinstance(item, SuiteVerdict):
+                yield Built(item.failure)
+            else:
+                yield item
+
     async def build(self) -> Step:
         """The preview build (the same Builder a deploy uses; the preview flips on
         success), then the page in a browser when a runtime check is configured."""
@@ -210,22 +235,20 @@ class TurnSteps:
         st.steps.append(f"✓ preview built in {build.seconds or 0:.1f} s")
         yield BuildEvent(status="succeeded", buildId=build_id, log_tail=tail)
         check = self.engine.runtime_check
-        if check is None:
-            yield Built(None)
-            return
-        st.phase = "checking the page in a browser"
-        problems = await check.check(self.app, build)
-        failure = None
-        if problems is None:  # the check could not run (no browser, no slot): say so
-            st.steps.append("– the page was not checked in a browser")
-        elif problems:
-            st.steps.append("✗ the page fails in the browser: " + problems[0])
-            failure = repair.Failure(
-                "runtime", f"the page fails in the browser: {problems[0]}", tuple(problems)
-            )
-        else:
-            st.steps.append("✓ the page loads in a browser without errors")
-        yield Built(failure)
+        if check is not None:
+            st.phase = "checking the page in a browser"
+            problems = await check.check(self.app, build)
+            if problems is None:  # the check could not run (no browser, no slot): say so
+                st.steps.append("– the page was not checked in a browser")
+            elif problems:
+                st.steps.append("✗ the page fails in the browser: " + problems[0])
+                why = f"the page fails in the browser: {problems[0]}"
+                yield Built(repair.Failure("runtime", why, tuple(problems)))
+                return
+            else:
+                st.steps.append("✓ the page loads in a browser without errors")
+        async for item in self.accept(build):  # the page stands: does it do what was asked?
+            yield item
 
     async def _run_tool(self, call: ToolCall) -> ToolOutcome:
         """The call's outcome however it ends: a tool that raises becomes a failed result

@@ -28,7 +28,17 @@ from zerocode.errors import ZerocodeError
 from zerocode.http.deps import CSRF_HEADER
 from zerocode.http.headers import SecurityHeaders, docs_policy
 from zerocode.http.limits import BodyLimit
-from zerocode.http.routes import admin, apps, chat, deploy, files, health, users, versions
+from zerocode.http.routes import (
+    admin,
+    apps,
+    chat,
+    checks,
+    deploy,
+    files,
+    health,
+    users,
+    versions,
+)
 from zerocode.http.schemas import ERRORS
 from zerocode.observability import RequestContext
 
@@ -67,7 +77,7 @@ def create_app(platform: Platform) -> FastAPI:
     app.state.platform = platform
     # One cache per API process (an admin's change clears it here at once).
     app.state.featured = FeaturedApps(platform.apps, platform.settings.featured_cache_seconds)
-    for module in (users, health, apps, admin, chat, deploy, files, versions):
+    for module in (users, health, apps, admin, chat, deploy, files, versions, checks):
         app.include_router(module.router)
     return app
 

@@ -44,9 +44,84 @@ class CreateAppIn(BaseModel):
         return value
 
 
-class RenameIn(BaseModel):
+class AppPatchIn(BaseModel):
+    """What an owner may change of an app: its name, and whether a deploy needs its
+    acceptance checks to pass."""
+
     model_config = ConfigDict(extra="forbid")
-    name: str
+    name: str | None = None
+    requireChecks: bool | None = None
+
+
+class DeployIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    requireChecks: bool | None = None  # None: the app's setting
+
+
+class RetireIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field(max_length=2000)
+
+
+class TallyOut(BaseModel):
+    passed: int
+    failed: int
+    notRun: int
+
+
+class EvidenceOut(BaseModel):
+    where: str
+    expected: str
+    actual: str
+    screenshot: str | None
+
+
+class RetiredOut(BaseModel):
+    reason: str
+    turn: int | None
+
+
+class CheckHistoryOut(BaseModel):
+    run: int
+    turn: int
+    status: Literal["passed", "failed", "not_run"]
+
+
+class RunHeadOut(BaseModel):
+    run: int
+    turn: int
+    round: int
+    versionId: str | None
+    buildId: str | None
+    at: float
+
+
+class LastRunOut(RunHeadOut):
+    status: Literal["passed", "failed", "not_run"]
+    evidence: EvidenceOut | None
+
+
+class CheckOut(BaseModel):
+    id: str
+    description: str
+    steps: list[dict[str, Any]]
+    expect: list[dict[str, Any]]
+    status: Literal["passed", "failed", "not_run", "retired"]
+    addedTurn: int
+    retired: RetiredOut | None
+    lastRun: LastRunOut | None
+    history: list[CheckHistoryOut]
+
+
+class RunOut(RunHeadOut):
+    checks: TallyOut
+    whyNotRun: str | None
+
+
+class ChecksOut(BaseModel):
+    requireChecks: bool
+    checks: list[CheckOut]
+    runs: list[RunOut]
 
 
 class ErrorBody(BaseModel):
@@ -72,6 +147,7 @@ class AppOut(BaseModel):
     priority: int
     createdAt: float
     updatedAt: float
+    requireChecks: bool = False
 
 
 class BuildOut(BaseModel):
@@ -88,6 +164,7 @@ class BuildOut(BaseModel):
     error: str | None
     published: bool  # the build the app's site serves now
     versionId: str | None = None  # the version whose files the build was made from, if known
+    checks: TallyOut | None = None  # a deploy's: the acceptance checks on its files
 
 
 class BuildListOut(BaseModel):
@@ -244,6 +321,7 @@ def app_out(a: App, urls: SiteUrls) -> AppOut:
         priority=a.priority,
         createdAt=a.created_at,
         updatedAt=a.updated_at,
+        requireChecks=a.require_checks,
     )
 
 
@@ -268,7 +346,9 @@ def admin_user_out(u: User) -> AdminUserOut:
     )
 
 
-def build_out(b: Build, a: App, version: str | None = None) -> BuildOut:
+def build_out(
+    b: Build, a: App, version: str | None = None, checks: dict[str, int] | None = None
+) -> BuildOut:
     return BuildOut(
         id=b.id,
         appId=b.app_id,
@@ -283,6 +363,7 @@ def build_out(b: Build, a: App, version: str | None = None) -> BuildOut:
         error=b.error,
         published=b.id == a.deploy_build_id,
         versionId=version,
+        checks=TallyOut(**checks) if checks is not None else None,
     )
 
 

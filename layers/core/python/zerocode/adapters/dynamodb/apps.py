@@ -248,6 +248,8 @@ def _item(app: App) -> Item:
     item["updated_at"] = {"N": repr(float(app.updated_at))}
     if app.deployed_at is not None:
         item["deployed_at"] = {"N": repr(float(app.deployed_at))}
+    if app.require_checks:
+        item["require_checks"] = {"BOOL": True}
     item["created_key"] = {"S": created_key(app)}
     item["name_lower"] = {"S": app.name.casefold()}  # casefold, as name_matches compares
     item["all_pk"] = {"S": ALL_PK}
@@ -276,6 +278,7 @@ def _app(item: Item) -> App:
         updated_at=float(item["updated_at"]["N"]),
         deploy_build_id=optional("deploy_build_id"),
         deployed_at=float(item["deployed_at"]["N"]) if "deployed_at" in item else None,
+        require_checks=bool(item.get("require_checks", {}).get("BOOL", False)),
     )
 
 

@@ -5,28 +5,38 @@ platform's side), a fresh context per check, every action and expectation bounde
 The check starts at the app's root; its steps act as a user would (by role and name, label,
 text, or CSS: the first match), then each expectation is polled until it holds or its time
 is up. The first step or expectation that fails ends the check, with evidence: where, what
-was expected, what was found, and a screenshot. Not wired into turns yet.
+was expected, what was found, and a screenshot. :class:`ChromiumAcceptance` runs an app's
+suite this way, one browser for the suite, a fresh context per check.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
-from zerocode.adapters.local.chromium import confined
+from zerocode.adapters.local.chromium import confined, launch, playwright_installed
+from zerocode.adapters.local.chromium_check import ChromiumCheck
+from zerocode.apps.records import App
+from zerocode.engine import check_suite
 from zerocode.engine.acceptance import Check, Expectation, Step, Target
+from zerocode.engine.check_suite import CheckResult, RunOutcome, StoredCheck
+from zerocode.publishing.builds import Build
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Locator, Page
 
+log = logging.getLogger(__name__)
+
 ACTION_MS = 3_000  # one step's action
 EXPECT_MS = 3_000  # one expectation, polled
 CHECK_SECONDS = 60.0  # a whole check, however its steps add up
+SUITE_SECONDS = 180.0  # a whole suite: checks past it are not run, saying so
 MAX_ACTUAL = 300
 KEY_NAMES = {"Space": " "}
 
@@ -43,6 +53,64 @@ class Evidence:
 class CheckOutcome:
     status: Literal["passed", "failed"]
     evidence: Evidence | None = None
+
+
+class ChromiumAcceptance:
+    """:class:`zerocode.engine.check_suite.AcceptanceRunner` in the runtime check's confined
+    Chromium, sharing its browser slots."""
+
+    def __init__(self, check: ChromiumCheck) -> None:
+        self.check = check
+
+    async def run(self, app: App, build: Build | None, checks: Sequence[StoredCheck]) -> RunOutcome:
+        def not_run(why: str, done: Sequence[CheckResult] = ()) -> RunOutcome:
+            rest = [CheckResult(check_id=c.id, status="not_run") for c in checks[len(done) :]]
+            return RunOutcome((*done, *rest), why)
+
+        try:
+            url = await asyncio.to_thread(self.check.preview_url, app, build)
+        except Exception as exc:  # a store failing: the checks are not run, and say so
+            log.warning("acceptance checks of app %s not run: %s", app.id, type(exc).__name__)
+            return not_run("the preview could not be found")
+        if url is None:
+            return not_run("the preview does not show this build")
+        if not playwright_installed():
+            return not_run("no browser is installed here")
+        from playwright.async_api import async_playwright
+
+        done: list[CheckResult] = []
+        async with self.check.slots_here(), async_playwright() as pw:
+            try:
+                browser = await launch(pw, self.check.executable, url)
+            except Exception as exc:
+                log.warning("acceptance checks not run: Chromium did not start (%s)", exc)
+                return not_run("the browser did not start")
+            try:
+                async with asyncio.timeout(SUITE_SECONDS):
+                    for stored in checks:
+                        done.append(_result(stored, await run_check(browser, url, stored.check)))
+            except TimeoutError:
+                return not_run(f"the suite took longer than {SUITE_SECONDS:g} s", done)
+            finally:
+                with contextlib.suppress(Exception):
+                    await browser.close()
+        return RunOutcome(tuple(done))
+
+
+def _result(stored: StoredCheck, outcome: CheckOutcome) -> CheckResult:
+    found = outcome.evidence
+    if found is None:
+        return CheckResult(check_id=stored.id, status=outcome.status)
+    shot = found.screenshot
+    evidence = check_suite.Evidence(
+        where=found.where,
+        expected=found.expected,
+        actual=found.actual,
+        shot=shot is not None and len(shot) <= check_suite.MAX_SCREENSHOT,
+    )
+    return CheckResult(
+        check_id=stored.id, status=outcome.status, evidence=evidence, screenshot=shot
+    )
 
 
 class _Failed(Exception):

@@ -152,7 +152,7 @@ class ChromiumCheck:
         if build.state is not BuildState.SUCCEEDED:
             return None
         try:
-            url = await asyncio.to_thread(self._preview_url, app, build)
+            url = await asyncio.to_thread(self.preview_url, app, build)
         except Exception as exc:  # a store failing: the check is best effort
             log.warning("runtime check of app %s skipped: %s", app.id, type(exc).__name__)
             return None
@@ -160,9 +160,9 @@ class ChromiumCheck:
             return None
         return await self.check_url(url, vue=build.kind is CodeGenType.VUE_PROJECT)
 
-    def _preview_url(self, app: App, build: Build) -> str | None:
-        """The preview's URL, if the preview shows ``build`` (the key in ``app`` may be one
-        the preview build just replaced: the stored app has the current one)."""
+    def preview_url(self, app: App, build: Build | None) -> str | None:
+        """The preview's URL, if the preview shows ``build`` (when given; the key in ``app``
+        may be one the preview build just replaced: the stored app has the current one)."""
         key = app.preview_key
         if not self.urls.usable(key) and self.apps is not None:
             current = self.apps.get(app.id)
@@ -170,7 +170,7 @@ class ChromiumCheck:
         if not self.urls.usable(key):
             log.warning("runtime check of app %s skipped: no usable preview key", app.id)
             return None
-        if self.publisher is not None:
+        if self.publisher is not None and build is not None:
             target = self.publisher.target(preview_pointer(key))
             if target != SiteTarget(app.id, build.id):
                 log.info(
@@ -182,14 +182,18 @@ class ChromiumCheck:
                 return None
         return self.urls.preview(key)
 
+    def slots_here(self) -> asyncio.Semaphore:
+        """The browsers that may run at once on this event loop (acceptance runs share them)."""
+        loop = asyncio.get_running_loop()
+        return self._slots.setdefault(loop, asyncio.Semaphore(self.slots))
+
     async def check_url(self, url: str, *, vue: bool) -> list[str] | None:
         """The problems of the page at ``url`` (see the module's docstring), or None when
         it could not be checked. At most ``slots`` browsers run at once, per event loop: a
         burst of turns waits for a slot (up to GIVE_UP_SECONDS) rather than starting a
         browser each."""
         findings = Findings(origin=origin_of(url))
-        loop = asyncio.get_running_loop()
-        slots = self._slots.setdefault(loop, asyncio.Semaphore(self.slots))
+        slots = self.slots_here()
         try:
             async with asyncio.timeout(GIVE_UP_SECONDS):
                 await slots.acquire()

@@ -24,9 +24,14 @@ _APP_COLUMNS = (
     "updated_at",
     "deploy_build_id",
     "deployed_at",
+    "require_checks",
 )
 # Columns added after the first release: (name, SQL type), added to older files at start.
-_APP_ADDED = (("deploy_build_id", "TEXT"), ("deployed_at", "REAL"))
+_APP_ADDED = (
+    ("deploy_build_id", "TEXT"),
+    ("deployed_at", "REAL"),
+    ("require_checks", "INTEGER NOT NULL DEFAULT 0"),
+)
 
 
 class SqliteAppStore:
@@ -132,4 +137,5 @@ class SqliteAppStore:
 def _app(row: Sequence[Any]) -> App:
     data = dict(zip(_APP_COLUMNS, row, strict=True))
     data["code_gen_type"] = CodeGenType(data["code_gen_type"])
+    data["require_checks"] = bool(data["require_checks"])
     return App(**data)

@@ -20,7 +20,7 @@ from zerocode.http.deps import (
     QuotaDep,
     UrlsDep,
 )
-from zerocode.http.schemas import AppListOut, AppOut, CreateAppIn, RenameIn, app_out
+from zerocode.http.schemas import AppListOut, AppOut, AppPatchIn, CreateAppIn, app_out
 
 router = APIRouter(prefix="/api/apps", tags=["apps"])
 
@@ -68,8 +68,9 @@ def get_app(app: OwnedApp, publishing: PublishingDep) -> AppOut:
 
 
 @router.patch("/{app_id}", response_model=AppOut)
-def rename(app: OwnedApp, body: RenameIn, service: AppServiceDep, urls: UrlsDep) -> AppOut:
-    return app_out(service.rename(app, body.name), urls)
+def update(app: OwnedApp, body: AppPatchIn, service: AppServiceDep, urls: UrlsDep) -> AppOut:
+    """Rename the app, or set whether a deploy needs its acceptance checks to pass."""
+    return app_out(service.update(app, name=body.name, require_checks=body.requireChecks), urls)
 
 
 @router.delete("/{app_id}", status_code=204)

@@ -11,6 +11,8 @@ from fastapi import APIRouter, Query
 from zerocode.apps.records import App
 from zerocode.apps.versions import Versions
 from zerocode.engine.rebuild import rebuild_preview
+from zerocode.engine.suite_view import gate_deploy
+from zerocode.engine.turn import Engine
 from zerocode.errors import NotFound
 from zerocode.http.deps import (
     BuildsDep,
@@ -21,11 +23,13 @@ from zerocode.http.deps import (
     PublishingDep,
     QuotaDep,
     UrlsDep,
+    WorkspaceDep,
 )
 from zerocode.http.schemas import (
     AppOut,
     BuildListOut,
     BuildOut,
+    DeployIn,
     DeployOut,
     PreviewOut,
     RestoreBuildOut,
@@ -33,18 +37,38 @@ from zerocode.http.schemas import (
     app_out,
     build_out,
 )
-from zerocode.publishing.builds import BuildPurpose
+from zerocode.publishing.builds import BuildPurpose, snapshot
 
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["deploy"])
 
 
 @router.post("/deploy", status_code=202, response_model=DeployOut)
 async def deploy(
-    app: OwnedApp, user: Caller, publishing: PublishingDep, quota: QuotaDep
+    app: OwnedApp,
+    user: Caller,
+    publishing: PublishingDep,
+    engine: EngineDep,
+    workspace: WorkspaceDep,
+    quota: QuotaDep,
+    body: DeployIn | None = None,
 ) -> DeployOut:
-    """Snapshot the source and build it; the site flips to it only if it succeeds."""
+    """Snapshot the source and build it; the site flips to it only if it succeeds. With
+    ``requireChecks`` (or the app's setting) the acceptance checks must have passed on these
+    files (409 ``checks_failed`` otherwise); the suite's state is recorded for the build."""
+    required = (
+        app.require_checks if body is None or body.requireChecks is None else body.requireChecks
+    )
+    tally = None
+    if engine.checks is not None:
+        digest = (await asyncio.to_thread(snapshot, workspace, app.id)).digest
+        checks = engine.checks
+        tally = await asyncio.to_thread(
+            lambda: gate_deploy(checks, app.id, digest, required=required)
+        )
     await quota.charge("deploy", user.id)
     build = await publishing.start_deploy(app)
+    if tally is not None and engine.checks is not None:
+        await asyncio.to_thread(engine.checks.stamp_deploy, app.id, build.id, tally)
     return DeployOut(buildId=build.id, state=build.state)
 
 
@@ -83,14 +107,18 @@ def builds(
     app: OwnedApp,
     builds: BuildsDep,
     versions: MaybeVersionsDep,
+    engine: EngineDep,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 20,
     purpose: BuildPurpose | None = None,
 ) -> BuildListOut:
     page = builds.list(app.id, cursor, limit, purpose)
     made_from = _made_from(versions, app) if page.builds else {}
+    stamps = _stamps(engine, app) if page.builds else {}
     return BuildListOut(
-        builds=[build_out(b, app, made_from.get(b.source_digest)) for b in page.builds],
+        builds=[
+            build_out(b, app, made_from.get(b.source_digest), stamps.get(b.id)) for b in page.builds
+        ],
         nextCursor=page.next_cursor,
     )
 
@@ -102,12 +130,21 @@ def build(
     app: OwnedApp,
     publishing: PublishingDep,
     versions: MaybeVersionsDep,
+    engine: EngineDep,
 ) -> BuildOut:
     # app_id is OwnedApp's, named here too so the OpenAPI document lists it first
     found = publishing.current(app.id, build_id)
     if found is None:
         raise NotFound(f"build {build_id} not found")
-    return build_out(found, app, _made_from(versions, app).get(found.source_digest))
+    version = _made_from(versions, app).get(found.source_digest)
+    return build_out(found, app, version, _stamps(engine, app).get(found.id))
+
+
+def _stamps(engine: Engine, app: App) -> dict[str, dict[str, int]]:
+    """Each deploy build's acceptance checks, as recorded when it was asked for."""
+    if engine.checks is None:
+        return {}
+    return {k: v.to_json() for k, v in engine.checks.deploy_stamps(app.id).items()}
 
 
 def _made_from(versions: Versions | None, app: App) -> dict[str, str]:
