@@ -2,10 +2,12 @@
 
 A fixed suite of app prompts (English and Chinese; html, multi-file and Vue; creations and
 element edits) runs through the real engine on a throw-away local platform: the real
-preview builds (Vue in the sandbox), the runtime check in Chromium when it is installed,
-and the repair loop. With no model endpoint configured it runs against the offline model's
-flawed mode (seeded, realistic first-try mistakes), so the suite and the repair loop run in
-CI; with an endpoint it measures that model. Prints a table; ``--json`` writes the figures.
+preview builds (Vue in the sandbox), the runtime check and the acceptance checks in
+Chromium when it is installed, and the repair loop. With no model endpoint configured it
+runs against the offline model's flawed mode (seeded, realistic first-try mistakes), so the
+suite and the repair loop run in CI; with an endpoint it measures that model. Prints a
+table (acceptance: how often the model's own checks held, first try and at the end);
+``--json`` writes the figures.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from zerocode.apps.records import App, CodeGenType
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
-from zerocode.engine.events import BuildEvent, DoneEvent, ErrorEvent, RepairEvent
+from zerocode.engine.events import BuildEvent, CheckEvent, DoneEvent, ErrorEvent, RepairEvent
 
 OWNER = "eval"
 
@@ -83,6 +85,20 @@ class Result:
     tokens_out: int
     seconds: float
     error: str = ""
+    # Acceptance checks: the newest run's tally, and whether the first run had a failure.
+    checks: dict[str, int] | None = None
+    checks_failed_first: bool = False
+
+    @property
+    def checked(self) -> bool:
+        """The suite ran in a browser in this turn (not only "not run")."""
+        return self.checks is not None and self.checks["passed"] + self.checks["failed"] > 0
+
+    @property
+    def accepted(self) -> bool:
+        """Every check of the app passed at the turn's end."""
+        c = self.checks
+        return c is not None and c["failed"] == 0 and c["notRun"] == 0 and c["passed"] > 0
 
 
 async def _turn(
@@ -92,15 +108,19 @@ async def _turn(
     run = p.engine.start(app, message, element)
     repairs = builds = 0
     status, error = "interrupted", ""
+    checks: dict[str, int] | None = None
+    failed_first = False
     async for event in run.events():
         if isinstance(event, RepairEvent):
             repairs += 1
         elif isinstance(event, BuildEvent) and event.status != "running":
             builds += 1
+        elif isinstance(event, CheckEvent):
+            failed_first |= event.round == 0 and event.status == "failed"
         elif isinstance(event, ErrorEvent):
             error = error or event.message
         elif isinstance(event, DoneEvent):
-            status = event.status
+            status, checks = event.status, event.checks
     return Result(
         case=case.name,
         turn=kind,
@@ -112,6 +132,8 @@ async def _turn(
         tokens_out=run.usage[1],
         seconds=round(time.monotonic() - started, 2),
         error=error[:160],
+        checks=checks,
+        checks_failed_first=failed_first,
     )
 
 
@@ -169,12 +191,17 @@ async def _cases(p: Platform, cases: tuple[Case, ...]) -> list[Result]:
 
 
 def table(results: list[Result]) -> str:
-    head = "case          turn    status     first  repairs  builds  tokens in/out     s"
+    head = (
+        "case          turn    status     first  repairs  builds  checks ✓/✗/–  tokens in/out     s"
+    )
     rows = [head, "-" * len(head)]
     for r in results:
+        c = r.checks
+        shown = f"{c['passed']}/{c['failed']}/{c['notRun']}" if c else "-"
         rows.append(
             f"{r.case:<13} {r.turn:<7} {r.status:<10} {'yes' if r.first_try else 'no':<6} "
-            f"{r.repairs:>7}  {r.builds:>6}  {r.tokens_in:>7}/{r.tokens_out:<7} {r.seconds:>5.1f}"
+            f"{r.repairs:>7}  {r.builds:>6}  {shown:<13} "
+            f"{r.tokens_in:>7}/{r.tokens_out:<7} {r.seconds:>5.1f}"
         )
     rows.append("")
     rows.append(summary_line(results))
@@ -185,7 +212,15 @@ def summary(results: list[Result]) -> dict[str, Any]:
     n = len(results) or 1
     green = [r for r in results if r.status == "succeeded"]
     repaired = [r for r in green if r.repairs]
+    checked = [r for r in results if r.checked]
     return {
+        # Of the turns whose acceptance checks ran in a browser: no check failed on the
+        # first preview, and every check passed at the turn's end.
+        "checked_turns": len(checked),
+        "acceptance_first_try": (
+            sum(not r.checks_failed_first for r in checked) / len(checked) if checked else None
+        ),
+        "acceptance_final": (sum(r.accepted for r in checked) / len(checked) if checked else None),
         "turns": len(results),
         "first_try_success": sum(r.first_try for r in results) / n,
         "success_after_repair": len(green) / n,
@@ -205,7 +240,13 @@ def summary_line(results: list[Result]) -> str:
         f"first-try success {s['first_try_success']:.0%}, success after repair "
         f"{s['success_after_repair']:.0%} ({s['repaired_turns']} repaired, "
         f"{s['mean_rounds_to_green']:.1f} rounds to green on average), "
-        f"tokens {s['tokens_in']}/{s['tokens_out']}, {s['seconds']} s"
+        f"tokens {s['tokens_in']}/{s['tokens_out']}, {s['seconds']} s; "
+        + (
+            f"acceptance checks met {s['acceptance_first_try']:.0%} first try, "
+            f"{s['acceptance_final']:.0%} at the end ({s['checked_turns']} turns checked)"
+            if s["checked_turns"]
+            else "no acceptance checks ran in a browser"
+        )
     )
 
 
