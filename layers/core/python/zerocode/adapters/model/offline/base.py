@@ -24,6 +24,7 @@ should app application website site page web simple small little basic new using
 where has have show shows let lets just some very nice"""
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _SELECTED = "\n\n[Selected element]"
+NOTE_MARK = "[zerocode"  # a platform note, or (with REPAIR_MARK / CONTINUE_MARK) feedback
 _INTERRUPTED = re.compile(r"\[Turn \d+ was interrupted\b")  # memory.facade.interrupted_note
 
 
@@ -82,6 +83,8 @@ class Request:
     # user message that is not a continue feedback (one message or one per part).
     partial: str = ""
     turn: list[dict[str, Any]] = field(default_factory=list)  # every message after the request
+    # Whether the request offers the acceptance check tools (add_check, retire_check).
+    check_tools: bool = False
 
     @property
     def repairing(self) -> bool:
@@ -90,6 +93,13 @@ class Request:
     @property
     def continuing(self) -> bool:
         return self.feedback is not None and self.feedback.startswith(CONTINUE_MARK)
+
+    @property
+    def note(self) -> bool:
+        """Whether the newest message is a platform note (``[zerocode …``, M9: a restored
+        version, what a checks block did), not a request: the platform never asks after a
+        note alone, and a note asks for nothing."""
+        return self.feedback is None and not self.since and self.raw.startswith(NOTE_MARK)
 
     @property
     def description(self) -> str:

@@ -41,8 +41,21 @@ from zerocode.adapters.model.offline.vue import (
     vue_project_files,
 )
 
-FLAWS = frozenset({"none", "syntax", "import", "runtime", "cutoff", "cutoff-always", "stubborn"})
-# The flawed mode's choice for a creation: (flaw, weight in percent); half are "none".
+FLAWS = frozenset(
+    {
+        "none",
+        "syntax",
+        "import",
+        "runtime",
+        "cutoff",
+        "cutoff-always",
+        "stubborn",
+        "potemkin",
+        "potemkin-stubborn",
+    }
+)
+# The flawed mode's choice for a creation: (flaw, weight in percent); half are "none". The
+# potemkin flaws are left out: they fail only where acceptance checks run.
 SEEDED = (("none", 50), ("syntax", 15), ("import", 10), ("runtime", 15), ("cutoff", 10))
 # Triggers that leave the flawed mode's choice on (they only pace the answer).
 _PACING = re.compile(r"\[\[(?:slow|pace=\d{1,5})\]\]")
@@ -58,6 +71,8 @@ ALWAYS_SLICES = 6  # cutoff-always: the answer, less its end, in this many slice
 _VUE_STATE = "const clicks = ref(0)\n"
 _VUE_COUNTER = "<p>Clicked {{ clicks }} time{{ clicks === 1 ? '' : 's' }}.</p>"
 _VUE_IMPORT = "import { ref } from 'vue'\n"
+_VUE_BUTTON = '<button type="button" @click="clicks++">Try it</button>'
+_VUE_INERT = '<button type="button">Try it</button>'
 _VUE_FLAWS = {
     # a call left open: the SFC compiler cannot parse the script, so `vite build` fails
     "syntax": ((_VUE_STATE, "const clicks = ref(0\n"),),
@@ -74,10 +89,19 @@ _VUE_FLAWS = {
             "const clicks = ref(saved.count)\n",
         ),
     ),
+    # builds and mounts quietly, but the button has no handler: clicking it does nothing
+    "potemkin": ((_VUE_BUTTON, _VUE_INERT),),
 }
 # The stubborn model's repairs: another syntax error each round (a write of the same content
 # changes nothing, and nothing would be built again), cycling so no two in a row are equal.
 STUBBORN_REPAIRS = ("const clicks = ref(0))\n", "const clicks = ref(0;\n", "const clicks = ref(0\n")
+# The stubborn potemkin model's repairs: each round another button that does nothing (a
+# handler that computes and drops a value, one that returns it, none), never the same twice.
+POTEMKIN_REPAIRS = (
+    '<button type="button" @click="clicks + 1">Try it</button>',
+    '<button type="button" @click="() => clicks">Try it</button>',
+    _VUE_INERT,
+)
 COUNTER_COMPONENT = """<script setup>
 defineProps({ count: { type: Number, required: true } })
 </script>
@@ -90,14 +114,25 @@ defineProps({ count: { type: Number, required: true } })
 _JS_LOOKUP = "getElementById('action')"
 _INLINE_SCRIPT = re.compile(r"  <script>\n.*?  </script>\n", re.DOTALL)
 _JS_END = "});\n"
-_PAGE_FLAWS = {
+_JS_HANDLER = "document.getElementById('action').addEventListener('click', () => {\n"
+_JS_SHOW = "getElementById('status').textContent ="
+_PAGE_FLAWS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     # the script's last call is never closed: a SyntaxError, so none of it runs
     "syntax": {"javascript": ((_JS_END, "}\n"),)},
     # a script file that does not exist (404): the button does nothing
     "import": {"html": (('src="script.js"', 'src="js/script.js"'),)},  # single: see below
     # an id the page does not have: getElementById gives null and the script throws at load
     "runtime": {"javascript": ((_JS_LOOKUP, "getElementById('start')"),)},
+    # the handler is written but never attached: the button does nothing, and says nothing
+    "potemkin": {"javascript": ((_JS_HANDLER, "function countClick() {\n"), (_JS_END, "}\n"))},
 }
+# The stubborn potemkin model's repairs (cycling; each differs from the one before): the count
+# goes to the button's tooltip, the count is never raised, the handler is never attached.
+POTEMKIN_PAGE_REPAIRS: tuple[tuple[tuple[str, str], ...], ...] = (
+    ((_JS_SHOW, "getElementById('status').title ="),),
+    (("clicks += 1;", "clicks + 1;"),),
+    _PAGE_FLAWS["potemkin"]["javascript"],
+)
 
 VUE_FIXED = {
     "syntax": (
@@ -107,6 +142,10 @@ VUE_FIXED = {
     "runtime": (
         f"Fixed {HOME_VIEW}: its setup read `count` from a saved value that is null on a first "
         "visit, which threw a TypeError when the page mounted. The count now starts at 0."
+    ),
+    "potemkin": (
+        f"Fixed {HOME_VIEW}: the “Try it” button had no click handler, so clicking it did "
+        "nothing; it now counts the clicks."
     ),
     "import": (
         f"Added {COMPONENT}: {HOME_VIEW} imports it, but it had not been written, so the build "
@@ -126,7 +165,12 @@ PAGE_FIXED = {
         "Fixed the script: it looked the button up as `#start`, but its id is `action`, so "
         "`getElementById` returned null and the script threw when the page loaded."
     ),
+    "potemkin": (
+        "Fixed the script: the click handler was written but never attached to the “Try it” "
+        "button, so clicking it did nothing; it now counts the clicks."
+    ),
 }
+POTEMKIN_CLAIM = "Fixed the “Try it” button: it counts the clicks now."  # the stubborn's claim
 
 
 def flaw_of(req: Request, seed: int | None) -> str | None:
@@ -181,6 +225,13 @@ def _page(req: Request, flaw: str, *, multi: bool) -> Script:
         if not req.repairing:
             return Script(creation_text(req, files, multi=multi))
         return Script(f"Here is the page again.\n\n{code_blocks(files, multi=multi)}")
+    if flaw == "potemkin-stubborn":  # another button that does nothing on every repair
+        if not req.repairing:
+            files = flawed_page_files(req, "potemkin", multi=multi)
+            return Script(creation_text(req, files, multi=multi))
+        edits = POTEMKIN_PAGE_REPAIRS[(req.repairs - 1) % len(POTEMKIN_PAGE_REPAIRS)]
+        files = _script_edited(req, edits, multi=multi)
+        return Script(f"{POTEMKIN_CLAIM}\n\n{code_blocks(files, multi=multi)}")
     if req.repairing:
         fixed = creation_files(req, multi=multi)
         return Script(f"{PAGE_FIXED[flaw]}\n\n{code_blocks(fixed, multi=multi)}")
@@ -201,6 +252,15 @@ def flawed_page_files(req: Request, flaw: str, *, multi: bool) -> tuple[str, ...
         files[0] = page
     else:
         files[0] = _edit(files[0], edits.get("javascript", ()))
+    return tuple(files)
+
+
+def _script_edited(
+    req: Request, edits: tuple[tuple[str, str], ...], *, multi: bool
+) -> tuple[str, ...]:
+    """The creation's files with its script edited (script.js, or the page's inline one)."""
+    files = list(creation_files(req, multi=multi))
+    files[-1] = _edit(files[-1], edits)
     return tuple(files)
 
 
@@ -227,9 +287,10 @@ def _vue(req: Request, flaw: str) -> Script | None:
     right = vue_project_files(title, req.description)
     if flaw == "cutoff":
         return _vue_cutoff(req, title, right)
-    if flaw not in ("syntax", "import", "runtime", "stubborn"):
+    if flaw not in ("syntax", "import", "runtime", "stubborn", "potemkin", "potemkin-stubborn"):
         return None  # cutoff-always is a page flaw
-    made = "syntax" if flaw == "stubborn" else flaw
+    stubborn = flaw in ("stubborn", "potemkin-stubborn")
+    made = {"stubborn": "syntax", "potemkin-stubborn": "potemkin"}.get(flaw, flaw)
     steps = _steps(req.since)  # this round's
     if not req.repairing:
         if steps:
@@ -240,6 +301,13 @@ def _vue(req: Request, flaw: str) -> Script | None:
         if flaw == "stubborn":
             broken = stubborn_home_view(right[HOME_VIEW], req.repairs)
             return Script(f"Rewriting {HOME_VIEW}.\n", _writes({HOME_VIEW: broken}))
+        if flaw == "potemkin-stubborn":
+            inert = POTEMKIN_REPAIRS[(req.repairs - 1) % len(POTEMKIN_REPAIRS)]
+            broken = _edit(right[HOME_VIEW], ((_VUE_BUTTON, inert),))
+            return Script(f"Rewriting {HOME_VIEW}.\n", _writes({HOME_VIEW: broken}))
+        if flaw == "potemkin":
+            fix = ScriptedCall.of("modify_file", path=HOME_VIEW, old=_VUE_INERT, new=_VUE_BUTTON)
+            return Script(f"Giving the button in {HOME_VIEW} its click handler.\n", (fix,))
         if flaw == "import":
             return Script(
                 f"Writing the missing component {COMPONENT}.\n",
@@ -248,7 +316,7 @@ def _vue(req: Request, flaw: str) -> Script | None:
         return Script(f"Fixing {HOME_VIEW}.\n", _writes({HOME_VIEW: right[HOME_VIEW]}))
     last = steps[-1]
     results = step_results(req.since, last)
-    if flaw == "stubborn" or not results or not all(ok for _, ok, _ in results):
+    if stubborn or not results or not all(ok for _, ok, _ in results):
         return Script(step_report(req, last, results))
     return Script(VUE_FIXED[made])
 

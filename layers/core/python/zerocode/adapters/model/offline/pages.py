@@ -20,8 +20,17 @@ from zerocode.adapters.model.offline.base import (
     is_creation,
     text_of,
 )
+from zerocode.adapters.model.offline.checks import (
+    Edit,
+    checks_block,
+    creation_checks,
+    edit_checks,
+    live_checks,
+    stale_on_repair,
+)
 
 RESTORED = "[zerocode: the user restored version"  # engine/restore.py's note
+_WHERE = {"h1": "heading", "button": "button"}  # an edited element's tag: what its check is
 _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)\n?```", re.DOTALL)
 
 
@@ -45,7 +54,15 @@ def page_answer(req: Request, *, multi: bool) -> Script:
         return Script(f"I could not find {what} in the current page, so nothing was changed.")
     page, found = changed
     files = (page, *current[1:])
-    return Script(f"Changed “{found}” to “{new}”.\n\n{_blocks(langs, files)}")
+    edit = Edit(found, new, "heading" if old is None else _WHERE.get(tag, "text"))
+    if req.repairing:  # the checks were stated; retire only those the feedback shows stale
+        add: list[dict[str, Any]] = []
+        retire = stale_on_repair(req)
+    else:
+        add, retire = edit_checks(live_checks(req.earlier), edit, vue=False)
+    return Script(
+        _with_checks(f"Changed “{found}” to “{new}”.\n\n{_blocks(langs, files)}", add, retire)
+    )
 
 
 def languages(*, multi: bool) -> tuple[str, ...]:
@@ -61,13 +78,22 @@ def creation_files(req: Request, *, multi: bool) -> tuple[str, ...]:
 
 
 def creation_text(req: Request, files: tuple[str, ...], *, multi: bool) -> str:
-    """The whole answer to a creation, around its files' code blocks."""
+    """The whole answer to a creation, around its files' code blocks, and the checks of what
+    it must do (not in a repair: they were stated in the turn's first answer)."""
     title = app_name(req.description, 40)
     what = "a static site in three files" if multi else "a single self-contained page"
-    return (
+    text = (
         f"Here is **{title}**, {what}.\n\n{code_blocks(files, multi=multi)}\n\n"
         "Click the button to try the script."
     )
+    if req.repairing:
+        return text
+    return _with_checks(text, creation_checks(title, vue=False), [])
+
+
+def _with_checks(text: str, add: list[dict[str, Any]], retire: list[dict[str, str]]) -> str:
+    block = checks_block(add, retire)
+    return f"{text}\n\n{block}" if block else text
 
 
 def code_blocks(files: tuple[str, ...], *, multi: bool) -> str:

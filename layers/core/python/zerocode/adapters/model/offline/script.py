@@ -67,6 +67,15 @@ repair feedback gets the fix, a continue feedback gets the rest (:mod:`.flaws`):
   content would change nothing and build nothing), then "Wrote src/views/HomeView.vue.".
   html / multi_file: the runtime flaw (an html build cannot fail), in every answer. The turn
   fails after its repair rounds.
+- ``[[flaw=potemkin]]`` (issue 25) — the app builds and loads quietly, but its "Try it" button
+  does nothing (html / multi_file: the click handler is written but never attached; vue: the
+  button has no ``@click``), while the creation's acceptance checks assert that it counts: the
+  build and the runtime check pass, the checks fail. After a repair: html / multi_file, the
+  whole unflawed answer under a sentence saying what was fixed (no checks block: they were
+  stated); vue, ``modify_file`` giving the button its handler, then a text.
+- ``[[flaw=potemkin-stubborn]]`` — the potemkin flaw, and every repair delivers another button
+  that does nothing (each round different from the one before), claiming it was fixed: the
+  turn ends with its checks failing.
 - ``[[flaw=none]]`` — no flaw, even in the flawed mode.
 
 The flawed mode (``answer(..., flawed_seed=N)``; ``ZEROCODE_OFFLINE_MODEL=flawed``, seed
@@ -87,6 +96,15 @@ double-quoted string of the request). vue_project: a creation gets parallel
 modify_file → final text. Every final text says what the tool results say
 happened, and a request it cannot act on gets a text saying nothing changed.
 
+Acceptance checks (issue 25, :mod:`.checks`): a creation states what the app must do (its
+heading, its "Try it" button counting clicks, in a Vue project its about page), a change what
+it changed, retiring the earlier checks that asserted the replaced text. html / multi_file:
+a ```checks block after the code blocks; vue: ``add_check`` / ``retire_check`` calls in a step
+of their own after the files were written (only when the request offers those tools). A
+repair round states none (they were stated in the turn's first answer); an acceptance repair
+of a change retires the failing checks that assert what the user asked to change. A platform
+note (``[zerocode …``, a turn of its own) as the newest message gets a short text, no code.
+
 The tool triggers act on the first step of a turn; after their results the model answers with
 a text that reports those results as they are. Ids are derived from the request and
 ``created`` is fixed, so the same request always gives the same bytes.
@@ -95,6 +113,7 @@ a text that reports those results as they are. Ids are derived from the request 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -105,24 +124,34 @@ from zerocode.adapters.model.offline.base import (
     pace_of,
     parse_request,
 )
+from zerocode.adapters.model.offline.checks import CHECK_TOOLS
 from zerocode.adapters.model.offline.flaws import flaw_of, flawed_answer
 from zerocode.adapters.model.offline.pages import page_answer
 from zerocode.adapters.model.offline.vue import vue_answer
 
 
-def answer(messages: list[dict[str, Any]], flawed_seed: int | None = None) -> Script:
+def answer(
+    messages: list[dict[str, Any]],
+    flawed_seed: int | None = None,
+    *,
+    tools: Collection[str] = (),
+) -> Script:
     """What the scripted model answers to these chat messages (the transport's whole brain);
-    with ``flawed_seed``, the flawed mode's answer."""
-    req = parse_request(messages)
+    with ``flawed_seed``, the flawed mode's answer. ``tools``: the names of the tools the
+    request offers (the Vue agent states acceptance checks only when it may)."""
+    req = replace(parse_request(messages), check_tools=set(tools) >= CHECK_TOOLS)
     pace = pace_of(req.text)
     generating = req.kind in ("html", "multi_file", "vue_project")
-    script = _answer(req, flawed_seed)
+    script = Script(NOTED) if generating and req.note else _answer(req, flawed_seed)
     return replace(
         script,
         pace=pace,
         slow=generating and "[[slow]]" in req.triggers,
         cut=generating and "[[stream-error]]" in req.triggers,
     )
+
+
+NOTED = "Noted. There is nothing to change until you ask for something."
 
 
 def _answer(req: Request, flawed_seed: int | None = None) -> Script:

@@ -99,7 +99,7 @@ def _completion_response(
     request: httpx.Request, body: dict[str, Any], flawed_seed: int | None = None
 ) -> httpx.Response:
     messages: list[dict[str, Any]] = body["messages"]
-    script = answer(messages, flawed_seed)
+    script = answer(messages, flawed_seed, tools=_tool_names(body.get("tools")))
     model = str(body.get("model") or OFFLINE_MODEL)
     digest = hashlib.sha256(
         json.dumps(
@@ -129,6 +129,17 @@ def _completion_response(
         },
         stream=_EventStream(_sse(chunks)),
     )
+
+
+def _tool_names(tools: Any) -> list[str]:
+    """The names of the function tools a request offers (malformed entries left out)."""
+    if not isinstance(tools, list):
+        return []
+    return [
+        str(t["function"].get("name"))
+        for t in tools
+        if isinstance(t, dict) and isinstance(t.get("function"), dict)
+    ]
 
 
 def _usage(messages: list[dict[str, Any]], tools: Any, script: Script) -> dict[str, int]:

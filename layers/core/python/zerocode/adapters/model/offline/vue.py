@@ -19,11 +19,22 @@ from zerocode.adapters.model.offline.base import (
     is_creation,
     text_of,
 )
+from zerocode.adapters.model.offline.checks import (
+    CHECK_TOOLS,
+    Edit,
+    check_calls_said,
+    creation_checks,
+    edit_checks,
+    live_checks,
+    stale_on_repair,
+)
 from zerocode.adapters.model.offline.pages import page_text, template
 
 VERSIONS = {"vue": "3.5.45", "vue-router": "4.5.1", "vite": "8.3.8", "@vitejs/plugin-vue": "6.0.11"}
 HOME_VIEW = "src/views/HomeView.vue"
-DEFAULT_VUE_FILES = ("src/App.vue", "src/views/AboutView.vue", HOME_VIEW)
+ABOUT_VIEW = "src/views/AboutView.vue"
+APP_VIEW = "src/App.vue"
+DEFAULT_VUE_FILES = (APP_VIEW, ABOUT_VIEW, HOME_VIEW)
 BROKEN_HOME_VIEW = "<template><div><h1>broken</template>\n"
 _TOOL_TRIGGERS = frozenset(
     {
@@ -54,6 +65,12 @@ def vue_answer(req: Request) -> Script:
         )
     if req.quoted is None:
         return Script(NEEDS_QUOTES)
+    stale = stale_on_repair(req) if req.check_tools else []
+    if stale:  # failing checks that assert what the user asked to change
+        return Script(
+            "Those checks assert what you asked me to change; retiring them.\n",
+            tuple(ScriptedCall.of("retire_check", **r) for r in stale),
+        )
     return Script("Let me look at the project first.\n", (ScriptedCall.of("read_dir", path="."),))
 
 
@@ -115,13 +132,11 @@ def _vue_next(req: Request, steps: list[dict[str, Any]]) -> Script:
     last = steps[-1]
     names = {c.get("function", {}).get("name") for c in last.get("tool_calls", ())}
     results = step_results(req.since, last)
-    if (
-        len(steps) >= 4
-        or req.triggers & _TOOL_TRIGGERS
-        or any(t.startswith("[[many-calls=") for t in req.triggers)
-        or names - {"read_dir", "read_file"}
-    ):
-        return Script(step_report(req, last, results))
+    if names and names <= CHECK_TOOLS:
+        return Script(_checks_report(req, steps))
+    if len(steps) >= 4 or _triggered(req) or names - {"read_dir", "read_file"}:
+        stating = _checks_step(req, last, results, names)
+        return stating or Script(step_report(req, last, results))
     if any(not ok for _, ok, _ in results):
         failed = next(content for _, ok, content in results if not ok)
         return Script(f"I could not read the project ({failed}), so nothing was changed.")
@@ -132,6 +147,71 @@ def _vue_next(req: Request, steps: list[dict[str, Any]]) -> Script:
         )
         return Script("", tuple(ScriptedCall.of("read_file", path=p) for p in paths))
     return _vue_modify(req, _read_files(req.since))
+
+
+def _triggered(req: Request) -> bool:
+    return bool(req.triggers & _TOOL_TRIGGERS) or any(
+        t.startswith("[[many-calls=") for t in req.triggers
+    )
+
+
+def _checks_step(
+    req: Request, last: dict[str, Any], results: list[tuple[str, bool, str]], names: set[str]
+) -> Script | None:
+    """After a creation's files or a change's edit were written: the checks of what they must
+    do, and the retirement of the checks the edit made wrong (None: nothing to state)."""
+    if not req.check_tools or req.repairing or _triggered(req):
+        return None
+    if not results or not all(ok for _, ok, _ in results):
+        return None
+    retire: list[dict[str, str]] = []
+    if names == {"write_file"} and is_creation(req.earlier):
+        add = creation_checks(app_name(req.description, 40), vue=True)
+    elif names == {"modify_file"} and req.quoted is not None:
+        old = _vue_target(req, _read_files(req.since)) or ""
+        path = args_of(last.get("tool_calls", [{}])[0]).get("path", HOME_VIEW)
+        edit = Edit(old, req.quoted, _vue_where(req, path, old))
+        add, retire = edit_checks(live_checks([*req.earlier, *req.turn]), edit, vue=True)
+    else:
+        return None
+    calls = [ScriptedCall.of("retire_check", **r) for r in retire]
+    calls += [ScriptedCall("add_check", json.dumps(c, ensure_ascii=False)) for c in add]
+    if not calls:
+        return None
+    return Script("Adding the acceptance checks of this request.\n", tuple(calls))
+
+
+def _vue_where(req: Request, path: str, old: str) -> str:
+    """What the edited text is, for its check (see checks.Edit)."""
+    tag = req.element.get("tag", "").lower() if element_text(req) is not None else "h1"
+    if tag == "button":
+        return "button"
+    if path == ABOUT_VIEW:
+        return "about-heading" if tag == "h1" else "about-text"
+    if path == APP_VIEW and tag in ("a", "router-link") and old == "About":
+        return "about-link"
+    if path == HOME_VIEW and tag == "h1":
+        return "heading"
+    if path == APP_VIEW and tag in ("a", "router-link"):
+        known = live_checks([*req.earlier, *req.turn])
+        if any(k.kind == "about" and k.texts[0] == old for k in known):
+            return "about-link"
+    return "text"
+
+
+def _checks_report(req: Request, steps: list[dict[str, Any]]) -> str:
+    """The final answer after the checks were stated: what the step before did (the files
+    written, the edit made), then what each check call did."""
+    last = steps[-1]
+    names = {c.get("id"): c.get("function", {}).get("name", "?") for c in last["tool_calls"]}
+    results = step_results(req.since, last)
+    said = check_calls_said(results, [names.get(i, "?") for i, _, _ in results])
+    before = steps[:-1]  # this round's
+    if before:
+        head = step_report(req, before[-1], step_results(req.since, before[-1]))
+    else:
+        head = "The failing checks asserted what you asked me to change, so they no longer apply."
+    return f"{head}\n\nAcceptance checks:\n{said}"
 
 
 def _vue_modify(req: Request, files: dict[str, str]) -> Script:
