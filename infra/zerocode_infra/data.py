@@ -43,6 +43,9 @@ class Tables(Construct):
         # Leases ("turn:{appId}") and, without Redis, rate-limit logs share this table.
         self.leases = self._table("Leases", ("key", S))
         self.deletions = self._table("Deletions", ("app_id", S))
+        # Each app's acceptance checks, their runs, screenshots and deploy stamps, told apart
+        # by a typed sort key (zerocode.adapters.dynamodb.checks.create_checks_table).
+        self.checks = self._table("Checks", ("app_id", S), ("sk", S))
         # The apps table's indexes (zerocode.adapters.dynamodb.apps.create_apps_table).
         for name, hash_key, range_key in (
             ("by_owner", "owner", "created_key"),
@@ -83,6 +86,7 @@ class Tables(Construct):
             "builds": self.builds,
             "leases": self.leases,
             "deletions": self.deletions,
+            "checks": self.checks,
         }
 
     def _table(

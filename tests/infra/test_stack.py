@@ -90,7 +90,15 @@ class CapturingDynamo:
 
 
 def adapter_tables() -> dict[str, dict[str, Any]]:
-    from zerocode.adapters.dynamodb import apps, builds, deletions, display, lease, transcript
+    from zerocode.adapters.dynamodb import (
+        apps,
+        builds,
+        checks,
+        deletions,
+        display,
+        lease,
+        transcript,
+    )
 
     client = CapturingDynamo()
     transcript.create_transcript_table(client, "transcript")
@@ -99,6 +107,7 @@ def adapter_tables() -> dict[str, dict[str, Any]]:
     builds.create_builds_table(client, "builds")
     lease.create_leases_table(client, "leases")
     deletions.create_deletions_table(client, "deletions")
+    checks.create_checks_table(client, "checks")
     return client.created
 
 
@@ -130,7 +139,7 @@ def test_tables_have_exactly_the_adapters_key_schemas(synth: Synth) -> None:
 
 def test_every_table_is_on_demand_with_ttl_pitr_and_encryption(synth: Synth) -> None:
     tables = synth.of_type("AWS::DynamoDB::Table")
-    assert len(tables) == 6
+    assert len(tables) == 7
     for table_id, table in tables.items():
         props = table["Properties"]
         assert props["BillingMode"] == "PAY_PER_REQUEST", table_id
@@ -811,6 +820,40 @@ def test_api_function_reads_and_writes_only_its_data(synth: Synth) -> None:
     assert not any("codebuild:StartBuild" in _list(s["Action"]) for s in events)
 
 
+def table_actions(synth: Synth, handler: str, table_id: str) -> set[str]:
+    """The actions the handler's role may take on ``table_id`` (the table or its indexes)."""
+    return {
+        str(a)
+        for s in policy_statements(synth, role_of(synth, handler))
+        if any(table_id in refs(r) for r in _list(s["Resource"]))
+        for a in _list(s["Action"])
+    }
+
+
+def test_the_checks_table_is_the_adapters_and_the_api_reads_and_writes_it(synth: Synth) -> None:
+    """Issue 25: one table of each app's checks, runs, screenshots and deploy stamps (sort
+    key ``sk``, zerocode.adapters.dynamodb.checks); the API keeps the suite, the deletion
+    sweep empties it with the app's other data, and both get what every table gets."""
+    (table_id,) = refs(env(synth, "run.sh")["ZEROCODE_CHECKS_TABLE"])
+    props = synth.props(table_id)
+    assert props["KeySchema"] == [
+        {"AttributeName": "app_id", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ]
+    assert props["BillingMode"] == "PAY_PER_REQUEST" and "GlobalSecondaryIndexes" not in props
+    (builds_id,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_TABLE"])
+    # What the adapter calls (transactions need the actions of their parts), and no more
+    # than the builds table, a per-app table like it, is granted.
+    used = {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+    used.add("dynamodb:BatchWriteItem")
+    for handler in ("run.sh", SWEEP):
+        actions = table_actions(synth, handler, table_id)
+        assert used <= actions, handler
+        assert actions == table_actions(synth, handler, builds_id), handler
+    for handler in ("handler.handler", PREVIEWS):
+        assert table_actions(synth, handler, table_id) == set(), handler
+
+
 def test_finished_builds_are_unpacked_by_build_events_and_the_api(synth: Synth) -> None:
     """A build's staging archive is read and deleted by build_events (or the API's poller),
     which write the site under builds/ and the check under checks/; build_events never
@@ -934,7 +977,7 @@ def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(synth: 
     }
     by_name = {
         name: refs(env(synth, "run.sh")[f"ZEROCODE_{name.upper()}_TABLE"])
-        for name in ("transcript", "display", "builds", "deletions")
+        for name in ("transcript", "display", "builds", "deletions", "checks")
     }
     assert tables == set().union(*by_name.values())  # not apps, leases: no app is reachable
 

@@ -1,6 +1,6 @@
 """The CheckStore contract (issue 25: an app's suite of acceptance checks), on SQLite (a real
-file, two instances as two processes would have): numbered per app, kept in order, retired
-with a reason and never lost, bounded, and gone with its app."""
+file) and DynamoDB (moto), two instances as two processes would have: numbered per app, kept
+in order, retired with a reason and never lost, bounded, and gone with its app."""
 
 from __future__ import annotations
 
@@ -30,8 +30,21 @@ CHECK = parse_check(TODO)
 OTHER = parse_check({**TODO, "description": "The list starts empty", "steps": []})
 
 
-@pytest.fixture
-def stores(tmp_path: Path) -> Iterator[Stores]:
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
+    if request.param == "dynamodb":
+        request.getfixturevalue("aws")
+        import boto3
+
+        from zerocode.adapters.dynamodb.checks import DynamoCheckStore, create_checks_table
+
+        create_checks_table(boto3.client("dynamodb", region_name="us-east-1"), "zc-checks")
+
+        def dynamodb() -> CheckStore:  # a client of its own, as another process has
+            return DynamoCheckStore(boto3.client("dynamodb", region_name="us-east-1"), "zc-checks")
+
+        yield dynamodb
+        return
     dbs: list[SqliteDatabase] = []
 
     def sqlite() -> CheckStore:

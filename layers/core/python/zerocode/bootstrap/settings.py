@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     # they live in Redis Streams instead.
     turn_events_table: str = "zerocode-turn-events"
     deletions_table: str = "zerocode-deletions"
+    # Each app's acceptance checks, their runs (screenshots too) and deploy stamps (issue 25).
+    checks_table: str = "zerocode-checks"
     # CodeBuild project for Vue builds, and the bucket holding sources/ and builds/ (AWS).
     codebuild_project: str | None = None
     builds_bucket: str | None = None
