@@ -529,7 +529,18 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
     window = alice.http.get(f"/api/apps/{app['id']}/context")
     assert window.status_code == 200, window.text
     messages = window.json()["messages"]
-    assert messages[0]["role"] == "system" and messages[-1]["role"] == "assistant"
+    # The turn's last word is the model's; after it, the note telling it what its checks
+    # block did (a turn of its own, M9).
+    assert messages[0]["role"] == "system" and messages[-2]["role"] == "assistant"
+    assert messages[-1]["role"] == "user" and "added c1" in messages[-1]["content"]
+
+    # Acceptance checks are kept in DynamoDB and, with no browser in AWS builds yet, said to
+    # be not run, never passed.
+    assert turn.done is not None and turn.done["checks"]["notRun"] >= 1, turn.done
+    assert turn.done["checks"]["passed"] == 0 == turn.done["checks"]["failed"]
+    suite = alice.http.get(f"/api/apps/{app['id']}/checks").json()
+    assert suite["checks"] and {c["status"] for c in suite["checks"]} == {"not_run"}
+    assert suite["runs"][0]["whyNotRun"] == "no browser runs acceptance checks here"
     assert any(m["role"] == "user" and "otters" in json.dumps(m) for m in messages)
 
     # Deploy: nothing to compile, but the page is checked and its cover taken in the build's

@@ -289,6 +289,7 @@ def _aws_platform(
 ) -> Platform:
     """DynamoDB, S3, Cognito, CloudFront KeyValueStore (and ElastiCache when
     ZEROCODE_REDIS_URL is set)."""
+    from zerocode.adapters.dynamodb.checks import DynamoCheckStore
     from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
     from zerocode.adapters.dynamodb.journal import DynamoJournal
 
@@ -315,6 +316,9 @@ def _aws_platform(
         limits=_engine_limits(settings),
         runtime_check=_build_check(settings),  # each build checks itself (zerocode.buildbox)
         versions=Versions(_s3_versions(settings)),
+        # Kept, and reported not run: no AWS build runs acceptance checks yet (docs/engine.md).
+        checks=DynamoCheckStore(client, settings.checks_table),
+        acceptance=None,
     )
     cognito = _cognito(settings)
     return Platform(
@@ -402,6 +406,7 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
         return platform(settings, builder=builder).deletion_sweep()
     from zerocode.adapters.aws.s3_workspace import S3Workspace
     from zerocode.adapters.dynamodb.builds import DynamoBuildStore
+    from zerocode.adapters.dynamodb.checks import DynamoCheckStore
     from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
 
     _require(settings, "workspace_bucket")
@@ -421,6 +426,7 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
             DynamoBuildStore(client, settings.builds_table),
             covers=None,
             versions=_s3_versions(settings),
+            checks=DynamoCheckStore(client, settings.checks_table),
         ),
     )
 

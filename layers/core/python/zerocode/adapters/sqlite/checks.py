@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import json
+from dataclasses import replace
 
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.engine.acceptance import Check, CheckInvalid, parse_check
@@ -133,7 +134,7 @@ class SqliteCheckStore:
                         f"DELETE FROM {table} WHERE app_id = ? AND {column} <= ?",
                         (app_id, n - MAX_RUNS),
                     )
-        return self.runs(app_id, limit=1)[0]
+        return replace(run, number=n, results=decode_results(encode_results(run.results)))
 
     def runs(self, app_id: str, limit: int = 20) -> builtins.list[SuiteRun]:
         rows = self.db.query(
