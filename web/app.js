@@ -1,12 +1,14 @@
 // The zerocode console: a static single-page app that talks only to the public HTTP API.
 // Hash routes: #/login #/register #/ (home) #/apps/{id} #/admin. No build step, no CDN.
-// Strings: i18n.js (English, Chinese); replies: render.js; code and versions: code.js.
+// Strings: i18n.js (English, Chinese); replies: render.js; code and versions: code.js;
+// acceptance checks: checks.js.
 
 import { EXAMPLES, LANGS, lang, setLang, t } from "./i18n.js";
 import { codeView, versionsView } from "./code.js";
+import { checkItem, checksView, tallyLabel, tallyShort } from "./checks.js";
 import {
   STATUS_OF, badge, entryView, fillReply, h, markdown, parseReply, replyShell, stepItem,
-  toolStep, userBubble, when,
+  tallyLine, toolStep, userBubble, when,
 } from "./render.js";
 
 const API = ((window.ZEROCODE_CONFIG && window.ZEROCODE_CONFIG.api) || "").replace(/\/+$/, "");
@@ -50,6 +52,27 @@ async function api(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
+// An image behind the API's auth (a failed check's screenshot) as a data: URL: an <img>
+// cannot send the bearer token, and the console's CSP allows data: images, not blob: ones.
+// Each path is fetched once per page load.
+const images = new Map();
+function loadImage(path) {
+  const url = /^https?:/.test(path) ? path : API + path;
+  if (!images.has(url)) {
+    images.set(url, fetch(url, { headers: headers() }).then(async (response) => {
+      if (!response.ok) throw await failure(response);
+      const blob = await response.blob();
+      return new Promise((resolve, reject) => {
+        const reader = new FileReader();
+        reader.onload = () => resolve(reader.result);
+        reader.onerror = () => reject(reader.error);
+        reader.readAsDataURL(blob);
+      });
+    }).catch((err) => { images.delete(url); throw err; }));
+  }
+  return images.get(url);
+}
+
 // What the platform runs (GET /api/health), asked once: whether the offline model answers.
 let healthInfo = null;
 function health() {
@@ -66,6 +89,7 @@ const BY_CODE = {
   busy: (err) => t("err.busy", { message: err.message }),
   unavailable: (err) => t("err.unavailable", { message: err.message }),
   preview_out_of_date: () => t("err.preview_out_of_date"),
+  checks_failed: (err) => t("err.checks_failed", { message: err.message }),
 };
 
 function explain(err) {
@@ -443,7 +467,16 @@ async function appPage(appId) {
     try {
       const page = await api("GET", `/api/apps/${appId}/history?limit=5`);
       const entry = page.entries.find((e) => e.turn === turn && (e.role === "ai" || e.role === "error"));
-      if (entry) { fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed"); return true; }
+      if (!entry) return false;
+      // The stored check lines carry no screenshot: the live ones (with theirs) stay.
+      const live = [...shell.steps.querySelectorAll("li.check")];
+      fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed");
+      const stored = [...shell.steps.querySelectorAll("li.check")];
+      if (live.length === stored.length && live.every((li, i) => li.dataset.check === stored[i].dataset.check &&
+                                                           li.dataset.status === stored[i].dataset.status)) {
+        stored.forEach((li, i) => li.replaceWith(live[i]));
+      }
+      return true;
     } catch (_) { /* keep the live drawing */ }
     return false;
   }
@@ -454,6 +487,7 @@ async function appPage(appId) {
     send.disabled = busy();
     rebuildButton.disabled = busy();
     versions.setBusy(busy());
+    checks.setBusy(busy());
   }
 
   // A reply being drawn as its turn's events arrive.
@@ -493,9 +527,11 @@ async function appPage(appId) {
         buildLine = item;
         // The preview shows a new build at once, not only when the turn ends.
         if (data.status === "succeeded") { hasPreview = true; loadFrame(true); framed = true; }
+      } else if (event === "check") {
+        shell.steps.append(checkItem(data, loadImage));
       } else if (event === "repair") {
-        shell.steps.append(stepItem({ state: "repair",
-          label: t("step.repair", { attempt: data.attempt, max: data.max, why: data.reason }) }));
+        shell.steps.append(stepItem({ state: "repair", label: t(data.kind === "acceptance" ? "step.repairChecks" : "step.repair",
+          { attempt: data.attempt, max: data.max, why: data.reason }) }));
         buildLine = null;  // the repaired code gets a build line of its own
       } else if (event === "error") {
         const p = h("p", { class: "outcome-failed" });
@@ -601,6 +637,10 @@ async function appPage(appId) {
         shell.el.append(badge(status));
         shell.el.dataset.turn = status;
       }
+      // The suite's verdict on the turn's newest preview, beside its badge.
+      if (done && done.checks && !shell.el.querySelector(":scope > .checks-tally")) {
+        shell.el.querySelector(":scope > .status").after(tallyLine(done.checks));
+      }
       if (status === "failed" || status === "interrupted") offerRetry(shell.el, ask);
       messages.scrollTop = messages.scrollHeight;
     } finally {
@@ -613,6 +653,7 @@ async function appPage(appId) {
       if (!hasPreview) showPlaceholder(false);
       if (currentTab === "code") code.refresh();
       if (currentTab === "versions") versions.refresh();
+      if (currentTab === "checks") checks.refresh();
       checkPreview();
     }
   }
@@ -735,10 +776,10 @@ async function appPage(appId) {
   // -- the views: preview, code, versions -------------------------------------------------
   const code = codeView(appId, { api, report });
   const versions = versionsView(appId, { api, report, restore, busy });
+  const checks = checksView(appId, { api, report, notify, loadImage, busy, onApp: (a) => { app = a; } });
   const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, staleNotice, placeholder, frame);
-  code.el.classList.add("pane");
-  versions.el.classList.add("pane");
-  const panes = { preview: previewPane, code: code.el, versions: versions.el };
+  for (const pane of [code, versions, checks]) pane.el.classList.add("pane");
+  const panes = { preview: previewPane, code: code.el, versions: versions.el, checks: checks.el };
   let currentTab = "preview";
   const tabs = Object.keys(panes).map((name) => h("button", {
     type: "button", role: "tab", id: `tab-${name}`, class: "tab", "aria-controls": panes[name].id,
@@ -749,9 +790,10 @@ async function appPage(appId) {
     for (const [key, pane] of Object.entries(panes)) pane.hidden = key !== name;
     if (name === "code") code.refresh();
     if (name === "versions") versions.refresh();
+    if (name === "checks") checks.refresh();
   }
   for (const pane of Object.values(panes)) pane.setAttribute("role", "tabpanel");
-  code.el.hidden = true; versions.el.hidden = true;
+  code.el.hidden = true; versions.el.hidden = true; checks.el.hidden = true;
 
   // -- deploy and rollback ------------------------------------------------------------------
   async function deploy() {
@@ -769,7 +811,12 @@ async function appPage(appId) {
       }
       app = await api("GET", `/api/apps/${appId}`);
       await showBuilds(build);
-    } catch (err) { report(err); panel.hidden = true; } finally { deployButton.disabled = false; }
+    } catch (err) {
+      // Deploys that need passing checks say which ones did not pass: kept in the panel.
+      if (err instanceof ApiError && err.code === "checks_failed") {
+        panel.replaceChildren(h("p", { class: "status failed refused", id: "deploy-status", role: "alert" }, explain(err)));
+      } else { report(err); panel.hidden = true; }
+    } finally { deployButton.disabled = false; }
   }
   async function showBuilds(latest) {
     const [list, newest] = await Promise.all([
@@ -786,6 +833,8 @@ async function appPage(appId) {
         h("td", {}, when(b.createdAt)),
         h("td", {}, t(`build.${b.state}`) + (b.published ? ` · ${t("deploy.live")}` : "")),
         h("td", {}, b.error ? h("pre", {}, `${b.error}\n${b.logTail}`) : `${(b.seconds || 0).toFixed(1)} s`),
+        h("td", { class: "build-checks", title: tallyLabel(b.checks) },
+          h("span", { "aria-hidden": "true" }, tallyShort(b.checks)), h("span", { class: "visually-hidden" }, tallyLabel(b.checks))),
         h("td", {}, canRollBack ? h("div", { class: "row" },
           h("button", { class: "secondary rollback",
                         onclick: () => rollback(b.id, too && too.checked ? b.versionId : null) }, t("deploy.rollback")),
@@ -799,7 +848,7 @@ async function appPage(appId) {
         h("button", { class: "secondary", onclick: () => window.open(app.deployUrl, "_blank", "noopener") }, t("deploy.open"))));
     }
     if (rows.length > 1) head.push(h("p", { class: "small", id: "rollback-note" }, t("deploy.rollbackNote")));
-    panel.replaceChildren(...head, table([t("deploy.build"), t("deploy.stateHead"), t("deploy.time"), t("deploy.actions")], rows));
+    panel.replaceChildren(...head, table([t("deploy.build"), t("deploy.stateHead"), t("deploy.time"), t("deploy.checks"), t("deploy.actions")], rows));
   }
   async function rollback(buildId, versionId) {
     try {
@@ -900,7 +949,7 @@ async function appPage(appId) {
         editButton, deployButton,
         h("button", { class: "secondary", onclick: download }, t("app.download")), contextButton,
         h("a", { href: app.previewUrl, target: "_blank", rel: "noopener" }, t("app.openPreview"))),
-      panel, contextPanel, previewPane, code.el, versions.el)));
+      panel, contextPanel, previewPane, code.el, versions.el, checks.el)));
   // Opening (a reload too): the history, whether a turn runs, whether a preview was built.
   // A turn that ended between the two answers is in the history whole: not followed again.
   const start = sessionStorage.getItem(`zc_start_${appId}`);

@@ -4,6 +4,7 @@
 // lines and the status badge.
 
 import { lang, t } from "./i18n.js";
+import { checkItem, checksTallyOf, tallyText } from "./checks.js";
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -50,6 +51,8 @@ function pathOf(summary) {
 // ("✓ `name` summary") carry: whether it worked, the tool and its summary.
 export function toolStep(name, ok, summary) {
   if (!ok) return { state: "failed", label: `${name} — ${summary}` };
+  // add_check / retire_check: "added check c3: …" says it all.
+  if (/^(?:add|retire)_check$/.test(name)) return { state: "ok", label: summary };
   const path = pathOf(summary);
   return { state: "ok", label: path ? `${name} ${path}` : name, title: summary };
 }
@@ -64,7 +67,21 @@ export function storedStep(line) {
   if ((m = rest.match(/^preview built in (.+)$/))) return { state, label: t("step.buildOk"), title: m[1] };
   if (rest === "preview build failed") return { state, label: t("step.buildFailed") };
   if ((m = rest.match(/^repair (\d+)\/(\d+): (.*)$/))) {
-    return { state, label: t("step.repair", { attempt: m[1], max: m[2], why: m[3] }) };
+    const checks = /acceptance checks? fails?\b/.test(m[3]);
+    return { state, label: t(checks ? "step.repairChecks" : "step.repair", { attempt: m[1], max: m[2], why: m[3] }) };
+  }
+  // An acceptance check's verdict (engine/suite_step.py words it), drawn as the stream's
+  // check event is: passed, not run (why), or failed with where, expected and found.
+  if ((m = rest.match(/^check (c\d+) passed: (.*)$/))) {
+    return { check: { id: m[1], status: "passed", description: m[2] } };
+  }
+  if ((m = rest.match(/^check (c\d+) not run \((.*?)\): (.*)$/))) {
+    return { check: { id: m[1], status: "not_run", note: m[2], description: m[3] } };
+  }
+  if ((m = rest.match(/^check (c\d+) "(.*)": (.*)$/))) {
+    const ev = m[3].match(/^((?:steps|expect)\[\d+\]): expected (.*), found (.*)$/s);
+    return { check: { id: m[1], status: "failed", description: m[2],
+                      evidence: ev ? { where: ev[1], expected: ev[2], actual: ev[3], screenshot: null } : null } };
   }
   if (rest === "the page was not checked in a browser") return { state, label: t("step.notChecked") };
   if (rest === "the page loads in a browser without errors") return { state, label: t("step.checked") };
@@ -75,6 +92,7 @@ export function storedStep(line) {
 }
 
 export function stepItem(step) {
+  if (step.check) return checkItem(step.check, () => Promise.reject(new Error("no screenshot")));
   return h("li", { class: step.state, title: step.title || null }, step.label);
 }
 
@@ -123,6 +141,11 @@ export function replyShell() {
   return { el, thinking, answer, steps, outcome };
 }
 
+// "Checks: 3 passed, 1 failed" beside a reply's badge: the turn's newest run of the suite.
+export function tallyLine(tally) {
+  return h("span", { class: "checks-tally", "data-failed": String(tally.failed || 0) }, tallyText(tally));
+}
+
 // Draw a stored reply into a shell (a new one, or the live one when its turn ends).
 export function fillReply(shell, parsed, status) {
   shell.answer.innerHTML = markdown(parsed.text);
@@ -132,8 +155,10 @@ export function fillReply(shell, parsed, status) {
     p.innerHTML = markdown(o.text);
     return p;
   }));
-  shell.el.querySelectorAll(":scope > .status").forEach((b) => b.remove());
+  shell.el.querySelectorAll(":scope > .status, :scope > .checks-tally").forEach((b) => b.remove());
   shell.el.append(badge(status));
+  const tally = checksTallyOf(parsed.steps);
+  if (tally) shell.el.append(tallyLine(tally));
   shell.el.dataset.turn = status;
 }
 
