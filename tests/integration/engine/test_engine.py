@@ -132,4 +132,5 @@ def test_a_full_history_is_refused_with_413_before_anything_runs(tmp_path: Path)
     with pytest.raises(PayloadTooLarge) as full:
         p.engine.start(app, "one more", None)
     assert full.value.status == 413
-    assert p.memory.head(app.id).turn == 1
+    head = p.memory.head(app.id)  # the turn, then the note saying what its checks block did
+    assert head.turn == 2 and head.kind is EntryKind.NOTE

@@ -136,13 +136,35 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
         headers=me,
         json={"message": 'Rename it to "Owl Hall"', "element": element},
     ) as turn:
-        assert turn.status_code == 200 and "event: done" in "".join(turn.iter_text())
+        renamed = "".join(turn.iter_text())
+        assert turn.status_code == 200 and "event: done" in renamed
     assert "event: done" in first_page
     called.add(("POST", f"{ap}/chat"))
+    number = renamed.split("id: ", 1)[1].split(":", 1)[0]  # a checks note took a turn too
     call("GET", f"{ap}/turns/current", f"{base}/turns/current", 204, headers=me)
-    replay = call("GET", f"{ap}/turns/{{turn}}/events", f"{base}/turns/2/events", 200, headers=me)
-    assert replay.text.startswith("id: 2:1\n") and "event: done" in replay.text
-    call("POST", f"{ap}/turns/{{turn}}/cancel", f"{base}/turns/2/cancel", 409, headers=me)
+    replay = call(
+        "GET", f"{ap}/turns/{{turn}}/events", f"{base}/turns/{number}/events", 200, headers=me
+    )
+    assert replay.text.startswith(f"id: {number}:1\n") and "event: done" in replay.text
+    call("POST", f"{ap}/turns/{{turn}}/cancel", f"{base}/turns/{number}/cancel", 409, headers=me)
+    ck = f"{ap}/checks"
+    suite = call("GET", ck, f"{base}/checks", 200, headers=me).json()
+    first_check = next(c["id"] for c in suite["checks"] if c["status"] != "retired")
+    call(
+        "GET",
+        f"{ck}/{{check_id}}/runs/{{run}}/screenshot",
+        f"{base}/checks/{first_check}/runs/1/screenshot",
+        404,  # the checks were not run here (no browser): nothing to show
+        headers=me,
+    )
+    call(
+        "POST",
+        f"{ck}/{{check_id}}/retire",
+        f"{base}/checks/{first_check}/retire",
+        200,
+        headers=me,
+        json={"reason": "no longer wanted"},
+    )
     assert call("GET", f"{ap}/preview", f"{base}/preview", 200, headers=me).json()["upToDate"]
     api.platform.workspace.write(app["id"], "index.html", b"<h1>Changed by hand</h1>")
     rebuilt = call("POST", f"{ap}/preview", f"{base}/preview", 200, headers=me).json()

@@ -24,11 +24,21 @@ def test_the_document_matches_the_snapshot(api: Api) -> None:
 
 
 def test_every_route_is_in_a_router_module() -> None:
-    from zerocode.http.routes import admin, apps, chat, deploy, files, health, users, versions
+    from zerocode.http.routes import (
+        admin,
+        apps,
+        chat,
+        checks,
+        deploy,
+        files,
+        health,
+        users,
+        versions,
+    )
 
     routes = {
         (m, r.path)
-        for module in (admin, apps, chat, deploy, files, health, users, versions)
+        for module in (admin, apps, chat, checks, deploy, files, health, users, versions)
         for r in module.router.routes
         for m in getattr(r, "methods", ())
     }

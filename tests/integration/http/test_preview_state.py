@@ -25,7 +25,8 @@ def test_an_out_of_date_preview_is_said_refuses_elements_and_is_rebuilt(api: Api
         f"{base}/chat", headers=me, json={"message": "Rename it", "element": element}
     )
     assert refused.status_code == 409 and error_code(refused) == "preview_out_of_date"
-    assert api.platform.memory.head(app["id"]).turn == 1  # nothing started
+    before = api.platform.memory.head(app["id"])
+    assert before.turn == 2  # the turn, and the note on its checks; nothing started since
 
     held = api.platform.engine.lease.acquire(f"turn:{app['id']}", "a-turn", 30)
     assert held

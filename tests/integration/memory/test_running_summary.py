@@ -175,9 +175,9 @@ def test_context_shows_the_summary_of_evicted_html_turns(tmp_path: Path) -> None
                 assert summary["content"].startswith(
                     SUMMARY_PREFIX + "Earlier in this conversation:"
                 )
-                for n in gone:
+                for n in gone:  # turn 2n-1: each turn is followed by its checks' note
                     assert (
-                        f"Turn {n}: asked: {messages[n - 1]}; changed: index.html; "
+                        f"Turn {2 * n - 1}: asked: {messages[n - 1]}; changed: index.html; "
                         "outcome: ok" in summary["content"]
                     )
     assert gone, "the window was small enough for turns to leave it"

@@ -20,6 +20,7 @@ from zerocode.engine.version_record import record_version
 from zerocode.errors import Conflict
 from zerocode.memory.display import DisplayRole, DisplayStatus
 from zerocode.memory.facade import Turn
+from zerocode.memory.transcript import EntryKind
 
 log = logging.getLogger("zerocode.engine.turn")
 
@@ -33,7 +34,7 @@ def close_crashed(e: EngineParts, app_id: str) -> str | None:
     closed in the transcript but not in the display (the server died during the preview
     build) gets its display entry too. The files it changed become a version."""
     head = e.memory.head(app_id)
-    if head.turn == 0:
+    if head.turn == 0 or head.kind is EntryKind.NOTE:  # a note is whole, and written last
         return None
     newest = e.display.page(app_id, limit=1).entries
     shown = bool(newest) and newest[0].turn == head.turn and newest[0].role != DisplayRole.USER

@@ -303,7 +303,6 @@ class TurnRun:
     async def _end(self, status: Status) -> DoneEvent:
         """The turn ended by itself: its display entry, its version, its metrics."""
         e, st = self.engine, self.state
-        await tell_checks(self.engine, self.app.id, self.state)
         if st.turn is not None:
             with logged("could not record the end of turn app=%s", self.app.id):
                 await io(
@@ -319,6 +318,7 @@ class TurnRun:
             await io(
                 record_version, e, self.app.id, st.turn.number, self._summary(status), st.build
             )
+        await tell_checks(e, self.app.id, st)  # last: a note is a turn of its own
         st.finished = True
         self.state.report(status)
         return DoneEvent(status, st.turn.number if st.turn else 0, self._tally())

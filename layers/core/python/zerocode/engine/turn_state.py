@@ -5,6 +5,7 @@ step whose tools are running (for a closing note after a cut)."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -17,6 +18,7 @@ from zerocode.observability import record_turn
 from zerocode.publishing.builds import Build
 
 Status = Literal["succeeded", "failed", "interrupted"]
+_CHECKS_BLOCK = re.compile(r"^[ \t]*```checks[ \t]*\n.*?(?:^[ \t]*```[ \t]*$|\Z)\n?", re.M | re.S)
 
 # The turn's log line keeps the logger it always had (dashboards and tests read it).
 log = logging.getLogger("zerocode.engine.turn")
@@ -100,7 +102,8 @@ class TurnState:
         return "failed" if self.error or self.failure_after_change else "succeeded"
 
     def display(self) -> str:
-        parts = ["".join(self.text).strip()]
+        # An answer's ```checks block is shown as the checks' own lines, not as JSON.
+        parts = [_CHECKS_BLOCK.sub("", "".join(self.text)).strip()]
         if self.steps:
             parts.append("\n".join(f"- {s}" for s in self.steps))
         if not self.changed and not self.error:
