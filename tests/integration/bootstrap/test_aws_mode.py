@@ -22,6 +22,7 @@ from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
 from zerocode.adapters.aws.cognito_accounts import create_user_pool
 from zerocode.adapters.dynamodb.apps import create_apps_table
 from zerocode.adapters.dynamodb.builds import create_builds_table
+from zerocode.adapters.dynamodb.checks import create_checks_table
 from zerocode.adapters.dynamodb.deletions import create_deletions_table
 from zerocode.adapters.dynamodb.display import create_display_table
 from zerocode.adapters.dynamodb.lease import create_leases_table
@@ -56,6 +57,7 @@ def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> S
     create_deletions_table(ddb, "t-deletions")
     create_builds_table(ddb, "t-builds")
     create_turn_events_table(ddb, "t-turn-events")  # no cache here: turns log to DynamoDB
+    create_checks_table(ddb, "t-checks")
     s3.create_bucket(Bucket="t-workspaces")
     s3.create_bucket(Bucket="t-payloads")
     pool, app_client = create_user_pool(cognito, "zerocode-aws-mode")
@@ -68,6 +70,7 @@ def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> S
         deletions_table="t-deletions",
         builds_table="t-builds",
         turn_events_table="t-turn-events",
+        checks_table="t-checks",
         workspace_bucket="t-workspaces",
         payload_bucket="t-payloads",
         cognito_user_pool_id=pool,
@@ -168,7 +171,9 @@ def test_a_turn_in_aws_mode_writes_dynamodb_and_s3(client: TestClient, platform:
     history = client.get(f"/api/apps/{app['id']}/history", headers=gateway(token)).json()
     assert [e["role"] for e in history["entries"]] == ["ai", "user"]
     context = client.get(f"/api/apps/{app['id']}/context", headers=gateway(token)).json()
-    assert context["messages"][-1]["role"] == "assistant"
+    # The answer, then the note on what its checks block did (kept in the checks table).
+    assert context["messages"][-2]["role"] == "assistant"
+    assert context["messages"][-1]["content"].startswith("[zerocode checks:")
 
 
 def test_other_users_and_anonymous_callers_cannot_reach_an_app(client: TestClient) -> None:
