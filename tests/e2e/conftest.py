@@ -199,6 +199,8 @@ class Turn:
     tools: list[dict[str, Any]] = field(default_factory=list)
     builds: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)  # acceptance check verdicts
+    repairs: list[dict[str, Any]] = field(default_factory=list)
     done: dict[str, Any] | None = None
     order: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)  # each event's SSE id, in order
@@ -229,6 +231,10 @@ def parse_sse(lines: Iterator[str]) -> Turn:
                 turn.builds.append(payload)
             elif event == "error":
                 turn.errors.append(payload)
+            elif event == "check":
+                turn.checks.append(payload)
+            elif event == "repair":
+                turn.repairs.append(payload)
             elif event == "done":
                 turn.done = payload
             event, data, ident = "message", [], ""
