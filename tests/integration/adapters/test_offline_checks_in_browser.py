@@ -2,8 +2,10 @@
 the files it generated, served from a local origin: the checks of an unflawed creation pass;
 those of a potemkin creation (a button that does nothing) fail with evidence, the repaired
 answer's pass, a stubborn model's repairs keep failing; an edit's check passes on the edited
-page while the check it retired would have failed there. The Vue project is built with the
-platform's own builder (real Vite) when npm is installed."""
+page while the check it retired would have failed there; a regressing edit ([[flaw=regress]])
+fails the creation's counter check while its own heading check passes, and its repair passes
+both. The Vue project is built with the platform's own builder (real Vite) when npm is
+installed."""
 
 from __future__ import annotations
 
@@ -230,3 +232,36 @@ def test_a_vue_projects_checks_pass_and_its_potemkin_twin_fails_one(local_builde
     )
     # the repair restores exactly the unflawed view (tests/unit/adapters/test_offline_checks.py),
     # whose build passes every check above
+
+
+@pytest.mark.parametrize("kind", ["html", "multi_file"])
+def test_a_regressing_edit_fails_the_earlier_counter_check_until_repaired(kind: str) -> None:
+    messages = conversation(kind, "A recipe book")
+    created = answer(messages).text
+    _, counter = checks_of(created)["add"]
+    messages += [
+        {"role": "assistant", "content": created},
+        {
+            "role": "user",
+            "content": "[zerocode checks: what your last answer's checks block did]\n"
+            "- added c1: The heading reads “Recipe Book”\n"
+            "- added c2: Clicking “Try it” twice shows 2 clicks",
+        },
+        {"role": "user", "content": 'Change the title to "Owl Hall" [[flaw=regress]]'},
+    ]
+    changed = answer(messages).text
+    block = checks_of(changed)
+    assert [r["id"] for r in block["retire"]] == ["c1"]
+    (heading,) = block["add"]
+    assert heading["expect"] == [{"text": {"css": "h1"}, "equals": "Owl Hall"}]
+    new, old = run([heading, counter], site_of(changed))
+    assert new.status == "passed"  # the change asked for is there
+    assert old.status == "failed" and old.evidence is not None  # the regression is caught
+    assert old.evidence.where == "expect[0]" and old.evidence.actual == "'Not clicked yet.'"
+    messages += [
+        {"role": "assistant", "content": changed},
+        {"role": "user", "content": ACCEPTANCE_FAILS},
+    ]
+    fixed = answer(messages).text
+    assert "```checks" not in fixed  # the counter check stands: nothing retired
+    assert statuses(run([heading, counter], site_of(fixed))) == ["passed", "passed"]

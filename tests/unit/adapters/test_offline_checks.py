@@ -1,6 +1,7 @@
 """The offline model's acceptance checks (issue 25): what it states with each creation and
-each edit, how it retires the checks an edit makes wrong, and the potemkin flaws (a button
-that does nothing while the checks say it counts).
+each edit, how it retires the checks an edit makes wrong, the potemkin flaws (a button
+that does nothing while the checks say it counts), and the regress flaw (a change that breaks
+the counter an earlier check asserts, repaired without retiring that check).
 
 The turns run against a small stand-in for the engine's side of the protocol: the Vue
 agent's tools over a dict of files and a suite numbering checks ``c1, c2, …`` (results worded
@@ -23,6 +24,7 @@ import pytest
 from zerocode.adapters.model.offline.base import Script
 from zerocode.adapters.model.offline.flaws import POTEMKIN_CLAIM, SEEDED, VUE_FIXED
 from zerocode.adapters.model.offline.pages import creation_files
+from zerocode.adapters.model.offline.regress import PAGE_REPAIRED, VUE_REPAIRED, detached
 from zerocode.adapters.model.offline.script import NOTED, answer
 from zerocode.adapters.model.offline.vue import HOME_VIEW, vue_project_files
 from zerocode.engine import prompts
@@ -584,3 +586,149 @@ def test_a_stubborn_potemkin_vue_project_never_works() -> None:
 
 def test_the_flawed_mode_does_not_pick_the_potemkin_flaws() -> None:
     assert {name for name, _ in SEEDED}.isdisjoint({"potemkin", "potemkin-stubborn"})
+
+
+# -- the regress flaw: a change that breaks an earlier check ------------------------------
+
+OWL = 'Change the title to "Owl Hall" [[flaw=regress]]'
+OWL_HEADING = {
+    "description": "The heading reads “Owl Hall”",
+    "steps": [],
+    "expect": [{"text": {"css": "h1"}, "equals": "Owl Hall"}],
+}
+
+
+def changed_app(kind: str, request: str) -> App:
+    """An app created ("A recipe book", or for Vue "A vue shop"), its checks noted, then
+    changed by ``request`` (its checks block not yet applied)."""
+    app = App(kind)
+    if kind == "vue_project":
+        app.turn("A vue shop")
+        app.turn(request)
+    else:
+        app.page_turn("A recipe book")
+        app.turn(request)
+    return app
+
+
+@pytest.mark.parametrize("kind", ["html", "multi_file"])
+def test_a_regressing_page_edit_detaches_the_counter_until_repaired(kind: str) -> None:
+    plain = changed_app(kind, 'Change the title to "Owl Hall"')
+    app = changed_app(kind, OWL)
+    first = app.messages[-1]["content"]
+    name = "script.js" if kind == "multi_file" else "index.html"
+    # the requested change, stated as usual
+    assert first.startswith("Changed “Recipe Book” to “Owl Hall”.")
+    assert checks_of(first) == {
+        "add": [OWL_HEADING],
+        "retire": [{"id": "c1", "reason": "the user changed “Recipe Book” to “Owl Hall”"}],
+    }
+    assert checks_of(first) == checks_of(plain.messages[-1]["content"])
+    assert "<h1>Owl Hall</h1>" in app.files["index.html"]
+    # ... and the counter broken: the handler written, never attached
+    script = app.files[name]
+    assert "addEventListener" not in script and "function countClick() {" in script
+    assert "getElementById('status').textContent =" in script  # quietly: nothing throws
+    assert script == detached(plain.files[name]) != plain.files[name]
+    assert {p: c for p, c in app.files.items() if p != name} == {
+        p: c for p, c in plain.files.items() if p != name
+    }
+    app.add(OWL_HEADING), app.retire("c1", "as the platform applies the block")
+    fixed = app.repair(acceptance_feedback(app, {"c2": COUNTER_FAILS}))
+    assert fixed.startswith(PAGE_REPAIRED.format("Try it") + "\n\nChanged “Recipe Book” to")
+    assert checks_of(fixed) is None  # nothing retired: the user did not ask for the counter
+    assert app.files == plain.files  # the change kept, the handler attached again
+    assert set(app.checks) == {"c2", "c3"}
+
+
+def test_a_regress_trigger_is_never_part_of_the_new_text() -> None:
+    inside = changed_app("html", 'Change the title to "Owl Hall [[flaw=regress]]"')
+    outside = changed_app("html", OWL)
+    assert inside.messages[-1] == outside.messages[-1] and inside.files == outside.files
+    assert parse_req('Title "[[flaw=regress]] Owl  Hall"', "html").quoted == "Owl Hall"
+    assert parse_req('Title "Owl  Hall"', "html").quoted == "Owl  Hall"  # as before
+
+
+@pytest.mark.parametrize("kind", ["html", "vue_project"])
+def test_the_regress_trigger_leaves_a_creation_as_it_is(kind: str) -> None:
+    flawed = App(kind)
+    flawed.turn("A vue shop [[flaw=regress]]")
+    plain = App(kind)
+    plain.turn("A vue shop")
+    assert flawed.files == plain.files and flawed.checks == plain.checks
+
+
+def test_a_regressing_vue_edit_drops_the_click_handler_until_repaired() -> None:
+    plain = changed_app("vue_project", 'Change the title to "Owl Hall"')
+    app = changed_app("vue_project", OWL)
+    change = next(i for i, m in enumerate(app.messages) if m["content"] == OWL)
+    assert step_names(app.messages[change:]) == [
+        ["read_dir"],
+        ["read_file"] * 3,
+        ["modify_file", "modify_file"],  # the change, and the slip
+        ["retire_check", "add_check"],
+    ]
+    slip = json.loads(app.messages[change + 7]["tool_calls"][1]["function"]["arguments"])
+    assert slip == {
+        "path": HOME_VIEW,
+        "old": '<button type="button" @click="clicks++">',
+        "new": '<button type="button">',
+    }
+    home = app.files[HOME_VIEW]
+    assert "<h1>Owl Hall</h1>" in home and '<button type="button">Try it</button>' in home
+    assert "@click" not in home
+    assert {p: c for p, c in app.files.items() if p != HOME_VIEW} == {
+        p: c for p, c in plain.files.items() if p != HOME_VIEW
+    }
+    # the model does not know: it reports the change and its checks as without the slip
+    assert app.messages[-1]["content"] == plain.messages[-1]["content"]
+    assert app.messages[-1]["content"].startswith(
+        "Changed “Vue Shop” to “Owl Hall” in src/views/HomeView.vue."
+    )
+    assert app.retired == {"c1": "the user changed “Vue Shop” to “Owl Hall”"}
+    assert app.checks["c4"] == OWL_HEADING
+    since = len(app.messages)
+    final = app.repair(acceptance_feedback(app, {"c2": VUE_COUNTER_FAILS}))
+    assert step_names(app.messages[since:]) == [["modify_file"]]
+    assert json.loads(app.messages[since + 1]["tool_calls"][0]["function"]["arguments"]) == {
+        "path": HOME_VIEW,
+        "old": '<button type="button">',
+        "new": '<button type="button" @click="clicks++">',
+    }
+    assert final == VUE_REPAIRED.format("Try it")
+    assert app.files == plain.files  # the change kept, the button counting again
+    assert set(app.checks) == {"c2", "c3", "c4"} and list(app.retired) == ["c1"]
+
+
+def test_a_vue_regress_repair_also_retires_a_stale_heading_it_is_shown() -> None:
+    app = App("vue_project")
+    app.turn("A vue shop")
+    # the creation's tool results left the window: the change cannot retire c1
+    app.messages = [m for m in app.messages if m.get("role") != "tool" and not m.get("tool_calls")]
+    app.messages = [*app.messages[:2], {"role": "assistant", "content": "Created it."}]
+    app.turn(OWL)
+    assert "c1" not in app.retired and '<button type="button">Try it' in app.files[HOME_VIEW]
+    since = len(app.messages)
+    failing = {
+        "c1": "expect[0]: expected the text of css 'h1' equal to 'Vue Shop', found 'Owl Hall'",
+        "c2": VUE_COUNTER_FAILS,
+    }
+    final = app.repair(acceptance_feedback(app, failing))
+    assert step_names(app.messages[since:]) == [["modify_file", "retire_check"]]
+    assert final == (
+        f"{VUE_REPAIRED.format('Try it')}\n\nAcceptance checks:\n"
+        "retired check c1: the user changed the heading to “Owl Hall”"
+    )
+    assert list(app.retired) == ["c1"] and "c2" in app.checks
+    assert '<button type="button" @click="clicks++">Try it</button>' in app.files[HOME_VIEW]
+
+
+def test_any_other_repair_of_a_regress_turn_is_the_unflawed_change() -> None:
+    plain = changed_app("multi_file", 'Change the title to "Owl Hall"')
+    app = changed_app("multi_file", OWL)
+    again = app.repair(f"{REPAIR_MARK} 1/2: the page fails in the browser]\nx")
+    assert not again.startswith("Fixed") and app.files == plain.files
+    vue = changed_app("vue_project", OWL)
+    since = len(vue.messages)
+    vue.repair(f"{REPAIR_MARK} 1/2: the preview build failed]\nx")
+    assert [n for s in step_names(vue.messages[since:]) for n in s].count("modify_file") == 1

@@ -107,8 +107,15 @@ class Request:
 
     @property
     def quoted(self) -> str | None:
+        """The request's first double-quoted text (the new text of a change), any trigger
+        written inside the quotes left out."""
         found = _QUOTED.search(self.text)
-        return (found.group(1) or found.group(2)) if found else None
+        if found is None:
+            return None
+        said = found.group(1) or found.group(2)
+        if _TRIGGER.search(said) is None:
+            return said
+        return " ".join(_TRIGGER.sub(" ", said).split()) or None
 
 
 def parse_request(messages: list[dict[str, Any]]) -> Request:

@@ -6,7 +6,7 @@ import functools
 import html
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any
 
@@ -34,7 +34,11 @@ _WHERE = {"h1": "heading", "button": "button"}  # an edited element's tag: what 
 _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)\n?```", re.DOTALL)
 
 
-def page_answer(req: Request, *, multi: bool) -> Script:
+def page_answer(
+    req: Request, *, multi: bool, script_edit: Callable[[str], str] | None = None
+) -> Script:
+    """The answer to a creation or a change; ``script_edit`` (the regress flaw, :mod:`.regress`)
+    rewrites the changed page's script (script.js, or the page holding the inline one)."""
     langs = languages(multi=multi)
     current = _latest_blocks(req.earlier, langs)
     if is_creation(req.earlier):
@@ -54,6 +58,8 @@ def page_answer(req: Request, *, multi: bool) -> Script:
         return Script(f"I could not find {what} in the current page, so nothing was changed.")
     page, found = changed
     files = (page, *current[1:])
+    if script_edit is not None:
+        files = (*files[:-1], script_edit(files[-1]))
     edit = Edit(found, new, "heading" if old is None else _WHERE.get(tag, "text"))
     if req.repairing:  # the checks were stated; retire only those the feedback shows stale
         add: list[dict[str, Any]] = []

@@ -78,6 +78,18 @@ repair feedback gets the fix, a continue feedback gets the rest (:mod:`.flaws`):
   turn ends with its checks failing.
 - ``[[flaw=none]]`` — no flaw, even in the flawed mode.
 
+An edit flaw (:mod:`.regress`) acts on change requests only:
+
+- ``[[flaw=regress]]`` (issue 25) — the requested change is made (its checks stated, the
+  replaced text's checks retired, as usual), and by mistake the "Try it" button the
+  creation's counter check asserts stops counting, quietly: html / multi_file, its click
+  handler is written but no longer attached; vue, a second ``modify_file`` in the change's
+  step drops the button's ``@click``. An acceptance repair naming a failing counter check
+  gets the fix, the change kept and the counter check not retired: html / multi_file, the
+  whole answer with the change and the handler attached, under a sentence saying what was
+  fixed; vue, ``modify_file`` giving the button its ``@click`` back, then a text. The trigger
+  is never part of the requested text (a trigger inside the quotes is left out).
+
 The flawed mode (``answer(..., flawed_seed=N)``; ``ZEROCODE_OFFLINE_MODEL=flawed``, seed
 ``ZEROCODE_OFFLINE_MODEL_SEED``) flaws creations that carry no trigger (``[[pace=N]]`` and
 ``[[slow]]`` aside) as a model's first try might: from the seed and the request text alone it
@@ -127,6 +139,7 @@ from zerocode.adapters.model.offline.base import (
 from zerocode.adapters.model.offline.checks import CHECK_TOOLS
 from zerocode.adapters.model.offline.flaws import flaw_of, flawed_answer
 from zerocode.adapters.model.offline.pages import page_answer
+from zerocode.adapters.model.offline.regress import is_regress, regress_answer
 from zerocode.adapters.model.offline.vue import vue_answer
 
 
@@ -155,6 +168,10 @@ NOTED = "Noted. There is nothing to change until you ask for something."
 
 
 def _answer(req: Request, flawed_seed: int | None = None) -> Script:
+    if is_regress(req):
+        regressed = regress_answer(req)
+        if regressed is not None:
+            return regressed
     flaw = flaw_of(req, flawed_seed)
     if flaw is not None:
         flawed = flawed_answer(req, flaw)

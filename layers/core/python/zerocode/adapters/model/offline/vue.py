@@ -146,7 +146,7 @@ def _vue_next(req: Request, steps: list[dict[str, Any]]) -> Script:
             DEFAULT_VUE_FILES
         )
         return Script("", tuple(ScriptedCall.of("read_file", path=p) for p in paths))
-    return _vue_modify(req, _read_files(req.since))
+    return _vue_modify(req, read_files(req.since))
 
 
 def _triggered(req: Request) -> bool:
@@ -168,7 +168,7 @@ def _checks_step(
     if names == {"write_file"} and is_creation(req.earlier):
         add = creation_checks(app_name(req.description, 40), vue=True)
     elif names == {"modify_file"} and req.quoted is not None:
-        old = _vue_target(req, _read_files(req.since)) or ""
+        old = _vue_target(req, read_files(req.since)) or ""
         path = args_of(last.get("tool_calls", [{}])[0]).get("path", HOME_VIEW)
         edit = Edit(old, req.quoted, _vue_where(req, path, old))
         add, retire = edit_checks(live_checks([*req.earlier, *req.turn]), edit, vue=True)
@@ -266,13 +266,17 @@ def step_report(req: Request, last: dict[str, Any], results: list[tuple[str, boo
     calls = {c.get("id"): c for c in last.get("tool_calls", ())}
     failed = [(calls.get(i, {}), content) for i, ok, content in results if not ok]
     names = [c.get("function", {}).get("name") for c in calls.values()]
-    if names == ["modify_file"]:
-        args = args_of(next(iter(calls.values())))
-        old = _vue_target(req, _read_files(req.since)) or args.get("old", "")
-        if failed:
+    if names and set(names) == {"modify_file"}:
+        # the requested edit is the step's first call (a regress flaw's slip follows it, and
+        # the model does not know it broke anything: it reports the edit it meant to make)
+        first = next(iter(calls.values()))
+        args = args_of(first)
+        old = _vue_target(req, read_files(req.since)) or args.get("old", "")
+        said = [content for i, ok, content in results if not ok and i == str(first.get("id"))]
+        if said:
             return (
                 f"I could not find “{old}” in {args.get('path', HOME_VIEW)}, so nothing was "
-                f"changed. The tool said: {failed[0][1]}"
+                f"changed. The tool said: {said[0]}"
             )
         return f"Changed “{old}” to “{req.quoted or args.get('new', '')}” in {args.get('path')}."
     if failed:
@@ -307,7 +311,7 @@ def step_results(since: list[dict[str, Any]], call: dict[str, Any]) -> list[tupl
     return out
 
 
-def _read_files(since: list[dict[str, Any]]) -> dict[str, str]:
+def read_files(since: list[dict[str, Any]]) -> dict[str, str]:
     """path → content of every successful read_file in this turn."""
     paths = {
         c.get("id"): args_of(c).get("path", "")
