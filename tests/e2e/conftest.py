@@ -209,6 +209,11 @@ class Turn:
     def results(self) -> list[dict[str, Any]]:
         return [t for t in self.tools if t["phase"] == "result"]
 
+    @property
+    def ended(self) -> tuple[str, int] | None:
+        """How the turn ended: its done's status and number (the checks' tally apart)."""
+        return (self.done["status"], self.done["turn"]) if self.done is not None else None
+
 
 def parse_sse(lines: Iterator[str]) -> Turn:
     turn, event, data, ident = Turn(), "message", [], ""
@@ -223,18 +228,17 @@ def parse_sse(lines: Iterator[str]) -> Turn:
             payload = json.loads("\n".join(data))
             turn.order.append(event)
             turn.ids.append(ident)
+            lists = {
+                "tool": turn.tools,
+                "build": turn.builds,
+                "error": turn.errors,
+                "check": turn.checks,
+                "repair": turn.repairs,
+            }
             if event == "message":
                 turn.text += payload["d"]
-            elif event == "tool":
-                turn.tools.append(payload)
-            elif event == "build":
-                turn.builds.append(payload)
-            elif event == "error":
-                turn.errors.append(payload)
-            elif event == "check":
-                turn.checks.append(payload)
-            elif event == "repair":
-                turn.repairs.append(payload)
+            elif event in lists:
+                lists[event].append(payload)
             elif event == "done":
                 turn.done = payload
             event, data, ident = "message", [], ""

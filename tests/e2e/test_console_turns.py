@@ -148,11 +148,11 @@ def test_stop_ends_the_turn_interrupted_and_retry_sends_its_message_again(
     assert page.locator(".retry").count() == 0
     page.frame_locator("#preview").locator("h1", has_text="Slow Herons").wait_for()
     asked = {e["turn"]: e for e in history(owner, app["id"]) if e["role"] == "user"}
-    assert sorted(asked) == [1, 2, 3]
-    assert asked[3]["content"] == asked[2]["content"] == message
-    assert asked[3]["element"] == asked[2]["element"]
+    assert sorted(asked) == [1, 3, 4]  # turn 2: the note on what turn 1's checks block did
+    assert asked[4]["content"] == asked[3]["content"] == message
+    assert asked[4]["element"] == asked[3]["element"]
     replies = [e for e in history(owner, app["id"]) if e["role"] != "user"]
-    assert [(e["turn"], e["status"]) for e in replies] == [(1, "ok"), (2, "interrupted"), (3, "ok")]
+    assert [(e["turn"], e["status"]) for e in replies] == [(1, "ok"), (3, "interrupted"), (4, "ok")]
     assert page.errors == []
 
 

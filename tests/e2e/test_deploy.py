@@ -42,7 +42,7 @@ def test_a_vue_app_is_published_kept_through_a_broken_build_and_rolled_back(
 ) -> None:
     app = create(client, "A Vue todo app with an about page", "vue_project")
     first_turn = chat(client, app["id"], app["initPrompt"])
-    assert first_turn.done == {"status": "succeeded", "turn": 1}, first_turn.errors
+    assert first_turn.ended == ("succeeded", 1), first_turn.errors
     preview_id = first_turn.builds[-1]["buildId"]
     previews = client.get(f"/api/apps/{app['id']}/builds", params={"purpose": "preview"})
     assert [b["id"] for b in previews.json()["builds"]] == [preview_id]  # the same Builder
@@ -179,7 +179,7 @@ def test_hash_router_deep_links_open_the_right_view_on_the_published_site(
     from playwright.sync_api import sync_playwright
 
     app = create(client, "A Vue notebook for birdwatchers", "vue_project")
-    assert chat(client, app["id"], app["initPrompt"]).done == {"status": "succeeded", "turn": 1}
+    assert chat(client, app["id"], app["initPrompt"]).ended == ("succeeded", 1)
     assert deploy(client, app["id"])["state"] == "succeeded"
     url = client.get(f"/api/apps/{app['id']}").json()["deployUrl"]
     with sync_playwright() as pw:

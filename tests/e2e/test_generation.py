@@ -39,7 +39,7 @@ def test_html_app_is_generated_saved_and_previewed(client: httpx.Client) -> None
     app = create(client, "A page about tea ceremonies", "html")
     assert app["codeGenType"] == "html" and app["name"]
     turn = chat(client, app["id"], app["initPrompt"])
-    assert turn.done == {"status": "succeeded", "turn": 1}
+    assert turn.ended == ("succeeded", 1)
     assert turn.order[-1] == "done" and "```html" in turn.text
     assert [t["path"] for t in turn.results] == ["index.html"]
     files = client.get(f"/api/apps/{app['id']}/files").json()["files"]
@@ -69,7 +69,7 @@ def test_mode_is_routed_by_the_model_when_absent(client: httpx.Client) -> None:
 def test_vue_app_is_written_through_tools_and_built(client: httpx.Client, server: Server) -> None:
     app = create(client, "A Vue todo app with a home and an about page", "vue_project")
     turn = chat(client, app["id"], app["initPrompt"])
-    assert turn.done == {"status": "succeeded", "turn": 1}, (turn.errors, turn.builds)
+    assert turn.ended == ("succeeded", 1), (turn.errors, turn.builds)
     writes = [t for t in turn.results if t["name"] == "write_file"]
     assert len(writes) >= 6 and all(t["ok"] for t in writes)
     assert [b["status"] for b in turn.builds] == ["running", "succeeded"]

@@ -91,7 +91,7 @@ def test_a_hostile_model_runs_nothing_and_leaks_nothing(
     )
     assert "is the platform's" in results["vite.config.js"]["summary"]
     assert results["src/App.vue"]["ok"] is True
-    assert first.done == {"status": "succeeded", "turn": 1}, (first.errors, first.builds)
+    assert first.ended == ("succeeded", 1), (first.errors, first.builds)
     files = client.get(f"/api/apps/{app['id']}/files").json()
     paths = {f["path"] for f in files["files"]} if isinstance(files, dict) else set()
     assert "vite.config.js" not in paths and "package.json" not in paths
@@ -100,7 +100,7 @@ def test_a_hostile_model_runs_nothing_and_leaks_nothing(
     for turn, leak in ((2, "/proc/self/environ?raw"), (3, "../../../../zerocode.sqlite3-wal?raw")):
         model.leak = leak
         broken = chat(client, app["id"], "Show some debugging info")
-        assert broken.done == {"status": "failed", "turn": turn}, broken.builds
+        assert broken.ended == ("failed", turn), broken.builds
         failed = broken.builds[-1]
         assert failed["status"] == "failed"
         said = " ".join(str(e.get("message", "")) for e in broken.errors) + str(failed)
@@ -109,7 +109,7 @@ def test_a_hostile_model_runs_nothing_and_leaks_nothing(
     # Turn 4: a clean app again, then published.
     model.leak = None
     again = chat(client, app["id"], "Back to the first version")
-    assert again.done == {"status": "succeeded", "turn": 4}
+    assert again.ended == ("succeeded", 4)
     deploy = client.post(f"/api/apps/{app['id']}/deploy")
     assert deploy.status_code == 202, deploy.text
     published = wait_for_build(client, app["id"], deploy.json()["buildId"])

@@ -69,7 +69,7 @@ def test_a_turn_whose_client_left_after_the_first_event_runs_to_its_end(
     assert current.json()["status"] == "running"
     wait_idle(client, app["id"])
     turn = replay(client, app["id"], 1)  # a finished turn replays whole
-    assert turn.done == {"status": "succeeded", "turn": 1}
+    assert turn.ended == ("succeeded", 1)
     assert [b["status"] for b in turn.builds] == ["running", "succeeded"]
     assert turn.ids == [f"1:{n}" for n in range(1, len(turn.ids) + 1)]
     entries = client.get(f"/api/apps/{app['id']}/history").json()["entries"]
@@ -78,8 +78,8 @@ def test_a_turn_whose_client_left_after_the_first_event_runs_to_its_end(
     builds = client.get(f"/api/apps/{app['id']}/builds?purpose=preview").json()["builds"]
     assert builds and builds[0]["state"] == "succeeded"
     assert builds[0]["id"] == turn.builds[-1]["buildId"]
-    # the app is free at once: the next turn starts
-    assert chat(client, app["id"], "Thanks").done == {"status": "succeeded", "turn": 2}
+    # the app is free at once: the next turn starts (turn 3: the note on turn 1's checks is 2)
+    assert chat(client, app["id"], "Thanks").ended == ("succeeded", 3)
 
 
 def test_a_reattach_after_the_third_event_gets_exactly_the_rest(client: httpx.Client) -> None:
@@ -106,7 +106,7 @@ def test_a_stopped_turn_ends_interrupted_and_says_why_to_the_model_and_the_user(
         stop = client.post(f"/api/apps/{app['id']}/turns/1/cancel")
         assert stop.status_code == 202 and stop.json() == {"turn": 1, "status": "stopping"}
         turn = parse_sse(lines)
-    assert turn.done == {"status": "interrupted", "turn": 1}
+    assert turn.ended == ("interrupted", 1)
     assert turn.errors == [{"code": "stopped", "message": "stopped by the user"}]
     entries = client.get(f"/api/apps/{app['id']}/history").json()["entries"]
     shown = next(e for e in entries if e["turn"] == 1 and e["role"] == "error")
@@ -116,7 +116,7 @@ def test_a_stopped_turn_ends_interrupted_and_says_why_to_the_model_and_the_user(
     assert any("stopped by the user" in (n or "") for n in notes)
     again = client.post(f"/api/apps/{app['id']}/turns/1/cancel")
     assert again.status_code == 409  # it is over
-    assert chat(client, app["id"], "Go on").done == {"status": "succeeded", "turn": 2}
+    assert chat(client, app["id"], "Go on").ended == ("succeeded", 2)
 
 
 def test_only_the_owner_or_an_admin_reads_or_stops_a_turn(
@@ -157,10 +157,10 @@ def test_a_server_killed_mid_turn_makes_the_reattach_say_interrupted(own: Server
     own.start()
     assert client.get(f"/api/apps/{app['id']}/turns/current").status_code == 204
     turn = replay(client, app["id"], 1, headers={"Last-Event-ID": "1:2"})
-    assert turn.ids == ["1:3"] and turn.done == {"status": "interrupted", "turn": 1}
+    assert turn.ids == ["1:3"] and turn.ended == ("interrupted", 1)
     # the app is free at once (a local server's turns died with it), and the next turn
     # closes the dead one in the history
-    assert chat(client, app["id"], "Again").done == {"status": "succeeded", "turn": 2}
+    assert chat(client, app["id"], "Again").ended == ("succeeded", 2)
     entries = client.get(f"/api/apps/{app['id']}/history").json()["entries"]
     dead = next(e for e in entries if e["turn"] == 1 and e["role"] == "error")
     assert dead["status"] == "interrupted" and "server stopped" in dead["content"]

@@ -113,7 +113,8 @@ def test_html_versions_diff_restore_and_the_next_element_edit(
     assert edit.done is not None and edit.done["status"] == "succeeded", edit.errors
     assert h1_of(client.get(f"/api/apps/{app_id}/files/index.html").text) == "Bread Bros"
     assert [v["id"] for v in versions_of(client, app_id)] == ["v4", "v3", "v2", "v1"]
-    assert last_message(client, app_id)["role"] == "assistant"
+    note = last_message(client, app_id)  # after the answer: what its checks block did
+    assert note["role"] == "user" and note["content"].startswith("[zerocode checks:")
 
 
 def test_vue_restore_then_element_edit_through_tools(client: httpx.Client) -> None:
@@ -123,7 +124,7 @@ def test_vue_restore_then_element_edit_through_tools(client: httpx.Client) -> No
     first = vue_title(client, app_id)
     element = {"pagePath": "/", "tag": "h1", "selector": "#app h1", "text": first}
     changed = chat(client, app_id, 'Change this title to "Grandma\'s Recipes"', element)
-    assert changed.done == {"status": "succeeded", "turn": 2}
+    assert changed.ended == ("succeeded", 2)
     assert vue_title(client, app_id) == "Grandma's Recipes"
 
     restored = client.post(f"/api/apps/{app_id}/versions/v1/restore").json()
@@ -135,8 +136,9 @@ def test_vue_restore_then_element_edit_through_tools(client: httpx.Client) -> No
     assert "Read a file again" in note["content"]
 
     edit = chat(client, app_id, 'Now call it "Family Recipes"', element)
-    assert edit.done == {"status": "succeeded", "turn": 4}, edit.errors  # turn 3: the note
-    assert [t["name"] for t in edit.results][-1] == "modify_file"
+    assert edit.ended == ("succeeded", 4), edit.errors  # turn 3: the note
+    names = [t["name"] for t in edit.results]  # the change, then its acceptance checks
+    assert names[names.index("modify_file") + 1 :][-1:] == ["add_check"], names
     assert all(t["ok"] for t in edit.results)
     assert vue_title(client, app_id) == "Family Recipes"
     assert [v["id"] for v in versions_of(client, app_id)] == ["v4", "v3", "v2", "v1"]
