@@ -247,8 +247,8 @@ def test_vue_check_tools_add_retire_and_refuse_without_failing_the_turn(tmp_path
     gone = ToolCall(id="a3", name="retire_check", arguments='{"id": "c9", "reason": "x"}')
     done_call = ToolCall(id="e1", name="exit", arguments="{}")
     model = Scripted(
-        AssistantMessage("", tool_calls=[add, bad, gone]),
-        AssistantMessage("", tool_calls=[done_call]),
+        AssistantMessage("", tool_calls=(add, bad, gone)),
+        AssistantMessage("", tool_calls=(done_call,)),
         "Done.",
     )
     p, app = setup(tmp_path, model, CodeGenType.VUE_PROJECT)

@@ -633,7 +633,8 @@ def test_a_regressing_page_edit_detaches_the_counter_until_repaired(kind: str) -
     assert {p: c for p, c in app.files.items() if p != name} == {
         p: c for p, c in plain.files.items() if p != name
     }
-    app.add(OWL_HEADING), app.retire("c1", "as the platform applies the block")
+    app.add(OWL_HEADING)
+    app.retire("c1", "as the platform applies the block")
     fixed = app.repair(acceptance_feedback(app, {"c2": COUNTER_FAILS}))
     assert fixed.startswith(PAGE_REPAIRED.format("Try it") + "\n\nChanged “Recipe Book” to")
     assert checks_of(fixed) is None  # nothing retired: the user did not ask for the counter
