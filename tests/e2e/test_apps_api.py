@@ -49,7 +49,7 @@ def test_delete_removes_the_app_and_its_data(client: httpx.Client, server: Serve
 
 def test_oversized_and_blank_init_prompts_are_refused(client: httpx.Client) -> None:
     for body, status in (
-        ({"initPrompt": "x" * 1001}, 400),
+        ({"initPrompt": "x" * 8001}, 400),
         ({"initPrompt": "  "}, 422),
         ({"initPrompt": "ok", "codeGenType": "flash"}, 422),
     ):

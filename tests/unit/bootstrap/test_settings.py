@@ -47,10 +47,13 @@ def test_bad_settings_are_refused(monkeypatch: pytest.MonkeyPatch, key: str, val
         Settings()
 
 
+MESSAGE_CHARS = Settings.model_fields["max_message_chars"].default  # 8,000 (issue 26)
+
+
 def test_a_window_budget_below_what_every_window_pins_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    minimum = window_minimum(1000, None)
+    minimum = window_minimum(MESSAGE_CHARS, None)
     monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(minimum.tokens - 1))
     with pytest.raises(ValidationError) as refused:
         Settings()
@@ -64,14 +67,14 @@ def test_a_window_budget_below_what_every_window_pins_is_refused(
 def test_the_minimum_grows_with_the_summary_and_the_message_length(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    base = window_minimum(1000, None).tokens
+    base = window_minimum(MESSAGE_CHARS, None).tokens
     monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(base))
     Settings()
     monkeypatch.setenv("ZEROCODE_WINDOW_SUMMARY", "true")
     with pytest.raises(ValidationError, match="running summary's room"):
         Settings()
     monkeypatch.setenv("ZEROCODE_WINDOW_SUMMARY", "false")
-    monkeypatch.setenv("ZEROCODE_MAX_MESSAGE_CHARS", "2000")
+    monkeypatch.setenv("ZEROCODE_MAX_MESSAGE_CHARS", str(MESSAGE_CHARS * 2))
     with pytest.raises(ValidationError, match="ZEROCODE_WINDOW_MAX_TOKENS"):
         Settings()
     monkeypatch.setenv("ZEROCODE_MAX_MESSAGE_CHARS", "200")
