@@ -28,10 +28,13 @@ venv:
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 
 $(RUN_STAMP): pyproject.toml | venv
+	@echo "zerocode: installing the server's dependencies into .venv (first run: about a minute)…"
 	$(PIP) -e '.[local]'
 	touch $(RUN_STAMP)
+	@echo "zerocode: installed; starting the server"
 
 $(DEV_STAMP): pyproject.toml | venv
+	@echo "zerocode: installing the server, test and CDK tooling into .venv (first run: a few minutes)…"
 	$(PIP) -e '.[dev]'
 	touch $(DEV_STAMP) $(RUN_STAMP)
 
