@@ -1,6 +1,6 @@
 """App operations the API and the entry points call: create (the model routes the mode and
 names the app), rename, the admin's changes, delete (the app first, then its data), forget the
-conversation, archive the files, and the featured apps (cached for a few minutes).
+conversation, and the featured apps (cached for a few minutes).
 
 What they need of the layers above (the model, publishing, the step journal) are the ports
 below: ``Namer`` (``zerocode.engine.naming``), ``Unpublisher``
@@ -9,10 +9,8 @@ below: ``Namer`` (``zerocode.engine.naming``), ``Unpublisher``
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
 import time
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -153,15 +151,6 @@ class AppService:
         to people; its files stay."""
         self.memory.delete(app.id)
         self.display.delete_app(app.id)
-
-    def archive(self, app: App) -> tuple[str, bytes]:
-        """The app's files as a zip, and a file name for it."""
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for info in self.workspace.list(app.id):
-                archive.writestr(info.path, self.workspace.read(app.id, info.path))
-        safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in app.name)[:40]
-        return f"{safe or app.id}.zip", buffer.getvalue()
 
     def _purge_steps(self) -> list[Callable[[str], object]]:
         return purge_steps(

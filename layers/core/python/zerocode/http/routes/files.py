@@ -1,12 +1,14 @@
-"""The app's files: list, read one, download all as a zip."""
+"""The app's files: list, read one, download the project as a zip."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
 from zerocode.apps.workspace import clean_path
-from zerocode.http.deps import AppServiceDep, OwnedApp, WorkspaceDep
+from zerocode.http.deps import OwnedApp, WorkspaceDep
 from zerocode.http.schemas import FileOut, FilesOut
+from zerocode.publishing.builds import snapshot
+from zerocode.publishing.download import archive, content_disposition
 
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["files"])
 
@@ -24,10 +26,11 @@ def file(app_id: str, path: str, app: OwnedApp, workspace: WorkspaceDep) -> Resp
 
 
 @router.get("/download", responses={200: {"content": {"application/zip": {}}}})
-def download(app: OwnedApp, service: AppServiceDep) -> Response:
-    name, data = service.archive(app)
+def download(app: OwnedApp, workspace: WorkspaceDep) -> Response:
+    # The project as the platform builds it, with a README (docs/api.md).
+    data = archive(app, snapshot(workspace, app.id).files)
     return Response(
         data,
         media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers={"Content-Disposition": content_disposition(app.name, default=app.id)},
     )
