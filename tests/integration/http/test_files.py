@@ -23,9 +23,11 @@ def test_list_read_and_download_the_files(api: Api) -> None:
     download = c.get(f"/api/apps/{app['id']}/download", headers=owner)
     assert download.status_code == 200
     assert download.headers["content-type"] == "application/zip"
-    assert 'filename="Newts---co.zip"' in download.headers["content-disposition"]
+    assert download.headers["content-disposition"] == (
+        "attachment; filename=\"Newts & co.zip\"; filename*=UTF-8''Newts%20%26%20co.zip"
+    )
     archive = zipfile.ZipFile(io.BytesIO(download.content))
-    assert sorted(archive.namelist()) == ["css/site.css", "index.html"]
+    assert sorted(archive.namelist()) == ["README.md", "css/site.css", "index.html"]
     assert archive.read("index.html") == b"<h1>Newts</h1>"
 
 
