@@ -1,7 +1,7 @@
 // The zerocode console: a static single-page app that talks only to the public HTTP API.
 // Hash routes: #/login #/register #/ (home) #/apps/{id} #/admin. No build step, no CDN.
 // Strings: i18n.js (English, Chinese); replies: render.js; code and versions: code.js;
-// acceptance checks: checks.js.
+// acceptance checks: checks.js; phones, the theme, tabs and announcements: layout.js.
 
 import { EXAMPLES, LANGS, lang, setLang, t } from "./i18n.js";
 import { codeView, versionsView } from "./code.js";
@@ -10,6 +10,7 @@ import {
   STATUS_OF, badge, entryView, fillReply, h, markdown, parseReply, replyShell, stepItem,
   tallyLine, toolStep, userBubble, when,
 } from "./render.js";
+import { announce, foldingNotice, narrow, phoneSwitch, rove, tabKeys, themeSwitch } from "./layout.js";
 
 const API = ((window.ZEROCODE_CONFIG && window.ZEROCODE_CONFIG.api) || "").replace(/\/+$/, "");
 const view = document.getElementById("view");
@@ -135,13 +136,20 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const MAX_CHARS = 1000;  // the API's message limit (ZEROCODE_MAX_MESSAGE_CHARS)
 
-// "N / 1000" under a text field, warning near the limit.
+// "N / 1000" under a text field, warning near the limit. A screen reader hears it only when
+// the count comes near the limit and when it reaches it, not at every key.
 function counter(field) {
-  const out = h("div", { class: "counter", "aria-live": "polite" });
+  const out = h("div", { class: "counter" });
+  let level = 0;
   const update = () => {
     const n = field.value.length;
     out.textContent = `${n} / ${MAX_CHARS}`;
-    out.classList.toggle("near", n >= MAX_CHARS * 0.9);
+    const now = n >= MAX_CHARS ? 2 : n >= MAX_CHARS * 0.9 ? 1 : 0;
+    out.classList.toggle("near", now > 0);
+    if (now > level && document.activeElement === field) {
+      announce(t(now === 2 ? "counter.full" : "counter.near", { n, max: MAX_CHARS }));
+    }
+    level = now;
   };
   field.addEventListener("input", update);
   update();
@@ -187,7 +195,7 @@ function renderNav() {
        h("span", { class: "small", id: "whoami" }, me.account),
        h("button", { class: "secondary", id: "logout", onclick: () => signOut() }, t("nav.logout"))]
     : [h("a", { href: "#/login" }, t("nav.login")), h("a", { href: "#/register" }, t("nav.register"))])
-    .filter(Boolean), languageSwitch());
+    .filter(Boolean), languageSwitch(), themeSwitch());
 }
 
 function authForm(kind) {
@@ -258,8 +266,8 @@ function offlineNotice(onPick) {
   const slot = h("div", { class: "offline-slot" });
   health().then((info) => {
     if (!info || !info.offlineModel) return;
-    slot.replaceChildren(h("section", { class: "notice", id: "offline-notice" },
-      h("p", {}, h("b", {}, t("offline.title")), " ", t("offline.body")),
+    slot.replaceChildren(foldingNotice("offline-notice", h("b", {}, t("offline.title")),
+      h("p", {}, t("offline.body")),
       h("p", { class: "small" }, t("offline.try")),
       h("div", { class: "examples" }, (EXAMPLES[lang()] || EXAMPLES.en).map((text) =>
         h("button", { type: "button", class: "secondary example", onclick: () => onPick(text) }, text)))));
@@ -362,7 +370,8 @@ async function appPage(appId) {
     view.replaceChildren(h("p", {}, t("app.missing"), h("a", { href: "#/" }, t("app.back"))));
     return;
   }
-  const messages = h("div", { class: "messages", id: "messages", "aria-live": "polite" });
+  const messages = h("div", { class: "messages", id: "messages", role: "log", "aria-live": "polite",
+                              "aria-label": t("phone.chat"), tabindex: "0" });
   const input = h("textarea", { id: "message", placeholder: t("app.ask"), maxlength: String(MAX_CHARS),
                                 "aria-label": t("app.messageLabel") });
   const inputCount = counter(input);
@@ -378,7 +387,7 @@ async function appPage(appId) {
                               name: `zerocode-console ${location.origin}`,
                               sandbox: "allow-scripts allow-forms" });
   const placeholder = h("div", { class: "placeholder", id: "preview-placeholder", role: "status", hidden: true });
-  const editButton = h("button", { class: "secondary", id: "edit" }, t("app.edit"));
+  const editButton = h("button", { class: "secondary", id: "edit", "aria-pressed": "false" }, t("app.edit"));
   // Over the preview when it is older than the app's files (a turn cut off, a failed build).
   const rebuildButton = h("button", { type: "button", id: "rebuild" }, t("preview.rebuild"));
   const staleNotice = h("div", { class: "notice stale", id: "preview-stale", role: "status", hidden: true },
@@ -411,6 +420,7 @@ async function appPage(appId) {
   function setEditing(on) {
     editing = on;
     editButton.classList.toggle("edit-on", on);
+    editButton.setAttribute("aria-pressed", String(on));
     editButton.textContent = on ? t("app.editOn") : t("app.edit");
     // An opaque origin cannot be named as the target: "*" it is, and the message says only
     // "edit on/off". The picker obeys it only because it comes from this origin.
@@ -427,8 +437,15 @@ async function appPage(appId) {
   window.onmessage = (e) => {
     if (e.source !== frame.contentWindow || e.origin !== "null" || !e.data) return;
     if (e.data.zerocode === "ready" && editing) setEditing(true);
-    if (e.data.zerocode === "picked" && editing) { picked = pickedElement(e.data.element); showChip(); input.focus(); }
+    if (e.data.zerocode === "picked" && editing) {
+      picked = pickedElement(e.data.element);
+      showChip();
+      if (narrow.matches) phone.show("chat", true);  // on a phone: back to the message, chip and all
+      input.focus();
+    }
   };
+  // Esc leaves Edit mode (from anywhere on the page but the preview itself).
+  document.onkeydown = (e) => { if (e.key === "Escape" && editing) setEditing(false); };
   editButton.addEventListener("click", () => setEditing(!editing && !stale));
 
   // -- the chat ----------------------------------------------------------------------------
@@ -689,8 +706,12 @@ async function appPage(appId) {
     await follow(shell, response, null, { content: text, element });
   }
   send.addEventListener("click", () => chat(input.value, picked, true));
+  // Enter sends (Ctrl/Cmd+Enter too), Shift+Enter breaks the line; an Enter that ends an IME
+  // composition (Chinese, Japanese input) only commits the composed text.
   input.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) chat(input.value, picked, true);
+    if (e.key !== "Enter" || e.shiftKey || e.isComposing || e.keyCode === 229) return;
+    e.preventDefault();
+    chat(input.value, picked, true);
   });
 
   // On opening the page (a reload too): a turn still running, started here before or in
@@ -784,15 +805,20 @@ async function appPage(appId) {
   const tabs = Object.keys(panes).map((name) => h("button", {
     type: "button", role: "tab", id: `tab-${name}`, class: "tab", "aria-controls": panes[name].id,
     "aria-selected": String(name === "preview"), onclick: () => showTab(name) }, t(`app.tab.${name}`)));
+  tabKeys(tabs, (tab) => showTab(tab.id.slice(4)));
   function showTab(name) {
     currentTab = name;
-    for (const tab of tabs) tab.setAttribute("aria-selected", String(tab.id === `tab-${name}`));
+    rove(tabs, tabs.find((tab) => tab.id === `tab-${name}`));
     for (const [key, pane] of Object.entries(panes)) pane.hidden = key !== name;
     if (name === "code") code.refresh();
     if (name === "versions") versions.refresh();
     if (name === "checks") checks.refresh();
   }
-  for (const pane of Object.values(panes)) pane.setAttribute("role", "tabpanel");
+  for (const [name, pane] of Object.entries(panes)) {
+    pane.setAttribute("role", "tabpanel");
+    pane.setAttribute("aria-labelledby", `tab-${name}`);
+  }
+  rove(tabs, tabs[0]);
   code.el.hidden = true; versions.el.hidden = true; checks.el.hidden = true;
 
   // -- deploy and rollback ------------------------------------------------------------------
@@ -832,7 +858,7 @@ async function appPage(appId) {
       return h("tr", { "data-build": b.id },
         h("td", {}, when(b.createdAt)),
         h("td", {}, t(`build.${b.state}`) + (b.published ? ` · ${t("deploy.live")}` : "")),
-        h("td", {}, b.error ? h("pre", {}, `${b.error}\n${b.logTail}`) : `${(b.seconds || 0).toFixed(1)} s`),
+        h("td", {}, b.error ? h("pre", { tabindex: "0" }, `${b.error}\n${b.logTail}`) : `${(b.seconds || 0).toFixed(1)} s`),
         h("td", { class: "build-checks", title: tallyLabel(b.checks) },
           h("span", { "aria-hidden": "true" }, tallyShort(b.checks)), h("span", { class: "visually-hidden" }, tallyLabel(b.checks))),
         h("td", {}, canRollBack ? h("div", { class: "row" },
@@ -890,7 +916,7 @@ async function appPage(appId) {
         h("p", { id: "context-total" }, total),
         table([t("context.role"), t("context.tokens"), t("context.content")],
           w.messages.map((m, i) => h("tr", {}, h("td", {}, m.role), h("td", {}, String(w.tokens[i] ?? "")),
-            h("td", {}, h("pre", {}, (m.content || "") + (m.tool_calls ? "\n" + m.tool_calls.map((c) => `→ ${c.function.name}(${c.function.arguments.slice(0, 200)})`).join("\n") : "")))))));
+            h("td", {}, h("pre", { tabindex: "0" }, (m.content || "") + (m.tool_calls ? "\n" + m.tool_calls.map((c) => `→ ${c.function.name}(${c.function.arguments.slice(0, 200)})`).join("\n") : "")))))));
     } catch (err) { report(err); }
   }
   contextButton.addEventListener("click", () => (contextPanel.hidden ? context() : closeContext()));
@@ -934,22 +960,28 @@ async function appPage(appId) {
   const offlineSlot = h("div", { class: "offline-slot" });
   health().then((info) => {
     if (!info || !info.offlineModel) return;
-    offlineSlot.replaceChildren(h("div", { class: "notice small", id: "offline-chat" }, t("offline.chat"), " ",
+    const hint = foldingNotice("offline-chat", t("offline.chatSummary"), h("p", {}, t("offline.chatMore"), " ",
       t("offline.chatTry"), " ", h("button", { type: "button", class: "secondary example", onclick: () => {
         input.value = t("offline.change"); inputCount.update(); input.focus();
       } }, t("offline.change"))));
+    hint.classList.add("small");
+    offlineSlot.replaceChildren(hint);
   });
 
-  view.replaceChildren(h("div", { class: "workspace" },
-    h("section", { class: "chat" }, titleRow, messages, offlineSlot,
-      h("div", { class: "composer" }, chipSlot, input, h("div", { class: "row" }, send, stopButton,
-        h("span", { class: "small" }, t("app.sendHint")), inputCount))),
-    h("section", { class: "preview" },
-      h("div", { class: "toolbar" }, h("div", { class: "tabs", role: "tablist", "aria-label": t("app.tabs") }, tabs),
-        editButton, deployButton,
-        h("button", { class: "secondary", onclick: download }, t("app.download")), contextButton,
-        h("a", { href: app.previewUrl, target: "_blank", rel: "noopener" }, t("app.openPreview"))),
-      panel, contextPanel, previewPane, code.el, versions.el, checks.el)));
+  const chatSection = h("section", { class: "chat", "aria-label": t("phone.chat") }, titleRow, messages, offlineSlot,
+    h("div", { class: "composer" }, chipSlot, input, h("div", { class: "row" }, send, stopButton,
+      h("span", { class: "small", id: "send-hint" }, t("app.sendHint")), inputCount)));
+  const previewSection = h("section", { class: "preview", "aria-label": t("phone.preview") },
+    h("div", { class: "toolbar" }, h("div", { class: "tabs", role: "tablist", "aria-label": t("app.tabs") }, tabs),
+      editButton, deployButton,
+      h("button", { class: "secondary", onclick: download }, t("app.download")), contextButton,
+      h("a", { href: app.previewUrl, target: "_blank", rel: "noopener" }, t("app.openPreview"))),
+    panel, contextPanel, previewPane, code.el, versions.el, checks.el);
+  const workspace = h("div", { class: "workspace" });
+  const phone = phoneSwitch(workspace, chatSection, previewSection);
+  workspace.append(phone.el, chatSection, previewSection);
+  input.setAttribute("aria-describedby", "send-hint");
+  view.replaceChildren(workspace);
   // Opening (a reload too): the history, whether a turn runs, whether a preview was built.
   // A turn that ended between the two answers is in the history whole: not followed again.
   const start = sessionStorage.getItem(`zc_start_${appId}`);
@@ -1045,7 +1077,10 @@ async function admin(tab) {
   }
   search.addEventListener("input", () => { clearTimeout(load.t); load.t = setTimeout(() => load(true), 250); });
   more.addEventListener("click", () => load(false));
-  body.append(search, h("div", { class: "panel" }, grid), more);
+  // The table's box scrolls: focusable, so the keyboard scrolls it too.
+  const box = h("div", { class: "panel", role: "region", tabindex: "0",
+                         "aria-label": tab === "users" ? t("admin.users") : t("admin.apps") }, grid);
+  body.append(search, box, more);
   load(true);
 }
 
@@ -1053,6 +1088,7 @@ async function admin(tab) {
 
 async function route() {
   window.onmessage = null;
+  document.onkeydown = null;
   clearToast();  // an error belongs to the page it happened on
   if (flashed) { notify(flashed); flashed = null; }
   const path = location.hash.slice(1) || "/";

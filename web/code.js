@@ -20,6 +20,7 @@ export function safeMarkup(html) {
   }
   const out = document.createElement("div");
   out.className = "code-html";
+  out.tabIndex = 0;  // it scrolls: the keyboard must reach it
   out.append(...document.importNode(root, true).childNodes);
   return out;
 }
@@ -91,7 +92,7 @@ function fileDiff(file) {
   let body;
   if (file.binary) body = h("p", { class: "small" }, t("versions.binary"));
   else if (file.html) body = safeMarkup(file.html);
-  else body = h("pre", {}, file.diff || "");
+  else body = h("pre", { tabindex: "0" }, file.diff || "");
   return h("details", { class: "file-diff", open: true, "data-path": file.path },
     h("summary", {}, h("code", {}, file.path), " ", status), body);
 }

@@ -27,7 +27,7 @@ export function escapeHtml(text) {
 // Just enough markdown for replies: code fences, inline code, bold, italics.
 export function markdown(text) {
   return escapeHtml(text).split(/```[\w-]*\n?/).map((part, i) => i % 2
-    ? `<pre>${part}</pre>`
+    ? `<div class="code-scroll" tabindex="0"><pre>${part}</pre></div>`  // scrolls: reachable by keyboard
     : part.replace(/`([^`\n]+)`/g, "<code>$1</code>")
       .replace(/\*\*([^*\n]+)\*\*/g, "<b>$1</b>")
       .replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s.,;:!?)])/g, "$1<i>$2</i>"))
@@ -133,7 +133,7 @@ export function badge(status) {
 // The parts of a reply, filled in: by the stream as it arrives, or at once from history.
 export function replyShell() {
   const thinking = h("details", { class: "thinking", hidden: true },
-    h("summary", {}, t("reply.thinking")), h("pre"));
+    h("summary", {}, t("reply.thinking")), h("pre", { tabindex: "0" }));
   const answer = h("div", { class: "answer" });
   const steps = h("ul", { class: "steps" });
   const outcome = h("div", { class: "outcome" });
