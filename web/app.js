@@ -134,26 +134,40 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // -- small DOM helpers ------------------------------------------------------------------------
 
-const MAX_CHARS = 1000;  // the API's message limit (ZEROCODE_MAX_MESSAGE_CHARS)
+const MAX_CHARS = 8000;  // the API's message limit (ZEROCODE_MAX_MESSAGE_CHARS)
 
-// "N / 1000" under a text field, warning near the limit. A screen reader hears it only when
-// the count comes near the limit and when it reaches it, not at every key.
+// "N / 8000" under a text field, warning near the limit. Nothing is cut: a longer text (a
+// paste) stays whole, the counter says by how much it is over, and it is not sent until it
+// is shortened (out.over()). A screen reader hears it only when the count comes near the
+// limit, reaches it and passes it, not at every key.
 function counter(field) {
   const out = h("div", { class: "counter" });
   let level = 0;
   const update = () => {
     const n = field.value.length;
-    out.textContent = `${n} / ${MAX_CHARS}`;
-    const now = n >= MAX_CHARS ? 2 : n >= MAX_CHARS * 0.9 ? 1 : 0;
+    const now = n > MAX_CHARS ? 3 : n === MAX_CHARS ? 2 : n >= MAX_CHARS * 0.9 ? 1 : 0;
+    out.textContent = now === 3
+      ? `${n} / ${MAX_CHARS} — ${t("counter.over", { over: n - MAX_CHARS, max: MAX_CHARS })}`
+      : `${n} / ${MAX_CHARS}`;
     out.classList.toggle("near", now > 0);
-    if (now > level && document.activeElement === field) {
-      announce(t(now === 2 ? "counter.full" : "counter.near", { n, max: MAX_CHARS }));
+    out.classList.toggle("over", now === 3);
+    if (now > level && (document.activeElement === field || now === 3)) {
+      announce(now === 3 ? t("counter.over", { over: n - MAX_CHARS, max: MAX_CHARS })
+        : t(now === 2 ? "counter.full" : "counter.near", { n, max: MAX_CHARS }));
     }
     level = now;
   };
   field.addEventListener("input", update);
   update();
   out.update = update;
+  // Whether the text is over the limit: then it is not sent, and the counter says why.
+  out.over = () => {
+    update();
+    if (field.value.length <= MAX_CHARS) return false;
+    announce(t("counter.over", { over: field.value.length - MAX_CHARS, max: MAX_CHARS }));
+    field.focus();
+    return true;
+  };
   return out;
 }
 
@@ -277,7 +291,7 @@ function offlineNotice(onPick) {
 
 function home() {
   const prompt = h("textarea", { id: "prompt", placeholder: t("home.placeholder"),
-                                 "aria-label": t("home.promptLabel"), maxlength: String(MAX_CHARS) });
+                                 "aria-label": t("home.promptLabel") });
   const promptCount = counter(prompt);
   const mode = h("select", { id: "mode", "aria-label": t("home.mode") },
     h("option", { value: "" }, t("home.mode.auto")), h("option", { value: "html" }, t("home.mode.html")),
@@ -285,6 +299,7 @@ function home() {
   const go = h("button", { type: "submit", id: "create" }, t("home.go"));
   const form = h("form", { class: "card create", onsubmit: async (e) => {
     e.preventDefault();
+    if (promptCount.over()) return;
     go.disabled = true;
     try {
       const body = { initPrompt: prompt.value };
@@ -372,7 +387,7 @@ async function appPage(appId) {
   }
   const messages = h("div", { class: "messages", id: "messages", role: "log", "aria-live": "polite",
                               "aria-label": t("phone.chat"), tabindex: "0" });
-  const input = h("textarea", { id: "message", placeholder: t("app.ask"), maxlength: String(MAX_CHARS),
+  const input = h("textarea", { id: "message", placeholder: t("app.ask"),
                                 "aria-label": t("app.messageLabel") });
   const inputCount = counter(input);
   const send = h("button", { id: "send" }, t("app.send"));
@@ -705,13 +720,13 @@ async function appPage(appId) {
     if (typed) { input.value = ""; inputCount.update(); picked = null; showChip(); }
     await follow(shell, response, null, { content: text, element });
   }
-  send.addEventListener("click", () => chat(input.value, picked, true));
+  send.addEventListener("click", () => { if (!inputCount.over()) chat(input.value, picked, true); });
   // Enter sends (Ctrl/Cmd+Enter too), Shift+Enter breaks the line; an Enter that ends an IME
   // composition (Chinese, Japanese input) only commits the composed text.
   input.addEventListener("keydown", (e) => {
     if (e.key !== "Enter" || e.shiftKey || e.isComposing || e.keyCode === 229) return;
     e.preventDefault();
-    chat(input.value, picked, true);
+    if (!inputCount.over()) chat(input.value, picked, true);
   });
 
   // On opening the page (a reload too): a turn still running, started here before or in

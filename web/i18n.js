@@ -23,7 +23,8 @@ const en = {
   "notice.show": "Show more",
   "notice.hide": "Show less",
   "counter.near": "{n} of {max} characters: near the limit",
-  "counter.full": "{n} of {max} characters: the limit, nothing more can be typed",
+  "counter.full": "{n} of {max} characters: the limit",
+  "counter.over": "{over} characters too many: shorten it to send (the limit is {max})",
 
   "auth.account": "account",
   "auth.password": "password",
@@ -301,7 +302,8 @@ const zh = {
   "notice.show": "展开",
   "notice.hide": "收起",
   "counter.near": "已输入 {n} / {max} 个字符，接近上限",
-  "counter.full": "已输入 {n} / {max} 个字符，已达上限，无法继续输入",
+  "counter.full": "已输入 {n} / {max} 个字符，已达上限",
+  "counter.over": "超出 {over} 个字符：请删减后再发送（上限 {max}）",
 
   "auth.account": "账号",
   "auth.password": "密码",

@@ -268,6 +268,15 @@ def test_account_errors_are_named_by_code_toasts_clear_and_input_is_counted(
     assert toast.inner_text() == "Wrong account or password."
     assert page.eval_on_selector("link[rel=icon]", "l => l.href").startswith("data:image/svg")
     home = register(browser, server)
-    home.fill("textarea[aria-label='describe your app']", "x" * 950)
-    assert home.inner_text(".create .counter") == "950 / 1000"
+    home.fill("textarea[aria-label='describe your app']", "x" * 7300)
+    assert home.inner_text(".create .counter") == "7300 / 8000"
     assert "near" in str(home.get_attribute(".create .counter", "class"))
+    # A longer paste is not cut: it stays whole, the counter says by how much it is over,
+    # and it is not sent until it is shortened.
+    home.fill("textarea[aria-label='describe your app']", "x" * 8500)
+    assert len(home.input_value("#prompt")) == 8500
+    said = home.inner_text(".create .counter")
+    assert said.startswith("8500 / 8000") and "500 characters too many" in said
+    home.click("#create")
+    assert "500 characters too many" in str(home.text_content("#announcer"))
+    assert home.url.endswith("#/")  # no app was created

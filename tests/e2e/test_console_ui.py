@@ -124,7 +124,7 @@ def test_the_offline_model_is_said_plainly_and_examples_fill_the_prompt(
     shot(page, "1-offline-notice")
     buttons.nth(2).click()
     assert page.input_value("#prompt") == "A Vue todo app with an about page"
-    assert page.inner_text(".create .counter") == "33 / 1000"
+    assert page.inner_text(".create .counter") == "33 / 8000"
     buttons.nth(0).click()  # a page: quick to build
     assert page.input_value("#prompt") == "A landing page for a bakery"
     page.click("#create")

@@ -129,7 +129,7 @@ def test_deploying_nothing_and_deleting_a_published_app(
 ) -> None:
     empty = create(client, "A page about nothing yet", "html")
     answer = client.post(f"/api/apps/{empty['id']}/deploy")
-    assert answer.status_code == 400 and "nothing to deploy" in answer.json()["error"]["message"]
+    assert answer.status_code == 409 and "nothing to deploy" in answer.json()["error"]["message"]
 
     app = create(client, "A page about kingfishers", "html")
     chat(client, app["id"], app["initPrompt"])

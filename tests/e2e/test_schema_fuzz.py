@@ -1,6 +1,8 @@
 """schemathesis against the running server (its CLI, as an operator would run it): no 5xx,
-every status, content type, header and body matches the OpenAPI document, and methods the
-document does not list get 405 with Allow. Bounded examples so CI stays quick."""
+every status, content type, header and body matches the OpenAPI document, public routes
+say so and private ones refuse a missing token, and methods the document does not list get
+405 with Allow. All four phases, the stateful one included, with an app named in Chinese
+in the account (its download once answered 500). Bounded examples so CI stays quick."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ CHECKS = ",".join(
         "response_schema_conformance",
         "response_headers_conformance",
         "unsupported_method",
+        "ignored_auth",
+        "missing_required_header",
     ]
 )
 
@@ -27,6 +31,8 @@ def test_api_never_fails_and_keeps_its_schema(server: Server) -> None:
     cli = shutil.which("schemathesis") or str(Path(sys.executable).parent / "schemathesis")
     client = signed_in(server)
     token = client.headers["Authorization"]
+    named = client.post("/api/apps", json={"initPrompt": "做一个番茄钟网页", "codeGenType": "html"})
+    assert named.status_code == 201 and named.json()["name"].isascii() is False, named.text
     client.close()
     done = subprocess.run(
         [
@@ -57,3 +63,5 @@ def test_api_never_fails_and_keeps_its_schema(server: Server) -> None:
     failures = done.stdout.split("FAILURES")[-1][:6000] if "FAILURES" in done.stdout else ""
     assert done.returncode == 0, failures + done.stdout[-2000:] + done.stderr[-2000:]
     assert "passed" in done.stdout
+    stateful = done.stdout.split("Stateful", 1)[1][:400]
+    assert "Scenarios:" in stateful and "passed" in stateful, stateful

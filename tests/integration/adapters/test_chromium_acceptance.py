@@ -55,7 +55,7 @@ def run(pages: dict[str, str], raw: dict[str, Any]) -> tuple[CheckOutcome, float
             try:
                 started = time.monotonic()
                 outcome = await run_check(
-                    browser, site.url, parse_check(raw), action_ms=1500, expect_ms=1500
+                    browser, site.url, parse_check(raw), action_ms=4000, expect_ms=1500
                 )
                 return outcome, time.monotonic() - started
             finally:
@@ -89,7 +89,7 @@ def test_a_missing_element_fails_its_step_in_bounded_time() -> None:
     assert outcome.evidence.where == "steps[0]"
     assert outcome.evidence.expected == 'click the button "Delete all"'
     assert "Timeout" in outcome.evidence.actual
-    assert took < 15
+    assert took < 30  # 4 s for the click, the page load and the screenshot: bounded
 
 
 def test_navigation_the_address_and_console_errors_are_checked() -> None:

@@ -19,7 +19,8 @@ from typing import Protocol
 
 from zerocode.errors import InvalidInput, ZerocodeError
 
-_ACCOUNT = re.compile(r"^[A-Za-z0-9_.@-]{4,64}$")
+ACCOUNT_PATTERN = r"^[A-Za-z0-9_.@-]{4,64}$"
+_ACCOUNT = re.compile(ACCOUNT_PATTERN)
 MIN_PASSWORD, MAX_PASSWORD = 8, 128
 # scrypt cost: ~50 ms per hash on a laptop core; n must be a power of two.
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}

@@ -26,6 +26,7 @@ from zerocode.errors import InvalidInput
 
 # Bidirectional controls: they make stored text display in another order than it is
 # stored (and than the model reads it), so no stored text may hold one.
+MAX_MESSAGE = 8_000  # characters of a prompt or a chat message (ZEROCODE_MAX_MESSAGE_CHARS)
 BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )

@@ -22,7 +22,8 @@ from typing import Protocol
 from zerocode.apps.workspace import Snapshot
 from zerocode.errors import Conflict, InvalidInput, NotFound
 
-_VERSION_ID = re.compile(r"^v([1-9][0-9]{0,8})$")
+VERSION_PATTERN = r"^v([1-9][0-9]{0,8})$"
+_VERSION_ID = re.compile(VERSION_PATTERN)
 SUMMARY_CHARS = 200
 DIFF_CONTEXT = 3
 MAX_DIFF_CHARS = 200_000  # per file: a diff past it is cut, saying so

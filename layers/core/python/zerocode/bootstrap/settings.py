@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from zerocode.apps.guards import MAX_MESSAGE
 from zerocode.engine.window_budget import check_window_budget
 from zerocode.memory.window import DEFAULT_MAX_MESSAGES, WindowPolicy
 from zerocode.publishing.pointers import SiteUrls, site_urls
@@ -137,7 +138,7 @@ class Settings(BaseSettings):
     # The public featured-apps page is cached per process for this long.
     featured_cache_seconds: float = Field(120, ge=0)
 
-    max_message_chars: int = Field(8000, ge=1)
+    max_message_chars: int = Field(MAX_MESSAGE, ge=1)
     max_tool_calls: int = Field(20, ge=1, le=100)
     # Tool calls one model step may ask for; a step over it runs none. At most 64: a step
     # and its results are one transcript write, and DynamoDB's transaction holds 100 items.

@@ -13,7 +13,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -240,6 +240,9 @@ async def maybe_caller(request: Request, credentials: Credentials = None) -> Use
 
 
 MaybeCaller = Annotated[User | None, Depends(maybe_caller)]
+# For a route whose caller may be anyone (MaybeCaller): its OpenAPI operation says that the
+# bearer token is optional, not required (``@router.get(..., openapi_extra=OPTIONAL_AUTH)``).
+OPTIONAL_AUTH: dict[str, Any] = {"security": [{}, {"HTTPBearer": []}]}
 
 
 def client_address(request: Request) -> str | None:

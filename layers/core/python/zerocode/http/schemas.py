@@ -7,12 +7,29 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from zerocode.accounts.service import User
-from zerocode.apps.records import MAX_PRIORITY, App, CodeGenType
+from zerocode.accounts.service import ACCOUNT_PATTERN, MAX_PASSWORD, MIN_PASSWORD, User
+from zerocode.apps.guards import MAX_MESSAGE
+from zerocode.apps.records import MAX_NAME, MAX_PRIORITY, App, CodeGenType
 from zerocode.apps.versions import Version, VersionKind, version_id
+from zerocode.engine.check_suite import MAX_REASON
 from zerocode.memory.display import DisplayEntry
-from zerocode.publishing.builds import Build, BuildPurpose, BuildState
+from zerocode.publishing.builds import BUILD_ID_PATTERN, Build, BuildPurpose, BuildState
 from zerocode.publishing.pointers import SiteUrls
+
+# What the API enforces on text, declared in the OpenAPI document (issue 26) so a client or a
+# fuzzer knows it before it is refused: at least one visible character, no control character
+# but newline and tab, no bidirectional control (apps/guards.py refuses them with its own
+# message, which is what a client reads; the schema only says it).
+_BANNED = (
+    "\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f"  # control characters, but tab and newline
+    "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"  # bidirectional controls
+)
+TEXT_PATTERN = f"^[^{_BANNED}]*[^\\s{_BANNED}][^{_BANNED}]*$"
+
+
+def text_rule(most: int) -> dict[str, Any]:
+    """A text field's documented rule (the domain's check enforces it)."""
+    return {"minLength": 1, "maxLength": most, "pattern": TEXT_PATTERN}
 
 
 class ElementIn(BaseModel):
@@ -27,13 +44,13 @@ class ElementIn(BaseModel):
 
 class ChatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    message: str
+    message: str = Field(json_schema_extra=text_rule(MAX_MESSAGE))
     element: ElementIn | None = None
 
 
 class CreateAppIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    initPrompt: str = Field(min_length=1)
+    initPrompt: str = Field(min_length=1, json_schema_extra=text_rule(MAX_MESSAGE))
     codeGenType: CodeGenType | None = None
 
     @field_validator("initPrompt")
@@ -44,11 +61,18 @@ class CreateAppIn(BaseModel):
         return value
 
 
+def _at_least_one_value(schema: dict[str, Any]) -> None:
+    """PATCH's documented body: one field at least, each a value (null changes nothing)."""
+    schema["minProperties"] = 1
+    schema["properties"]["name"] = {"type": "string", "title": "Name", **text_rule(MAX_NAME)}
+    schema["properties"]["requireChecks"] = {"type": "boolean", "title": "Requirechecks"}
+
+
 class AppPatchIn(BaseModel):
     """What an owner may change of an app: its name, and whether a deploy needs its
     acceptance checks to pass."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_at_least_one_value)
     name: str | None = None
     requireChecks: bool | None = None
 
@@ -60,7 +84,7 @@ class DeployIn(BaseModel):
 
 class RetireIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    reason: str = Field(max_length=2000)
+    reason: str = Field(json_schema_extra=text_rule(MAX_REASON))
 
 
 class TallyOut(BaseModel):
@@ -179,7 +203,7 @@ class DeployOut(BaseModel):
 
 class RollbackIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    buildId: str
+    buildId: str = Field(json_schema_extra={"pattern": BUILD_ID_PATTERN})
 
 
 class AppListOut(BaseModel):
@@ -264,8 +288,8 @@ class FilesOut(BaseModel):
 
 class RegisterIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    account: str
-    password: str
+    account: str = Field(json_schema_extra={"pattern": ACCOUNT_PATTERN})
+    password: str = Field(json_schema_extra={"minLength": MIN_PASSWORD, "maxLength": MAX_PASSWORD})
     name: str | None = None
 
 

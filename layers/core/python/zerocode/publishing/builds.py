@@ -21,7 +21,8 @@ from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot, Workspace
 from zerocode.errors import InvalidInput
 
-_BUILD_ID = re.compile(r"^b\d{13}[0-9a-f]{6}$")
+BUILD_ID_PATTERN = r"^b\d{13}[0-9a-f]{6}$"
+_BUILD_ID = re.compile(BUILD_ID_PATTERN)
 LOG_TAIL_CHARS = 4000
 
 

@@ -190,7 +190,8 @@ class Publishing:
     def _source_to_deploy(self, app: App) -> Snapshot:
         source = snapshot(self.workspace, app.id)
         if not source.files:
-            raise InvalidInput("there is nothing to deploy yet: generate the app first")
+            # The request is sound; the app is not ready for it (409, not 400).
+            raise Conflict("there is nothing to deploy yet: generate the app first")
         return source
 
     def _queue(self, app: App, source: Snapshot) -> tuple[Build, Snapshot]:
@@ -278,9 +279,14 @@ class Publishing:
             ):
                 await asyncio.sleep(1)  # another process is deploying this app
             try:
-                done = await self._run(build, source)
+                # A deploy build says "succeeded" only once its site is published: a client
+                # that sees it succeeded reads the app's new deployUrl, never the old one.
+                done = await self._run(build, source, hold=True)
                 if done.state is BuildState.SUCCEEDED:
-                    app = await asyncio.to_thread(self.publish, done)
+                    try:
+                        app = await asyncio.to_thread(self.publish, done)
+                    finally:
+                        await asyncio.to_thread(self.builds.put, done)
                     if app is not None and self.covers is not None:
                         await self._cover(app)
                 return done
@@ -348,7 +354,10 @@ class Publishing:
             self.publisher.remove(site_pointer(app.deploy_key))
         self.publisher.remove(preview_pointer(app.preview_key))
 
-    async def _run(self, build: Build, source: Snapshot) -> Build:
+    async def _run(self, build: Build, source: Snapshot, *, hold: bool = False) -> Build:
+        """Build it, recording its state; with ``hold``, a build that succeeded is recorded
+        with its output but still running, and the caller records its end (after publishing:
+        the sites server reads the output from the record)."""
         build = build.running()
         await asyncio.to_thread(self.builds.put, build)
         try:
@@ -358,7 +367,9 @@ class Publishing:
             outcome_build = build.failed(f"the builder failed: {exc}")
         else:
             outcome_build = build.ended(outcome)
-        await asyncio.to_thread(self.builds.put, outcome_build)
+        held = hold and outcome_build.state is BuildState.SUCCEEDED
+        recorded = replace(outcome_build, state=BuildState.RUNNING) if held else outcome_build
+        await asyncio.to_thread(self.builds.put, recorded)
         return outcome_build
 
     async def _cover(self, app: App) -> None:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Response
 from zerocode.accounts.service import Unauthenticated
 from zerocode.apps.guards import check_text
 from zerocode.http.deps import (
+    OPTIONAL_AUTH,
     AppServiceDep,
     AppStoreDep,
     Caller,
@@ -39,7 +40,7 @@ async def create(
     return app_out(await service.create(user.id, prompt, body.codeGenType), urls)
 
 
-@router.get("", response_model=AppListOut)
+@router.get("", response_model=AppListOut, openapi_extra=OPTIONAL_AUTH)
 def list_apps(
     user: MaybeCaller,
     apps: AppStoreDep,

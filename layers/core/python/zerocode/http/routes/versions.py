@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
-from zerocode.apps.versions import parse_version_id
+from zerocode.apps.versions import VERSION_PATTERN, parse_version_id
 from zerocode.apps.workspace import clean_path
 from zerocode.engine.restore import restore
 from zerocode.errors import NotFound
@@ -32,6 +32,8 @@ from zerocode.http.schemas import (
 )
 
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["versions"])
+# Documented, and checked by parse_version_id with its own message.
+VersionId = Annotated[str, Path(json_schema_extra={"pattern": VERSION_PATTERN})]
 
 
 @router.get("/versions", response_model=VersionListOut)
@@ -52,7 +54,11 @@ def versions(
 
 @router.get("/versions/{version_id}/diff", response_model=DiffOut)
 def diff(
-    app_id: str, version_id: str, app: OwnedApp, store: VersionsDep, against: str | None = None
+    app_id: str,
+    version_id: VersionId,
+    app: OwnedApp,
+    store: VersionsDep,
+    against: Annotated[str | None, Query(json_schema_extra={"pattern": VERSION_PATTERN})] = None,
 ) -> DiffOut:
     """Per-file unified diffs from ``against`` (default: the version before) to the version."""
     version = store.get(app.id, version_id)
@@ -76,7 +82,12 @@ def diff(
 
 @router.post("/versions/{version_id}/restore", response_model=RestoreOut)
 async def restore_version(
-    app_id: str, version_id: str, app: OwnedApp, user: Caller, engine: EngineDep, quota: QuotaDep
+    app_id: str,
+    version_id: VersionId,
+    app: OwnedApp,
+    user: Caller,
+    engine: EngineDep,
+    quota: QuotaDep,
 ) -> RestoreOut:
     """The version's files back in the workspace, recorded in the transcript for the model
     (M9), the preview rebuilt; a new version. 409 while a turn runs."""
