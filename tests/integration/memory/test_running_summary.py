@@ -30,6 +30,9 @@ APP = "app-summary"
 
 
 def settings(tmp_path: Path, **extra: Any) -> Settings:
+    """The summary on, and requests of at most 1,000 characters, so the small window of
+    these tests (BUDGET) is one the settings accept."""
+    extra.setdefault("max_message_chars", 1000)
     return Settings(data_dir=tmp_path, covers=False, window_summary=True, **extra)
 
 
