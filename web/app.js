@@ -870,15 +870,17 @@ async function appPage(appId) {
       // files as they are now) offers that version's files too.
       const too = canRollBack && b.versionId && b.versionId !== current
         ? h("input", { type: "checkbox", class: "restore-too", "data-version": b.versionId }) : null;
-      return h("tr", { "data-build": b.id },
-        h("td", {}, when(b.createdAt)),
+      // Each row names the version it was built from (when it is among the newest 50).
+      return h("tr", { "data-build": b.id, "data-version": b.versionId || "" },
+        h("td", {}, b.versionId ? h("b", { class: "build-version" }, b.versionId) : null,
+          b.versionId ? " · " : null, when(b.createdAt)),
         h("td", {}, t(`build.${b.state}`) + (b.published ? ` · ${t("deploy.live")}` : "")),
         h("td", {}, b.error ? h("pre", { tabindex: "0" }, `${b.error}\n${b.logTail}`) : `${(b.seconds || 0).toFixed(1)} s`),
         h("td", { class: "build-checks", title: tallyLabel(b.checks) },
           h("span", { "aria-hidden": "true" }, tallyShort(b.checks)), h("span", { class: "visually-hidden" }, tallyLabel(b.checks))),
         h("td", {}, canRollBack ? h("div", { class: "row" },
           h("button", { class: "secondary rollback",
-                        onclick: () => rollback(b.id, too && too.checked ? b.versionId : null) }, t("deploy.rollback")),
+                        onclick: (e) => rollback(b.id, too && too.checked ? b.versionId : null, e.currentTarget) }, t("deploy.rollback")),
           too ? h("label", { class: "small restore-too-label" }, too, " ", t("deploy.restoreToo", { version: b.versionId })) : null) : ""));
     });
     const head = [h("h3", {}, t("deploy.title"))];
@@ -891,12 +893,23 @@ async function appPage(appId) {
     if (rows.length > 1) head.push(h("p", { class: "small", id: "rollback-note" }, t("deploy.rollbackNote")));
     panel.replaceChildren(...head, table([t("deploy.build"), t("deploy.stateHead"), t("deploy.time"), t("deploy.checks"), t("deploy.actions")], rows));
   }
-  async function rollback(buildId, versionId) {
+  // A rollback says at once that it is under way (the button busy, every rollback button
+  // off until it answers), then that it is done.
+  async function rollback(buildId, versionId, button) {
+    const buttons = [...panel.querySelectorAll("button.rollback")];
+    buttons.forEach((b) => { b.disabled = true; });
+    if (button) { button.textContent = t("deploy.rollingBack"); button.setAttribute("aria-busy", "true"); }
+    notify(t("deploy.rollingBack"));
     try {
       app = await api("POST", `/api/apps/${appId}/rollback`, { buildId });
       notify(t("deploy.rolledBack"));
       await showBuilds();
-    } catch (err) { report(err); return; }
+    } catch (err) {
+      buttons.forEach((b) => { b.disabled = false; });
+      if (button) { button.textContent = t("deploy.rollback"); button.removeAttribute("aria-busy"); }
+      report(err);
+      return;
+    }
     if (versionId) await restore(versionId);
   }
   deployButton.addEventListener("click", deploy);

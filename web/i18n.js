@@ -141,6 +141,7 @@ const en = {
   "deploy.live": "live",
   "deploy.rollback": "Roll back to this",
   "deploy.rolledBack": "Rolled back",
+  "deploy.rollingBack": "Rolling back…",
   "deploy.rollbackNote": "Rolling back changes only the published site, not the app's files. " +
     "Tick “restore these files too” to get that build's files back as well.",
   "deploy.restoreToo": "restore these files too ({version})",
@@ -417,6 +418,7 @@ const zh = {
   "deploy.live": "线上",
   "deploy.rollback": "回滚到此构建",
   "deploy.rolledBack": "已回滚",
+  "deploy.rollingBack": "正在回滚…",
   "deploy.rollbackNote": "回滚只改变已发布的网站，不改变应用的文件。" +
     "勾选“同时恢复这些文件”可一并取回该构建的文件。",
   "deploy.restoreToo": "同时恢复这些文件（{version}）",

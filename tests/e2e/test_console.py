@@ -114,6 +114,12 @@ def test_create_watch_pick_change_deploy_and_roll_back(browser: Any, server: Ser
     url, site = deploy_and_open(page, browser)
     assert url == first_url and site.locator("h1").first.inner_text() == "Second Draft"
     site.close()
+    # Each build row names its version: the two deploys were made from v2 and v3.
+    versions = page.eval_on_selector_all(
+        "#panel tr[data-build]", "rows => rows.map(r => r.dataset.version)"
+    )
+    assert versions[:2] == ["v3", "v2"], versions
+    assert page.inner_text("#panel tr[data-build] .build-version") == "v3"
     page.click("button.rollback")
     page.wait_for_selector("text=Rolled back")
     site = browser.new_page()
