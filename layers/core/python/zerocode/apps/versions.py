@@ -175,6 +175,14 @@ class Versions:
             path: self.store.blob(version.app_id, sha) for path, sha in version.manifest.items()
         }
 
+    def made_from(self, app_id: str, newest: int = 50) -> dict[str, str]:
+        """Source digest -> the newest version with those files, among the ``newest``: which
+        version a build (or a checks run) of those files was made from."""
+        made: dict[str, str] = {}
+        for v in self.store.list(app_id, None, newest):
+            made.setdefault(v.digest, v.id)
+        return made
+
     def previous(self, version: Version) -> Version | None:
         older = self.store.list(version.app_id, version.number, 1)
         return older[0] if older else None

@@ -93,10 +93,7 @@ def suite_json(store: CheckStore, versions: Versions | None, app_id: str) -> dic
     """The body of ``GET /api/apps/{id}/checks`` (without the app's setting)."""
     checks = store.list(app_id)
     runs = store.runs(app_id, RUNS_SHOWN)
-    made_from: dict[str, str] = {}
-    if versions is not None:
-        for v in versions.store.list(app_id, None, 50):
-            made_from.setdefault(v.digest, v.id)
+    made_from = versions.made_from(app_id) if versions is not None else {}
 
     def run_head(run: SuiteRun) -> dict[str, Any]:
         return {

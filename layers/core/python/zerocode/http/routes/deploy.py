@@ -150,11 +150,7 @@ def _stamps(engine: Engine, app: App) -> dict[str, dict[str, int]]:
 def _made_from(versions: Versions | None, app: App) -> dict[str, str]:
     """Source digest -> the newest version with those files, among the newest 50: what
     the console offers to restore with a rollback (which changes the site only)."""
-    made: dict[str, str] = {}
-    if versions is not None:
-        for v in versions.store.list(app.id, None, 50):
-            made.setdefault(v.digest, v.id)
-    return made
+    return versions.made_from(app.id) if versions is not None else {}
 
 
 @router.post("/rollback", response_model=AppOut)
