@@ -23,6 +23,24 @@ PYTEST := $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 .PHONY: run test lint typecheck unit integration e2e infra bench synth clean venv
 
+# The console's code editor (CodeMirror 6, docs/console.md): one ESM bundle made from
+# web/editor's pinned packages (the npm registry, a few seconds the first time), rebuilt when
+# its lockfile or entry.js change; never committed, never from a CDN. Without npm or the
+# registry it is not made, `make run` and `make test` go on, and the console's Code tab uses
+# a plain text area instead.
+EDITOR := web/vendor/editor.js
+NPM_CI := npm ci --ignore-scripts --no-audit --no-fund --loglevel=error --fetch-timeout=30000 --fetch-retries=1
+
+$(EDITOR): web/editor/package-lock.json web/editor/entry.js
+	@if command -v npm >/dev/null && (cd web/editor && $(NPM_CI) >/dev/null 2>&1 && \
+	    ./node_modules/.bin/esbuild entry.js --bundle --format=esm --minify --log-level=warning \
+	      --outfile=../vendor/editor.js.tmp) && mv web/vendor/editor.js.tmp $(EDITOR); then \
+	  echo "zerocode: built the code editor ($(EDITOR), $$(du -k $(EDITOR) | cut -f1) KB)"; \
+	else \
+	  rm -f web/vendor/editor.js.tmp; \
+	  echo "zerocode: the code editor (CodeMirror) could not be installed from the npm registry (cd web/editor && npm ci says why); the console's Code tab falls back to a plain text area"; \
+	fi
+
 venv:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "zerocode needs Python 3.11+")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,7 +56,7 @@ $(DEV_STAMP): pyproject.toml | venv
 	$(PIP) -e '.[dev]'
 	touch $(DEV_STAMP) $(RUN_STAMP)
 
-run: $(RUN_STAMP)
+run: $(RUN_STAMP) $(EDITOR)
 	$(BIN)/zerocode serve
 
 lint: $(DEV_STAMP)
@@ -49,7 +67,7 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy --cache-dir $(MYPY_CACHE)
 
-test: lint typecheck
+test: lint typecheck $(EDITOR)
 	$(PYTEST)
 
 unit: $(DEV_STAMP)
@@ -58,7 +76,7 @@ unit: $(DEV_STAMP)
 integration: $(DEV_STAMP)
 	$(PYTEST) tests/integration
 
-e2e: $(DEV_STAMP)
+e2e: $(DEV_STAMP) $(EDITOR)
 	$(PYTEST) tests/e2e
 
 infra: $(DEV_STAMP)
