@@ -99,6 +99,7 @@ class Api(Construct):
                     "Content-Type",
                     "X-Zerocode-Request",
                     "Last-Event-ID",
+                    "If-Match",
                 ],
                 allow_credentials=True,
                 max_age=Duration.hours(1),

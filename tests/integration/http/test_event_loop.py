@@ -173,6 +173,22 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     call("GET", f"{ap}/context", f"{base}/context", 200, headers=me)
     call("GET", f"{ap}/files", f"{base}/files", 200, headers=me)
     call("GET", f"{ap}/files/{{path}}", f"{base}/files/index.html", 200, headers=me)
+    call(
+        "PUT",
+        f"{ap}/files/{{path}}",
+        f"{base}/files/index.html",
+        200,
+        headers=me,
+        json={"content": "<h1>Edited by hand</h1>"},
+    )
+    call(
+        "POST",
+        f"{ap}/edits/text",
+        f"{base}/edits/text",
+        200,
+        headers=me,
+        json={"element": {"tag": "h1", "text": "Edited by hand"}, "newText": "Edited in place"},
+    )
     call("GET", f"{ap}/download", f"{base}/download", 200, headers=me)
     call("GET", f"{ap}/versions", f"{base}/versions", 200, headers=me)
     call("GET", f"{ap}/versions/{{version_id}}/diff", f"{base}/versions/v2/diff", 200, headers=me)

@@ -30,6 +30,7 @@ def test_every_route_is_in_a_router_module() -> None:
         chat,
         checks,
         deploy,
+        edits,
         files,
         health,
         users,
@@ -38,7 +39,7 @@ def test_every_route_is_in_a_router_module() -> None:
 
     routes = {
         (m, r.path)
-        for module in (admin, apps, chat, checks, deploy, files, health, users, versions)
+        for module in (admin, apps, chat, checks, deploy, edits, files, health, users, versions)
         for r in module.router.routes
         for m in getattr(r, "methods", ())
     }

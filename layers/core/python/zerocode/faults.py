@@ -27,6 +27,9 @@ POINTS = frozenset(
         "during_build",  # the preview build's process is running
         "mid_restore",  # a restore wrote a file back; its note is not in the transcript
         "after_restore_note",  # a restore's note is in the transcript; its version is not
+        "before_edit_write",  # an edit is journaled; its file is not written
+        "mid_edit",  # an edit wrote its file; its note is not in the transcript
+        "after_edit_note",  # an edit's note is in the transcript; its version is not
     }
 )
 

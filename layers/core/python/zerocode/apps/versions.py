@@ -32,6 +32,7 @@ MAX_DIFF_CHARS = 200_000  # per file: a diff past it is cut, saying so
 class VersionKind(StrEnum):
     TURN = "turn"  # a chat turn changed the files
     RESTORE = "restore"  # an earlier version was restored
+    EDIT = "edit"  # a person edited a file (by hand, or its text in the preview)
 
 
 @dataclass(frozen=True, kw_only=True)

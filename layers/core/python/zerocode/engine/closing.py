@@ -42,7 +42,10 @@ def close_crashed(e: EngineParts, app_id: str) -> str | None:
         return None
     pending = e.journal.read(app_id)
     if pending is not None and (
-        pending.turn != head.turn or pending.head != head.seq or pending.restore is not None
+        pending.turn != head.turn
+        or pending.head != head.seq
+        or pending.restore is not None
+        or pending.edit is not None
     ):
         pending = None  # that step was committed: the transcript has it
     did = recovery.report(e.memory.units(app_id), head.turn, pending)

@@ -29,6 +29,10 @@ class PendingStep:
     # A version restore about to write files back (its number): redone by the next turn or
     # restore when the transcript still ends at ``head`` (engine/restore.py).
     restore: int | None = None
+    # A person's edit of one file about to be written (its path, and the sha256 of what it
+    # held before, "" for none): finished by the next turn, edit or restore, which tells the
+    # model when the file no longer holds what it did (engine/user_edit.py).
+    edit: tuple[str, str] | None = None
 
     def encode(self) -> str:
         raw: dict[str, object] = {
@@ -38,6 +42,8 @@ class PendingStep:
         }
         if self.restore is not None:
             raw["restore"] = self.restore
+        if self.edit is not None:
+            raw["edit"] = list(self.edit)
         return json.dumps(raw)
 
     @classmethod
@@ -48,11 +54,13 @@ class PendingStep:
                 PendingCall(str(t), p if isinstance(p, str) else None) for t, p in raw["calls"]
             )
             restore = raw.get("restore")
+            edit = raw.get("edit")
             return cls(
                 turn=int(raw["turn"]),
                 head=int(raw["head"]),
                 calls=calls,
                 restore=int(restore) if restore is not None else None,
+                edit=(str(edit[0]), str(edit[1])) if edit is not None else None,
             )
         except (ValueError, KeyError, TypeError):
             return None  # unreadable: treated as no record, never as a claim

@@ -45,7 +45,10 @@ async def restore(engine: EngineParts, app: App, version_id: str) -> Restored:
     target = await asyncio.to_thread(versions.get, app.id, version_id)
     busy = "a turn is running for this app; restore a version once it has finished"
     async with app_lease(engine, app.id, busy):
-        await asyncio.to_thread(finish_interrupted_restore, engine, app)
+        # An edit's record too: the journal holds one record, which this restore replaces.
+        from zerocode.engine.user_edit import finish_interrupted_work  # it imports this module
+
+        await asyncio.to_thread(finish_interrupted_work, engine, app)
         done = await asyncio.to_thread(_restore_files, engine, app, target)
         if done is None:
             latest = await asyncio.to_thread(versions.store.latest, app.id)
@@ -158,12 +161,16 @@ def restore_note(
     )
     if app.code_gen_type is CodeGenType.VUE_PROJECT:
         return note + " Read a file again before you change it.]"
-    blocks = [
+    return note + " The files now read:]\n\n" + code_blocks(files)
+
+
+def code_blocks(files: Mapping[str, bytes]) -> str:
+    """An html / multi-file app's files as the code blocks its answers carry."""
+    return "\n\n".join(
         f"```{lang}\n{files[path].decode('utf-8', 'replace').rstrip()}\n```"
         for path, lang in _BLOCKS.items()
         if path in files
-    ]
-    return note + " The files now read:]\n\n" + "\n\n".join(blocks)
+    )
 
 
 def _tell_people(

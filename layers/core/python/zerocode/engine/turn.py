@@ -35,7 +35,6 @@ from zerocode.engine.closing import (
 from zerocode.engine.events import DoneEvent, ErrorEvent, RepairEvent, TurnEvent
 from zerocode.engine.model import ModelError
 from zerocode.engine.parts import EngineLimits, EngineParts, Preview, io, kind, logged
-from zerocode.engine.restore import finish_interrupted_restore
 from zerocode.engine.suite_step import tell_checks
 from zerocode.engine.tools import ToolBox
 from zerocode.engine.turn_state import Status, TurnState
@@ -48,6 +47,7 @@ from zerocode.engine.turn_steps import (
     ToolsRan,
     TurnSteps,
 )
+from zerocode.engine.user_edit import finish_interrupted_work
 from zerocode.engine.version_record import record_version
 from zerocode.errors import Conflict, PayloadTooLarge
 from zerocode.memory.display import DisplayRole, DisplayStatus
@@ -271,7 +271,7 @@ class TurnRun:
         """Close what a dead server left, save the user's message, then the work, timed."""
         e, app, st = self.engine, self.app, self.state
         st.phase = "closing the previous turn"
-        await io(finish_interrupted_restore, e, app)
+        await io(finish_interrupted_work, e, app)
         crashed = await io(close_crashed, e, app.id)
         st.phase = "saving your message"
         faults.point("before_user_commit")

@@ -34,6 +34,7 @@ from zerocode.http.routes import (
     chat,
     checks,
     deploy,
+    edits,
     files,
     health,
     users,
@@ -69,15 +70,21 @@ def create_app(platform: Platform) -> FastAPI:
             CORSMiddleware,
             allow_origins=platform.settings.allowed_origins,
             allow_credentials=True,
-            allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", CSRF_HEADER, "Last-Event-ID"],
-            expose_headers=["Retry-After", "X-Request-Id"],
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                CSRF_HEADER,
+                "Last-Event-ID",
+                "If-Match",
+            ],
+            expose_headers=["Retry-After", "X-Request-Id", "ETag"],
             max_age=3600,
         )
     app.state.platform = platform
     # One cache per API process (an admin's change clears it here at once).
     app.state.featured = FeaturedApps(platform.apps, platform.settings.featured_cache_seconds)
-    for module in (users, health, apps, admin, chat, deploy, files, versions, checks):
+    for module in (users, health, apps, admin, chat, deploy, files, edits, versions, checks):
         app.include_router(module.router)
     return app
 

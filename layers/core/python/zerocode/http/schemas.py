@@ -11,7 +11,10 @@ from zerocode.accounts.service import ACCOUNT_PATTERN, MAX_PASSWORD, MIN_PASSWOR
 from zerocode.apps.guards import MAX_MESSAGE
 from zerocode.apps.records import MAX_NAME, MAX_PRIORITY, App, CodeGenType
 from zerocode.apps.versions import Version, VersionKind, version_id
+from zerocode.apps.workspace import DEFAULT_LIMITS
 from zerocode.engine.check_suite import MAX_REASON
+from zerocode.engine.text_edit import MAX_NEW_TEXT
+from zerocode.engine.user_edit import Edited
 from zerocode.memory.display import DisplayEntry
 from zerocode.publishing.builds import BUILD_ID_PATTERN, Build, BuildPurpose, BuildState
 from zerocode.publishing.pointers import SiteUrls
@@ -20,11 +23,15 @@ from zerocode.publishing.pointers import SiteUrls
 # fuzzer knows it before it is refused: at least one visible character, no control character
 # but newline and tab, no bidirectional control (apps/guards.py refuses them with its own
 # message, which is what a client reads; the schema only says it).
-_BANNED = (
-    "\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f"  # control characters, but tab and newline
-    "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"  # bidirectional controls
-)
+_BIDI = "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"  # bidirectional controls
+_BANNED = "\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f" + _BIDI  # tab, newline: allowed
 TEXT_PATTERN = f"^[^{_BANNED}]*[^\\s{_BANNED}][^{_BANNED}]*$"
+_LINE_BANNED = "\\u0000-\\u001f\\u007f-\\u009f" + _BIDI  # one line: no tab, no newline
+LINE_PATTERN = f"^[^{_LINE_BANNED}]*[^\\s{_LINE_BANNED}][^{_LINE_BANNED}]*$"
+
+
+# A file's characters: at most its bytes (the workspace's limit, checked when written).
+MAX_FILE_CHARS = DEFAULT_LIMITS.max_file_bytes
 
 
 def text_rule(most: int) -> dict[str, Any]:
@@ -453,6 +460,45 @@ class RestoreOut(BaseModel):
     version: VersionOut  # the current version after the restore
     changed: list[str]  # paths the restore changed; empty when they already were that version
     build: RestoreBuildOut | None  # the preview build of the restored files
+
+
+class FileEditIn(BaseModel):
+    """A file's whole new content, as the code editor holds it."""
+
+    model_config = ConfigDict(extra="forbid")
+    content: str = Field(max_length=MAX_FILE_CHARS)
+
+
+class TextEditIn(BaseModel):
+    """A text element picked in the preview and the text it should show instead."""
+
+    model_config = ConfigDict(extra="forbid")
+    element: ElementIn
+    # The URL path of the preview page it was picked on (a static site's page file).
+    page: str | None = Field(None, max_length=300)
+    newText: str = Field(
+        json_schema_extra={"minLength": 1, "maxLength": MAX_NEW_TEXT, "pattern": LINE_PATTERN}
+    )
+
+
+class EditOut(BaseModel):
+    version: VersionOut  # the current version after the edit
+    changed: list[str]  # the path edited; empty when it already held that
+    build: RestoreBuildOut | None  # the preview build of the edited files
+
+
+ERROR_412: dict[int | str, dict[str, Any]] = {
+    412: {"model": ErrorOut, "description": "file_changed: If-Match names other content"}
+}
+
+
+def edit_out(done: Edited) -> EditOut:
+    build = done.build
+    return EditOut(
+        version=version_out(done.version, current=True),
+        changed=list(done.changed),
+        build=RestoreBuildOut(id=build.id, state=build.state, error=build.error) if build else None,
+    )
 
 
 class CodeOut(BaseModel):

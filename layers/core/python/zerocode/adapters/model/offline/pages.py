@@ -29,7 +29,9 @@ from zerocode.adapters.model.offline.checks import (
     stale_on_repair,
 )
 
-RESTORED = "[zerocode: the user restored version"  # engine/restore.py's note
+# The platform's notes that carry the files: a restored version (engine/restore.py), a
+# person's edit (engine/user_edit.py).
+PLATFORM_NOTES = ("[zerocode: the user restored version", "[zerocode: the user edited")
 _WHERE = {"h1": "heading", "button": "button"}  # an edited element's tag: what its check is
 _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)\n?```", re.DOTALL)
 
@@ -108,11 +110,13 @@ def code_blocks(files: tuple[str, ...], *, multi: bool) -> str:
 
 def _latest_blocks(earlier: list[dict[str, Any]], langs: tuple[str, ...]) -> tuple[str, ...] | None:
     """The code of the newest earlier message that has every wanted block: an answer of
-    the model's, or the platform's note of a restored version (which carries the files)."""
+    the model's, or the platform's note of a restored version or an edit (which carries
+    the files)."""
     aliases = {"js": "javascript", "htm": "html"}
     for message in reversed(earlier):
         role = message.get("role")
-        if role != "assistant" and not (role == "user" and text_of(message).startswith(RESTORED)):
+        note = role == "user" and text_of(message).startswith(PLATFORM_NOTES)
+        if role != "assistant" and not note:
             continue
         found: dict[str, str] = {}
         for lang, body in _FENCE.findall(text_of(message)):

@@ -1,0 +1,282 @@
+"""A person's edit of one file (by hand in the code editor, or a text changed in place in
+the preview): the file written, the model told (M9), the preview rebuilt, a new version
+marked as an edit — all without a model turn.
+
+It holds the app's turn lease (409 beside a turn) and is journaled like a restore: before
+the file is written the journal records which file and what it held (its sha256). A server
+killed in between leaves the record; the next turn, edit or restore looks at the file: if
+it no longer holds what it did, the edit landed and the model is told now (with the
+version and the display's entry); if it does, nothing happened and nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from zerocode import faults
+from zerocode.apps.records import App, CodeGenType
+from zerocode.apps.versions import Version, VersionKind, Versions, file_diff, sha256
+from zerocode.apps.workspace import FileMissing
+from zerocode.engine import codegen
+from zerocode.engine.closing import close_crashed
+from zerocode.engine.journal import PendingStep
+from zerocode.engine.parts import EngineParts, app_lease
+from zerocode.engine.restore import code_blocks, finish_interrupted_restore
+from zerocode.engine.text_edit import edit_text
+from zerocode.errors import InvalidInput, ZerocodeError
+from zerocode.memory.display import DisplayRole, DisplayStatus
+from zerocode.publishing.builds import Build, BuildState, built_from, new_build_id, snapshot
+
+log = logging.getLogger(__name__)
+
+MAX_NOTE_DIFF = 4_000  # characters of diff told to a Vue app's model; past it: read the file
+BUSY = "a turn is running for this app; save your edit once it has finished"
+
+
+class FileChanged(ZerocodeError):
+    """The file is no longer what the editor loaded (If-Match did not match)."""
+
+    status = 412
+    code = "file_changed"
+
+
+class How(StrEnum):
+    HAND = "hand"  # the code editor
+    TEXT = "text"  # a text changed in place in the preview
+
+
+@dataclass(frozen=True, kw_only=True)
+class Edit:
+    path: str
+    data: bytes
+    how: How
+    what: str  # for people and the model: 'edited by hand', 'changed "Start" to "Go"'
+
+
+@dataclass(frozen=True, kw_only=True)
+class Edited:
+    version: Version  # the current version after the edit
+    changed: tuple[str, ...]  # () when the file already held that
+    build: Build | None  # the preview build of the edited files
+
+
+def editable(app: App, path: str) -> None:
+    """InvalidInput for a path the app's kind cannot hold: an html / multi-file app's
+    answers carry only its page files, so a hand edit may touch only those."""
+    if app.code_gen_type is CodeGenType.VUE_PROJECT:
+        return
+    allowed = (
+        ("index.html",) if app.code_gen_type is CodeGenType.HTML else tuple(codegen.FILES.values())
+    )
+    if path not in allowed:
+        raise InvalidInput(f"this app's files are {', '.join(allowed)}; {path} is not one of them")
+
+
+async def save(engine: EngineParts, app: App, edit: Edit, *, expect: str | None = None) -> Edited:
+    """Write ``edit`` unless the file changed since it was read as ``expect`` (its sha256;
+    None: whatever it holds), then tell, rebuild and record."""
+    return await _locked(engine, app, lambda: (edit, expect))
+
+
+async def save_text(
+    engine: EngineParts, app: App, *, old: str, new: str, tag: str | None, page: str | None
+) -> Edited:
+    """Change the one place in the source that writes ``old`` (the text of a ``tag``
+    element picked on ``page``, a path of the preview) to ``new``; TextNotEditable when
+    that place is not clear. Mapped under the lease, from the files as they are."""
+    vue = app.code_gen_type is CodeGenType.VUE_PROJECT
+
+    def make() -> tuple[Edit, None]:
+        files = snapshot(engine.workspace, app.id).files
+        found = edit_text(_page_files(files, page, vue=vue), old, new, tag=tag, vue=vue)
+        what = f'changed the text "{_cut(found.old)}" to "{_cut(found.new)}"'
+        return Edit(path=found.path, data=found.data, how=How.TEXT, what=what), None
+
+    return await _locked(engine, app, make)
+
+
+def _page_files(files: Mapping[str, bytes], page: str | None, *, vue: bool) -> dict[str, bytes]:
+    """Where a picked text may be written: a Vue app's components; of a static site, the
+    page the preview showed (``page``: its URL path) when it is one of the files."""
+    if vue:
+        return {p: d for p, d in files.items() if p.endswith(".vue")}
+    pages = {p: d for p, d in files.items() if p.endswith((".html", ".htm"))}
+    wanted = (page or "/").lstrip("/") or "index.html"
+    if wanted.endswith("/"):
+        wanted += "index.html"
+    return {wanted: pages[wanted]} if wanted in pages else pages
+
+
+def _cut(text: str, most: int = 60) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+async def _locked(
+    engine: EngineParts, app: App, make: Callable[[], tuple[Edit, str | None]]
+) -> Edited:
+    versions = _versions(engine)
+    async with app_lease(engine, app.id, BUSY):
+        await asyncio.to_thread(finish_interrupted_work, engine, app)
+        edit, expect = await asyncio.to_thread(make)
+        done = await asyncio.to_thread(_write, engine, app, edit, expect)
+        if done is None:
+            latest = await asyncio.to_thread(versions.store.latest, app.id)
+            if latest is None:
+                raise InvalidInput("the app has no version yet; generate it first")
+            return Edited(version=latest, changed=(), build=None)
+        build = await engine.preview(app, new_build_id())
+        version = await asyncio.to_thread(_record, engine, app, edit.what, done, build)
+        await asyncio.to_thread(_tell_people, engine, app, edit, version, done, build)
+        await asyncio.to_thread(engine.journal.clear, app.id)
+        return Edited(version=version, changed=(edit.path,), build=build)
+
+
+def _write(engine: EngineParts, app: App, edit: Edit, expect: str | None) -> int | None:
+    """The file written and the note recorded: the note's turn, or None when the file
+    already held that."""
+    crashed = close_crashed(engine, app.id)
+    before = _read(engine, app.id, edit.path)
+    if expect is not None and sha256(before or b"") != expect:
+        raise FileChanged(
+            f"{edit.path} changed since you opened it (a turn or another edit wrote it); "
+            "reload it and make your change again"
+        )
+    if before == edit.data:
+        return None
+    head = engine.memory.head(app.id)
+    mark = (edit.path, sha256(before) if before is not None else "")
+    engine.journal.write(app.id, PendingStep(turn=head.turn, head=head.seq, calls=(), edit=mark))
+    faults.point("before_edit_write")
+    try:
+        engine.workspace.write(app.id, edit.path, edit.data)
+    except Exception:
+        engine.journal.clear(app.id)  # nothing was written: nothing to finish or claim
+        raise
+    faults.point("mid_edit")
+    turn = _note(engine, app, edit.path, edit.what, before, crashed)
+    faults.point("after_edit_note")
+    return turn
+
+
+def _note(
+    engine: EngineParts,
+    app: App,
+    path: str,
+    what: str,
+    before: bytes | None,
+    crashed: str | None,
+) -> int:
+    """Tell the model (M9): which file, what changed, and for apps whose answers carry the
+    whole code, the code as it now is."""
+    files = snapshot(engine.workspace, app.id).files
+    latest = _versions(engine).store.latest(app.id)
+    number = (latest.number if latest else 0) + 1
+    text = (
+        f"[zerocode: the user edited {path} outside any turn ({what}); it is now version v{number}."
+    )
+    if app.code_gen_type is CodeGenType.VUE_PROJECT:
+        after = files.get(path, b"")
+        diff = file_diff(path, "modified" if before is not None else "added", before or b"", after)
+        if diff.binary or len(diff.diff) > MAX_NOTE_DIFF:
+            text += f" The change is long: read {path} again before you change it.]"
+        else:
+            text += f" The change:]\n\n```diff\n{diff.diff.rstrip()}\n```\n\n"
+            text += f"[Read {path} again before you change it.]"
+    else:
+        text += " The files now read:]\n\n" + code_blocks(files)
+    return engine.memory.record_note(app.id, text, crashed)
+
+
+def _record(engine: EngineParts, app: App, what: str, turn: int, build: Build | None) -> Version:
+    versions = _versions(engine)
+    source = snapshot(engine.workspace, app.id)
+    version = versions.record(
+        app.id,
+        source.files,
+        turn=turn,
+        summary=what,
+        kind=VersionKind.EDIT,
+        build_id=built_from(build, source.digest),
+    )
+    latest = version or versions.store.latest(app.id)
+    if latest is None:  # recorded a moment ago: only a deleted app has none
+        raise InvalidInput("the app's versions are gone (was it deleted?)")
+    return latest
+
+
+def _tell_people(
+    engine: EngineParts,
+    app: App,
+    edit: Edit | None,
+    version: Version,
+    turn: int,
+    build: Build | None,
+) -> None:
+    """The display's entry: what was edited as which version, and how the preview went."""
+    what = edit.what if edit else version.summary
+    lines = [f"**{what[:1].upper()}{what[1:]}** — saved as {version.id}."]
+    status = DisplayStatus.OK
+    if build is None:
+        lines.append(
+            "The server stopped before the preview was rebuilt: the preview shows the files "
+            "from before the edit until the next build."
+        )
+    elif build.state is BuildState.SUCCEEDED:
+        lines.append(f"✓ preview built in {build.seconds or 0:.1f} s")
+    else:
+        lines.append(f"✗ preview build failed: {build.error or 'the build failed'}")
+        status = DisplayStatus.FAILED
+    try:
+        engine.display.append(app.id, DisplayRole.NOTE, "\n".join(lines), status=status, turn=turn)
+    except Exception as exc:  # the transcript has it; the display is best effort here
+        log.error("could not record the edit of app=%s in the display: %s", app.id, exc)
+
+
+def finish_interrupted_work(engine: EngineParts, app: App) -> None:
+    """Finish what a dead server left of a restore or an edit (the caller holds the lease)."""
+    finish_interrupted_restore(engine, app)
+    finish_interrupted_edit(engine, app)
+
+
+def finish_interrupted_edit(engine: EngineParts, app: App) -> None:
+    """An edit a dead server left: told now when the file holds something new and the
+    model was not told yet; its version and display entry written when they are missing."""
+    pending = engine.journal.read(app.id)
+    if pending is None or pending.edit is None or engine.versions is None:
+        return
+    path, was = pending.edit
+    head = engine.memory.head(app.id)
+    what = "edited a file (the server stopped before the edit was confirmed)"
+    if pending.head == head.seq:  # the note was not written
+        now = _read(engine, app.id, path)
+        if (sha256(now) if now is not None else "") == was:
+            engine.journal.clear(app.id)  # the file was never written: nothing happened
+            return
+        latest = engine.versions.store.latest(app.id)
+        before = engine.versions.files(latest).get(path) if latest else None
+        log.warning("finishing the interrupted edit of %s of app=%s", path, app.id)
+        turn = _note(engine, app, path, what, before, None)
+    else:
+        turn = head.turn
+    newest = engine.versions.store.latest(app.id)
+    if newest is None or newest.digest != snapshot(engine.workspace, app.id).digest:
+        version = _record(engine, app, what, turn, None)
+        _tell_people(engine, app, None, version, turn, None)
+    engine.journal.clear(app.id)
+
+
+def _read(engine: EngineParts, app_id: str, path: str) -> bytes | None:
+    try:
+        return engine.workspace.read(app_id, path)
+    except FileMissing:
+        return None
+
+
+def _versions(engine: EngineParts) -> Versions:
+    if engine.versions is None:
+        raise InvalidInput("versions are not kept on this platform")
+    return engine.versions

@@ -1,0 +1,50 @@
+"""Edits a person makes in the preview without a model turn: a text changed in place."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter
+
+from zerocode.apps.guards import check_element
+from zerocode.engine.user_edit import save_text
+from zerocode.errors import PreviewOutOfDate
+from zerocode.http.deps import Caller, EngineDep, OwnedApp, PublishingDep, QuotaDep
+from zerocode.http.schemas import EditOut, TextEditIn, edit_out
+
+router = APIRouter(prefix="/api/apps/{app_id}/edits", tags=["files"])
+
+
+@router.post("/text", response_model=EditOut)
+async def edit_text(
+    app_id: str,
+    body: TextEditIn,
+    app: OwnedApp,
+    user: Caller,
+    engine: EngineDep,
+    publishing: PublishingDep,
+    quota: QuotaDep,
+) -> EditOut:
+    """The one place in the source that writes the picked element's text, changed to
+    ``newText``: a version of kind ``edit``, told to the model (M9), the preview rebuilt.
+    422 ``text_not_editable`` saying why (code makes the text, it spans elements, or it is
+    written in several places) when that place is not clear; a chat turn with the element
+    picked can change it instead."""
+    element = body.element.model_dump(exclude_none=True)
+    check_element(element)
+    state = await asyncio.to_thread(publishing.preview_state, app)
+    if not state.up_to_date:
+        raise PreviewOutOfDate(
+            "the preview is older than the app's files, so the text picked in it may not be "
+            "there any more: rebuild the preview and pick again"
+        )
+    await quota.charge("deploy", user.id)  # an edit builds, like a deploy
+    done = await save_text(
+        engine,
+        app,
+        old=element.get("text", ""),
+        new=body.newText,
+        tag=element.get("tag"),
+        page=body.page,
+    )
+    return edit_out(done)
