@@ -53,6 +53,16 @@ async function api(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
+// The response itself, for an answer that is not JSON or whose headers matter (the code
+// editor's file and its ETag, a save with If-Match).
+async function apiRaw(method, path, { body, headers: extra = {} } = {}) {
+  const init = { method, headers: headers({ ...(body !== undefined ? { "Content-Type": "application/json" } : {}), ...extra }) };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const response = await fetch(API + path, init);
+  if (!response.ok) throw await failure(response);
+  return response;
+}
+
 // An image behind the API's auth (a failed check's screenshot) as a data: URL: an <img>
 // cannot send the bearer token, and the console's CSP allows data: images, not blob: ones.
 // Each path is fetched once per page load.
@@ -514,11 +524,12 @@ async function appPage(appId) {
   }
 
   // One change at a time: a running turn, a restore or a rebuild disables the others.
-  function busy() { return running || restoring || rebuilding; }
+  function busy() { return running || restoring || rebuilding || code.saving(); }
   function showBusy() {
     send.disabled = busy();
     rebuildButton.disabled = busy();
     versions.setBusy(busy());
+    code.setBusy();
     checks.setBusy(busy());
   }
 
@@ -809,8 +820,18 @@ async function appPage(appId) {
     } catch (err) { report(err); } finally { restoring = false; showBusy(); }
   }
 
+  // A file saved by hand in the Code tab (PUT …/files/{path}): the platform made a version and
+  // rebuilt the preview; the frame, the chat (the save's note) and the versions follow.
+  async function edited(result) {
+    if (result.build && result.build.state === "succeeded") hasPreview = true;
+    if (hasPreview) loadFrame(true);
+    await reloadHistory();
+    await versions.refresh();
+    checkPreview();
+  }
+
   // -- the views: preview, code, versions -------------------------------------------------
-  const code = codeView(appId, { api, report });
+  const code = codeView(appId, { api, raw: apiRaw, report, explain, busy, busyChanged: () => showBusy(), onSaved: edited });
   const versions = versionsView(appId, { api, report, restore, busy });
   const checks = checksView(appId, { api, report, notify, loadImage, busy, onApp: (a) => { app = a; } });
   const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, staleNotice, placeholder, frame);

@@ -1,10 +1,13 @@
-// The app page's Code and Versions tabs: the current files as a tree with a read-only,
-// highlighted viewer, and the versions (newest first) with each one's changes and a restore.
-// Highlighting is done by the API (Pygments, CSS classes under .hl; web/style.css colours
-// them); the markup is still checked here before it is shown (sanitized below).
+// The app page's Code and Versions tabs: the current files as a tree with an editor of the
+// chosen one (CodeMirror from the platform's bundle, or a plain text area: codeedit.js), and
+// the versions (newest first) with each one's changes and a restore. A version's changes are
+// highlighted by the API (Pygments, CSS classes under .hl; web/style.css colours them); that
+// markup is still checked here before it is shown (sanitized below).
 
 import { t } from "./i18n.js";
 import { h, when } from "./render.js";
+import { announce } from "./layout.js";
+import { copyText, darkTheme, downloadFile, languageName, makeEditor } from "./codeedit.js";
 
 // Only the elements and attributes a highlighter's markup has: anything else is shown as text.
 const ALLOWED = new Set(["DIV", "PRE", "SPAN", "CODE", "TABLE", "TBODY", "TR", "TD", "A", "BR"]);
@@ -51,39 +54,217 @@ function tree(files, onPick) {
   return h("nav", { class: "tree", "aria-label": t("code.files") }, list(rootDir));
 }
 
-export function codeView(appId, { api, report }) {
+// Drafts: what was typed and not saved, per file, kept in this browser tab's sessionStorage
+// with the ETag the text was loaded with. Leaving a file, a tab or the page (a reload too)
+// keeps them; Save or Discard ends one.
+function draftKey(appId, path) { return `zc_draft_${appId}:${path}`; }
+function readDraft(appId, path) {
+  try { return JSON.parse(sessionStorage.getItem(draftKey(appId, path)) || "null"); } catch (_) { return null; }
+}
+function writeDraft(appId, path, draft) {
+  try {
+    if (draft) sessionStorage.setItem(draftKey(appId, path), JSON.stringify(draft));
+    else sessionStorage.removeItem(draftKey(appId, path));
+  } catch (_) { /* storage full or off: the draft lives while the page does */ }
+}
+
+// The opaque tag of an ETag header ("W/" and quotes off): the file's SHA-256, hex.
+function tagOf(header) { return header ? header.replace(/^W\//, "").replace(/"/g, "") : null; }
+
+async function sha256(text) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// The Code tab: the file tree and an editor of the chosen file. Save (Ctrl/Cmd+S) PUTs the
+// whole text with the ETag it was loaded with; the platform makes a version of it ("edited by
+// hand") and rebuilds the preview, and `onSaved` lets the page follow (the frame, the chat's
+// note, the versions).
+export function codeView(appId, { api, raw, report, explain, busy, busyChanged, onSaved }) {
   const treeSlot = h("div", { class: "tree-slot" });
   const viewer = h("div", { class: "viewer", id: "code-viewer" }, h("p", { class: "small" }, t("code.pick")));
   const el = h("div", { class: "code-view", id: "code-view" }, treeSlot, viewer);
-  let selected = null;
+  // The open file: path, tag (its ETag when loaded or last saved), saved (that text), editor.
+  let current = null, selected = null, saving = false, opening = 0, files = [];
+  const saveButton = h("button", { type: "button", id: "code-save", disabled: true }, t("code.save"));
+  const discardButton = h("button", { type: "button", class: "secondary", id: "code-discard", disabled: true }, t("code.discard"));
+  const copyButton = h("button", { type: "button", class: "secondary", id: "code-copy" }, t("code.copy"));
+  const downloadButton = h("button", { type: "button", class: "secondary", id: "code-download" }, t("code.download"));
+  const status = h("div", { class: "code-status small", id: "code-status" });
+
+  function dirty() { return Boolean(current && current.editor && current.editor.getDoc() !== current.saved); }
+  function showState() {
+    const changed = dirty();
+    saveButton.disabled = !changed || saving || busy();
+    discardButton.disabled = !changed || saving;
+    viewer.classList.toggle("unsaved", changed);
+    const mark = treeSlot.querySelector(`button.file[data-path="${CSS.escape(selected || "")}"]`);
+    if (mark) mark.classList.toggle("draft", changed);
+  }
+  function say(text, { kind = "", reload = false } = {}) {
+    status.dataset.kind = kind;
+    if (!text) { status.replaceChildren(); return; }
+    status.replaceChildren(h("span", {}, text), reload
+      ? h("button", { type: "button", class: "secondary small-button", id: "code-reload", onclick: reloadFile }, t("code.reload"))
+      : "");
+    announce(text);
+  }
+
+  // The open file's draft stored (or dropped when the text is the file's): a moment after
+  // typing stops, and at once before the file is left.
+  function keepDraft() {
+    clearTimeout(keepDraft.timer);
+    if (!current || !current.editor) return;
+    const doc = current.editor.getDoc();
+    writeDraft(appId, current.path, doc === current.saved ? null : { base: current.tag, doc });
+  }
+  function edited() {
+    clearTimeout(keepDraft.timer);
+    keepDraft.timer = setTimeout(keepDraft, 300);
+    showState();
+  }
+
+  // The file's bytes and tag; text when it is UTF-8, else null (a binary file).
+  async function fetchFile(path) {
+    const response = await raw("GET", `/api/apps/${appId}/files/${pathUrl(path)}`);
+    const bytes = await response.arrayBuffer();
+    let text = null;
+    try { text = new TextDecoder("utf-8", { fatal: true }).decode(bytes); } catch (_) { /* binary */ }
+    return { bytes, text, tag: tagOf(response.headers.get("ETag")) };
+  }
 
   async function open(path) {
+    const again = current && current.path === path;
+    const mine = ++opening;
     selected = path;
     treeSlot.querySelectorAll("button.file").forEach((b) => b.classList.toggle("selected", b.dataset.path === path));
-    viewer.replaceChildren(h("p", { class: "small" }, t("code.loading")));
-    try {
-      const code = await api("GET", `/api/apps/${appId}/code/${pathUrl(path)}`);
-      viewer.replaceChildren(h("div", { class: "viewer-head" }, h("b", { id: "code-path" }, code.path),
-        h("span", { class: "small" }, code.language || "")), safeMarkup(code.html));
-    } catch (err) { viewer.replaceChildren(); report(err); }
+    if (!again) viewer.replaceChildren(h("p", { class: "small" }, t("code.loading")));
+    let file;
+    try { file = await fetchFile(path); } catch (err) {
+      if (mine === opening && !again) viewer.replaceChildren();
+      report(err);
+      return;
+    }
+    if (mine !== opening) return;  // another file was picked meanwhile
+    const draft = file.text === null ? null : readDraft(appId, path);
+    if (again && current.editor) {
+      // Shown already (back from another tab, or a turn ended): a clean editor takes the
+      // file as it is now; one with changes keeps them and says when the file moved on.
+      if (!dirty()) {
+        if (file.text !== null && file.text !== current.saved) current.editor.setDoc(file.text);
+        current.saved = file.text; current.tag = file.tag;
+      } else if (current.tag !== file.tag) say(t("code.movedOn"), { kind: "error", reload: true });
+      showState();
+      return;
+    }
+    if (current && current.editor) { keepDraft(); current.editor.destroy(); }
+    current = { path, tag: file.tag, saved: file.text, bytes: file.bytes, editor: null };
+    const head = h("div", { class: "viewer-head" }, h("b", { id: "code-path" }, path),
+      h("span", { class: "small", id: "code-language" }),
+      h("span", { class: "small unsaved-mark" }, t("code.unsaved")),
+      h("div", { class: "row code-actions" }, saveButton, discardButton, copyButton, downloadButton));
+    say("");
+    if (file.text === null) {
+      copyButton.disabled = true; saveButton.disabled = true; discardButton.disabled = true;
+      viewer.replaceChildren(head, status, h("p", { class: "small" }, t("code.binary")));
+      return;
+    }
+    copyButton.disabled = false;
+    const host = h("div", { class: "editor-host", id: "code-editor" });
+    viewer.replaceChildren(head, status, host);
+    const editor = await makeEditor(host, {
+      doc: draft ? draft.doc : file.text, path, label: t("code.editorLabel", { path }),
+      onChange: edited, onSave: save,
+    });
+    if (mine !== opening || current.path !== path) { editor.destroy(); return; }
+    current.editor = editor;
+    head.querySelector("#code-language").textContent = languageName(editor.language);
+    if (editor.plain) host.after(h("p", { class: "small", id: "code-plain-note" }, t("code.plainNote")));
+    if (draft) say(draft.base === file.tag ? t("code.draftKept") : t("code.movedOn"),
+                   { kind: draft.base === file.tag ? "" : "error", reload: draft.base !== file.tag });
+    showState();
   }
+
+  // The file as it is now, the draft dropped (after a 409/412, or asked for).
+  async function reloadFile() {
+    if (!current) return;
+    clearTimeout(keepDraft.timer);
+    writeDraft(appId, current.path, null);
+    const path = current.path;
+    if (current.editor) current.editor.destroy();
+    current = null;
+    await open(path);
+    say(t("code.reloaded"));
+  }
+
+  async function save() {
+    if (!current || !current.editor || saving || busy() || !dirty()) return;
+    const { path } = current, doc = current.editor.getDoc();
+    saving = true;
+    busyChanged();
+    say(t("code.saving"), { kind: "pending" });
+    try {
+      const headers = current.tag ? { "If-Match": `"${current.tag}"` } : {};
+      const response = await raw("PUT", `/api/apps/${appId}/files/${pathUrl(path)}`, { body: { content: doc }, headers });
+      const result = await response.json();
+      const tag = tagOf(response.headers.get("ETag")) || await sha256(doc);
+      if (current && current.path === path) { current.saved = doc; current.tag = tag; }
+      keepDraft();
+      showState();
+      const build = result.build;
+      if (!result.changed || !result.changed.length) say(t("code.same"));
+      else if (!build) say(t("code.saved", { version: result.version.id }), { kind: "ok" });
+      else if (build.state === "succeeded") say(t("code.savedBuilt", { version: result.version.id }), { kind: "ok" });
+      else say(t("code.savedFailed", { version: result.version.id, why: build.error || t("build.failed") }), { kind: "error" });
+      if (result.changed && result.changed.length && onSaved) await onSaved(result);
+    } catch (err) {
+      if (err.code === "file_changed" || err.status === 412) say(t("code.stale"), { kind: "error", reload: true });
+      else if (err.status === 409) say(t("code.busy", { message: err.message }), { kind: "error", reload: true });
+      else say(t("code.notSaved", { why: explain(err) }), { kind: "error" });
+    } finally {
+      saving = false;
+      busyChanged();
+    }
+  }
+  saveButton.addEventListener("click", save);
+  discardButton.addEventListener("click", () => { if (confirm(t("code.confirmDiscard", { path: current.path }))) reloadFile(); });
+  copyButton.addEventListener("click", async () => {
+    if (!current || !current.editor) return;
+    try { await copyText(current.editor.getDoc()); say(t("code.copied", { path: current.path })); } catch (err) { report(err); }
+  });
+  downloadButton.addEventListener("click", () => {
+    if (current) downloadFile(current.path, current.editor ? current.editor.getDoc() : current.bytes);
+  });
+
+  // Dark mode follows the console's theme (layout.js sets <html data-theme>).
+  const themeWatch = new MutationObserver(() => {
+    if (!el.isConnected) { themeWatch.disconnect(); return; }
+    if (current && current.editor) current.editor.setDark(darkTheme());
+  });
+  themeWatch.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
 
   async function refresh() {
     try {
-      const { files } = await api("GET", `/api/apps/${appId}/files`);
+      ({ files } = await api("GET", `/api/apps/${appId}/files`));
       if (!files.length) {
         treeSlot.replaceChildren(h("p", { class: "small" }, t("code.none")));
+        if (current && current.editor) { keepDraft(); current.editor.destroy(); }
+        current = null;
         viewer.replaceChildren();
         return;
       }
       treeSlot.replaceChildren(tree(files, open));
+      for (const f of files) {
+        if (readDraft(appId, f.path)) treeSlot.querySelector(`button.file[data-path="${CSS.escape(f.path)}"]`).classList.add("draft");
+      }
       const keep = files.find((f) => f.path === selected);
       const first = keep || files.find((f) => f.path === "index.html") ||
         files.find((f) => f.path === "src/App.vue") || files[0];
+      if (!keep && current) { if (current.editor) { keepDraft(); current.editor.destroy(); } current = null; }
       await open(first.path);
     } catch (err) { report(err); }
   }
-  return { el, refresh };
+  return { el, refresh, setBusy: showState, saving: () => saving };
 }
 
 // One file's changes in a version.
@@ -125,6 +306,7 @@ export function versionsView(appId, { api, report, restore, busy }) {
       h("div", { class: "row" }, h("b", {}, v.id),
         v.current ? h("span", { class: "badge" }, t("versions.current")) : null,
         v.kind === "restore" && v.restoredFrom ? h("span", { class: "small" }, t("versions.restoredFrom", { version: v.restoredFrom })) : null,
+        v.kind === "edit" ? h("span", { class: "small by-hand" }, t("versions.byHand")) : null,
         h("span", { class: "small" }, `${when(v.createdAt)} · ${(v.files === 1 ? t("versions.file") : t("versions.files", { n: v.files }))}`)),
       h("div", { class: "summary" }, v.summary || ""),
       h("div", { class: "row" },

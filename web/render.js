@@ -168,6 +168,7 @@ export function noteText(content) {
   return content.split("\n").map((line) => {
     let m;
     if ((m = line.match(/^\*\*Restored (v\d+)\*\* as (v\d+)\.$/))) return t("note.restored", { from: m[1], to: m[2] });
+    if ((m = line.match(/^\*\*Edited by hand\*\* — saved as (v\d+)\.$/))) return t("note.editedByHand", { version: m[1] });
     if ((m = line.match(/^- (.+): (added|modified|deleted)$/))) {
       return t("note.file", { path: m[1], status: t(`versions.${m[2]}`) });
     }
