@@ -22,6 +22,7 @@ import pytest
 
 from tests.e2e.conftest import Server, chat, chromium_browser, create, wait_for_build
 from tests.e2e.test_accounts import make_admin
+from tests.e2e.test_console_code_edit import bundle  # noqa: F401 (a fixture)
 
 ARTIFACTS = Path(os.environ.get("ZEROCODE_TEST_ARTIFACTS", "test-artifacts")) / "console-ui"
 TURN_MS = 120_000
@@ -167,6 +168,7 @@ def open_app(page: Any, server: Server, world: World) -> None:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.usefixtures("bundle")  # the Code tab's editor is CodeMirror, scanned too
 def test_axe_finds_no_serious_violation_on_any_console_page(
     browser: Any, server: Server, world: World, axe: str, scheme: str
 ) -> None:
@@ -193,7 +195,7 @@ def test_axe_finds_no_serious_violation_on_any_console_page(
     shot(page, f"a11y-app-{scheme}")
     page.click("#tab-code")
     page.click("#code-view button.file[data-path='index.html']")
-    page.wait_for_selector("#code-viewer .hl")
+    page.wait_for_selector("#code-editor .cm-content")
     found += scan(page, axe, "app: code")
     shot(page, f"a11y-code-{scheme}")
     page.click("#tab-versions")

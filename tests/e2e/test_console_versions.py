@@ -10,7 +10,10 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from tests.e2e.conftest import Server, chat, create
+from tests.e2e.test_console_code_edit import bundle, editor_text  # noqa: F401 (a fixture)
 from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
     TURN_MS,
     api_for,
@@ -34,6 +37,7 @@ def made_app(chromium: Any, server: Server, prompt: str, mode: str) -> tuple[Any
     return page, owner, app
 
 
+@pytest.mark.usefixtures("bundle")
 def test_the_code_view_lists_the_files_and_shows_them_highlighted(
     browser: Any,  # noqa: F811
     server: Server,
@@ -44,23 +48,27 @@ def test_the_code_view_lists_the_files_and_shows_them_highlighted(
 
     page.goto(f"{server.api}/console/#/apps/{app['id']}")
     page.click("#tab-code")
-    page.wait_for_selector("#code-viewer .hl")
+    page.wait_for_selector("#code-editor .cm-content")
     listed = page.eval_on_selector_all(
         "#code-view button.file", "bs => bs.map(b => b.dataset.path)"
     )
     assert sorted(listed) == files
     assert page.inner_text("#code-path") == "index.html"  # opened first
     assert page.get_attribute("#code-view button.file.selected", "data-path") == "index.html"
-    # Pygments' markup with its token classes, coloured by the console's stylesheet.
-    tag = page.locator("#code-viewer .hl span.nt", has_text="h1").first
+    # The file in the editor (CodeMirror, HTML mode), its tags coloured apart from the text.
+    assert editor_text(page) == owner.get(f"/api/apps/{app['id']}/files/index.html").text
+    assert page.get_attribute("#code-editor", "data-language") == "html"
+    tag = page.locator("#code-editor .cm-line span", has_text="h1").first
     assert tag.inner_text() == "h1"
-    assert tag.evaluate("s => getComputedStyle(s).color") == "rgb(0, 128, 0)"  # .hl .nt
-    assert "<h1>About Ospreys</h1>" in page.inner_text("#code-viewer .hl")
+    colour = "s => [getComputedStyle(s).color, getComputedStyle(s.closest('.cm-line')).color]"
+    own, line = tag.evaluate(colour)
+    assert own != line, (own, line)
     shot(page, "9-code-view")
 
     page.click("#code-view button.file[data-path='style.css']")
     page.wait_for_selector("#code-path >> text=style.css")
-    assert page.locator("#code-viewer .hl span").count() > 10
+    page.wait_for_selector("#code-editor[data-language=css] .cm-content")
+    assert page.locator("#code-editor .cm-line span").count() > 10
     assert "CSS" in page.inner_text("#code-viewer .viewer-head")
     assert page.is_hidden("#preview-pane")
     page.click("#tab-preview")
@@ -114,8 +122,9 @@ def test_a_version_is_diffed_and_restoring_v1_brings_the_old_title_back(
         "note"
     )
     page.click("#tab-code")
-    page.wait_for_selector("#code-viewer .hl")
-    assert "<h1>About Plovers</h1>" in page.inner_text("#code-viewer .hl")
+    page.wait_for_function("() => document.querySelector('#code-editor')?.editor")
+    assert editor_text(page) == owner.get(f"/api/apps/{app['id']}/files/index.html").text
+    assert "Shore Birds" not in editor_text(page)
     shot(page, "11-restored")
 
     # The note survives a reload, and the next turn works on the restored files.

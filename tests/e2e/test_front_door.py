@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, chat, chromium_browser, create, signed_in, wait_for_build
+from tests.e2e.test_console_code_edit import bundle  # noqa: F401 (a fixture)
 
 PASSWORD = "correct horse"
 
@@ -291,6 +292,7 @@ def test_the_session_cookie_is_secure_over_https(server: Server) -> None:
     assert "HttpOnly" in proxied and "Secure" in proxied and "SameSite=strict" in proxied
 
 
+@pytest.mark.usefixtures("bundle")  # the Code tab's editor (CodeMirror) under the policy too
 def test_the_docs_and_the_console_work_under_their_policies_in_chromium(server: Server) -> None:
     with chromium_browser() as chromium:
         page = chromium.new_context(viewport={"width": 1280, "height": 900}).new_page()
@@ -312,7 +314,7 @@ def test_the_docs_and_the_console_work_under_their_policies_in_chromium(server: 
         page.click("text=Create app")
         page.frame_locator("#preview").locator("h1").wait_for(timeout=240_000)
         page.click("#tab-code")
-        page.wait_for_selector(".hl", timeout=30_000)  # the highlighted source
+        page.wait_for_selector("#code-editor .cm-content", timeout=30_000)  # the code editor
         assert violations == []
 
 
