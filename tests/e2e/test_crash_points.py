@@ -30,6 +30,15 @@ def context(client: httpx.Client, app_id: str) -> list[dict[str, Any]]:
     return messages
 
 
+def killing_server(tmp_path: Path, point: str) -> Server:
+    """A started server that kills itself at ``point``, its turn leases short (3 s)."""
+    server = Server(tmp_path / "data")
+    server.data_dir.mkdir()
+    server.env.update({"ZEROCODE_FAULT_KILL": point, "ZEROCODE_TURN_LEASE_SECONDS": "3"})
+    server.start()
+    return server
+
+
 def chat_when_free(client: httpx.Client, app_id: str, message: str) -> tuple[float, Turn]:
     """Seconds until the app accepted a turn, and that turn."""
     started = time.monotonic()
@@ -86,10 +95,7 @@ CASES = {
 
 @pytest.mark.parametrize("point", list(CASES))
 def test_a_server_killed_at_a_step_boundary_recovers_truthfully(tmp_path: Path, point: str) -> None:
-    server = Server(tmp_path / "data")
-    server.data_dir.mkdir()
-    server.env.update({"ZEROCODE_FAULT_KILL": point, "ZEROCODE_TURN_LEASE_SECONDS": "3"})
-    server.start()
+    server = killing_server(tmp_path, point)
     try:
         client = signed_in(server)
         app = create(client, REQUEST, "vue_project")

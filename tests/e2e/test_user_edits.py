@@ -5,7 +5,6 @@ stale save, a running turn and an unclear text are refused and change nothing.""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,14 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, chat, create, signed_in
-from tests.e2e.test_crash_points import chat_when_free, context
-from tests.e2e.test_versions import h1_of, last_message, preview_page, versions_of
+from tests.e2e.test_crash_points import chat_when_free, context, killing_server
+from tests.e2e.test_versions import (
+    during_a_slow_turn,
+    h1_of,
+    last_message,
+    preview_page,
+    versions_of,
+)
 
 EDITED = "[zerocode: the user edited index.html outside any turn (edited by hand)"
 
@@ -154,32 +159,23 @@ def test_a_text_changed_in_place_needs_no_model_turn(client: httpx.Client, serve
 
 def test_edits_during_a_running_turn_are_409_and_change_nothing(client: httpx.Client) -> None:
     app_id, page, etag = html_app(client, "A page about kites")
-    started = threading.Event()
-    rest: list[str] = []
-
-    def slow_turn() -> None:
-        with client.stream(
-            "POST", f"/api/apps/{app_id}/chat", json={"message": "Take your time [[slow]]"}
-        ) as response:
-            lines = response.iter_lines()
-            next(lines)
-            started.set()
-            rest.extend(lines)
-
-    worker = threading.Thread(target=slow_turn)
-    worker.start()
-    assert started.wait(30)
     element = {"tag": "h1", "text": h1_of(page)}
     with httpx.Client(base_url=client.base_url, headers=dict(client.headers)) as other:
-        saved = other.put(
-            f"/api/apps/{app_id}/files/index.html",
-            json={"content": page.replace("</h1>", "!</h1>")},
-            headers={"If-Match": etag},
+        rest, (saved, texted) = during_a_slow_turn(
+            client,
+            app_id,
+            lambda: [
+                other.put(
+                    f"/api/apps/{app_id}/files/index.html",
+                    json={"content": page.replace("</h1>", "!</h1>")},
+                    headers={"If-Match": etag},
+                ),
+                other.post(
+                    f"/api/apps/{app_id}/edits/text",
+                    json={"element": element, "newText": "Kites!"},
+                ),
+            ],
         )
-        texted = other.post(
-            f"/api/apps/{app_id}/edits/text", json={"element": element, "newText": "Kites!"}
-        )
-    worker.join(60)
     for answer in (saved, texted):
         assert answer.status_code == 409, answer.text
         assert "a turn is running" in answer.json()["error"]["message"]
@@ -230,10 +226,7 @@ def test_vue_hand_and_text_edits_tell_the_model_the_diff(client: httpx.Client) -
 
 @pytest.mark.parametrize("point", ["before_edit_write", "mid_edit", "after_edit_note"])
 def test_an_edit_cut_by_a_kill_is_told_once_or_not_at_all(tmp_path: Path, point: str) -> None:
-    server = Server(tmp_path / "data")
-    server.data_dir.mkdir()
-    server.env.update({"ZEROCODE_FAULT_KILL": point, "ZEROCODE_TURN_LEASE_SECONDS": "3"})
-    server.start()
+    server = killing_server(tmp_path, point)
     try:
         client = signed_in(server)
         app_id, page, etag = html_app(client, "A page for a bakery called Crumbs")

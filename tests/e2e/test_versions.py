@@ -5,6 +5,7 @@ element edit works on the restored files."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -150,14 +151,11 @@ def test_vue_restore_then_element_edit_through_tools(client: httpx.Client) -> No
     assert builds["builds"][0]["versionId"] == "v4"
 
 
-def test_restore_during_a_running_turn_is_409_and_changes_nothing(
-    client: httpx.Client,
-) -> None:
-    app = create(client, "A page about kites", "html")
-    app_id = app["id"]
-    chat(client, app_id, app["initPrompt"])
-    chat(client, app_id, 'Change the title to "Kites Two"')
-    before = client.get(f"/api/apps/{app_id}/files/index.html").text
+def during_a_slow_turn(
+    client: httpx.Client, app_id: str, act: Callable[[], list[httpx.Response]]
+) -> tuple[list[str], list[httpx.Response]]:
+    """``act``'s answers while a slow turn of the app runs, and the rest of that turn's
+    stream (read to its end)."""
     started = threading.Event()
     rest: list[str] = []
 
@@ -173,9 +171,23 @@ def test_restore_during_a_running_turn_is_409_and_changes_nothing(
     worker = threading.Thread(target=slow_turn)
     worker.start()
     assert started.wait(30)
-    with httpx.Client(base_url=client.base_url, headers=dict(client.headers)) as other:
-        answer = other.post(f"/api/apps/{app_id}/versions/v1/restore")
+    answers = act()
     worker.join(60)
+    return rest, answers
+
+
+def test_restore_during_a_running_turn_is_409_and_changes_nothing(
+    client: httpx.Client,
+) -> None:
+    app = create(client, "A page about kites", "html")
+    app_id = app["id"]
+    chat(client, app_id, app["initPrompt"])
+    chat(client, app_id, 'Change the title to "Kites Two"')
+    before = client.get(f"/api/apps/{app_id}/files/index.html").text
+    with httpx.Client(base_url=client.base_url, headers=dict(client.headers)) as other:
+        rest, (answer,) = during_a_slow_turn(
+            client, app_id, lambda: [other.post(f"/api/apps/{app_id}/versions/v1/restore")]
+        )
     assert answer.status_code == 409, answer.text
     assert answer.json()["error"]["code"] == "conflict"
     assert "a turn is running" in answer.json()["error"]["message"]

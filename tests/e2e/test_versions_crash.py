@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create, signed_in
-from tests.e2e.test_crash_points import chat_when_free, context
+from tests.e2e.conftest import chat, create, signed_in
+from tests.e2e.test_crash_points import chat_when_free, context, killing_server
 from tests.e2e.test_versions import h1_of, versions_of
 
 RESTORED = "[zerocode: the user restored version v1"
@@ -18,10 +18,7 @@ RESTORED = "[zerocode: the user restored version v1"
 
 @pytest.mark.parametrize("point", ["mid_restore", "after_restore_note"])
 def test_a_restore_cut_by_a_kill_is_finished_by_the_next_turn(tmp_path: Path, point: str) -> None:
-    server = Server(tmp_path / "data")
-    server.data_dir.mkdir()
-    server.env.update({"ZEROCODE_FAULT_KILL": point, "ZEROCODE_TURN_LEASE_SECONDS": "3"})
-    server.start()
+    server = killing_server(tmp_path, point)
     try:
         client = signed_in(server)
         app = create(client, "A page for a bakery called Crumbs", "html")

@@ -124,9 +124,12 @@ def test_has_code() -> None:
 def test_save_files(tmp_path: Path) -> None:
     ws = LocalWorkspace(tmp_path)
     files = parse_multi_file(fenced("html", PAGE) + "\n" + fenced("css", "p{}"))
-    assert save_files(ws, "app1", files) == ["index.html", "style.css", "script.js"]
+    before = {"index.html": None, "style.css": None, "script.js": None}
+    assert save_files(ws, "app1", files) == before  # each path written, and it was new
     assert ws.read("app1", "index.html") == (PAGE + "\n").encode()
     assert ws.read("app1", "script.js") == b""
+    again = save_files(ws, "app1", {"index.html": "<h1>new</h1>"})
+    assert again == {"index.html": (PAGE + "\n").encode()}  # what it held before
 
 
 def test_save_files_validates_every_path_before_writing(tmp_path: Path) -> None:

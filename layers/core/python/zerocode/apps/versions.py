@@ -221,6 +221,20 @@ def file_diff(path: str, status: str, before: bytes, after: bytes) -> FileDiff:
     return FileDiff(path=path, status=status, diff=text)
 
 
+def line_counts(before: bytes, after: bytes) -> tuple[int, int]:
+    """Lines added and removed turning ``before`` into ``after``: the ``+`` and ``-`` lines
+    of :func:`file_diff`'s diff (the same matcher, so the two always agree)."""
+    a = before.decode("utf-8", "replace").splitlines(keepends=True)
+    b = after.decode("utf-8", "replace").splitlines(keepends=True)
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
+
+
 def changes(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> list[Change]:
     """What turning ``before`` into ``after`` changes, path by path, sorted."""
     out = []

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from zerocode.engine import recovery
 from zerocode.engine.journal import PendingStep
@@ -93,24 +94,23 @@ def close_abandoned(
     turn: Turn,
     pending: PendingStep | None,
     *,
-    shown: str,
+    shown: Callable[[str | None], str],
     changed: bool,
     summary: str,
     reason: str = SERVER_STOPPED,
 ) -> None:
     """Close a turn stopped before its end, for ``reason`` (told to the model in the
     transcript's note and to people in the display). ``shown`` is what the display entry
-    says the turn did; ``changed``: record the files as a version. Synchronous: a stream
-    cancelled from outside may not await anything any more."""
+    says the turn did, given the version it made; ``changed``: record the files as a
+    version. Synchronous: a stream cancelled from outside may not await anything any more."""
     if not turn.closed:
         interrupt(e, turn, reason, pending)
-    if changed:
-        record_version(e, turn.app_id, turn.number, summary)
+    made = record_version(e, turn.app_id, turn.number, summary) if changed else None
     running = "\n\n" + recovery.report((), turn.number, pending).for_people() if pending else ""
     e.display.append(
         turn.app_id,
         DisplayRole.ERROR,
-        shown + running + f"\n\n**Interrupted:** {reason}.",
+        shown(made) + running + f"\n\n**Interrupted:** {reason}.",
         status=DisplayStatus.INTERRUPTED,
         turn=turn.number,
     )

@@ -38,48 +38,53 @@ _HTML_TAG = re.compile(
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Block:
+class Block:
     lang: str  # canonical: html, css, javascript; or the raw info string
     body: str
     closed: bool
+    first: int  # the line (of text.splitlines()) of its opening fence
+    last: int  # the line of its closing fence; the text's last line when unclosed
 
 
-def _blocks(text: str) -> list[_Block]:
+def blocks(text: str) -> list[Block]:
     """Fenced blocks in order; a fence is ``` at the start of a line (indentation allowed)."""
-    out: list[_Block] = []
+    out: list[Block] = []
     lang: str | None = None
     body: list[str] = []
-    for line in text.splitlines():
+    first = 0
+    lines = text.splitlines()
+    for at, line in enumerate(lines):
         stripped = line.strip()
         if lang is None:
             if stripped.startswith("```"):
                 info = stripped[3:].strip().split()
                 raw = info[0].lower() if info else ""
-                lang, body = _LANGS.get(raw, raw), []
+                lang, body, first = _LANGS.get(raw, raw), [], at
         elif stripped == "```":
-            out.append(_Block(lang=lang, body="\n".join(body), closed=True))
+            out.append(Block(lang=lang, body="\n".join(body), closed=True, first=first, last=at))
             lang = None
         else:
             body.append(line)
     if lang is not None:
-        out.append(_Block(lang=lang, body="\n".join(body), closed=False))
+        last = len(lines) - 1
+        out.append(Block(lang=lang, body="\n".join(body), closed=False, first=first, last=last))
     return out
 
 
 def checks_block(text: str) -> str | None:
     """The body of the answer's first ```checks block (acceptance checks, as JSON), if any.
     An unclosed one is returned too: its JSON then fails to parse, which is said."""
-    block = next((b for b in _blocks(text) if b.lang == "checks"), None)
+    block = next((b for b in blocks(text) if b.lang == "checks"), None)
     return None if block is None else block.body
 
 
 def has_code(text: str) -> bool:
     """Whether the answer tries to deliver code (an html, css or javascript block at all)."""
-    return any(b.lang in FILES for b in _blocks(text))
+    return any(b.lang in FILES for b in blocks(text))
 
 
-def _first(blocks: list[_Block], lang: str, *, required: bool) -> str | None:
-    block = next((b for b in blocks if b.lang == lang), None)
+def _first(found: list[Block], lang: str, *, required: bool) -> str | None:
+    block = next((b for b in found if b.lang == lang), None)
     if block is None:
         if required:
             raise CodeParseError(f"the answer has no ```{lang} code block")
@@ -93,8 +98,8 @@ def _first(blocks: list[_Block], lang: str, *, required: bool) -> str | None:
     return block.body.strip("\n") + "\n"
 
 
-def _html(blocks: list[_Block]) -> str:
-    html = _first(blocks, "html", required=True)
+def _html(found: list[Block]) -> str:
+    html = _first(found, "html", required=True)
     assert html is not None
     if not _HTML_TAG.search(html):
         raise CodeParseError("the ```html code block does not contain HTML markup")
@@ -103,7 +108,7 @@ def _html(blocks: list[_Block]) -> str:
 
 def parse_html(text: str) -> dict[str, str]:
     """``{"index.html": ...}`` from the first ```html block."""
-    return {"index.html": _html(_blocks(text))}
+    return {"index.html": _html(blocks(text))}
 
 
 def parse_multi_file(text: str) -> dict[str, str]:
@@ -114,17 +119,20 @@ def parse_multi_file(text: str) -> dict[str, str]:
     this answer, with no stale file left from an earlier turn. A block that is
     present but empty or unclosed is still an error.
     """
-    blocks = _blocks(text)
-    files = {"index.html": _html(blocks)}
+    found = blocks(text)
+    files = {"index.html": _html(found)}
     for lang in ("css", "javascript"):
-        files[FILES[lang]] = _first(blocks, lang, required=False) or ""
+        files[FILES[lang]] = _first(found, lang, required=False) or ""
     return files
 
 
-def save_files(workspace: Workspace, app_id: str, files: Mapping[str, str]) -> list[str]:
+def save_files(
+    workspace: Workspace, app_id: str, files: Mapping[str, str]
+) -> dict[str, bytes | None]:
     """Write every file, or none: paths are checked first, and a failed write undoes the rest.
 
-    Returns the workspace paths written, in the order given.
+    Returns each workspace path written, in the order given, with what it held before (None:
+    it is new), so a caller can say what the save changed.
     """
     if not files:
         raise CodeParseError("there are no files to save")
@@ -140,7 +148,7 @@ def save_files(workspace: Workspace, app_id: str, files: Mapping[str, str]) -> l
     except Exception:
         _restore(workspace, app_id, previous)
         raise
-    return list(encoded)
+    return previous
 
 
 def _restore(workspace: Workspace, app_id: str, previous: dict[str, bytes | None]) -> None:

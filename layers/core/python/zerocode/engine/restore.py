@@ -185,11 +185,19 @@ def _tell_people(
     """The display's entry: what was restored, what changed, and how the preview went."""
     lines = [f"**Restored {target.id}** as {version.id}."]
     lines += [f"- {c.path}: {c.status}" for c in delta]
+    tell_note(engine, app, lines, turn, build, what="restore")
+
+
+def tell_note(
+    engine: EngineParts, app: App, lines: list[str], turn: int, build: Build | None, *, what: str
+) -> None:
+    """A note in the display for work done outside a turn (a restore, an edit): ``lines``
+    and how its preview build went (None: the server stopped before it)."""
     status = DisplayStatus.OK
     if build is None:
         lines.append(
             "The server stopped before the preview was rebuilt: the preview shows the files "
-            "from before the restore until the next build."
+            f"from before the {what} until the next build."
         )
     elif build.state is BuildState.SUCCEEDED:
         lines.append(f"✓ preview built in {build.seconds or 0:.1f} s")
@@ -199,7 +207,7 @@ def _tell_people(
     try:
         engine.display.append(app.id, DisplayRole.NOTE, "\n".join(lines), status=status, turn=turn)
     except Exception as exc:  # the transcript has it; the display is best effort here
-        log.error("could not record the restore of app=%s in the display: %s", app.id, exc)
+        log.error("could not record the %s of app=%s in the display: %s", what, app.id, exc)
 
 
 def _versions(engine: EngineParts) -> Versions:

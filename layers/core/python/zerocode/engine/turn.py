@@ -240,7 +240,7 @@ class TurnRun:
                     e,
                     turn,
                     st.pending,
-                    shown=st.display(),
+                    shown=st.display,
                     changed=st.changed,
                     summary=self._summary("interrupted"),
                     reason=reason,
@@ -301,31 +301,31 @@ class TurnRun:
         return ErrorEvent("timeout", f"the turn took longer than {limit:.0f} s")
 
     async def _end(self, status: Status) -> DoneEvent:
-        """The turn ended by itself: its display entry, its version, its metrics."""
-        e, st = self.engine, self.state
+        """The turn ended by itself: its version, its display entry (which links to that
+        version), its metrics."""
+        e, st, made = self.engine, self.state, None
+        if st.turn is not None and st.changed:
+            st.phase = "recording the version"
+            made = await io(
+                record_version, e, self.app.id, st.turn.number, self._summary(status), st.build
+            )
         if st.turn is not None:
             with logged("could not record the end of turn app=%s", self.app.id):
                 await io(
                     e.display.append,
                     self.app.id,
                     DisplayRole.AI if status == "succeeded" else DisplayRole.ERROR,
-                    st.display(),
+                    st.display(made),
                     status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
                     turn=st.turn.number,
                 )
-        if st.turn is not None and st.changed:
-            st.phase = "recording the version"
-            await io(
-                record_version, e, self.app.id, st.turn.number, self._summary(status), st.build
-            )
         await tell_checks(e, self.app.id, st)  # last: a note is a turn of its own
         st.finished = True
         self.state.report(status)
         return DoneEvent(status, st.turn.number if st.turn else 0, self._tally())
 
     def _tally(self) -> dict[str, int] | None:
-        run = self.state.suite_run
-        return run.tally.to_json() if run is not None else None
+        return None if (run := self.state.suite_run) is None else run.tally.to_json()
 
     async def _work(self, turn: Turn) -> AsyncIterator[TurnEvent]:
         """The model's work, then the preview; a preview that fails is shown to the model,
@@ -467,7 +467,7 @@ class TurnRun:
                 self.engine,
                 st.turn,
                 st.pending,
-                shown=st.display(),
+                shown=st.display,
                 changed=st.changed,
                 summary=self._summary("interrupted"),
                 reason=self.stop_reason or SERVER_STOPPED,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from zerocode.engine.check_suite import SuiteRun
+from zerocode.engine.code_report import CodeReport, shown_text
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.tools import CHECK_TOOL_NAMES, ToolOutcome
 from zerocode.memory.facade import Turn
@@ -39,6 +40,7 @@ class TurnState:
     tokens_out: int = 0
     # What the turn did, for the honest status and the display entry.
     text: list[str] = field(default_factory=list)
+    code: list[CodeReport] = field(default_factory=list)  # html / multi-file answers' blocks
     steps: list[str] = field(default_factory=list)
     tool_calls: int = 0
     tool_failures: int = 0
@@ -101,9 +103,12 @@ class TurnState:
         """How a turn that ran to its end went."""
         return "failed" if self.error or self.failure_after_change else "succeeded"
 
-    def display(self) -> str:
-        # An answer's ```checks block is shown as the checks' own lines, not as JSON.
-        parts = [_CHECKS_BLOCK.sub("", "".join(self.text)).strip()]
+    def display(self, version: str | None = None) -> str:
+        """The turn's display entry. An html / multi-file answer's code blocks are shown as
+        what they did to their files, linking to ``version`` (the one the turn made); an
+        answer's ```checks block as the checks' own lines, not as JSON."""
+        text = shown_text(self.text, self.code, version)
+        parts = [_CHECKS_BLOCK.sub("", text).strip()]
         if self.steps:
             parts.append("\n".join(f"- {s}" for s in self.steps))
         if not self.changed and not self.error:

@@ -15,7 +15,7 @@ from typing import Any
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.workspace import PathRefused, clean_path
-from zerocode.engine import codegen, recovery, repair
+from zerocode.engine import code_report, codegen, recovery, repair
 from zerocode.engine.events import BuildEvent, TextEvent, ThinkingEvent, ToolEvent, TurnEvent
 from zerocode.engine.journal import PendingCall, PendingStep
 from zerocode.engine.model import (
@@ -38,6 +38,7 @@ from zerocode.publishing.builds import Build, BuildState, new_build_id
 log = logging.getLogger("zerocode.engine.turn")
 
 CUT_OFF = "the answer was cut off by the output limit"
+SAVING = "saving the generated files"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,33 +151,52 @@ class TurnSteps:
             yield ToolsRan(changed=changed)
 
     async def generate(self) -> Step:
-        """One whole answer without tools; its code blocks are saved all-or-nothing."""
+        """One whole answer without tools; its code blocks are saved all-or-nothing. The
+        display tells what each block did (engine/code_report.py), also when the answer
+        never finished (the stream failed, the turn was stopped)."""
+        st, start = self.state, len(self.state.text)
+        told, multi = len(st.code), self.app.code_gen_type is not CodeGenType.HTML
+        try:
+            async for item in self._generate(start, multi=multi):
+                yield item
+        finally:
+            if len(st.code) == told:
+                saving = st.phase == SAVING
+                why = code_report.ENDED_SAVING if saving else code_report.UNFINISHED
+                status = code_report.NOT_KNOWN if saving else code_report.NOT_SAVED
+                text, end = "".join(st.text[start:]), len(st.text)
+                report = code_report.not_saved(start, end, text, why, multi=multi, status=status)
+                st.code.append(report)
+
+    async def _generate(self, start: int, *, multi: bool) -> Step:
         st = self.state
         got = _Reply()
         async for event in got.passing(self._whole_text(ModelRole.CODE, [])):
             yield event
         reply = got.reply()
         text = reply.message.content or ""
+        end = len(st.text)
         if reply.finish_reason == "length":  # still cut off: nothing half-written is saved
+            st.code.append(code_report.not_saved(start, end, text, CUT_OFF, multi=multi))
             yield Failed("cut_off", CUT_OFF + "; nothing was saved", text)
             return
         await self._apply_checks(text)
         if not codegen.has_code(text):
+            st.code.append(code_report.not_saved(start, end, text, "", multi=multi))
             yield Answered(answer=text, changed=False)  # a question or an explanation: that is fine
             return
-        parse = (
-            codegen.parse_html
-            if self.app.code_gen_type is CodeGenType.HTML
-            else codegen.parse_multi_file
-        )
-        st.phase = "saving the generated files"
+        parse = codegen.parse_multi_file if multi else codegen.parse_html
+        st.phase = SAVING
         try:
             files = parse(text)
             saved = await io(codegen.save_files, self.engine.workspace, self.app.id, files)
         except ZerocodeError as exc:
             reason = f"the generated code could not be saved: {exc.message}"
+            st.code.append(code_report.not_saved(start, end, text, exc.message, multi=multi))
             yield Failed(exc.code, reason, text)
             return
+        report = code_report.saved(start, end, text, multi=multi, before=saved, after=files)
+        st.code.append(report)
         st.changed = st.unbuilt = True
         for path in saved:
             st.steps.append(f"✓ saved `{path}`")

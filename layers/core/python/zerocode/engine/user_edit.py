@@ -25,11 +25,10 @@ from zerocode.engine import codegen
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.parts import EngineParts, app_lease
-from zerocode.engine.restore import code_blocks, finish_interrupted_restore
+from zerocode.engine.restore import code_blocks, finish_interrupted_restore, tell_note
 from zerocode.engine.text_edit import edit_text
 from zerocode.errors import InvalidInput, ZerocodeError
-from zerocode.memory.display import DisplayRole, DisplayStatus
-from zerocode.publishing.builds import Build, BuildState, built_from, new_build_id, snapshot
+from zerocode.publishing.builds import Build, built_from, new_build_id, snapshot
 
 log = logging.getLogger(__name__)
 
@@ -219,21 +218,7 @@ def _tell_people(
     """The display's entry: what was edited as which version, and how the preview went."""
     what = edit.what if edit else version.summary
     lines = [f"**{what[:1].upper()}{what[1:]}** — saved as {version.id}."]
-    status = DisplayStatus.OK
-    if build is None:
-        lines.append(
-            "The server stopped before the preview was rebuilt: the preview shows the files "
-            "from before the edit until the next build."
-        )
-    elif build.state is BuildState.SUCCEEDED:
-        lines.append(f"✓ preview built in {build.seconds or 0:.1f} s")
-    else:
-        lines.append(f"✗ preview build failed: {build.error or 'the build failed'}")
-        status = DisplayStatus.FAILED
-    try:
-        engine.display.append(app.id, DisplayRole.NOTE, "\n".join(lines), status=status, turn=turn)
-    except Exception as exc:  # the transcript has it; the display is best effort here
-        log.error("could not record the edit of app=%s in the display: %s", app.id, exc)
+    tell_note(engine, app, lines, turn, build, what="edit")
 
 
 def finish_interrupted_work(engine: EngineParts, app: App) -> None:

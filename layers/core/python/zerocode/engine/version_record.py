@@ -9,19 +9,22 @@ from zerocode.publishing.builds import Build, built_from, snapshot
 
 def record_version(
     e: EngineParts, app_id: str, turn: int, summary: str, build: Build | None = None
-) -> None:
-    """The workspace as a new version, if it differs from the newest one (best effort: a
-    version store that fails is logged, never fails the turn)."""
+) -> str | None:
+    """The workspace as a new version, if it differs from the newest one; its id, or None
+    when none was made (best effort: a version store that fails is logged, never fails the
+    turn)."""
     if e.versions is None:
-        return
+        return None
     with logged("could not record a version of app=%s", app_id):
         source = snapshot(e.workspace, app_id)
         if not source.files:
-            return
-        e.versions.record(
+            return None
+        made = e.versions.record(
             app_id,
             source.files,
             turn=turn,
             summary=summary,
             build_id=built_from(build, source.digest),
         )
+        return made.id if made is not None else None
+    return None
