@@ -52,6 +52,7 @@ from zerocode_infra.storage import (
     BUILDS,
     CHECKS,
     PAYLOADS,
+    PREVIEW_COVERS,
     SOURCES,
     STAGING,
     VERSIONS,
@@ -348,6 +349,13 @@ class Functions(Construct):
         for prefix in (SOURCES, BUILDS, CHECKS):
             d.storage.builds.grant_read_write(fn, f"{prefix}*")
         self._grant_unstaging(fn)
+        # The preview covers it keeps (as the poller), serves to their owners and prunes:
+        # three named object actions (listing comes with the bucket grants above).
+        iam.Grant.add_to_principal(
+            grantee=fn,
+            actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+            resource_arns=[d.storage.builds.arn_for_objects(f"{PREVIEW_COVERS}*")],
+        )
         d.builds.grant(fn, "StartBuild", "BatchGetBuilds")
         # Only the function that starts builds may get a build's scoped data credentials.
         assert fn.role is not None
@@ -367,13 +375,14 @@ class Functions(Construct):
         self._excuse_wildcards(
             fn,
             "reads and writes app workspaces, their versions, transcript payloads, build "
-            "sources, outputs and checks, unpacks and deletes staging archives under their "
-            "prefixes, and queries the apps table's indexes",
+            "sources, outputs, checks and preview covers, unpacks and deletes staging "
+            "archives under their prefixes, and queries the apps table's indexes",
             [
                 objects(d.storage.workspaces, WORKSPACES),
                 objects(d.storage.workspaces, VERSIONS),
                 objects(d.storage.payloads, PAYLOADS),
                 *(objects(d.storage.builds, p) for p in (SOURCES, STAGING, BUILDS, CHECKS)),
+                objects(d.storage.builds, PREVIEW_COVERS),
                 indexes(d.tables.apps),
                 *KMS_GRANT_ACTIONS,
             ],
@@ -384,20 +393,21 @@ class Functions(Construct):
         for table in (d.tables.apps, d.tables.builds, d.tables.leases):
             table.grant_read_write_data(fn)
         # The finished build's staging archive, unpacked into builds/ (index.html last,
-        # checked before publishing) and checks/. No sources/ at all.
+        # checked before publishing), checks/ and a preview's cover into preview-covers/.
+        # No sources/ at all.
         self._grant_unstaging(fn)
         d.storage.builds.grant_read(fn, f"{BUILDS}*")
-        for prefix in (BUILDS, CHECKS):
+        for prefix in (BUILDS, CHECKS, PREVIEW_COVERS):
             d.storage.builds.grant_put(fn, f"{prefix}*")
         d.builds.grant(fn, "BatchGetBuilds")  # the outcome of the finished build
         self._grant_common(fn)
         self._excuse_wildcards(
             fn,
-            "unpacks and deletes build staging archives, writes build outputs and checks "
-            "under their prefixes, and its grant on the apps table includes the table's "
-            "indexes",
+            "unpacks and deletes build staging archives, writes build outputs, checks and "
+            "preview covers under their prefixes, and its grant on the apps table includes "
+            "the table's indexes",
             [
-                *(objects(d.storage.builds, p) for p in (STAGING, BUILDS, CHECKS)),
+                *(objects(d.storage.builds, p) for p in (STAGING, BUILDS, CHECKS, PREVIEW_COVERS)),
                 indexes(d.tables.apps),
                 *KMS_GRANT_ACTIONS,
             ],
@@ -423,15 +433,24 @@ class Functions(Construct):
             for prefix in prefixes:
                 bucket.grant_read(fn, f"{prefix}*")  # listing what to delete
                 bucket.grant_delete(fn, f"{prefix}*")
+        # Preview covers: one named action (listing comes with the bucket grants above), so
+        # what outgrows the role's inline policy needs no suppression (see _grant_unstaging).
+        iam.Grant.add_to_principal(
+            grantee=fn,
+            actions=["s3:DeleteObject"],
+            resource_arns=[d.storage.builds.arn_for_objects(f"{PREVIEW_COVERS}*")],
+        )
         self._excuse_wildcards(
             fn,
             "lists and deletes an app's workspace, versions, transcript payloads, build "
-            "sources, staging archives, outputs and checks under their prefixes",
+            "sources, staging archives, outputs, checks and preview covers under their "
+            "prefixes",
             [
                 objects(d.storage.workspaces, WORKSPACES),
                 objects(d.storage.workspaces, VERSIONS),
                 objects(d.storage.payloads, PAYLOADS),
                 *(objects(d.storage.builds, p) for p in (SOURCES, STAGING, BUILDS, CHECKS)),
+                objects(d.storage.builds, PREVIEW_COVERS),
                 *KMS_GRANT_ACTIONS,
             ],
         )

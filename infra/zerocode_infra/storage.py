@@ -10,8 +10,10 @@ S3-managed keys; the same customer key also encrypts the model API key secret.
 
 The builds bucket holds ``sources/`` (a build's source zip, deleted by the build once read),
 ``staging/`` (the one archive a build puts, unpacked by build_events or the API's poller),
-``builds/`` (the unpacked sites, served) and ``checks/`` (the in-build runtime check results,
-private). A source or staging object left behind by a failed build expires after a day.
+``builds/`` (the unpacked sites, served), ``checks/`` (the in-build runtime check results,
+private) and ``preview-covers/`` (a preview build's screenshot, its app's private cover until
+it has a deploy's; read only by the API). A source or staging object left behind by a failed
+build expires after a day.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ SOURCES = "sources/"  # sources/{app}/{build}.zip, read by its build (presigned 
 STAGING = "staging/"  # staging/{app}/{build}.tar, put by its build (presigned PUT)
 BUILDS = "builds/"  # builds/{app}/{build}/..., the unpacked site
 CHECKS = "checks/"  # checks/{app}/{build}.json, the build's runtime check
+# preview-covers/{app}/{build}.png (zerocode.adapters.aws.s3_preview_covers): not builds/
+PREVIEW_COVERS = "preview-covers/"
 # The npm cache prefix: no longer written (builds run an image with the toolchain
 # installed); a lifecycle rule expires what earlier deployments left there.
 CACHE = "cache"

@@ -39,7 +39,7 @@ class Server:
     log: Path | None = None
     # The shared e2e server lets one user chat often; quotas have their own tests. The
     # runtime check (a browser per previewed turn) is on only where a test is about it
-    # (tests/e2e/test_repair.py), to keep the suite's time down.
+    # (tests/e2e/test_repair.py), to keep the suite's time down; so are preview covers.
     env: dict[str, str] = field(
         default_factory=lambda: {
             "ZEROCODE_RATE_CHAT": "10000",
@@ -48,6 +48,8 @@ class Server:
             # (test_front_door.py), on servers with the default limits.
             "ZEROCODE_RATE_LOGIN_ADDRESS": "10000",
             "ZEROCODE_RUNTIME_CHECK": "0",
+            # A browser per app's preview: tests/e2e/test_preview_covers.py turns it on.
+            "ZEROCODE_PREVIEW_COVERS": "0",
             "ZEROCODE_ACCESS_LOG": "1",  # test_observability reads the request lines
         }
     )

@@ -524,6 +524,14 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
     preview_build = turn.builds[-1]["buildId"]
     assert platform.pointers()[f"preview:{preview_key(app)}"] == f"{app['id']}/{preview_build}"
     assert "otter" in visit(platform, app["previewUrl"]).lower()
+    # The preview build's own screenshot is the app's cover until it is deployed, private:
+    # kept out of builds/ and served by the API to its owner (issue 26, point 7).
+    assert app["cover"] is None and app["previewCover"], app
+    assert app["previewCover"].endswith(f"?build={preview_build}")
+    shot = alice.http.get(app["previewCover"])
+    assert shot.status_code == 200 and shot.content.startswith(PNG_MAGIC)
+    builds_bucket = platform.setting("BUILDS_BUCKET")
+    s3.head_object(Bucket=builds_bucket, Key=f"preview-covers/{app['id']}/{preview_build}.png")
 
     # Context: the window the model sees next, rebuilt from the DynamoDB transcript.
     window = alice.http.get(f"/api/apps/{app['id']}/context")

@@ -120,6 +120,8 @@ def test_codebuild_role_holds_no_tenant_data_rights(synth: Synth) -> None:
         ("s3:GetObject", "/builds/app1/b1/index.html"),
         ("s3:PutObject", "/builds/app1/b1/index.html"),
         ("s3:GetObject", "/checks/app1/b1.json"),
+        ("s3:GetObject", "/preview-covers/app1/b1.png"),
+        ("s3:PutObject", "/preview-covers/app1/b1.png"),
         ("s3:GetObject", "/cache/npm/index"),
         ("s3:GetObject", "/workspaces/app1/src/App.vue"),
     ):
@@ -362,6 +364,8 @@ def test_the_build_data_role_takes_sources_and_stages_outputs_only(synth: Synth)
         ("s3:PutObject", "/builds/app1/b1/index.html"),
         ("s3:PutObject", "/builds/app1/b1/__zerocode/cover.png"),
         ("s3:PutObject", "/checks/app1/b1.json"),
+        ("s3:PutObject", "/preview-covers/app1/b1.png"),
+        ("s3:GetObject", "/preview-covers/app1/b1.png"),
         ("s3:PutObject", "/sources/app1/b1.zip"),
         ("s3:GetObject", "/staging/app1/b1.tar"),
         ("s3:GetObject", "/builds/app1/b1/index.html"),

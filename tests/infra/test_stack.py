@@ -856,27 +856,32 @@ def test_the_checks_table_is_the_adapters_and_the_api_reads_and_writes_it(synth:
 
 def test_finished_builds_are_unpacked_by_build_events_and_the_api(synth: Synth) -> None:
     """A build's staging archive is read and deleted by build_events (or the API's poller),
-    which write the site under builds/ and the check under checks/; build_events never
-    touches sources/, only the API does; nobody but a build's presigned URL puts into
-    staging/. The deletion sweep removes all four prefixes of a deleted app (M8)."""
+    which write the site under builds/, the check under checks/ and a preview's cover under
+    preview-covers/; build_events never touches sources/, only the API does; nobody but a
+    build's presigned URL puts into staging/. The API reads preview covers (to serve them
+    to their owners: CloudFront reads builds/ alone). The deletion sweep removes all five
+    prefixes of a deleted app (M8)."""
     (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
     events = object_prefixes(synth, "handler.handler", bucket)
-    assert set(events) == {"staging/", "builds/", "checks/"}
+    assert set(events) == {"staging/", "builds/", "checks/", "preview-covers/"}
+    for put_only in ("checks/", "preview-covers/"):
+        assert "s3:PutObject" in events[put_only], put_only
+        assert not {a for a in events[put_only] if a.startswith(("s3:Get", "s3:Delete"))}
     assert events["staging/"] == {"s3:GetObject", "s3:DeleteObject"}
     assert {"s3:GetObject*", "s3:PutObject"} <= events["builds/"]
     assert not {a for a in events["builds/"] if a.startswith("s3:Delete")}
-    assert "s3:PutObject" in events["checks/"]
-    assert not {a for a in events["checks/"] if a.startswith(("s3:Get", "s3:Delete"))}
     api = object_prefixes(synth, "run.sh", bucket)
-    assert set(api) == {"sources/", "staging/", "builds/", "checks/"}
+    assert set(api) == {"sources/", "staging/", "builds/", "checks/", "preview-covers/"}
     assert api["staging/"] == {"s3:GetObject", "s3:DeleteObject"}
     for prefix in ("sources/", "builds/", "checks/"):
         assert {"s3:GetObject*", "s3:PutObject", "s3:DeleteObject*"} <= api[prefix], prefix
+    assert api["preview-covers/"] == {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
     sweep = object_prefixes(synth, SWEEP, bucket)
-    assert set(sweep) == {"sources/", "staging/", "builds/", "checks/"}
+    assert set(sweep) == {"sources/", "staging/", "builds/", "checks/", "preview-covers/"}
     for prefix, actions in sweep.items():
-        assert "s3:DeleteObject*" in actions, prefix
+        assert {"s3:DeleteObject*", "s3:DeleteObject"} & actions, prefix
         assert not {a for a in actions if a.startswith("s3:Put")}, prefix
+    assert sweep["preview-covers/"] == {"s3:DeleteObject"}  # listed by the bucket's grant
 
 
 def test_build_leftovers_expire_after_a_day(synth: Synth) -> None:
@@ -887,7 +892,8 @@ def test_build_leftovers_expire_after_a_day(synth: Synth) -> None:
     expiring = {r["Prefix"]: r["ExpirationInDays"] for r in rules if "ExpirationInDays" in r}
     assert expiring == {"sources/": 1, "staging/": 1, "cache/": 1}
     assert all(r["Status"] == "Enabled" for r in rules)
-    for kept in ("builds/", "checks/"):  # sites and check results live as long as the app
+    # Sites, check results and preview covers live as long as the app.
+    for kept in ("builds/", "checks/", "preview-covers/"):
         assert not [r for r in rules if kept.startswith(r.get("Prefix", "-"))], kept
 
 

@@ -36,6 +36,7 @@ from tests.integration.publishing.test_vue_template_builds import created_files
 from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.aws.build_check import BuildCheckResult
 from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
+from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot
@@ -165,7 +166,9 @@ def run_build(
             {"builds": [{"id": "zc-project:1", "buildStatus": status}]},
             {"ids": ["zc-project:1"]},
         )
-        outcome = builder.outcome(build.app_id, build.build_id, "zc-project:1")
+        outcome = builder.outcome(
+            build.app_id, build.build_id, "zc-project:1", preview=build.preview
+        )
     assert outcome is not None
     return done, outcome, variables
 
@@ -266,7 +269,12 @@ def test_a_runtime_error_is_found_in_the_build_and_a_preview_gets_the_picker(
     prefix = f"builds/app1/{build.build_id}/"
     assert b'<script src="__zerocode/picker.js" defer></script>' in objects[prefix + "index.html"]
     assert prefix + "__zerocode/picker.js" in objects
-    assert prefix + handoff.COVER_PATH not in objects  # previews take no cover
+    # A preview's cover is kept privately, out of builds/ (which CloudFront reads).
+    assert prefix + handoff.COVER_PATH not in objects
+    assert not any(k.endswith(".png") and k.startswith("builds/") for k in objects)
+    cover = objects[f"preview-covers/app1/{build.build_id}.png"]
+    assert cover.startswith(handoff.PNG_MAGIC)
+    assert S3PreviewCovers(cloud["s3"], cloud["bucket"]).get("app1", build.build_id) == cover
 
 
 def test_a_broken_project_fails_with_vites_own_message(

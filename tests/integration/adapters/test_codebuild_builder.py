@@ -29,6 +29,7 @@ from zerocode.adapters.aws.codebuild_builder import (
     CodeBuildBuilder,
     session_policy,
 )
+from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.workspace import Snapshot
 from zerocode.publishing import toolchain
@@ -325,14 +326,16 @@ def archive(entries: dict[str, bytes | None], links: dict[str, str] | None = Non
     return buffer.getvalue()
 
 
-def finished(builder: CodeBuildBuilder, build_id: str, status: str, **extra: Any) -> Any:
+def finished(
+    builder: CodeBuildBuilder, build_id: str, status: str, *, preview: bool = False, **extra: Any
+) -> Any:
     with Stubber(builder.codebuild) as stub:
         stub.add_response(
             "batch_get_builds",
             {"builds": [{"id": "zc:1", "buildStatus": status, **extra}]},
             {"ids": ["zc:1"]},
         )
-        return builder.outcome("app1", build_id, "zc:1")
+        return builder.outcome("app1", build_id, "zc:1", preview=preview)
 
 
 def hand_back(s3: Any, build_id: str, data: bytes) -> None:
@@ -388,6 +391,30 @@ def test_a_succeeded_build_is_unpacked_into_its_prefix_index_last(s3: Any) -> No
     # A second finisher (the event after the poll) finds it done.
     again = finished(builder, bid, "SUCCEEDED")
     assert again.ok and again.output == done.output
+
+
+def test_a_previews_cover_is_kept_privately_not_with_its_site(s3: Any) -> None:
+    """Issue 26, point 7: a preview's screenshot is its app's private cover. It goes to
+    preview-covers/, which CloudFront cannot read, never into builds/ with the site."""
+    builder = builder_for(codebuild_client(), s3)
+    bid = new_build_id()
+    hand_back(s3, bid, archive({**SITE, "check.json": b"{}", "cover.png": PNG}))
+    done = finished(builder, bid, "SUCCEEDED", preview=True)
+    prefix = f"builds/app1/{bid}/"
+    assert done.ok
+    assert keys(s3) == [
+        f"{prefix}assets/index-1.js",
+        f"{prefix}index.html",
+        f"checks/app1/{bid}.json",
+        f"preview-covers/app1/{bid}.png",
+    ]
+    assert builder.cover("app1", bid) is None  # nothing in the site
+    assert S3PreviewCovers(s3, BUCKET).get("app1", bid) == PNG
+    # Not a PNG: no cover kept at all.
+    other = new_build_id()
+    hand_back(s3, other, archive({**SITE, "check.json": b"{}", "cover.png": b"GIF89a"}))
+    assert finished(builder, other, "SUCCEEDED", preview=True).ok
+    assert not S3PreviewCovers(s3, BUCKET).exists("app1", other)
 
 
 def test_a_failed_build_reports_the_builds_own_log_and_publishes_nothing(s3: Any) -> None:

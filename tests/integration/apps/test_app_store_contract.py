@@ -90,6 +90,7 @@ def test_every_field_round_trips(store: Any) -> None:
         deploy_key="dk-1",
         deploy_url="https://sites.example/dk-1/",
         cover="covers/x.png",
+        preview_cover="b1700000000123abcdef",
         priority=99,
         name="Ünïcode ✓ app",
         created_at=T0,
@@ -106,9 +107,16 @@ def test_every_field_round_trips(store: Any) -> None:
 
 
 def test_put_replaces_and_can_clear_fields(store: Any) -> None:
-    app = make_app(deploy_key="dk-1", deploy_url="https://x/", cover="c.png")
+    app = make_app(
+        deploy_key="dk-1",
+        deploy_url="https://x/",
+        cover="c.png",
+        preview_cover="b1700000000123abcdef",
+    )
     store.put(app)
-    renamed = replace(app.renamed("New name"), deploy_key=None, deploy_url=None, cover=None)
+    renamed = replace(
+        app.renamed("New name"), deploy_key=None, deploy_url=None, cover=None, preview_cover=None
+    )
     store.put(renamed)
     assert store.get(app.id) == renamed
     page = store.list_by_owner(OWNER, limit=10)

@@ -38,6 +38,7 @@ from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints import build_events, cli
 from zerocode.gateway import REQUEST_CONTEXT
 from zerocode.http.app import create_app
+from zerocode.publishing.preview_covers import PNG_MAGIC
 
 PASSWORD = "correct horse battery"
 
@@ -338,16 +339,18 @@ def vue_app(client: TestClient, remote: Platform, token: str) -> dict[str, Any]:
     return dict(made.json())
 
 
-def archive_of(files: dict[str, bytes]) -> bytes:
-    """The one tar a build hands back: the site under ``out/dist/``."""
+def archive_of(files: dict[str, bytes], beside: dict[str, bytes] | None = None) -> bytes:
+    """The one tar a build hands back: the site under ``out/dist/``; ``beside``: files of
+    ``out/`` itself (the screenshot, ``cover.png``)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for name in ("out", "out/dist"):
             entry = tarfile.TarInfo(name)
             entry.type = tarfile.DIRTYPE
             tar.addfile(entry)
-        for name, data in files.items():
-            entry = tarfile.TarInfo(f"out/dist/{name}")
+        found = {f"dist/{name}": data for name, data in files.items()} | (beside or {})
+        for name, data in found.items():
+            entry = tarfile.TarInfo(f"out/{name}")
             entry.size = len(data)
             tar.addfile(entry, io.BytesIO(data))
     return buffer.getvalue()
@@ -362,10 +365,11 @@ def upload_artifact(app_id: str, build_id: str, html: str) -> None:
     )
 
 
-def play_builds_at_start(platform: Platform) -> None:
+def play_builds_at_start(platform: Platform, cover: bytes | None = None) -> None:
     """moto's CodeBuild runs nothing (and says SUCCEEDED when asked): play each build as
-    it starts, as an html build's box would, handing back the source's own files. The
-    real box runs in tests/integration/adapters/test_buildbox.py and the AWS e2e."""
+    it starts, as an html build's box would, handing back the source's own files (and
+    ``cover`` as its screenshot). The real box runs in
+    tests/integration/adapters/test_buildbox.py and the AWS e2e."""
     builder = platform.publishing.builder
     assert isinstance(builder, CodeBuildBuilder)
 
@@ -377,8 +381,9 @@ def play_builds_at_start(platform: Platform) -> None:
         ].read()
         with zipfile.ZipFile(io.BytesIO(zipped)) as source:
             files = {n: source.read(n) for n in source.namelist() if not n.startswith(".zerocode/")}
+        handed = archive_of(files, {"cover.png": cover} if cover else None)
         builder.s3.put_object(
-            Bucket="t-builds", Key=builder.staging_key(app_id, build_id), Body=archive_of(files)
+            Bucket="t-builds", Key=builder.staging_key(app_id, build_id), Body=handed
         )
 
     builder.codebuild.meta.events.register("before-parameter-build.codebuild.StartBuild", play)
@@ -463,6 +468,47 @@ def test_html_previews_and_deploys_on_aws_build_in_codebuild_too(remote: Platfor
         preview = remote.publishing.publisher.target(f"preview:{preview_key}")
         assert preview is not None and preview.app_id == app["id"]
         assert client.delete(f"/api/apps/{app['id']}", headers=gateway(token)).status_code == 204
+        assert s3.list_objects_v2(Bucket="t-builds").get("KeyCount") == 0
+
+
+def test_a_preview_cover_on_aws_is_private_to_its_owner_until_a_deploy_has_one(
+    remote: Platform,
+) -> None:
+    """Issue 26, point 7. Each preview build's box takes a screenshot; the builder keeps it
+    under preview-covers/ (CloudFront reads only builds/), the app names it, and the API
+    serves it to the owner and admins alone. A deploy's cover then takes its place."""
+    shot = PNG_MAGIC + b"the box's screenshot"
+    play_builds_at_start(remote, cover=shot)
+    with TestClient(create_app(remote), base_url="https://api.example") as client:
+        token, other = sign_up(client, "alice"), sign_up(client, "mallory")
+        app = create_html_app(client, token)
+        base = f"/api/apps/{app['id']}"
+        turn = client.post(
+            f"{base}/chat", headers=gateway(token), json={"message": "Make a page about otters"}
+        )
+        assert 'event: done\ndata: {"status":"succeeded"' in turn.text, turn.text
+        record = client.get(base, headers=gateway(token)).json()
+        assert record["cover"] is None and record["previewCover"], record
+        built = record["previewCover"].split("build=")[1]
+        mine = client.get(record["previewCover"], headers=gateway(token))
+        assert mine.status_code == 200 and mine.content == shot
+        assert mine.headers["content-type"] == "image/png"
+        assert "private" in mine.headers["cache-control"]
+        assert client.get(f"{base}/cover", headers=gateway(other)).status_code == 404
+        assert client.get(f"{base}/cover").status_code == 401
+        s3 = boto3.client("s3", region_name="us-east-1")
+        keys = [o["Key"] for o in s3.list_objects_v2(Bucket="t-builds").get("Contents", [])]
+        assert f"preview-covers/{app['id']}/{built}.png" in keys
+        assert not any(k.startswith("builds/") and k.endswith(".png") for k in keys), keys
+
+        asked = client.post(f"{base}/deploy", headers=gateway(token)).json()
+        done = client.get(f"{base}/builds/{asked['buildId']}", headers=gateway(token)).json()
+        assert done["state"] == "succeeded", done
+        deployed = client.get(base, headers=gateway(token)).json()
+        assert deployed["cover"] and deployed["cover"].endswith("/__zerocode/cover.png")
+        assert deployed["previewCover"] is None  # the deploy's cover is the app's now
+        assert client.get(f"{base}/cover", headers=gateway(token)).status_code == 404
+        assert client.delete(base, headers=gateway(token)).status_code == 204
         assert s3.list_objects_v2(Bucket="t-builds").get("KeyCount") == 0
 
 

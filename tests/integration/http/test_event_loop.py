@@ -169,6 +169,12 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     api.platform.workspace.write(app["id"], "index.html", b"<h1>Changed by hand</h1>")
     rebuilt = call("POST", f"{ap}/preview", f"{base}/preview", 200, headers=me).json()
     assert rebuilt["upToDate"] and rebuilt["build"]["state"] == "succeeded"
+    # A preview cover (no browser here: the one a browser would have taken, recorded).
+    covers = api.platform.publishing.preview_covers
+    assert covers is not None
+    covers.store.put(app["id"], rebuilt["build"]["id"], b"\x89PNG\r\n\x1a\nnot drawn")
+    assert covers.record(app["id"], rebuilt["build"]["id"])
+    call("GET", f"{ap}/cover", f"{base}/cover", 200, headers=me)
     call("GET", f"{ap}/history", f"{base}/history", 200, headers=me)
     call("GET", f"{ap}/context", f"{base}/context", 200, headers=me)
     call("GET", f"{ap}/files", f"{base}/files", 200, headers=me)

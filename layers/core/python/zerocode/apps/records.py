@@ -63,6 +63,9 @@ class App:
     deployed_at: float | None = None
     # A deploy is refused while the app's acceptance checks fail (the owner's setting).
     require_checks: bool = False
+    # The preview build whose screenshot is the app's private cover, while it has no deploy
+    # cover (zerocode.publishing.preview_covers); only its owner and admins see it.
+    preview_cover: str | None = None
 
     def renamed(self, name: str) -> App:
         return replace(self, name=check_name(name), updated_at=time.time())

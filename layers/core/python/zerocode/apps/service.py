@@ -60,6 +60,9 @@ class Unpublisher(Protocol):
     @property
     def covers(self) -> AppData | None: ...
 
+    @property
+    def preview_cover_store(self) -> AppData | None: ...
+
 
 @dataclass(kw_only=True)
 class AppService:
@@ -160,6 +163,7 @@ class AppService:
             self.publishing.builder,
             self.builds,
             covers=self.publishing.covers,
+            preview_covers=self.publishing.preview_cover_store,
             versions=self.versions,
             journal=self.journal,
             checks=self.checks,
@@ -173,6 +177,7 @@ def purge_steps(
     builder: AppData,
     builds: AppData,
     covers: AppData | None = None,
+    preview_covers: AppData | None = None,
     versions: VersionStore | None = None,
     journal: JournalData | None = None,
     checks: AppData | None = None,
@@ -195,6 +200,8 @@ def purge_steps(
         steps.append(versions.delete_app)
     if covers is not None:
         steps.append(covers.delete_app)
+    if preview_covers is not None:
+        steps.append(preview_covers.delete_app)
     if checks is not None:
         steps.append(checks.delete_app)
     return steps

@@ -108,6 +108,12 @@ class Settings(BaseSettings):
     # Load each successful preview build in headless Chromium after a turn, and show the
     # model what fails there (best effort: no Chromium, no check; off when covers are).
     runtime_check: bool = True
+    # Apps with no deploy cover get a private one from their latest preview (owner and
+    # admins only; publishing/preview_covers.py): locally a screenshot by the covers'
+    # browser, at most one per app per preview_cover_seconds (off when covers are); on AWS
+    # each preview build takes its own, and this setting is not read.
+    preview_covers: bool = True
+    preview_cover_seconds: float = Field(120, ge=0)
 
     # npm's download cache for installing the platform's toolchain (default
     # ~/.cache/zerocode/npm); builds themselves never install anything.

@@ -26,6 +26,7 @@ from zerocode.memory.transcript import TranscriptStore
 from zerocode.publishing.builds import Builder, RemoteBuilder
 from zerocode.publishing.eviction import DAY, PreviewSweep
 from zerocode.publishing.pointers import Publisher, SiteTarget
+from zerocode.publishing.preview_covers import PreviewCovers, PreviewCoverStore
 from zerocode.publishing.service import Publishing
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ def platform(
     from zerocode.adapters.local.chromium_acceptance import ChromiumAcceptance
     from zerocode.adapters.local.chromium_check import chromium_check
     from zerocode.adapters.local.chromium_covers import chromium_covers
+    from zerocode.adapters.local.preview_covers import LocalPreviewCovers
     from zerocode.adapters.local.sandbox import Limits, sandbox
     from zerocode.adapters.local.toolchain_store import ToolchainStore
     from zerocode.adapters.local.workspace import LocalWorkspace
@@ -163,6 +165,13 @@ def platform(
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
     journal = SqliteJournal(db)
     box = sandbox(override=settings.dangerously_unsandboxed_builds)
+    covers = (
+        chromium_covers(
+            settings.data_dir / "covers", settings.public_sites_url, settings.chromium_path
+        )
+        if settings.covers
+        else None
+    )
     limits = Limits(
         seconds=settings.build_timeout_seconds,
         memory_bytes=settings.build_memory_mb << 20,
@@ -184,11 +193,16 @@ def platform(
         workspace=workspace,
         lease=lease,
         urls=settings.site_urls(),
-        covers=chromium_covers(
-            settings.data_dir / "covers", settings.public_sites_url, settings.chromium_path
-        )
-        if settings.covers
-        else None,
+        covers=covers,
+    )
+    # Private covers of previews, taken here by the covers' browser (preview_covers.py).
+    publishing.preview_covers = PreviewCovers(
+        store=LocalPreviewCovers(settings.data_dir / "preview-covers"),
+        apps=apps,
+        publisher=publishing.publisher,
+        urls=publishing.urls,
+        camera=covers if settings.preview_covers else None,
+        interval=settings.preview_cover_seconds,
     )
     # The preview in a browser after each successful build (local only; needs Chromium),
     # and the app's acceptance checks in the same confined browser.
@@ -370,7 +384,7 @@ def _aws_publishing(
     workspace = S3Workspace(
         _aws_client("s3", settings), settings.workspace_bucket, limits=_workspace_limits(settings)
     )
-    return Publishing(
+    publishing = Publishing(
         apps=DynamoAppStore(client, settings.apps_table),
         builds=DynamoBuildStore(client, settings.builds_table),
         builder=builder,
@@ -381,6 +395,21 @@ def _aws_publishing(
         in_process=not isinstance(builder, RemoteBuilder),
         preview_idle_seconds=settings.preview_idle_days * DAY,  # the preview sweep's
     )
+    store = _preview_cover_store(settings)
+    if store is not None:  # each preview build takes its own (zerocode.buildbox)
+        publishing.preview_covers = PreviewCovers(
+            store=store, apps=publishing.apps, publisher=publishing.publisher, urls=publishing.urls
+        )
+    return publishing
+
+
+def _preview_cover_store(settings: Settings) -> PreviewCoverStore | None:
+    """Preview covers in the builds bucket, out of builds/ (CloudFront reads only that)."""
+    if not settings.builds_bucket:
+        return None
+    from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
+
+    return S3PreviewCovers(_aws_client("s3", settings), settings.builds_bucket)
 
 
 def preview_sweep(settings: Settings) -> PreviewSweep:
@@ -425,6 +454,7 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
             builder or _codebuild(settings),
             DynamoBuildStore(client, settings.builds_table),
             covers=None,
+            preview_covers=_preview_cover_store(settings),
             versions=_s3_versions(settings),
             checks=DynamoCheckStore(client, settings.checks_table),
         ),

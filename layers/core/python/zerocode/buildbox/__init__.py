@@ -15,7 +15,8 @@ itself and the presigned PUT of the build's one output archive
 3. serve the output on loopback and open it in the image's Chromium, confined to that
    origin as the local runtime check is (:func:`zerocode.adapters.local.chromium_check.
    inspect`), the browser's own traffic sent to a proxy that does not exist; record the
-   problems (``check.json``) and, for a deploy, a screenshot (``cover.png``);
+   problems (``check.json``) and a screenshot (``cover.png``: a deploy's goes with its
+   site, a preview's is kept privately by the platform);
 4. send ``out/`` (site, check, cover, log tail) as one tar by the presigned PUT.
 
 The exit status is the build's: 0 when the site was built and handed back.

@@ -277,7 +277,9 @@ def _check(job: Job, site: Path, out: Path, log: Log) -> None:
         log.say("zerocode: no Chromium in the image: the page was not checked")
         result = {"checked": False, "problems": [], "blocked": 0, "note": "no Chromium"}
     else:
-        cover = None if job.preview else out / handoff.COVER_FILE
+        # A preview's screenshot is its app's private cover until the app has a deploy's
+        # (the platform keeps it apart: zerocode.publishing.preview_covers).
+        cover = out / handoff.COVER_FILE
         checked = check_site(site, job.chromium, vue=job.kind == "vue_project", cover=cover)
         result = checked.as_json()
         said = (

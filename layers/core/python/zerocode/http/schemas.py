@@ -179,6 +179,10 @@ class AppOut(BaseModel):
     createdAt: float
     updatedAt: float
     requireChecks: bool = False
+    # The app's private cover while it has no deploy cover (`cover`): a screenshot of its
+    # latest preview, at this API path for the owner and admins (their credentials needed);
+    # never in public lists.
+    previewCover: str | None = None
 
 
 class BuildOut(BaseModel):
@@ -337,7 +341,9 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def app_out(a: App, urls: SiteUrls) -> AppOut:
+def app_out(a: App, urls: SiteUrls, *, public: bool = False) -> AppOut:
+    """The app as the API shows it; ``public`` (a list anyone may read) leaves out what only
+    its owner and admins may see."""
     return AppOut(
         id=a.id,
         name=a.name,
@@ -353,7 +359,15 @@ def app_out(a: App, urls: SiteUrls) -> AppOut:
         createdAt=a.created_at,
         updatedAt=a.updated_at,
         requireChecks=a.require_checks,
+        previewCover=None if public else preview_cover_path(a),
     )
+
+
+def preview_cover_path(a: App) -> str | None:
+    """The API path of the app's preview cover, naming its build (a new cover, a new URL)."""
+    if a.cover or not a.preview_cover:
+        return None
+    return f"/api/apps/{a.id}/cover?build={a.preview_cover}"
 
 
 def admin_app_out(a: App, urls: SiteUrls, owner_account: str | None = None) -> AdminAppOut:

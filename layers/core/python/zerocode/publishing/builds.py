@@ -215,8 +215,12 @@ class RemoteBuilder(Builder, Protocol):
         """Start the build: its runner id, or the outcome when there was nothing to run."""
         ...
 
-    def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
-        """The verified outcome of a started build, or None while it is still running."""
+    def outcome(
+        self, app_id: str, build_id: str, runner_id: str, *, preview: bool = False
+    ) -> BuildOutcome | None:
+        """The verified outcome of a started build, or None while it is still running. A
+        preview build's screenshot is kept privately (preview_covers.py), a deploy's with
+        its site."""
         ...
 
     def cover(self, app_id: str, build_id: str) -> str | None:

@@ -46,6 +46,7 @@ from zerocode.publishing.pointers import (
     preview_pointer,
     site_pointer,
 )
+from zerocode.publishing.preview_covers import PreviewCovers, PreviewCoverStore
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,8 @@ class Publishing:
     lease: Lease
     urls: SiteUrls  # where visitors find previews and sites (publish.py)
     covers: Covers | None = None
+    # Private covers of previews, for apps with no deploy cover (preview_covers.py).
+    preview_covers: PreviewCovers | None = None
     # Local: deploys run as tasks of this process. AWS: a deploy starts CodeBuild and the
     # build_events function (or a poll) finishes it, because Lambda freezes after answering.
     in_process: bool = True
@@ -92,6 +95,15 @@ class Publishing:
         # the lease keeps other processes out while one runs.
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: set[asyncio.Task[Build]] = set()
+
+    @property
+    def preview_cover_store(self) -> PreviewCoverStore | None:
+        """Where the apps' preview covers are kept (emptied of an app's when it is deleted)."""
+        return self.preview_covers.store if self.preview_covers is not None else None
+
+    def preview_cover(self, app: App) -> bytes | None:
+        """The app's private preview cover (PNG), while it has no deploy cover; or None."""
+        return self.preview_covers.get(app) if self.preview_covers is not None else None
 
     def site_url(self, deploy_key: str) -> str:
         return self.urls.site(deploy_key)
@@ -112,6 +124,8 @@ class Publishing:
             await asyncio.to_thread(
                 self.publisher.point, preview_pointer(key), SiteTarget(app.id, done.id)
             )
+            if self.preview_covers is not None:
+                await self.preview_covers.after_preview(app, done)
         return done
 
     def preview_state(self, app: App) -> PreviewState:
@@ -222,7 +236,9 @@ class Publishing:
         build = self.builds.get(app_id, build_id)
         if build is None or build.state.finished or build.runner_id is None:
             return build
-        outcome = self._remote().outcome(app_id, build_id, build.runner_id)
+        outcome = self._remote().outcome(
+            app_id, build_id, build.runner_id, preview=build.purpose is BuildPurpose.PREVIEW
+        )
         return build if outcome is None else self._complete(build, outcome)
 
     def current(self, app_id: str, build_id: str) -> Build | None:

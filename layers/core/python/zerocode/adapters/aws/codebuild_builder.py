@@ -21,8 +21,10 @@ build_events``); :meth:`outcome` is also the polling fallback. Either unpacks th
 archive by the strict rules of :mod:`zerocode.publishing.output_archive` (regular files only,
 names checked, counts and sizes bounded) and copies the site into ``builds/{appId}/
 {buildId}/``, ``index.html`` last; a succeeded build counts only once that is done. The
-runtime check's result goes to ``checks/{appId}/{buildId}.json`` (read by :mod:`.build_check`)
-and a deploy's screenshot into the site as ``__zerocode/cover.png``.
+runtime check's result goes to ``checks/{appId}/{buildId}.json`` (read by :mod:`.build_check`),
+a deploy's screenshot into the site as ``__zerocode/cover.png`` and a preview's, privately,
+to ``preview-covers/{appId}/{buildId}.png`` (:mod:`.s3_preview_covers`: not under
+``builds/``, which CloudFront reads).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.aws.errors import error_code
+from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import toolchain
@@ -87,6 +90,7 @@ class CodeBuildBuilder:
         self.sts, self.data_role_arn = sts, data_role_arn
         self.credential_seconds = credential_seconds
         self.poll_seconds, self.timeout_seconds, self.sleep = poll_seconds, timeout_seconds, sleep
+        self.preview_covers = S3PreviewCovers(s3, bucket)
 
     def output_prefix(self, app_id: str, build_id: str) -> str:
         return f"builds/{check_app_id(app_id)}/{check_app_id(build_id)}/"
@@ -108,7 +112,9 @@ class CodeBuildBuilder:
         deadline = time.monotonic() + self.timeout_seconds
         while time.monotonic() < deadline:
             await self.sleep(self.poll_seconds)
-            done = await asyncio.to_thread(self.outcome, job.app_id, job.build_id, started)
+            done = await asyncio.to_thread(
+                self.outcome, job.app_id, job.build_id, started, preview=job.preview
+            )
             if done is not None:
                 return done
         return BuildOutcome(
@@ -199,7 +205,9 @@ class CodeBuildBuilder:
             config=meta.config,
         )
 
-    def outcome(self, app_id: str, build_id: str, runner_id: str) -> BuildOutcome | None:
+    def outcome(
+        self, app_id: str, build_id: str, runner_id: str, *, preview: bool = False
+    ) -> BuildOutcome | None:
         builds = self.codebuild.batch_get_builds(ids=[runner_id]).get("builds", [])
         if not builds:
             return BuildOutcome(
@@ -240,7 +248,7 @@ class CodeBuildBuilder:
                     output=None,
                     error="the build's output has no index.html",
                 )
-            self._publish_output(app_id, build_id, out)
+            self._publish_output(app_id, build_id, out, preview=preview)
         return self._succeeded(prefix, tail)
 
     def _succeeded(self, prefix: str, tail: str) -> BuildOutcome:
@@ -262,9 +270,10 @@ class CodeBuildBuilder:
             body.close()
         return tmp / handoff.ARCHIVE_ROOT
 
-    def _publish_output(self, app_id: str, build_id: str, out: Path) -> None:
+    def _publish_output(self, app_id: str, build_id: str, out: Path, *, preview: bool) -> None:
         """The site into its prefix (``index.html`` last: the output counts once it is
-        there), the cover into the site, the check beside; then the staging archive goes."""
+        there), a deploy's cover into the site and a preview's into the private prefix, the
+        check beside; then the staging archive goes."""
         prefix = self.output_prefix(app_id, build_id)
         site = out / handoff.SITE_DIR
         files = {
@@ -273,7 +282,9 @@ class CodeBuildBuilder:
             if p.is_file() and p.relative_to(site).as_posix() != handoff.COVER_PATH
         }
         cover = out / handoff.COVER_FILE
-        if _is_png(cover):
+        if _is_png(cover) and preview:
+            self.preview_covers.put(app_id, build_id, cover.read_bytes())
+        elif _is_png(cover):
             files[handoff.COVER_PATH] = cover
         self.s3.put_object(
             Bucket=self.bucket,

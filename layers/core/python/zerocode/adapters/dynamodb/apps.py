@@ -41,7 +41,7 @@ FEATURED_PK = "featured"  # the one partition of the sparse ``featured`` index
 ALL_PK = "app"  # the one partition of ``all_apps``
 
 _STRINGS = ("id", "owner", "name", "init_prompt", "preview_key")
-_OPTIONAL_STRINGS = ("deploy_key", "deploy_url", "cover", "deploy_build_id")
+_OPTIONAL_STRINGS = ("deploy_key", "deploy_url", "cover", "deploy_build_id", "preview_cover")
 # Zero-padded epoch seconds sort as text the way they sort as numbers (until year 2286).
 _CREATED_KEY = re.compile(r"^\d{10}\.\d{6}#\S+$")
 # Priority is padded to this many digits so it, too, sorts as text the way it does as a number.
@@ -279,6 +279,7 @@ def _app(item: Item) -> App:
         deploy_build_id=optional("deploy_build_id"),
         deployed_at=float(item["deployed_at"]["N"]) if "deployed_at" in item else None,
         require_checks=bool(item.get("require_checks", {}).get("BOOL", False)),
+        preview_cover=optional("preview_cover"),
     )
 
 

@@ -3,7 +3,9 @@
 Optional by design: without Playwright's Python package or a Chromium executable there is
 simply no cover, and a failed screenshot never fails the deploy that asked for it (the
 caller logs it). Covers are files next to the builds, one per published build:
-``covers/{appId}/{buildId}.png``, served by the sites server.
+``covers/{appId}/{buildId}.png``, served by the sites server. A preview's cover is taken by
+the same browser (:meth:`ChromiumCovers.capture`) and kept elsewhere, privately
+(zerocode.publishing.preview_covers): never under this root, which the sites server serves.
 
 The page is untrusted: it is loaded in a browser confined to the app's own origin
 (:mod:`.chromium`, shared with the runtime check): every other request is aborted, WebSockets
@@ -15,6 +17,7 @@ docs/security.md, "Origins and the console".
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 from pathlib import Path
 
@@ -49,6 +52,12 @@ __all__ = [  # the browser's helpers were here first; covers' tests still import
 ]
 
 log = logging.getLogger(__name__)
+_KEY = re.compile(r"[a-z0-9]{20,}")  # a preview key (the preview's only secret), in a URL
+
+
+def _public(url: str) -> str:
+    """A URL for the log, keys taken out."""
+    return _KEY.sub("{key}", url)
 
 
 class ChromiumCovers:
@@ -69,6 +78,14 @@ class ChromiumCovers:
     async def screenshot(self, url: str, target: Path) -> list[str]:
         """Save a screenshot of ``url`` to ``target``; what the page tried to reach elsewhere
         (aborted)."""
+        return (await self._shoot(url, target))[1]
+
+    async def capture(self, url: str) -> bytes:
+        """A screenshot of ``url`` as PNG bytes: a preview's cover, which the caller keeps
+        privately (zerocode.publishing.preview_covers), never under this root."""
+        return (await self._shoot(url, None))[0]
+
+    async def _shoot(self, url: str, target: Path | None) -> tuple[bytes, list[str]]:
         from playwright.async_api import async_playwright
 
         blocked: list[str] = []
@@ -78,12 +95,14 @@ class ChromiumCovers:
                 context = await confined(browser, url, seen=blocked)
                 page = await context.new_page()
                 await page.goto(url, wait_until="networkidle", timeout=self.timeout_ms)
-                await page.screenshot(path=str(target), type="png")
+                png = await page.screenshot(
+                    path=str(target) if target is not None else None, type="png"
+                )
             finally:
                 await browser.close()
         if blocked:
-            log.info("cover of %s: %d request(s) elsewhere aborted", url, len(blocked))
-        return blocked
+            log.info("cover of %s: %d request(s) elsewhere aborted", _public(url), len(blocked))
+        return png, blocked
 
     def path(self, app_id: str, file: str) -> Path | None:
         """A cover file, for the sites server (None for anything that is not one)."""

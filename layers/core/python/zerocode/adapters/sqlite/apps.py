@@ -25,12 +25,14 @@ _APP_COLUMNS = (
     "deploy_build_id",
     "deployed_at",
     "require_checks",
+    "preview_cover",
 )
 # Columns added after the first release: (name, SQL type), added to older files at start.
 _APP_ADDED = (
     ("deploy_build_id", "TEXT"),
     ("deployed_at", "REAL"),
     ("require_checks", "INTEGER NOT NULL DEFAULT 0"),
+    ("preview_cover", "TEXT"),
 )
 
 
