@@ -63,8 +63,9 @@ async function apiRaw(method, path, { body, headers: extra = {} } = {}) {
   return response;
 }
 
-// An image behind the API's auth (a failed check's screenshot) as a data: URL: an <img>
-// cannot send the bearer token, and the console's CSP allows data: images, not blob: ones.
+// An image behind the API's auth (a failed check's screenshot, a preview cover) as a data:
+// URL: an <img> cannot send the bearer token, and the console's CSP allows data: images,
+// not blob: ones.
 // Each path is fetched once per page load.
 const images = new Map();
 function loadImage(path) {
@@ -251,9 +252,23 @@ function authForm(kind) {
 
 // -- home: create, my apps, featured ------------------------------------------------------------
 
+// An app's cover: its deploy's (public), else its preview's (private to its owner and
+// admins, so read with the caller's credentials: loadImage), else its kind. The kind stays
+// when the preview cover cannot be read.
+function coverOf(app) {
+  if (app.cover) return h("img", { src: app.cover, alt: "", "data-cover": "deploy" });
+  const kind = h("div", { class: "cover" }, app.codeGenType);
+  if (app.previewCover) {
+    loadImage(app.previewCover)
+      .then((src) => kind.replaceWith(h("img", { src, alt: "", "data-cover": "preview" })))
+      .catch(() => {});
+  }
+  return kind;
+}
+
 function appTile(app) {
   return h("a", { class: "tile", href: `#/apps/${app.id}`, "data-app": app.id },
-    app.cover ? h("img", { src: app.cover, alt: "" }) : h("div", { class: "cover" }, app.codeGenType),
+    coverOf(app),
     h("div", { class: "meta" }, h("div", { class: "name" }, app.name),
       h("div", { class: "small" }, `${app.codeGenType} · ${when(app.createdAt)}`)));
 }
