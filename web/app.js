@@ -483,7 +483,38 @@ async function appPage(appId) {
       if (narrow.matches) phone.show("chat", true);  // on a phone: back to the message, chip and all
       input.focus();
     }
+    if (e.data.zerocode === "textEdit" && editing) saveText(e.data);
+    if (e.data.zerocode === "escape" && editing) setEditing(false);  // Esc inside the preview
   };
+  // A text edited in place in the preview (picker.js): saved without a model turn when the
+  // platform finds the one place in the source that writes it; else a model turn is offered,
+  // with the element picked and the change asked for in the message box.
+  async function saveText(data) {
+    const element = pickedElement(data.element);
+    const newText = typeof data.newText === "string" ? data.newText.slice(0, 2000) : "";
+    const page = typeof data.page === "string" ? data.page.slice(0, 300) : "/";
+    if (!newText.trim() || busy()) { if (busy()) notify(t("edit.busy"), true); loadFrame(true); return; }
+    rebuilding = true; showBusy();
+    notify(t("edit.saving"));
+    try {
+      const result = await api("POST", `/api/apps/${appId}/edits/text`, { element, newText, page });
+      await edited(result);
+      notify(result.build && result.build.state !== "succeeded"
+        ? t("edit.savedBuildFailed", { version: result.version.id })
+        : t("edit.saved", { version: result.version.id }), Boolean(result.build && result.build.state !== "succeeded"));
+    } catch (err) {
+      loadFrame(true);  // the frame shows the text it had
+      if (err instanceof ApiError && err.code === "text_not_editable") {
+        picked = element;
+        showChip();
+        input.value = t("edit.askModel", { text: newText });
+        inputCount.update();
+        if (narrow.matches) phone.show("chat", true);
+        input.focus();
+        notify(t("edit.notEditable", { message: err.message }), true);
+      } else report(err);
+    } finally { rebuilding = false; showBusy(); }
+  }
   // Esc leaves Edit mode (from anywhere on the page but the preview itself).
   document.onkeydown = (e) => { if (e.key === "Escape" && editing) setEditing(false); };
   editButton.addEventListener("click", () => setEditing(!editing && !stale));

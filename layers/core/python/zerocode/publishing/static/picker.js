@@ -2,7 +2,10 @@
 // another origin, frames the preview with sandbox="allow-scripts allow-forms" (so this page
 // has an opaque origin) and turns edit mode on and off with postMessage; while on, hovering
 // outlines an element and clicking one sends its tag, a CSS selector, its text and the page
-// path back to the console. Nothing else is exposed.
+// path back to the console. Double-clicking an element that holds only text edits it in place:
+// Enter sends the new text to the console (which saves it through the API), Esc puts the old
+// one back. Esc outside a text edit asks the console to leave edit mode. Nothing else is
+// exposed.
 //
 // Commands are obeyed only from the parent window and only from a console origin: those the
 // platform wrote into CONSOLES (a configured value), or, where it wrote none (the copy in AWS
@@ -19,7 +22,8 @@
   if (!CONSOLES.length && ORIGIN.test(named)) allowed = [named];
   if (!allowed.length) return;
   var consoleOrigin = null; // the allowed origin commands came from
-  var editing = false, hovered = null;
+  var editing = false, hovered = null, typing = null; // typing: the element edited in place
+  var pickTimer = null;
   var STYLE = "2px solid #e8590c";
 
   function send(message) {
@@ -56,15 +60,79 @@
     hovered.style.outline = STYLE;
   }, true);
 
-  document.addEventListener("click", function (e) {
-    if (!editing || !(e.target instanceof Element)) return;
+  function described(el) {
+    return {
+      tag: el.tagName.toLowerCase().slice(0, 40), selector: selectorOf(el),
+      text: (el.innerText || el.textContent || "").trim().slice(0, 500), pagePath: pagePath()
+    };
+  }
+
+  // Only an element that holds text and no other element is edited in place: its text is
+  // what the source writes between two tags, or nothing the platform can change alone.
+  function textOnly(el) {
+    return el.children.length === 0 && (el.textContent || "").trim().length > 0 &&
+      ["SCRIPT", "STYLE", "TEXTAREA", "INPUT", "SELECT", "OPTION"].indexOf(el.tagName) < 0;
+  }
+
+  function stopTyping(keep) {
+    var el = typing;
+    if (!el) return;
+    typing = null;
+    el.removeAttribute("contenteditable");
+    if (!keep) el.textContent = el.dataset.zcText || el.textContent;
+    delete el.dataset.zcText;
+  }
+
+  document.addEventListener("dblclick", function (e) {
+    if (!editing || typing || !(e.target instanceof Element) || !textOnly(e.target)) return;
+    clearTimeout(pickTimer);  // a double-click edits; it does not pick
     e.preventDefault();
     e.stopPropagation();
     var el = e.target;
-    send({zerocode: "picked", element: {
-      tag: el.tagName.toLowerCase().slice(0, 40), selector: selectorOf(el),
-      text: (el.innerText || el.textContent || "").trim().slice(0, 500), pagePath: pagePath()
-    }});
+    unmark();
+    typing = el;
+    el.dataset.zcText = el.textContent;
+    var before = described(el);
+    el.setAttribute("contenteditable", "plaintext-only");
+    if (el.contentEditable !== "plaintext-only") el.setAttribute("contenteditable", "true");
+    el.focus();
+    var range = document.createRange();
+    range.selectNodeContents(el);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    el.addEventListener("blur", function () { if (typing === el) stopTyping(false); }, { once: true });
+    el.addEventListener("keydown", function (k) {
+      if (typing !== el || k.isComposing) return;
+      if (k.key === "Escape") { k.preventDefault(); k.stopPropagation(); stopTyping(false); }
+      if (k.key === "Enter") {
+        k.preventDefault();
+        var text = (el.innerText || el.textContent || "").replace(/\s+/g, " ").trim();
+        stopTyping(true);
+        if (text && text !== before.text) {
+          send({zerocode: "textEdit", element: before, newText: text.slice(0, 2000),
+                page: location.pathname.slice(0, 300)});
+        } else {
+          el.textContent = el.dataset.zcText || before.text;
+        }
+      }
+    });
+  }, true);
+
+  document.addEventListener("keydown", function (e) {
+    if (editing && !typing && e.key === "Escape") send({zerocode: "escape"});
+  });
+
+  document.addEventListener("click", function (e) {
+    if (!editing || !(e.target instanceof Element)) return;
+    if (typing && typing.contains(e.target)) return; // placing the caret in the text edited
+    e.preventDefault();
+    e.stopPropagation();
+    // Sent once a double-click can no longer follow: picking moves the focus to the console's
+    // message box, which would end a text edit the double-click starts.
+    var el = e.target;
+    clearTimeout(pickTimer);
+    pickTimer = setTimeout(function () { send({zerocode: "picked", element: described(el)}); }, 350);
   }, true);
 
   window.addEventListener("message", function (e) {
@@ -72,7 +140,7 @@
     if (!e.data || e.data.zerocode !== "edit") return;
     consoleOrigin = e.origin;
     editing = !!e.data.on;
-    if (!editing) unmark();
+    if (!editing) { unmark(); stopTyping(false); }
     document.documentElement.style.cursor = editing ? "crosshair" : "";
   });
   send({zerocode: "ready", pagePath: pagePath()});
