@@ -7,8 +7,8 @@ import { EXAMPLES, LANGS, lang, setLang, t } from "./i18n.js";
 import { codeView, versionsView } from "./code.js";
 import { checkItem, checksView, tallyLabel, tallyShort } from "./checks.js";
 import {
-  STATUS_OF, badge, entryView, fillReply, h, markdown, parseReply, replyShell, stepItem,
-  tallyLine, toolStep, userBubble, when,
+  STATUS_OF, badge, drawStreaming, entryView, fillReply, foldTurns, h, markdown, parseReply, replyShell,
+  stepItem, tallyLine, toolStep, userBubble, when,
 } from "./render.js";
 import { announce, foldingNotice, narrow, phoneSwitch, rove, tabKeys, themeSwitch } from "./layout.js";
 
@@ -403,7 +403,7 @@ async function previewBuilt(appId) {
   return true;  // hundreds of builds: one of them surely worked, let the frame say
 }
 
-async function appPage(appId) {
+async function appPage(appId, openVersion = null) {
   let app;
   try { app = await api("GET", `/api/apps/${appId}`); } catch (err) {
     report(err);
@@ -530,6 +530,7 @@ async function appPage(appId) {
       const page = await api("GET", `/api/apps/${appId}/history?${params}`);
       const height = messages.scrollHeight;
       messages.prepend(...page.entries.slice().reverse().map(entryView));
+      foldTurns(messages);  // all but the newest turns, folded to a line each
       for (const e of page.entries) if (e.role === "user") asked.set(e.turn, { content: e.content, element: e.element });
       const newest = page.entries[0];
       if (!older && newest && newest.role !== "user" && (newest.status === "failed" || newest.status === "interrupted")) {
@@ -538,6 +539,11 @@ async function appPage(appId) {
       before = page.nextCursor;
       if (older) messages.scrollTop = messages.scrollHeight - height;
       else messages.scrollTop = messages.scrollHeight;
+      // Folded turns are short: a chat that does not fill its box cannot be scrolled up to
+      // load the next older page, so that page comes at once.
+      if (before && messages.clientHeight && messages.scrollHeight <= messages.clientHeight) {
+        setTimeout(() => loadHistory(true), 0);
+      }
       return page.entries;
     } catch (err) { report(err); return []; } finally { loadingOlder = false; }
   }
@@ -548,6 +554,16 @@ async function appPage(appId) {
     await loadHistory(false);
   }
   messages.addEventListener("scroll", () => { if (messages.scrollTop < 40) loadHistory(true); });
+  // A file's change line links to the diff of the version its turn made: followed here, it
+  // opens the Versions tab at that version without leaving the page (and the running turn).
+  messages.addEventListener("click", (e) => {
+    const link = e.target.closest("a.diff-link");
+    if (!link || e.button || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    showTab("versions", link.dataset.version);
+    if (narrow.matches) phone.show("preview", true);
+    document.getElementById("tab-versions").focus();
+  });
 
   // The reply as stored, drawn over the live one when its turn ends: the same function draws
   // it after a reload, so the two look the same (steps, outcome lines, badge).
@@ -584,6 +600,7 @@ async function appPage(appId) {
     const shell = replyShell();
     shell.el.dataset.turn = "running";
     messages.append(shell.el);
+    foldTurns(messages);
     messages.scrollTop = messages.scrollHeight;
     return shell;
   }
@@ -594,7 +611,12 @@ async function appPage(appId) {
     let said = "", buildLine = null;
     const tools = new Map();
     return (event, data) => {
-      if (event === "message") { said += data.d; shell.answer.innerHTML = markdown(said); }
+      if (event === "message") {
+        said += data.d;
+        // An html / multi-file answer's code streams folded; its stored reply says what it did.
+        if (app.codeGenType === "vue_project") shell.answer.innerHTML = markdown(said);
+        else drawStreaming(shell.answer, said);
+      }
       else if (event === "thinking") {
         shell.thinking.hidden = false; shell.thinking.lastChild.textContent += data.text;
       } else if (event === "tool") {
@@ -888,12 +910,12 @@ async function appPage(appId) {
     type: "button", role: "tab", id: `tab-${name}`, class: "tab", "aria-controls": panes[name].id,
     "aria-selected": String(name === "preview"), onclick: () => showTab(name) }, t(`app.tab.${name}`)));
   tabKeys(tabs, (tab) => showTab(tab.id.slice(4)));
-  function showTab(name) {
+  function showTab(name, version = null) {
     currentTab = name;
     rove(tabs, tabs.find((tab) => tab.id === `tab-${name}`));
     for (const [key, pane] of Object.entries(panes)) pane.hidden = key !== name;
     if (name === "code") code.refresh();
-    if (name === "versions") versions.refresh();
+    if (name === "versions") versions.refresh(version);
     if (name === "checks") checks.refresh();
   }
   for (const [name, pane] of Object.entries(panes)) {
@@ -1092,6 +1114,7 @@ async function appPage(appId) {
   else if (starting) { sessionStorage.removeItem(`zc_start_${appId}`); chat(start, null, false); }
   else checkPreview();
   if (app.deployUrl) { panel.hidden = false; showBuilds().catch(report); }
+  if (openVersion) showTab("versions", openVersion);  // #/apps/{id}/versions/{v}: a diff link
 }
 
 // -- admin --------------------------------------------------------------------------------------
@@ -1192,8 +1215,8 @@ async function route() {
   if (path === "/login") return authForm("login");
   if (path === "/register") return authForm("register");
   if (!me) { location.hash = "#/login"; return; }
-  const appMatch = path.match(/^\/apps\/([a-z0-9]{20})$/);
-  if (appMatch) return appPage(appMatch[1]);
+  const appMatch = path.match(/^\/apps\/([a-z0-9]{20})(?:\/versions\/(v[1-9][0-9]*))?$/);
+  if (appMatch) return appPage(appMatch[1], appMatch[2] || null);
   if (path.startsWith("/admin")) return admin(path.endsWith("/users") ? "users" : "apps");
   return home();
 }

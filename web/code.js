@@ -314,7 +314,8 @@ export function versionsView(appId, { api, report, restore, busy }) {
         restoreButton));
   }
 
-  async function load(reset) {
+  // `open`: the version whose changes to show (a chat reply's diff link), else the newest.
+  async function load(reset, open = null) {
     const params = new URLSearchParams({ limit: "20" });
     if (!reset && cursor) params.set("cursor", cursor);
     try {
@@ -324,7 +325,7 @@ export function versionsView(appId, { api, report, restore, busy }) {
       if (!list.children.length) list.append(h("li", { class: "small" }, t("versions.none")));
       cursor = page.nextCursor;
       more.hidden = !cursor;
-      if (reset && page.versions.length) await showDiff(page.versions[0]);
+      if (reset && (open || page.versions.length)) await showDiff(open ? { id: open } : page.versions[0]);
     } catch (err) {
       // A platform that keeps no versions says so (404): that is the pane's content.
       if (err.status === 404 && reset) list.replaceChildren(h("li", { class: "small" }, err.message));
@@ -334,5 +335,5 @@ export function versionsView(appId, { api, report, restore, busy }) {
   more.addEventListener("click", () => load(false));
 
   function setBusy(on) { list.querySelectorAll("button.restore").forEach((b) => { b.disabled = on; }); }
-  return { el, refresh: () => load(true), setBusy };
+  return { el, refresh: (open) => load(true, open), setBusy };
 }

@@ -24,14 +24,71 @@ export function escapeHtml(text) {
                                                     '"': "&quot;", "'": "&#39;" }[c]));
 }
 
-// Just enough markdown for replies: code fences, inline code, bold, italics.
+// Just enough markdown for replies: code fences, inline code, bold, italics, and the line an
+// html / multi-file reply has for each file its code changed (fileChange below).
 export function markdown(text) {
   return escapeHtml(text).split(/```[\w-]*\n?/).map((part, i) => i % 2
     ? `<div class="code-scroll" tabindex="0"><pre>${part}</pre></div>`  // scrolls: reachable by keyboard
-    : part.replace(/`([^`\n]+)`/g, "<code>$1</code>")
+    : part.replace(CHANGE_LINE, fileChange)
+      .replace(/`([^`\n]+)`/g, "<code>$1</code>")
       .replace(/\*\*([^*\n]+)\*\*/g, "<b>$1</b>")
       .replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s.,;:!?)])/g, "$1<i>$2</i>"))
     .join("");
+}
+
+// -- what an html / multi-file answer's code did -------------------------------------------
+
+// The display has, in place of each code block, "`index.html`: modified, +1 −1 (diff: v3)"
+// (engine/code_report.py; docs/api.md): the file, what happened to it, the lines added and
+// removed, the version the turn made, and why a block was not saved.
+const CHANGE_LINE = /^`([^`\n]+)`: (added|modified|deleted|unchanged|not saved|not known)(?:, \+(\d+) −(\d+))?(?: \(diff: (v\d+)\))?(?: — (.*))?$/gm;
+const CHANGE_WORD = { added: "versions.added", modified: "versions.modified", deleted: "versions.deleted",
+                      unchanged: "change.unchanged", "not saved": "change.notSaved", "not known": "change.notKnown" };
+
+// The app whose page this is: a diff link opens that app's Versions tab at the version
+// (app.js follows the link in the page; its address opens the same from anywhere).
+function appOfPage() { return (location.hash.match(/^#\/apps\/([a-z0-9]{20})/) || [])[1]; }
+
+// One change line as markup; its parts arrive escaped already (markdown escapes first).
+function fileChange(_, path, status, plus, minus, version, why) {
+  const kind = status.replace(" ", "-");
+  let out = `<span class="file-change" data-path="${path}" data-status="${kind}"><code>${path}</code> ` +
+    `<span class="change ${kind}">${escapeHtml(t(CHANGE_WORD[status]))}</span>`;
+  if (plus !== undefined) {
+    out += ` <span class="lines" title="${escapeHtml(t("change.lines", { plus, minus }))}">` +
+      `<span class="plus">+${plus}</span> <span class="minus">−${minus}</span></span>`;
+  }
+  const app = appOfPage();
+  if (version && app) {
+    out += ` <a class="diff-link" href="#/apps/${app}/versions/${version}" data-version="${version}">` +
+      `${escapeHtml(t("change.diff", { version }))}</a>`;
+  }
+  if (why) out += ` <span class="why">— ${why}</span>`;
+  return `${out}</span>`;
+}
+
+// Which file an html / multi-file answer's block is (engine/codegen.py, FILES).
+const FENCE_FILE = { html: "index.html", htm: "index.html", css: "style.css", javascript: "script.js", js: "script.js" };
+
+// A streaming html / multi-file answer: its code blocks folded, each one line naming its file
+// and the lines come so far (open one to watch it). When the turn ends the stored reply is
+// drawn instead, saying what each block did. A block opened stays open as the text grows.
+export function drawStreaming(answer, text) {
+  const open = new Set([...answer.querySelectorAll("details.code-live[open]")].map((d) => d.dataset.block));
+  const parts = text.split(/```([\w-]*)\n?/);  // prose, lang, code, (info), prose, lang, code…
+  let html = "";
+  for (let k = 0; 2 * k < parts.length; k += 1) {
+    const part = parts[2 * k];
+    if (k % 2 === 0) { html += markdown(part); continue; }
+    const lang = (parts[2 * k - 1] || "").toLowerCase();
+    const body = part.replace(/\n$/, "");
+    const n = body ? body.split("\n").length : 0;
+    const done = 2 * k + 1 < parts.length;
+    const label = `${FENCE_FILE[lang] || lang || t("change.code")} · ${t(done ? "change.lineCount" : "change.writing", { n })}`;
+    html += `<details class="code-live" data-block="${k}"${open.has(String(k)) ? " open" : ""}>` +
+      `<summary>${escapeHtml(label)}</summary><div class="code-scroll" tabindex="0"><pre>${escapeHtml(body)}</pre></div></details>`;
+  }
+  answer.innerHTML = html;
 }
 
 export function when(seconds) { return new Date(seconds * 1000).toLocaleString(lang()); }
@@ -202,4 +259,73 @@ export function entryView(entry) {
   const shell = replyShell();
   fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed");
   return shell.el;
+}
+
+// -- long chats: the older turns folded ------------------------------------------------------
+
+export const FOLD_KEEP = 6;  // the newest turns stay whole
+const folds = new WeakMap();  // a turn's first element → its header button
+
+// The chat's turns in order: each begins with a user message or a platform note (a turn of
+// its own); replies above the first user message (whose message is on a page not loaded yet)
+// are one turn.
+function turnsOf(box) {
+  const turns = [];
+  for (const el of box.children) {
+    if (el.classList.contains("turn-fold")) continue;
+    const note = el.classList.contains("note");
+    const last = turns[turns.length - 1];
+    if (!last || note || last.note || el.classList.contains("user")) turns.push({ els: [el], note });
+    else last.els.push(el);
+  }
+  return turns;
+}
+
+function cut(text, n) {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length <= n ? flat : `${flat.slice(0, n - 1).trimEnd()}…`;
+}
+
+// A folded turn's one line: the user's message (cut) and how the turn ended.
+function foldLabel(turn) {
+  const first = turn.els[0];
+  const said = first.classList.contains("user") ? (first.querySelector(":scope > div") || first).textContent
+    : turn.note ? first.textContent : t("fold.earlier");
+  const reply = turn.els.find((el) => el.classList.contains("ai"));
+  const status = reply && reply.dataset.turn;
+  return [h("span", { class: "fold-mark", "aria-hidden": "true" }), h("span", { class: "fold-text" }, cut(said, 90)),
+    status && t(`status.${status}`) !== `status.${status}` ? badge(status) : null];
+}
+
+function showFolded(head, open) {
+  head.setAttribute("aria-expanded", String(open));
+  head.title = t(open ? "fold.hide" : "fold.show");
+  for (const el of head.turnEls) el.hidden = !open;
+}
+
+// Fold every turn but the newest `keep` to a one-line header (a button: aria-expanded, opens
+// and closes the turn). Called whenever turns are added (a page of history, a new turn); a
+// turn opened stays open until it is closed or becomes one of the newest again.
+export function foldTurns(box, keep = FOLD_KEEP) {
+  const turns = turnsOf(box);
+  const kept = new Set();
+  turns.forEach((turn, i) => {
+    const first = turn.els[0];
+    if (i >= turns.length - keep) {
+      for (const el of turn.els) el.hidden = false;
+      return;
+    }
+    let head = folds.get(first);
+    if (!head) {
+      head = h("button", { type: "button", class: "turn-fold", "aria-expanded": "false" });
+      head.addEventListener("click", () => showFolded(head, head.getAttribute("aria-expanded") !== "true"));
+      folds.set(first, head);
+    }
+    head.turnEls = turn.els;
+    head.replaceChildren(...foldLabel(turn).filter(Boolean));
+    if (head.nextElementSibling !== first) first.before(head);
+    showFolded(head, head.getAttribute("aria-expanded") === "true");
+    kept.add(head);
+  });
+  for (const head of box.querySelectorAll(":scope > .turn-fold")) if (!kept.has(head)) head.remove();
 }

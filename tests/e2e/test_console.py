@@ -201,13 +201,15 @@ def test_older_history_loads_on_scroll_and_errors_name_the_conflict(
     for i in range(12):  # 24 history entries: more than one page of 20
         assert chat(api, app["id"], f'Change the title to "Moths {i}"').done is not None
     page.goto(f"{server.api}/console/#/apps/{app['id']}")
-    page.wait_for_selector("#messages .msg")
+    page.wait_for_selector("#messages .msg", state="attached")  # the oldest turns are folded
     assert page.locator("#messages .msg").count() == 20
+    assert page.locator("#messages > .turn-fold").count() == 4  # ten turns: four folded
     page.eval_on_selector(
         "#messages", "m => { m.scrollTop = 0; m.dispatchEvent(new Event('scroll')); }"
     )
     page.wait_for_function("() => document.querySelectorAll('#messages .msg').length === 24")
-    assert "Moths 0" in page.locator("#messages .msg").nth(1).inner_text()
+    # The oldest turn is there (folded): its message; its reply shows no code to quote.
+    assert "Moths 0" in page.locator("#messages .msg").nth(0).text_content()
 
     slow = threading.Thread(target=chat, args=(api, app["id"], "[[slow]] Change the title"))
     slow.start()

@@ -398,7 +398,9 @@ def test_a_reply_looks_the_same_after_a_reload(browser: Any, server: Server) -> 
     first = replies[0]
     assert ["ok", "save_file index.html", "saved index.html"] in first["steps"]
     assert ["ok", "preview build succeeded"] in [s[:2] for s in first["steps"]]
-    assert "<pre>" in first["answer"] and "<b>About Terns</b>" in first["answer"]
+    # An html answer's code is one line per file (what it did, the diff), not the file.
+    assert 'class="file-change" data-path="index.html" data-status="added"' in first["answer"]
+    assert "<pre>" not in first["answer"] and "<b>About Terns</b>" in first["answer"]
     assert replies[1]["outcome"] == [["outcome-none", "No files were changed."]]
     assert replies[2]["outcome"][0][0] == "outcome-failed"
     assert replies[2]["outcome"][0][1].startswith("Failed: ")
