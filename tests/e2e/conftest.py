@@ -44,6 +44,7 @@ class Server:
         default_factory=lambda: {
             "ZEROCODE_RATE_CHAT": "10000",
             "ZEROCODE_RATE_CREATE": "10000",
+            "ZEROCODE_RATE_DEPLOY": "10000",  # deploys, restores and edits build
             # Every test signs in from 127.0.0.1; the front door has its own tests
             # (test_front_door.py), on servers with the default limits.
             "ZEROCODE_RATE_LOGIN_ADDRESS": "10000",
