@@ -129,7 +129,7 @@ def test_the_offline_model_is_said_plainly_and_examples_fill_the_prompt(
     assert page.input_value("#prompt") == "A landing page for a bakery"
     page.click("#create")
     assert finished_turns(page, 1) == ["succeeded"]
-    page.frame_locator("#preview").locator("h1", has_text="Landing Bakery").wait_for()
+    page.frame_locator("#preview").locator("h1", has_text="Bakery").wait_for()
 
     # The app page says it too, with a change it can make; the example fills the message.
     hint = page.wait_for_selector("#offline-chat")
@@ -400,7 +400,7 @@ def test_a_reply_looks_the_same_after_a_reload(browser: Any, server: Server) -> 
     assert ["ok", "preview build succeeded"] in [s[:2] for s in first["steps"]]
     # An html answer's code is one line per file (what it did, the diff), not the file.
     assert 'class="file-change" data-path="index.html" data-status="added"' in first["answer"]
-    assert "<pre>" not in first["answer"] and "<b>About Terns</b>" in first["answer"]
+    assert "<pre>" not in first["answer"] and "<b>Terns</b>" in first["answer"]
     assert replies[1]["outcome"] == [["outcome-none", "No files were changed."]]
     assert replies[2]["outcome"][0][0] == "outcome-failed"
     assert replies[2]["outcome"][0][1].startswith("Failed: ")
@@ -428,7 +428,7 @@ def test_a_placeholder_stands_in_for_the_preview_until_the_first_build(
     page.wait_for_selector("#messages [data-turn=running] .answer:not(:empty)")
     assert previews == []  # no request for a preview that does not exist yet
     assert finished_turns(page, 1) == ["succeeded"]
-    page.frame_locator("#preview").locator("h1", has_text="About Kites").wait_for()
+    page.frame_locator("#preview").locator("h1", has_text="Kites").wait_for()
     assert page.is_hidden("#preview-placeholder") and previews
 
     # An app nothing was built for yet (no turn): a quiet placeholder, no spinner, no frame.

@@ -72,7 +72,7 @@ def test_the_code_view_lists_the_files_and_shows_them_highlighted(
     assert "CSS" in page.inner_text("#code-viewer .viewer-head")
     assert page.is_hidden("#preview-pane")
     page.click("#tab-preview")
-    page.frame_locator("#preview").locator("h1", has_text="About Ospreys").wait_for()
+    page.frame_locator("#preview").locator("h1", has_text="Ospreys").wait_for()
     assert page.is_hidden("#code-view")
     assert page.errors == []
 
@@ -84,7 +84,7 @@ def test_a_version_is_diffed_and_restoring_v1_brings_the_old_title_back(
     page, owner, app = made_app(browser, server, "A page about plovers", "html")
     page.goto(f"{server.api}/console/#/apps/{app['id']}")
     preview = page.frame_locator("#preview")
-    preview.locator("h1", has_text="About Plovers").wait_for()
+    preview.locator("h1", has_text="Plovers").wait_for()
     page.fill("#message", 'Change the title to "Shore Birds"')
     page.click("#send")
     assert finished_turns(page, 2)[-1] == "succeeded"
@@ -102,7 +102,7 @@ def test_a_version_is_diffed_and_restoring_v1_brings_the_old_title_back(
     assert diff.locator(".change").inner_text() == "modified"
     removed = diff.locator(".hl .gd").all_inner_texts()
     added = diff.locator(".hl .gi").all_inner_texts()
-    assert removed == ["--- a/index.html", "-    <h1>About Plovers</h1>"], removed
+    assert removed == ["--- a/index.html", "-    <h1>Plovers</h1>"], removed
     assert added == ["+++ b/index.html", "+    <h1>Shore Birds</h1>"], added
     page.click("#versions li[data-version=v1] button.changes")
     page.wait_for_selector("#diff-title >> text=v1: the first version, every file added")
@@ -114,7 +114,7 @@ def test_a_version_is_diffed_and_restoring_v1_brings_the_old_title_back(
     page.wait_for_selector("#versions li[data-version=v3].current")
     assert "restored from v1" in page.inner_text("#versions li[data-version=v3]")
     page.click("#tab-preview")
-    preview.locator("h1", has_text="About Plovers").wait_for()  # the old title is back
+    preview.locator("h1", has_text="Plovers").wait_for()  # the old title is back
     note = page.wait_for_selector("#messages .note")
     assert note.inner_text().startswith("Restored v1 as v3.")
     assert "index.html: modified" in note.inner_text()
@@ -174,11 +174,11 @@ def test_a_rollback_changes_the_site_and_can_restore_its_files_too(
     page.wait_for_selector("#toast >> text=Restored v1 as v3")
     site = page.context.new_page()
     site.goto(str(page.get_attribute("#deploy-url", "href")), wait_until="networkidle")
-    assert site.locator("h1").first.inner_text() == "About Curlews"  # the site rolled back
+    assert site.locator("h1").first.inner_text() == "Curlews"  # the site rolled back
     site.close()
-    page.frame_locator("#preview").locator("h1", has_text="About Curlews").wait_for()
+    page.frame_locator("#preview").locator("h1", has_text="Curlews").wait_for()
     current = owner.get(f"/api/apps/{app['id']}/files/index.html").text
-    assert "<h1>About Curlews</h1>" in current  # and the files with it
+    assert "<h1>Curlews</h1>" in current  # and the files with it
     assert page.wait_for_selector("#messages .note").inner_text().startswith("Restored v1")
     page.select_option("#lang", "zh-CN")  # the platform's note is read in the chosen language
     note_zh = page.locator("#messages .note", has_text="已恢复 v1").inner_text()

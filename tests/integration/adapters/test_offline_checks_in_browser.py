@@ -96,12 +96,22 @@ def statuses(outcomes: list[CheckOutcome]) -> list[str]:
 # -- html and multi_file ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("prompt", ["A recipe book", "做一个食谱网页"])
 @pytest.mark.parametrize("kind", ["html", "multi_file"])
-def test_a_creations_checks_pass_on_the_page_it_wrote(kind: str) -> None:
-    text = answer(conversation(kind, "A recipe book")).text
+def test_a_creations_checks_pass_on_the_page_it_wrote(kind: str, prompt: str) -> None:
+    text = answer(conversation(kind, prompt)).text
     checks = checks_of(text)["add"]
     assert len(checks) == 2
     assert statuses(run(checks, site_of(text))) == ["passed", "passed"]
+
+
+def test_a_chinese_potemkin_button_fails_its_check_in_chinese() -> None:
+    first = answer(conversation("html", "做一个食谱网页 [[flaw=potemkin]]")).text
+    heading, counter = run(checks_of(first)["add"], site_of(first))
+    assert heading.status == "passed"
+    assert counter.status == "failed" and counter.evidence is not None
+    assert counter.evidence.expected == "the text of css '#status' equal to '已点击 2 次。'"
+    assert counter.evidence.actual == "'还没有点击。'"
 
 
 @pytest.mark.parametrize("kind", ["html", "multi_file"])
@@ -208,16 +218,28 @@ def built(local_builder: Any, files: dict[str, str]) -> Path:
     return Path(outcome.output)
 
 
+def passing_vue_turn(
+    local_builder: Any, request: str, described: list[str]
+) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """A Vue creation whose checks are ``described`` and pass on its built project."""
+    files, checks = vue_turn(request)
+    assert [c["description"] for c in checks] == described
+    outcomes = run(checks, {}, directory=built(local_builder, files))
+    assert statuses(outcomes) == ["passed"] * len(checks), [o.evidence for o in outcomes]
+    return files, checks
+
+
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_a_vue_projects_checks_pass_and_its_potemkin_twin_fails_one(local_builder: Any) -> None:
-    files, checks = vue_turn("A recipe book with vue router")
-    assert [c["description"] for c in checks] == [
-        "The heading reads “Recipe Book Vue Router”",
-        "Clicking “Try it” twice shows 2 clicks",
-        "The “About” link opens the page headed “About”",
-    ]
-    outcomes = run(checks, {}, directory=built(local_builder, files))
-    assert statuses(outcomes) == ["passed"] * 3, [o.evidence for o in outcomes]
+    files, checks = passing_vue_turn(
+        local_builder,
+        "A recipe book with vue router",
+        [
+            "The heading reads “Recipe Book”",
+            "Clicking “Try it” twice shows 2 clicks",
+            "The “About” link opens the page headed “About”",
+        ],
+    )
     flawed, flawed_checks = vue_turn("A recipe book with vue router [[flaw=potemkin]]")
     assert flawed_checks == checks and flawed[HOME_VIEW] != files[HOME_VIEW]
     assert {p: c for p, c in flawed.items() if p != HOME_VIEW} == {
@@ -232,6 +254,19 @@ def test_a_vue_projects_checks_pass_and_its_potemkin_twin_fails_one(local_builde
     )
     # the repair restores exactly the unflawed view (tests/unit/adapters/test_offline_checks.py),
     # whose build passes every check above
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_a_chinese_vue_projects_checks_pass(local_builder: Any) -> None:
+    passing_vue_turn(
+        local_builder,
+        "用 Vue 做一个食谱本，带路由",
+        [
+            "The heading reads “食谱本”",
+            "Clicking “试一试” twice shows 2 clicks",
+            "The “关于” link opens the page headed “关于”",
+        ],
+    )
 
 
 @pytest.mark.parametrize("kind", ["html", "multi_file"])

@@ -341,7 +341,7 @@ def created_project() -> tuple[list[Message], dict[str, str]]:
     files: dict[str, str] = {}
     messages = vue("A recipe book with vue router")
     final = drive(offline(), messages, files)
-    assert final.startswith("Created **Recipe Book Vue Router**: a Vue 3 + Vite project with 7")
+    assert final.startswith("Created **Recipe Book**: a Vue 3 + Vite project with 7")
     assert len(files) == 7
     return messages, files
 
@@ -353,7 +353,7 @@ def test_vue_change_of_a_selected_element() -> None:
         "pagePath": "/",
         "tag": "h1",
         "selector": "section > h1",
-        "text": "Recipe Book Vue Router",
+        "text": "Recipe Book",
     }
     messages.append(UserMessage(user_content('Rename it to "Grandma\'s Recipes"', element)))
     steps: list[list[str]] = []
@@ -363,11 +363,11 @@ def test_vue_change_of_a_selected_element() -> None:
     assert steps == [["read_dir"], ["read_file"] * 3, ["modify_file"]]
     home = "src/views/HomeView.vue"
     assert "<h1>Grandma's Recipes</h1>" in files[home]
-    assert files[home] == before[home].replace("Recipe Book Vue Router", "Grandma's Recipes")
+    assert files[home] == before[home].replace("Recipe Book", "Grandma's Recipes")
     assert {p: c for p, c in files.items() if p != home} == {
         p: c for p, c in before.items() if p != home
     }  # App.vue's header has the title too
-    assert final == f"Changed “Recipe Book Vue Router” to “Grandma's Recipes” in {home}."
+    assert final == f"Changed “Recipe Book” to “Grandma's Recipes” in {home}."
 
 
 def test_vue_change_without_element_renames_the_home_heading() -> None:
@@ -375,8 +375,8 @@ def test_vue_change_without_element_renames_the_home_heading() -> None:
     messages.append(UserMessage('Call the app "Cookbook"'))
     final = drive(offline(), messages, files)
     assert "<h1>Cookbook</h1>" in files["src/views/HomeView.vue"]
-    assert "<strong>Recipe Book Vue Router</strong>" in files["src/App.vue"]
-    assert final.startswith("Changed “Recipe Book Vue Router” to “Cookbook”")
+    assert "<strong>Recipe Book</strong>" in files["src/App.vue"]
+    assert final.startswith("Changed “Recipe Book” to “Cookbook”")
 
 
 def test_vue_change_in_another_file() -> None:

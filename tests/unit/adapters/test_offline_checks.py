@@ -285,17 +285,17 @@ def test_a_vue_creation_writes_the_project_then_adds_its_checks() -> None:
     names = [[c["function"]["name"] for c in s["tool_calls"]] for s in steps]
     assert names == [["write_file"] * 7, ["add_check"] * 3]
     assert app.calls == 10 <= 18
-    assert app.files == vue_project_files("Recipe Book Vue Router", "A recipe book with vue router")
+    assert app.files == vue_project_files("Recipe Book", "A recipe book with vue router")
     heading = {
         **HEADING,
-        "description": "The heading reads “Recipe Book Vue Router”",
-        "expect": [{"text": {"css": "h1"}, "equals": "Recipe Book Vue Router"}],
+        "description": "The heading reads “Recipe Book”",
+        "expect": [{"text": {"css": "h1"}, "equals": "Recipe Book"}],
     }
     assert app.checks == {"c1": heading, "c2": VUE_COUNTER, "c3": VUE_ABOUT}
-    assert text.startswith("Created **Recipe Book Vue Router**: a Vue 3 + Vite project with 7")
+    assert text.startswith("Created **Recipe Book**: a Vue 3 + Vite project with 7")
     assert text.endswith(
         "Acceptance checks:\n"
-        "added check c1: The heading reads “Recipe Book Vue Router”\n"
+        "added check c1: The heading reads “Recipe Book”\n"
         "added check c2: Clicking “Try it” twice shows 2 clicks\n"
         "added check c3: The “About” link opens the page headed “About”"
     )
@@ -311,7 +311,7 @@ def test_without_the_check_tools_a_vue_creation_is_as_before() -> None:
     text = app.turn("A recipe book with vue router")
     steps = [m for m in app.messages if m.get("tool_calls")]
     assert len(steps) == 1 and app.checks == {}
-    assert text.startswith("Created **Recipe Book Vue Router**") and "check" not in text
+    assert text.startswith("Created **Recipe Book**") and "check" not in text
 
 
 def test_a_refused_check_is_reported_as_the_tool_said() -> None:
@@ -397,13 +397,13 @@ def test_a_vue_title_change_retires_the_heading_it_replaced_twice_over() -> None
     text = app.turn('Change the title to "Corner Shop"')
     steps = [m for m in app.messages[-12:] if m.get("tool_calls")]
     assert [c["function"]["name"] for c in steps[-1]["tool_calls"]] == ["retire_check", "add_check"]
-    assert app.retired == {"c1": "the user changed “Vue Shop” to “Corner Shop”"}
+    assert app.retired == {"c1": "the user changed “Shop” to “Corner Shop”"}
     assert app.checks["c4"] == {
         "description": "The heading reads “Corner Shop”",
         "steps": [],
         "expect": [{"text": {"css": "h1"}, "equals": "Corner Shop"}],
     }
-    assert text.startswith("Changed “Vue Shop” to “Corner Shop” in src/views/HomeView.vue.")
+    assert text.startswith("Changed “Shop” to “Corner Shop” in src/views/HomeView.vue.")
     assert "retired check c1: the user changed" in text and "added check c4:" in text
     app.turn('Change the title to "Big Shop"')
     assert app.retired["c4"] == "the user changed “Corner Shop” to “Big Shop”"
@@ -498,7 +498,7 @@ def test_an_acceptance_repair_of_a_change_retires_the_stale_failing_check() -> N
     ]
     vue.messages.append({"role": "assistant", "content": "Created it."})
     vue.turn('Change the title to "Soup"')
-    failing = {"c1": "expect[0]: expected the text of css 'h1' equal to 'Vue Shop', found 'Soup'"}
+    failing = {"c1": "expect[0]: expected the text of css 'h1' equal to 'Shop', found 'Soup'"}
     text = vue.repair(acceptance_feedback(vue, failing))
     assert "c1" in vue.retired and "retired check c1: the user changed the heading" in text
 
@@ -563,11 +563,11 @@ def test_a_potemkin_vue_project_is_fixed_with_an_edit() -> None:
     text = app.turn("A vue shop [[flaw=potemkin]]")
     home = app.files[HOME_VIEW]
     assert '<button type="button">Try it</button>' in home and "@click" not in home
-    assert set(app.checks) == {"c1", "c2", "c3"} and text.startswith("Created **Vue Shop**")
+    assert set(app.checks) == {"c1", "c2", "c3"} and text.startswith("Created **Shop**")
     since = len(app.messages)
     final = app.repair(acceptance_feedback(app, {"c2": VUE_COUNTER_FAILS}))
     assert step_names(app.messages[since:]) == [["modify_file"]]
-    assert app.files[HOME_VIEW] == vue_project_files("Vue Shop", "A vue shop")[HOME_VIEW]
+    assert app.files[HOME_VIEW] == vue_project_files("Shop", "A vue shop")[HOME_VIEW]
     assert final == VUE_FIXED["potemkin"] and set(app.checks) == {"c1", "c2", "c3"}
 
 
@@ -684,9 +684,9 @@ def test_a_regressing_vue_edit_drops_the_click_handler_until_repaired() -> None:
     # the model does not know: it reports the change and its checks as without the slip
     assert app.messages[-1]["content"] == plain.messages[-1]["content"]
     assert app.messages[-1]["content"].startswith(
-        "Changed “Vue Shop” to “Owl Hall” in src/views/HomeView.vue."
+        "Changed “Shop” to “Owl Hall” in src/views/HomeView.vue."
     )
-    assert app.retired == {"c1": "the user changed “Vue Shop” to “Owl Hall”"}
+    assert app.retired == {"c1": "the user changed “Shop” to “Owl Hall”"}
     assert app.checks["c4"] == OWL_HEADING
     since = len(app.messages)
     final = app.repair(acceptance_feedback(app, {"c2": VUE_COUNTER_FAILS}))
@@ -711,7 +711,7 @@ def test_a_vue_regress_repair_also_retires_a_stale_heading_it_is_shown() -> None
     assert "c1" not in app.retired and '<button type="button">Try it' in app.files[HOME_VIEW]
     since = len(app.messages)
     failing = {
-        "c1": "expect[0]: expected the text of css 'h1' equal to 'Vue Shop', found 'Owl Hall'",
+        "c1": "expect[0]: expected the text of css 'h1' equal to 'Shop', found 'Owl Hall'",
         "c2": VUE_COUNTER_FAILS,
     }
     final = app.repair(acceptance_feedback(app, failing))

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from zerocode.adapters.model.offline.base import Script, ScriptedCall, app_name, parse_request
+from zerocode.adapters.model.offline.base import Script, ScriptedCall, parse_request
 from zerocode.adapters.model.offline.flaws import (
     COMPONENT,
     COUNTER_COMPONENT,
@@ -21,6 +21,7 @@ from zerocode.adapters.model.offline.flaws import (
     VUE_FIXED,
     seeded_flaw,
 )
+from zerocode.adapters.model.offline.names import app_name
 from zerocode.adapters.model.offline.script import answer, route
 from zerocode.adapters.model.offline.transport import OfflineTransport, argument_pieces
 from zerocode.adapters.model.offline.vue import BROKEN_HOME_VIEW, HOME_VIEW, VERSIONS
@@ -272,7 +273,8 @@ def test_routing_answers_one_mode(description: str, mode: str) -> None:
     ("description", "name"),
     [
         ("Build me a simple tip calculator", "Tip Calculator"),
-        ("A todo app in Vue with a router", "Todo Vue Router"),
+        ("A todo app in Vue with a router", "Todo App"),
+        ("做一个番茄钟网页", "番茄钟"),
         ("", "My App"),
         (
             "Create an extraordinarily comprehensive multilingual encyclopaedia browser",
@@ -295,7 +297,7 @@ def test_html_creation_is_one_parseable_page_with_a_heading() -> None:
     assert list(blocks) == ["html"]
     page = blocks["html"]
     assert page.startswith("<!DOCTYPE html>") and "<script>" in page and "<style>" in page
-    assert headings(page) == ["Pomodoro Timer Students"]
+    assert headings(page) == ["Pomodoro Timer"]
     assert "&lt;for&gt;" in page and "<for>" not in page  # the description is escaped
 
 
@@ -398,7 +400,7 @@ def test_vue_creation_files_pin_versions_and_use_hash_history() -> None:
     assert toolchain.check_package_json(files["package.json"].encode()) is None
     assert "createWebHashHistory()" in files["src/router/index.js"]
     assert "<router-view/>" in files["src/App.vue"]
-    assert "<h1>Recipe Book Vue Router</h1>" in files["src/views/HomeView.vue"]
+    assert "<h1>Recipe Book</h1>" in files["src/views/HomeView.vue"]
 
 
 @pytest.mark.parametrize(
@@ -646,7 +648,7 @@ def test_a_vue_flaw_is_written_then_repaired_on_feedback(
     }
     messages += tool_step(first)
     report = answer(messages)
-    assert report.calls == () and report.text.startswith("Created **Vue Shop**")
+    assert report.calls == () and report.text.startswith("Created **Shop**")
     messages += said(report.text, repair_message(BUILD_FAILED, 1, 2))
     repair = answer(messages)
     assert list(written(repair)) == [fix_path]
@@ -703,7 +705,7 @@ def test_a_cut_off_vue_step_is_followed_by_the_files_it_did_not_write() -> None:
     messages += tool_step(rest)
     final = answer(messages)
     assert final.calls == () and final.text.startswith(
-        "Created **Vue Shop**: a Vue 3 + Vite project with 7 files"
+        "Created **Shop**: a Vue 3 + Vite project with 7 files"
     )
     chunks = streamed(conversation("vue_project", "A vue shop [[flaw=cutoff]]"))
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "length"

@@ -17,12 +17,6 @@ _PACE = re.compile(r"\[\[pace=(\d{1,5})\]\]")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”")
 _FIELD = re.compile(r"(\w+): ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 H1 = re.compile(r"<h1(\b[^>]*)>(.*?)</h1>", re.DOTALL)
-_STOPWORD_TEXT = """
-a an the and or of for to with in on at by from into my our your me us i we you it its this that
-these those is are be please make build create generate give want need would like can could
-should app application website site page web simple small little basic new using use which
-where has have show shows let lets just some very nice"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _SELECTED = "\n\n[Selected element]"
 NOTE_MARK = "[zerocode"  # a platform note, or (with REPAIR_MARK / CONTINUE_MARK) feedback
 _INTERRUPTED = re.compile(r"\[Turn \d+ was interrupted\b")  # memory.facade.interrupted_note
@@ -184,21 +178,6 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
 def is_feedback(text: str) -> bool:
     """Whether a user message is the platform's feedback inside a turn, not a request."""
     return text.startswith((REPAIR_MARK, CONTINUE_MARK))
-
-
-def app_name(description: str, limit: int = 30) -> str:
-    """A title-cased name from the description's main words, at most ``limit`` characters."""
-    words = [w for w in re.findall(r"\w[\w'-]*", description) if w.lower() not in _STOPWORDS]
-    name = ""
-    for word in words:
-        word = word[:1].upper() + word[1:]
-        candidate = f"{name} {word}".strip()
-        if len(candidate) > limit:
-            break
-        name = candidate
-    if not name and words:
-        name = words[0][:limit]
-    return name or "My App"
 
 
 NEEDS_QUOTES = (

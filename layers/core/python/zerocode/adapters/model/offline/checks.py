@@ -1,11 +1,12 @@
 """The acceptance checks the offline model states (issue 25, docs/engine.md "Acceptance
 checks"): what its pages and projects must do, as checks a browser replays.
 
-The checks assert what the templates really do: the page's ``<h1>`` is the app's title; its
-"Try it" button counts clicks ("Clicked 2 times." after two); in a Vue project, the "About"
-link of the header opens the about view (headed "About", hash routing). An edit states what
-it changed (the heading, the button's name, a text shown) and retires the earlier checks
-that asserted the text it replaced.
+The checks assert what the templates really do, in the page's language (:mod:`.language`):
+the page's ``<h1>`` is the app's title; its "Try it" button ("试一试") counts clicks ("Clicked
+2 times." / "已点击 2 次。" after two); in a Vue project, the "About" ("关于") link of the header
+opens the about view (headed the same, hash routing). An edit states what it changed (the
+heading, the button's name, a text shown) and retires the earlier checks that asserted the
+text it replaced. The descriptions are English in every language: the model reads them back.
 
 A check's kind and the texts it asserts are in its description, which the model reads back
 from the window: the ``added check cN: …`` tool results (Vue), the platform's notes after a
@@ -22,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from zerocode.adapters.model.offline.base import NOTE_MARK, Request, is_feedback, text_of
+from zerocode.adapters.model.offline.language import Ui
 
 ACCEPTANCE = "acceptance checks fail"  # the first line of an acceptance repair feedback
 ABOUT_PATH = "/#/about"  # the Vue projects route in hash mode
-BUTTON = "Try it"  # the templates' button
 STATUS = "#status"  # the pages' click count
 SHOWN_AT = 70  # a text quoted in a description is cut here, with "…"
 _MAX_TEXT = 300  # engine/acceptance.py's bound on a check's strings
@@ -68,12 +69,12 @@ def heading(title: str) -> dict[str, Any] | None:
     return _check(HEADING, (title,), [], [{"text": {"css": "h1"}, "equals": _plain(title)}])
 
 
-def counter(button: str, *, vue: bool) -> dict[str, Any] | None:
+def counter(button: str, ui: Ui, *, vue: bool) -> dict[str, Any] | None:
     click = {"click": {"role": "button", "name": _plain(button)}}
     shown: dict[str, Any] = (
-        {"visible": {"text": "Clicked 2 times."}}
+        {"visible": {"text": ui.twice}}
         if vue  # the count's paragraph has no id in the Vue template
-        else {"text": {"css": STATUS}, "equals": "Clicked 2 times."}
+        else {"text": {"css": STATUS}, "equals": ui.twice}
     )
     return _check(COUNTER, (button,), [click, click], [shown, {"noConsoleErrors": True}])
 
@@ -93,11 +94,11 @@ def shown(text: str, path: str = "/") -> dict[str, Any] | None:
     return _check(form, (text,), steps, [{"visible": {"text": _plain(text)}}])
 
 
-def creation_checks(title: str, *, vue: bool) -> list[dict[str, Any]]:
+def creation_checks(title: str, ui: Ui, *, vue: bool) -> list[dict[str, Any]]:
     """What a new app must do: its heading, its counting button, (Vue) its about page."""
-    found = [heading(title), counter(BUTTON, vue=vue)]
+    found = [heading(title), counter(ui.button, ui, vue=vue)]
     if vue:
-        found.append(about("About", "About"))
+        found.append(about(ui.about, ui.about))
     return [c for c in found if c is not None]
 
 
@@ -140,20 +141,21 @@ class Edit:
 
 
 def edit_checks(
-    known: Iterable[Known], edit: Edit, *, vue: bool
+    known: Iterable[Known], edit: Edit, ui: Ui, *, vue: bool
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """(the checks an edit adds, the retirements of the checks it makes wrong)."""
+    """(the checks an edit adds, the retirements of the checks it makes wrong); ``ui``: the
+    texts of the page edited."""
     if _plain(edit.old) == _plain(edit.new):
         return [], []
     stale = [k for k in known if _asserts(k, edit)]
     reason = f"the user changed “{_cut(edit.old)}” to “{_cut(edit.new)}”"
     retire = [{"id": k.id, "reason": reason} for k in stale]
     about_was = next((k for k in stale if k.kind == "about"), None)
-    link, title = about_was.texts if about_was is not None else ("About", "About")
+    link, title = about_was.texts if about_was is not None else (ui.about, ui.about)
     if edit.where == "heading":
         added = heading(edit.new)
     elif edit.where == "button":
-        added = counter(edit.new, vue=vue)
+        added = counter(edit.new, ui, vue=vue)
     elif edit.where == "about-link" and not title.endswith("…"):
         added = about(edit.new, title)
     elif edit.where == "about-heading" and not link.endswith("…"):

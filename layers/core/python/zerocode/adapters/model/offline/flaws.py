@@ -28,11 +28,12 @@ from zerocode.adapters.model.offline.base import (
     Request,
     Script,
     ScriptedCall,
-    app_name,
     args_of,
     is_creation,
     text_of,
 )
+from zerocode.adapters.model.offline.language import UI, Ui, count_vue, ui_for
+from zerocode.adapters.model.offline.names import app_name
 from zerocode.adapters.model.offline.pages import code_blocks, creation_files, creation_text
 from zerocode.adapters.model.offline.vue import (
     HOME_VIEW,
@@ -69,47 +70,61 @@ ALWAYS_SLICES = 6  # cutoff-always: the answer, less its end, in this many slice
 # -- the flaws, as edits of the unflawed files ---------------------------------------------
 
 _VUE_STATE = "const clicks = ref(0)\n"
-_VUE_COUNTER = "<p>Clicked {{ clicks }} time{{ clicks === 1 ? '' : 's' }}.</p>"
 _VUE_IMPORT = "import { ref } from 'vue'\n"
-_VUE_BUTTON = '<button type="button" @click="clicks++">Try it</button>'
-_VUE_INERT = '<button type="button">Try it</button>'
-_VUE_FLAWS = {
-    # a call left open: the SFC compiler cannot parse the script, so `vite build` fails
-    "syntax": ((_VUE_STATE, "const clicks = ref(0\n"),),
-    # a component that was never written: the build cannot resolve the import
-    "import": (
-        (_VUE_IMPORT, _VUE_IMPORT + "import ClickCounter from '../components/ClickCounter.vue'\n"),
-        (_VUE_COUNTER, '<ClickCounter :count="clicks" />'),
-    ),
-    # builds, then throws at mount: null on a first visit (TypeError reading 'count')
-    "runtime": (
-        (
-            _VUE_STATE,
-            "const saved = JSON.parse(localStorage.getItem('clicks'))\n"
-            "const clicks = ref(saved.count)\n",
-        ),
-    ),
-    # builds and mounts quietly, but the button has no handler: clicking it does nothing
-    "potemkin": ((_VUE_BUTTON, _VUE_INERT),),
-}
+# the counting button's opening tag (its text is in the page's language)
+_VUE_BUTTON = '<button type="button" @click="clicks++">'
+_VUE_INERT = '<button type="button">'
+
+
+def _vue_flaws(flaw: str, ui: Ui) -> tuple[tuple[str, str], ...]:
+    """The edits making ``flaw`` in a home view written in ``ui``'s language."""
+    if flaw == "syntax":  # a call left open: the SFC compiler cannot parse the script
+        return ((_VUE_STATE, "const clicks = ref(0\n"),)
+    if flaw == "import":  # a component that was never written: the build cannot resolve it
+        return (
+            (
+                _VUE_IMPORT,
+                _VUE_IMPORT + "import ClickCounter from '../components/ClickCounter.vue'\n",
+            ),
+            (f"<p>{count_vue(ui, 'clicks')}</p>", '<ClickCounter :count="clicks" />'),
+        )
+    if flaw == "runtime":  # builds, then throws at mount: null on a first visit
+        return (
+            (
+                _VUE_STATE,
+                "const saved = JSON.parse(localStorage.getItem('clicks'))\n"
+                "const clicks = ref(saved.count)\n",
+            ),
+        )
+    # potemkin: builds and mounts quietly, but the button has no handler: clicking does nothing
+    return ((_VUE_BUTTON, _VUE_INERT),)
+
+
 # The stubborn model's repairs: another syntax error each round (a write of the same content
 # changes nothing, and nothing would be built again), cycling so no two in a row are equal.
 STUBBORN_REPAIRS = ("const clicks = ref(0))\n", "const clicks = ref(0;\n", "const clicks = ref(0\n")
 # The stubborn potemkin model's repairs: each round another button that does nothing (a
 # handler that computes and drops a value, one that returns it, none), never the same twice.
 POTEMKIN_REPAIRS = (
-    '<button type="button" @click="clicks + 1">Try it</button>',
-    '<button type="button" @click="() => clicks">Try it</button>',
+    '<button type="button" @click="clicks + 1">',
+    '<button type="button" @click="() => clicks">',
     _VUE_INERT,
 )
-COUNTER_COMPONENT = """<script setup>
-defineProps({ count: { type: Number, required: true } })
+
+
+def counter_component(ui: Ui) -> str:
+    """The component the import flaw's home view imports, as its repair writes it."""
+    return f"""<script setup>
+defineProps({{ count: {{ type: Number, required: true }} }})
 </script>
 
 <template>
-  <p>Clicked {{ count }} time{{ count === 1 ? '' : 's' }}.</p>
+  <p>{count_vue(ui, "count")}</p>
 </template>
 """
+
+
+COUNTER_COMPONENT = counter_component(UI["en"])
 
 _JS_LOOKUP = "getElementById('action')"
 _INLINE_SCRIPT = re.compile(r"  <script>\n.*?  </script>\n", re.DOTALL)
@@ -144,7 +159,7 @@ VUE_FIXED = {
         "visit, which threw a TypeError when the page mounted. The count now starts at 0."
     ),
     "potemkin": (
-        f"Fixed {HOME_VIEW}: the “Try it” button had no click handler, so clicking it did "
+        f"Fixed {HOME_VIEW}: the counting button had no click handler, so clicking it did "
         "nothing; it now counts the clicks."
     ),
     "import": (
@@ -166,11 +181,11 @@ PAGE_FIXED = {
         "`getElementById` returned null and the script threw when the page loaded."
     ),
     "potemkin": (
-        "Fixed the script: the click handler was written but never attached to the “Try it” "
+        "Fixed the script: the click handler was written but never attached to the counting "
         "button, so clicking it did nothing; it now counts the clicks."
     ),
 }
-POTEMKIN_CLAIM = "Fixed the “Try it” button: it counts the clicks now."  # the stubborn's claim
+POTEMKIN_CLAIM = "Fixed the counting button: it counts the clicks now."  # the stubborn's claim
 
 
 def flaw_of(req: Request, seed: int | None) -> str | None:
@@ -283,7 +298,7 @@ def always_prefix(text: str) -> tuple[str, int]:
 
 
 def _vue(req: Request, flaw: str) -> Script | None:
-    title = app_name(req.description, 40)
+    title, ui = app_name(req.description), ui_for(req.description)
     right = vue_project_files(title, req.description)
     if flaw == "cutoff":
         return _vue_cutoff(req, title, right)
@@ -295,7 +310,7 @@ def _vue(req: Request, flaw: str) -> Script | None:
     if not req.repairing:
         if steps:
             return None  # the ordinary report of the (flawed) project just written
-        files = {**right, HOME_VIEW: flawed_home_view(right[HOME_VIEW], made)}
+        files = {**right, HOME_VIEW: flawed_home_view(right[HOME_VIEW], made, ui)}
         return Script("Creating the Vue 3 + Vite project.\n", _writes(files))
     if not steps:  # the repair
         if flaw == "stubborn":
@@ -311,7 +326,7 @@ def _vue(req: Request, flaw: str) -> Script | None:
         if flaw == "import":
             return Script(
                 f"Writing the missing component {COMPONENT}.\n",
-                _writes({COMPONENT: COUNTER_COMPONENT}),
+                _writes({COMPONENT: counter_component(ui)}),
             )
         return Script(f"Fixing {HOME_VIEW}.\n", _writes({HOME_VIEW: right[HOME_VIEW]}))
     last = steps[-1]
@@ -321,8 +336,8 @@ def _vue(req: Request, flaw: str) -> Script | None:
     return Script(VUE_FIXED[made])
 
 
-def flawed_home_view(home: str, flaw: str) -> str:
-    return _edit(home, _VUE_FLAWS[flaw])
+def flawed_home_view(home: str, flaw: str, ui: Ui) -> str:
+    return _edit(home, _vue_flaws(flaw, ui))
 
 
 def stubborn_home_view(home: str, repairs: int) -> str:

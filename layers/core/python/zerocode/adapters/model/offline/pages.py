@@ -15,7 +15,6 @@ from zerocode.adapters.model.offline.base import (
     NEEDS_QUOTES,
     Request,
     Script,
-    app_name,
     element_text,
     is_creation,
     text_of,
@@ -28,6 +27,8 @@ from zerocode.adapters.model.offline.checks import (
     live_checks,
     stale_on_repair,
 )
+from zerocode.adapters.model.offline.language import Ui, ui_for, ui_of_files
+from zerocode.adapters.model.offline.names import app_name
 
 # The platform's notes that carry the files: a restored version (engine/restore.py), a
 # person's edit (engine/user_edit.py).
@@ -67,7 +68,7 @@ def page_answer(
         add: list[dict[str, Any]] = []
         retire = stale_on_repair(req)
     else:
-        add, retire = edit_checks(live_checks(req.earlier), edit, vue=False)
+        add, retire = edit_checks(live_checks(req.earlier), edit, ui_of_files(current), vue=False)
     return Script(
         _with_checks(f"Changed “{found}” to “{new}”.\n\n{_blocks(langs, files)}", add, retire)
     )
@@ -78,17 +79,18 @@ def languages(*, multi: bool) -> tuple[str, ...]:
 
 
 def creation_files(req: Request, *, multi: bool) -> tuple[str, ...]:
-    """The files of the page a creation writes: (index.html,) or (html, css, javascript)."""
-    title = app_name(req.description, 40)
+    """The files of the page a creation writes: (index.html,) or (html, css, javascript), in
+    the request's language, headed by the app's name."""
+    title, ui = app_name(req.description), ui_for(req.description)
     if multi:
-        return _multi_page(title, req.description)
-    return (_single_page(title, req.description),)
+        return _multi_page(title, req.description, ui)
+    return (_single_page(title, req.description, ui),)
 
 
 def creation_text(req: Request, files: tuple[str, ...], *, multi: bool) -> str:
     """The whole answer to a creation, around its files' code blocks, and the checks of what
     it must do (not in a repair: they were stated in the turn's first answer)."""
-    title = app_name(req.description, 40)
+    title = app_name(req.description)
     what = "a static site in three files" if multi else "a single self-contained page"
     text = (
         f"Here is **{title}**, {what}.\n\n{code_blocks(files, multi=multi)}\n\n"
@@ -96,7 +98,7 @@ def creation_text(req: Request, files: tuple[str, ...], *, multi: bool) -> str:
     )
     if req.repairing:
         return text
-    return _with_checks(text, creation_checks(title, vue=False), [])
+    return _with_checks(text, creation_checks(title, ui_for(req.description), vue=False), [])
 
 
 def _with_checks(text: str, add: list[dict[str, Any]], retire: list[dict[str, str]]) -> str:
@@ -170,18 +172,29 @@ def _template(name: str) -> str:
     return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
 
 
-def _single_page(title: str, description: str) -> str:
-    css, js = template("page/style.css"), template("page/script.js")
+def _single_page(title: str, description: str, ui: Ui) -> str:
+    css = template("page/style.css")
     return template("page/single.html").format(
-        title=page_text(title),
-        description=page_text(description or title),
         css=textwrap.indent(css, "    "),
-        js=textwrap.indent(js, "    "),
+        js=textwrap.indent(_script(ui), "    "),
+        **_page_texts(title, description, ui),
     )
 
 
-def _multi_page(title: str, description: str) -> tuple[str, str, str]:
-    page = template("page/index.html").format(
-        title=page_text(title), description=page_text(description or title)
-    )
-    return page, template("page/style.css"), template("page/script.js")
+def _multi_page(title: str, description: str, ui: Ui) -> tuple[str, str, str]:
+    page = template("page/index.html").format(**_page_texts(title, description, ui))
+    return page, template("page/style.css"), _script(ui)
+
+
+def _page_texts(title: str, description: str, ui: Ui) -> dict[str, str]:
+    return {
+        "lang": ui.lang,
+        "title": page_text(title),
+        "description": page_text(description or title),
+        "button": page_text(ui.button),
+        "idle": page_text(ui.idle),
+    }
+
+
+def _script(ui: Ui) -> str:
+    return template("page/script.js").replace("COUNT_TEXT", ui.count_js)

@@ -96,11 +96,14 @@ The flawed mode (``answer(..., flawed_seed=N)``; ``ZEROCODE_OFFLINE_MODEL=flawed
 picks none (50 %), syntax (15 %), import (10 %), runtime (15 %) or cutoff (10 %), and repairs on
 feedback as the triggers do. It is as deterministic as the scripted mode.
 
-What it answers: routing and naming requests get a mode or a name; a summary request
+What it answers: routing and naming requests get a mode or a name (:mod:`.names`: what the
+prompt asks for, without its request phrasing, "Pomodoro Timer", "番茄钟"); a summary request
 (``summary`` marker) gets "Earlier in this conversation:" and the user text's ``Turn`` lines
 (the newest 20, each cut to 160 characters), with no tool calls. A request
 is a creation when no earlier assistant message is in the window (notes of
-interrupted turns aside), else a change. html / multi_file: a creation gets a
+interrupted turns aside), else a change. A creation is written in the request's language
+(:mod:`.language`: its ``lang`` and the texts it shows; a change keeps the page's), headed
+and titled by the app's name. html / multi_file: a creation gets a
 page; a change gets the newest page in the conversation with one text replaced
 (the selected element's text, else the first ``<h1>``, by the first
 double-quoted string of the request). vue_project: a creation gets parallel
@@ -132,12 +135,12 @@ from typing import Any
 from zerocode.adapters.model.offline.base import (
     Request,
     Script,
-    app_name,
     pace_of,
     parse_request,
 )
 from zerocode.adapters.model.offline.checks import CHECK_TOOLS
 from zerocode.adapters.model.offline.flaws import flaw_of, flawed_answer
+from zerocode.adapters.model.offline.names import app_name
 from zerocode.adapters.model.offline.pages import page_answer
 from zerocode.adapters.model.offline.regress import is_regress, regress_answer
 from zerocode.adapters.model.offline.vue import vue_answer

@@ -13,7 +13,6 @@ from zerocode.adapters.model.offline.base import (
     Request,
     Script,
     ScriptedCall,
-    app_name,
     args_of,
     element_text,
     is_creation,
@@ -28,6 +27,8 @@ from zerocode.adapters.model.offline.checks import (
     live_checks,
     stale_on_repair,
 )
+from zerocode.adapters.model.offline.language import UI, Ui, count_vue, ui_for, ui_of_files
+from zerocode.adapters.model.offline.names import app_name
 from zerocode.adapters.model.offline.pages import page_text, template
 
 VERSIONS = {"vue": "3.5.45", "vue-router": "4.5.1", "vite": "8.3.8", "@vitejs/plugin-vue": "6.0.11"}
@@ -46,6 +47,7 @@ _TOOL_TRIGGERS = frozenset(
         "[[big-step]]",
     }
 )
+ABOUT_LINKS = frozenset(ui.about for ui in UI.values())  # the about link, in any language
 _VUE_PATH = re.compile(r"(?<![\w.-])(?:\./)?((?:[\w.-]+/)*[\w.-]+\.vue)\b")
 
 
@@ -58,7 +60,7 @@ def vue_answer(req: Request) -> Script:
     if trigger is not None:
         return trigger
     if creating:
-        files = vue_project_files(app_name(req.description, 40), req.description)
+        files = vue_project_files(app_name(req.description), req.description)
         return Script(
             "Creating the Vue 3 + Vite project.\n",
             tuple(ScriptedCall.of("write_file", path=p, content=c) for p, c in files.items()),
@@ -117,9 +119,7 @@ def _tool_trigger(req: Request, *, creating: bool) -> Script | None:
             ),
         )
     if "[[broken-vue]]" in req.triggers:
-        files = (
-            vue_project_files(app_name(req.description, 40), req.description) if creating else {}
-        )
+        files = vue_project_files(app_name(req.description), req.description) if creating else {}
         files[HOME_VIEW] = BROKEN_HOME_VIEW
         return Script(
             "", tuple(ScriptedCall.of("write_file", path=p, content=c) for p, c in files.items())
@@ -166,12 +166,16 @@ def _checks_step(
         return None
     retire: list[dict[str, str]] = []
     if names == {"write_file"} and is_creation(req.earlier):
-        add = creation_checks(app_name(req.description, 40), vue=True)
+        add = creation_checks(app_name(req.description), ui_for(req.description), vue=True)
     elif names == {"modify_file"} and req.quoted is not None:
         old = _vue_target(req, read_files(req.since)) or ""
         path = args_of(last.get("tool_calls", [{}])[0]).get("path", HOME_VIEW)
         edit = Edit(old, req.quoted, _vue_where(req, path, old))
-        add, retire = edit_checks(live_checks([*req.earlier, *req.turn]), edit, vue=True)
+        known, ui = (
+            live_checks([*req.earlier, *req.turn]),
+            ui_of_files(read_files(req.since).values()),
+        )
+        add, retire = edit_checks(known, edit, ui, vue=True)
     else:
         return None
     calls = [ScriptedCall.of("retire_check", **r) for r in retire]
@@ -188,7 +192,7 @@ def _vue_where(req: Request, path: str, old: str) -> str:
         return "button"
     if path == ABOUT_VIEW:
         return "about-heading" if tag == "h1" else "about-text"
-    if path == APP_VIEW and tag in ("a", "router-link") and old == "About":
+    if path == APP_VIEW and tag in ("a", "router-link") and old in ABOUT_LINKS:
         return "about-link"
     if path == HOME_VIEW and tag == "h1":
         return "heading"
@@ -293,7 +297,7 @@ def step_report(req: Request, last: dict[str, Any], results: list[tuple[str, boo
         if len(calls) == 1:
             return f"Wrote {paths}."
         return (
-            f"Created **{app_name(req.description, 40)}**: a Vue 3 + Vite project with "
+            f"Created **{app_name(req.description)}**: a Vue 3 + Vite project with "
             f"{len(calls)} files ({paths}). It uses Vue Router in hash mode with a home "
             "and an about page."
         )
@@ -345,8 +349,10 @@ def _vue_text(text: str) -> str:
 
 
 def vue_project_files(title: str, description: str) -> dict[str, str]:
-    """Every file of a new Vue 3 + Vite + Vue Router (hash mode) project, pinned versions."""
+    """Every file of a new Vue 3 + Vite + Vue Router (hash mode) project, pinned versions, in
+    the description's language."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:50] or "zerocode-app"
+    ui = ui_for(description)
     t, d = _vue_text(title), _vue_text(description or title)
     package = {
         "name": slug,
@@ -357,12 +363,34 @@ def vue_project_files(title: str, description: str) -> dict[str, str]:
         "dependencies": {k: VERSIONS[k] for k in ("vue", "vue-router")},
         "devDependencies": {k: VERSIONS[k] for k in ("vite", "@vitejs/plugin-vue")},
     }
+    texts = _vue_texts(ui) | {"TITLE": t, "DESCRIPTION": d, "ABOUT_LEAD": ui.about_text.format(d)}
     return {
         "package.json": json.dumps(package, indent=2) + "\n",
-        "index.html": template("vue/index.html").replace("TITLE", page_text(title)),
+        "index.html": _fill("vue/index.html", {"LANG": ui.lang, "TITLE": page_text(title)}),
         "src/main.js": template("vue/main.js"),
-        "src/App.vue": template("vue/App.vue").replace("TITLE", t),
+        "src/App.vue": _fill("vue/App.vue", texts),
         "src/router/index.js": template("vue/router.js"),
-        HOME_VIEW: template("vue/HomeView.vue").replace("TITLE", t).replace("DESCRIPTION", d),
-        "src/views/AboutView.vue": template("vue/AboutView.vue").replace("DESCRIPTION", d),
+        HOME_VIEW: _fill("vue/HomeView.vue", texts),
+        "src/views/AboutView.vue": _fill("vue/AboutView.vue", texts),
     }
+
+
+def _vue_texts(ui: Ui) -> dict[str, str]:
+    """The template words of a language's texts (constants: nothing to escape)."""
+    return {
+        "BUTTON_TEXT": ui.button,
+        "COUNT_TEXT": count_vue(ui, "clicks"),
+        "HOME_TEXT": ui.home,
+        "ABOUT_TEXT": ui.about,
+    }
+
+
+_WORDS = re.compile(
+    r"\b(?:LANG|TITLE|DESCRIPTION|BUTTON_TEXT|COUNT_TEXT|HOME_TEXT|ABOUT_TEXT|ABOUT_LEAD)\b"
+)
+
+
+def _fill(name: str, values: dict[str, str]) -> str:
+    """A template with its upper-case words replaced, in one pass (a value that holds such a
+    word is left as it is)."""
+    return _WORDS.sub(lambda found: values.get(found.group(0), found.group(0)), template(name))
