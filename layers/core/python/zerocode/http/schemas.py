@@ -24,9 +24,11 @@ from zerocode.publishing.pointers import SiteUrls
 # but newline and tab, no bidirectional control (apps/guards.py refuses them with its own
 # message, which is what a client reads; the schema only says it).
 _BIDI = "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"  # bidirectional controls
-_BANNED = "\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f" + _BIDI  # tab, newline: allowed
+_LONE = "\\ud800-\\udfff"  # a lone surrogate half is not text
+_BANNED = "\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f" + _BIDI + _LONE  # tab, newline: allowed
 TEXT_PATTERN = f"^[^{_BANNED}]*[^\\s{_BANNED}][^{_BANNED}]*$"
-_LINE_BANNED = "\\u0000-\\u001f\\u007f-\\u009f" + _BIDI  # one line: no tab, no newline
+_FIELD: dict[str, Any] = {"pattern": f"^[^{_BANNED}]*$"}  # a picked element's field
+_LINE_BANNED = "\\u0000-\\u001f\\u007f-\\u009f" + _BIDI + _LONE  # one line: no tab, no newline
 LINE_PATTERN = f"^[^{_LINE_BANNED}]*[^\\s{_LINE_BANNED}][^{_LINE_BANNED}]*$"
 
 
@@ -43,10 +45,18 @@ class ElementIn(BaseModel):
     """The element picked in the preview; every field is optional but bounded."""
 
     model_config = ConfigDict(extra="forbid")
-    pagePath: str | None = Field(None, max_length=300)  # camelCase: the wire names
-    tag: str | None = Field(None, max_length=40)
-    selector: str | None = Field(None, max_length=500)
-    text: str | None = Field(None, max_length=500)
+    # camelCase: the wire names. The pattern is documented; apps/guards.py enforces it with
+    # its own message (check_element).
+    pagePath: str | None = Field(None, max_length=300, json_schema_extra=_FIELD)
+    tag: str | None = Field(None, max_length=40, json_schema_extra=_FIELD)
+    selector: str | None = Field(None, max_length=500, json_schema_extra=_FIELD)
+    text: str | None = Field(None, max_length=500, json_schema_extra=_FIELD)
+
+
+class TextElementIn(ElementIn):
+    """A picked element whose text is to change: it has some."""
+
+    text: str = Field(max_length=500, json_schema_extra=text_rule(500))
 
 
 class ChatIn(BaseModel):
@@ -487,7 +497,7 @@ class TextEditIn(BaseModel):
     """A text element picked in the preview and the text it should show instead."""
 
     model_config = ConfigDict(extra="forbid")
-    element: ElementIn
+    element: TextElementIn
     # The URL path of the preview page it was picked on (a static site's page file).
     page: str | None = Field(None, max_length=300)
     newText: str = Field(

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 from zerocode.errors import InvalidInput
 
 MAX_PAGE = 50
-_KEY = re.compile(r"^\d{20}-[0-9a-f]{8}$")
+KEY_PATTERN = r"^[0-9]{20}-[0-9a-f]{8}$"  # an entry's key, and the history's paging cursor
+_KEY = re.compile(KEY_PATTERN)
 
 
 class DisplayRole(StrEnum):

@@ -32,6 +32,7 @@ from zerocode.http.schemas import (
     entry_out,
 )
 from zerocode.http.sse import TurnStream
+from zerocode.memory.display import KEY_PATTERN
 
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["chat"])
 
@@ -123,7 +124,7 @@ async def cancel_turn(
 def history(
     app: OwnedApp,
     display: DisplayDep,
-    before: str | None = None,
+    before: Annotated[str | None, Query(json_schema_extra={"pattern": KEY_PATTERN})] = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 20,
 ) -> HistoryOut:
     page = display.page(app.id, before, limit)

@@ -37,7 +37,7 @@ from zerocode.http.schemas import (
     app_out,
     build_out,
 )
-from zerocode.publishing.builds import BuildPurpose, snapshot
+from zerocode.publishing.builds import BUILD_ID_PATTERN, BuildPurpose, snapshot
 
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["deploy"])
 
@@ -108,7 +108,8 @@ def builds(
     builds: BuildsDep,
     versions: MaybeVersionsDep,
     engine: EngineDep,
-    cursor: str | None = None,
+    # a build id, as the previous page's nextCursor gave it
+    cursor: Annotated[str | None, Query(json_schema_extra={"pattern": BUILD_ID_PATTERN})] = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 20,
     purpose: BuildPurpose | None = None,
 ) -> BuildListOut:

@@ -34,13 +34,14 @@ from zerocode.http.schemas import (
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["versions"])
 # Documented, and checked by parse_version_id with its own message.
 VersionId = Annotated[str, Path(json_schema_extra={"pattern": VERSION_PATTERN})]
+VersionQuery = Annotated[str | None, Query(json_schema_extra={"pattern": VERSION_PATTERN})]
 
 
 @router.get("/versions", response_model=VersionListOut)
 def versions(
     app: OwnedApp,
     store: VersionsDep,
-    cursor: str | None = None,
+    cursor: VersionQuery = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 20,
 ) -> VersionListOut:
     """Newest first; the newest is the current one."""
@@ -58,7 +59,7 @@ def diff(
     version_id: VersionId,
     app: OwnedApp,
     store: VersionsDep,
-    against: Annotated[str | None, Query(json_schema_extra={"pattern": VERSION_PATTERN})] = None,
+    against: VersionQuery = None,
 ) -> DiffOut:
     """Per-file unified diffs from ``against`` (default: the version before) to the version."""
     version = store.get(app.id, version_id)
@@ -109,7 +110,7 @@ def code(
     app: OwnedApp,
     workspace: WorkspaceDep,
     versions: MaybeVersionsDep,
-    version: str | None = None,
+    version: VersionQuery = None,
 ) -> CodeOut:
     """A file highlighted: as the workspace holds it now, or as a version had it."""
     rel = clean_path(path)
