@@ -927,7 +927,10 @@ async function appPage(appId, openVersion = null) {
 
   // -- deploy and rollback ------------------------------------------------------------------
   async function deploy() {
+    // Pending at once, on the button too: a deploy takes seconds before its first state.
     deployButton.disabled = true;
+    deployButton.textContent = t("deploy.deploying");
+    deployButton.setAttribute("aria-busy", "true");
     panel.hidden = false;
     panel.replaceChildren(h("p", { id: "deploy-status" }, t("deploy.building")));
     try {
@@ -946,7 +949,11 @@ async function appPage(appId, openVersion = null) {
       if (err instanceof ApiError && err.code === "checks_failed") {
         panel.replaceChildren(h("p", { class: "status failed refused", id: "deploy-status", role: "alert" }, explain(err)));
       } else { report(err); panel.hidden = true; }
-    } finally { deployButton.disabled = false; }
+    } finally {
+      deployButton.disabled = false;
+      deployButton.textContent = t("app.deploy");
+      deployButton.removeAttribute("aria-busy");
+    }
   }
   async function showBuilds(latest) {
     const [list, newest] = await Promise.all([

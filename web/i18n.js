@@ -147,6 +147,7 @@ const en = {
   "note.editedByHand": "**Edited by hand** — saved as {version}.",
 
   "deploy.building": "Building…",
+  "deploy.deploying": "Deploying…",
   "deploy.state": "Build {state}…",
   "deploy.failed": "Build failed: the site was not changed",
   "deploy.copy": "Copy",
@@ -467,6 +468,7 @@ const zh = {
   "note.editedByHand": "**手动编辑**，已保存为 {version}。",
 
   "deploy.building": "构建中…",
+  "deploy.deploying": "正在部署…",
   "deploy.state": "构建{state}…",
   "deploy.failed": "构建失败：网站未改变",
   "deploy.copy": "复制",

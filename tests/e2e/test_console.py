@@ -63,7 +63,11 @@ def finished_turns(page: Any, count: int) -> list[str]:
 
 def deploy_and_open(page: Any, browser: Any) -> tuple[str, Any]:
     page.click("#deploy")
+    # Pending at once (before the build's first state), then the button again.
+    assert page.get_attribute("#deploy", "aria-busy") == "true"
+    assert page.inner_text("#deploy") == "Deploying…"
     link = page.wait_for_selector("#deploy-url", timeout=TURN_MS)
+    page.wait_for_selector("#deploy:not([aria-busy])")
     url = str(link.get_attribute("href"))
     site = browser.new_page()
     site.goto(url, wait_until="networkidle")
