@@ -498,10 +498,9 @@ async function appPage(appId, openVersion = null) {
     notify(t("edit.saving"));
     try {
       const result = await api("POST", `/api/apps/${appId}/edits/text`, { element, newText, page });
-      await edited(result);
-      notify(result.build && result.build.state !== "succeeded"
-        ? t("edit.savedBuildFailed", { version: result.version.id })
-        : t("edit.saved", { version: result.version.id }), Boolean(result.build && result.build.state !== "succeeded"));
+      const build = await edited(result);
+      const failed = Boolean(build && build.state !== "succeeded");
+      notify(t(failed ? "edit.savedBuildFailed" : "edit.saved", { version: result.version.id }), failed);
     } catch (err) {
       loadFrame(true);  // the frame shows the text it had
       if (err instanceof ApiError && err.code === "text_not_editable") {
@@ -871,11 +870,7 @@ async function appPage(appId, openVersion = null) {
     notify(t("versions.restoring", { version: versionId }));
     try {
       const result = await api("POST", `/api/apps/${appId}/versions/${versionId}/restore`);
-      let build = result.build;
-      for (let i = 0; build && (build.state === "queued" || build.state === "running") && i < 300; i++) {
-        await sleep(1000);
-        build = await api("GET", `/api/apps/${appId}/builds/${build.id}`);
-      }
+      const build = await settled(result.build);
       if (build && build.state === "succeeded") hasPreview = true;
       if (hasPreview) loadFrame(true);
       await reloadHistory();
@@ -890,12 +885,24 @@ async function appPage(appId, openVersion = null) {
 
   // A file saved by hand in the Code tab (PUT …/files/{path}): the platform made a version and
   // rebuilt the preview; the frame, the chat (the save's note) and the versions follow.
+  // A build a restore or an edit started, once it has ended (on AWS it may still be queued
+  // or running when the answer comes; locally it has ended).
+  async function settled(build) {
+    for (let i = 0; build && (build.state === "queued" || build.state === "running") && i < 300; i++) {
+      await sleep(1000);
+      build = await api("GET", `/api/apps/${appId}/builds/${build.id}`);
+    }
+    return build;
+  }
+
   async function edited(result) {
-    if (result.build && result.build.state === "succeeded") hasPreview = true;
+    const build = await settled(result.build);
+    if (build && build.state === "succeeded") hasPreview = true;
     if (hasPreview) loadFrame(true);
     await reloadHistory();
     await versions.refresh();
     checkPreview();
+    return build;
   }
 
   // -- the views: preview, code, versions -------------------------------------------------

@@ -211,12 +211,13 @@ export function codeView(appId, { api, raw, report, explain, busy, busyChanged, 
       if (current && current.path === path) { current.saved = doc; current.tag = tag; }
       keepDraft();
       showState();
-      const build = result.build;
-      if (!result.changed || !result.changed.length) say(t("code.same"));
+      // The page follows first (on AWS the build may still be running: it waits for its end).
+      const changed = Boolean(result.changed && result.changed.length);
+      const build = (changed && onSaved ? await onSaved(result) : null) || result.build;
+      if (!changed) say(t("code.same"));
       else if (!build) say(t("code.saved", { version: result.version.id }), { kind: "ok" });
       else if (build.state === "succeeded") say(t("code.savedBuilt", { version: result.version.id }), { kind: "ok" });
       else say(t("code.savedFailed", { version: result.version.id, why: build.error || t("build.failed") }), { kind: "error" });
-      if (result.changed && result.changed.length && onSaved) await onSaved(result);
     } catch (err) {
       if (err.code === "file_changed" || err.status === 412) say(t("code.stale"), { kind: "error", reload: true });
       else if (err.status === 409) say(t("code.busy", { message: err.message }), { kind: "error", reload: true });
