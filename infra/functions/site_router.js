@@ -10,8 +10,14 @@ import cf from 'cloudfront';
 // a site, "p-{previewKey}.{domain}" a preview; any other Host (the distribution's own
 // domain included) gets nothing. Without one, every app shares the distribution's domain:
 // "/sites/{deployKey}/..." and "/preview/{previewKey}/...".
+//
+// With edge routing (written in at synth: the Lambda@Edge router is deployed), a key the
+// store does not hold is not a 404 here: the request goes on as
+// "/_edge/{site|preview}/{key}/{file}" and the origin-request function
+// (functions/edge_router/router.py) resolves it from the DynamoDB pointer table.
 const kvs = cf.kvs();
 const SITES_DOMAIN = '';
+const EDGE_ROUTING = false;
 
 const ROUTE = /^\/(sites|preview)\/([^\/]+)(\/.*)?$/;
 const PUBLIC_KEY = /^[A-Za-z0-9_-]{8,64}$/;
@@ -84,19 +90,25 @@ async function handler(event) {
     }
     if (unsafe(rest)) return notFound();
 
+    const last = rest.slice(rest.lastIndexOf('/') + 1);
+    let path;
+    if (last === '') path = `${rest}index.html`; // a directory
+    else if (last.indexOf('.') === -1) path = 'index.html'; // an SPA route
+    else path = rest; // a file
+
     let value;
     try {
         value = await kvs.get(pointer);
     } catch (e) {
-        return notFound(); // no such key
+        // Not in the store. With edge routing the store is the hot set and the pointer
+        // table the truth: the origin-request function looks the key up there.
+        if (!EDGE_ROUTING) return notFound();
+        const colon = pointer.indexOf(':');
+        request.uri = `/_edge/${pointer.slice(0, colon)}/${pointer.slice(colon + 1)}/${path}`;
+        return request;
     }
     const parts = String(value).split('/');
     if (parts.length !== 2 || !ID.test(parts[0]) || !ID.test(parts[1])) return notFound();
-
-    const root = `/builds/${parts[0]}/${parts[1]}/`;
-    const last = rest.slice(rest.lastIndexOf('/') + 1);
-    if (last === '') request.uri = `${root}${rest}index.html`; // a directory
-    else if (last.indexOf('.') === -1) request.uri = `${root}index.html`; // an SPA route
-    else request.uri = root + rest; // a file
+    request.uri = `/builds/${parts[0]}/${parts[1]}/${path}`;
     return request;
 }

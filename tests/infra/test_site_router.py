@@ -232,9 +232,16 @@ def route_hosts(
     """What the router built for ``DOMAIN`` returns for each (Host, URI)."""
     from zerocode_infra.hosting import router_code
 
+    return run_code(router_code(DOMAIN), tmp_path, requests, kvs)
+
+
+def run_code(
+    code: str, tmp_path: Path, requests: list[tuple[str, str]], kvs: dict[str, str]
+) -> list[dict[str, Any]]:
+    """What the function ``code`` returns for each (Host, URI) ("": no Host header)."""
     assert NODE is not None
     function = tmp_path / "site_router.js"
-    function.write_text(router_code(DOMAIN))
+    function.write_text(code)
     events = [
         {
             "request": {

@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     build_data_role_arn: str | None = None
     # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
     sites_kvs_arn: str | None = None
+    # DynamoDB table holding every site and preview pointer (AWS at scale: the truth, with
+    # the KeyValueStore as its hot set; docs/operations.md, "Routing a million sites").
+    pointers_table: str | None = None
     # S3 bucket for workspaces (workspaces/{appId}/...).
     workspace_bucket: str | None = None
     # Cognito user pool and its app client (USER_PASSWORD_AUTH, no secret).

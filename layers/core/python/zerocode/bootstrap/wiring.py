@@ -388,7 +388,7 @@ def _aws_publishing(
         apps=DynamoAppStore(client, settings.apps_table),
         builds=DynamoBuildStore(client, settings.builds_table),
         builder=builder,
-        publisher=publisher or _kvs_publisher(settings),
+        publisher=publisher or _site_publisher(settings),
         workspace=workspace,
         lease=DynamoLease(client, settings.leases_table),
         urls=settings.site_urls(),
@@ -493,6 +493,19 @@ def _codebuild(settings: Settings) -> Builder:
         sts=_aws_client("sts", settings) if role else None,
         data_role_arn=role,
     )
+
+
+def _site_publisher(settings: Settings) -> Publisher:
+    """The KeyValueStore; with a pointer table, the table as the truth and the store as its
+    hot set (``publishing.hot_set``; docs/operations.md, "Routing a million sites")."""
+    kvs = _kvs_publisher(settings)
+    if not settings.pointers_table:
+        return kvs
+    from zerocode.adapters.dynamodb.pointers import DynamoPointerStore
+    from zerocode.publishing.hot_set import HotSetPublisher
+
+    table = DynamoPointerStore(_aws_client("dynamodb", settings), settings.pointers_table)
+    return HotSetPublisher(table, kvs)
 
 
 def _kvs_publisher(settings: Settings) -> Publisher:

@@ -1,0 +1,45 @@
+"""Pointers with a source of truth and a hot set in front of it (AWS at scale, issue 27).
+
+On AWS the truth is the DynamoDB pointer table (no ceiling) and the hot set the CloudFront
+KeyValueStore (5 MB), which the viewer-request function reads on every request; a key the
+hot set lacks is resolved at the edge from the table (docs/operations.md, "Routing a
+million sites"). The two must never disagree for long, since the hot set wins at the edge:
+
+- ``point`` writes the truth (one atomic write), then updates the hot copy **if the hot set
+  holds the key**. New keys never enter it here, so it cannot fill up and fail a publish;
+  what it holds is what it held before the table existed, and what an operator promotes.
+  If the hot write fails, the error is raised: the caller's retry writes both again.
+- ``remove`` removes the hot copy first (so the edge stops serving it), then the truth.
+- ``target`` is the truth's.
+"""
+
+from __future__ import annotations
+
+from zerocode.publishing.pointers import Publisher, SiteTarget
+
+
+class HotSetPublisher:
+    def __init__(self, truth: Publisher, hot: Publisher) -> None:
+        self.truth = truth
+        self.hot = hot
+
+    def point(self, pointer: str, target: SiteTarget) -> None:
+        self.truth.point(pointer, target)
+        if self.hot.target(pointer) is not None:
+            self.hot.point(pointer, target)
+
+    def target(self, pointer: str) -> SiteTarget | None:
+        return self.truth.target(pointer)
+
+    def remove(self, pointer: str) -> None:
+        self.hot.remove(pointer)
+        self.truth.remove(pointer)
+
+    def promote(self, pointer: str) -> bool:
+        """Copy the truth's pointer into the hot set (a key the edge should resolve without
+        a table read); whether there was one to copy."""
+        target = self.truth.target(pointer)
+        if target is None:
+            return False
+        self.hot.point(pointer, target)
+        return True
