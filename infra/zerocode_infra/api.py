@@ -141,8 +141,9 @@ class Api(Construct):
         suppress(
             self.rest_api.deployment_stage,
             "APIG3",
-            "A web ACL costs a fixed monthly fee; stage throttling and per-user rate "
-            "limits in the application bound abuse until an operator adds WAF.",
+            "Only when the waf context is off (the cheap profile): a web ACL costs a fixed "
+            "monthly fee, and stage throttling and per-user rate limits in the application "
+            "bound abuse. With waf on (the default) zerocode_infra/waf.py attaches one.",
         )
 
     def _routes(self, handler: lambda_.IFunction) -> None:

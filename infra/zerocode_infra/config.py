@@ -56,6 +56,7 @@ DEFAULTS: dict[str, Any] = {
     "throttleRateLimit": 50,
     "throttleBurstLimit": 100,
     "profile": "default",
+    "waf": "auto",  # AWS WAF on the API and the distributions: on unless profile=cheap
     "apiConcurrency": 50,
     "previewIdleDays": 30,
 }
@@ -92,6 +93,7 @@ class Config:
     throttle_rate_limit: int
     throttle_burst_limit: int
     profile: Profile = "default"
+    waf: bool = True  # web ACLs on the API stage and the distributions (zerocode_infra/waf.py)
     # The API function's reserved concurrency: at most this many containers (turns and
     # requests at once), and never fewer left to it by other functions. 0: no reservation.
     api_concurrency: int = 50
@@ -137,6 +139,7 @@ def read_config(node: ContextReader, region: str) -> Config:
         throttle_rate_limit=_int(get, "throttleRateLimit", minimum=1),
         throttle_burst_limit=_int(get, "throttleBurstLimit", minimum=1),
         profile="cheap" if profile == "cheap" else "default",
+        waf=_switch(get("waf"), "waf", default=profile != "cheap"),
         api_concurrency=_int(get, "apiConcurrency", minimum=0),
         preview_idle_days=_int(get, "previewIdleDays", minimum=1),
     )
@@ -163,6 +166,16 @@ def _sites_domain(get: Any) -> dict[str, str]:
     if arn and not domain:
         raise ValueError("context sitesCertificateArn is set but sitesDomain is not")
     return {"sites_domain": domain, "sites_certificate_arn": arn}
+
+
+def _switch(value: Any, name: str, *, default: bool) -> bool:
+    """A context switch: true/false (or "auto": ``default``)."""
+    text = str(value).lower()
+    if text == "auto":
+        return default
+    if text not in ("true", "false"):
+        raise ValueError(f"context {name} must be true, false or auto, not {value!r}")
+    return text == "true"
 
 
 def _int(get: Any, key: str, *, minimum: int) -> int:

@@ -42,8 +42,9 @@ _DEFAULT_CERT = (
     "ACM certificate and TLSv1.2_2021 later."
 )
 _NO_WAF = (
-    "A web ACL costs a fixed monthly fee per distribution; the content is static and "
-    "public, and an operator can attach AWS WAF when traffic warrants it."
+    "Only when the waf context is off (the cheap profile): a web ACL costs a fixed monthly "
+    "fee and the content is static and public. With waf on (the default) "
+    "zerocode_infra/waf.py attaches one to both distributions."
 )
 
 

@@ -26,6 +26,7 @@ from zerocode_infra.network import Network
 from zerocode_infra.observability import Observability
 from zerocode_infra.packaging import core_layer, lambda_architecture
 from zerocode_infra.storage import Storage
+from zerocode_infra.waf import Waf
 
 STACK_NAME = "ZerocodeStack"
 
@@ -92,6 +93,10 @@ class ZerocodeStack(Stack):
             burst_limit=config.throttle_burst_limit,
             removal_policy=policy,
         )
+        if config.waf:
+            waf = Waf(self, "Waf", stage_rate=config.throttle_rate_limit, distributions=True)
+            waf.protect_stage(api.rest_api.deployment_stage.stage_arn)
+            waf.protect_distributions([hosting.console, hosting.sites])
         observability = Observability(
             self,
             "Observability",
