@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Annotations, Aws, Duration
+from aws_cdk import Annotations, Aws, Duration, RemovalPolicy
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
@@ -32,10 +32,12 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from zerocode_infra.nag import suppress
+from zerocode_infra.routing import PointerRouting
 from zerocode_infra.storage import BUILDS
 
 ROUTER = Path(__file__).resolve().parents[1] / "functions" / "site_router.js"
 _DOMAIN_LINE = "const SITES_DOMAIN = '';"
+_EDGE_LINE = "const EDGE_ROUTING = false;"
 _DEFAULT_CERT = (
     "The distribution uses its default cloudfront.net domain and certificate, "
     "which pins the minimum TLS policy; operators add a custom domain with an "
@@ -48,12 +50,16 @@ _NO_WAF = (
 )
 
 
-def router_code(sites_domain: str = "") -> str:
-    """The router's source, routing by Host under ``sites_domain`` when one is given."""
+def router_code(sites_domain: str = "", *, edge_routing: bool = False) -> str:
+    """The router's source, routing by Host under ``sites_domain`` when one is given, and
+    sending keys its store does not hold to the Lambda@Edge router with ``edge_routing``."""
     source = ROUTER.read_text()
+    assert _DOMAIN_LINE in source and _EDGE_LINE in source
+    if edge_routing:
+        source = source.replace(_EDGE_LINE, "const EDGE_ROUTING = true;")
     if not sites_domain:
         return source
-    assert _DOMAIN_LINE in source and "'" not in sites_domain and "\\" not in sites_domain
+    assert "'" not in sites_domain and "\\" not in sites_domain
     return source.replace(_DOMAIN_LINE, f"const SITES_DOMAIN = '{sites_domain}';")
 
 
@@ -68,16 +74,20 @@ class Hosting(Construct):
         logs: s3.IBucket,
         sites_domain: str = "",
         certificate_arn: str = "",
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
     ) -> None:
         super().__init__(scope, id)
         self.sites_domain = sites_domain
+        # The pointer table (the truth) and the Lambda@Edge router that reads it on a
+        # CloudFront cache miss for keys the KeyValueStore (the hot set) does not hold.
+        self.routing = PointerRouting(self, "Routing", removal_policy=removal_policy)
         self.store = cloudfront.KeyValueStore(
             self, "SitePointers", comment="zerocode site and preview pointers"
         )
         self.router = cloudfront.Function(
             self,
             "SiteRouter",
-            code=cloudfront.FunctionCode.from_inline(router_code(sites_domain)),
+            code=cloudfront.FunctionCode.from_inline(router_code(sites_domain, edge_routing=True)),
             runtime=cloudfront.FunctionRuntime.JS_2_0,
             key_value_store=self.store,
             comment="deployKey/previewKey -> builds/{appId}/{buildId}/",
@@ -131,14 +141,17 @@ class Hosting(Construct):
             default_behavior=cloudfront.BehaviorOptions(  # a site (a preview by its Host)
                 origin=builds_origin,
                 function_associations=routed,
+                edge_lambdas=self.routing.edge_lambdas(),
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-                cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,
+                # /_edge/ objects are cached by key, not by build: kept a minute at most
+                cache_policy=self.routing.cache_policy,
                 response_headers_policy=cors,
             ),
             additional_behaviors={
                 "/preview/*": cloudfront.BehaviorOptions(
                     origin=builds_origin,
                     function_associations=routed,
+                    edge_lambdas=self.routing.edge_lambdas(),
                     viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
                     cache_policy=cloudfront.CachePolicy.CACHING_DISABLED,
                     response_headers_policy=cors,

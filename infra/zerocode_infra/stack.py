@@ -60,6 +60,7 @@ class ZerocodeStack(Stack):
             logs=storage.logs,
             sites_domain=config.sites_domain,
             certificate_arn=config.sites_certificate_arn,
+            removal_policy=policy,
         )
         builds = Builds(
             self, "Builds", bucket=storage.builds, key=storage.key, removal_policy=policy
@@ -83,6 +84,8 @@ class ZerocodeStack(Stack):
             ),
         )
         builds.route_events(functions.build_events, functions.failed_build_events)
+        # Who publishes writes the pointer table, the truth the edge router reads (routing.py).
+        hosting.routing.publishers(functions.api, functions.build_events)
         api = Api(
             self,
             "Api",

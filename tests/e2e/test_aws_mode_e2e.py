@@ -41,8 +41,10 @@ What runs, and what stands in for what:
   template) on the EventBridge "CodeBuild Build State Change" event CodeBuild would send,
   which unpacks the archive and publishes it.
 * **Visitors**: the site router (the template's CloudFront Function code) runs under Node
-  (tests/infra/cf_function_harness.mjs) with the stand-in KeyValueStore's items, and the
-  object it routes to is read from the builds bucket: that is what CloudFront would serve.
+  (tests/infra/cf_function_harness.mjs) with the stand-in KeyValueStore's items (the hot
+  set); a key it does not hold goes on to the Lambda@Edge router
+  (functions/edge_router/router.py, in-process), which reads the stack's pointer table on
+  moto; the object routed to is read from the builds bucket: what CloudFront would serve.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from functions.edge_router.router import PointerLookup, TtlCache
+from functions.edge_router.router import route as edge_route
 from tests.aws_stack import ROOT, MotoStack, create_on_moto, synthesize
 from tests.aws_standins import (
     CONTAINER_CANARIES,
@@ -156,11 +160,16 @@ class AwsPlatform:
         return self.stack.function_environment("zerocode Api")[f"ZEROCODE_{name}"]
 
     def pointers(self) -> dict[str, str]:
-        """Every key of the sites KeyValueStore, read over its data-plane API (ListKeys)."""
+        """Every site and preview pointer of the pointer table (the truth; issue 27)."""
+        items = self.aws("dynamodb").scan(TableName=self.setting("POINTERS_TABLE"))["Items"]
+        return {i["pointer"]["S"]: f"{i['app_id']['S']}/{i['build_id']['S']}" for i in items}
+
+    def kvs(self) -> Any:
+        """A client of the stand-in KeyValueStore's data plane (reached as a proxy)."""
         import boto3
         from botocore.config import Config
 
-        kvs = boto3.client(
+        return boto3.client(
             "cloudfront-keyvaluestore",
             region_name="us-east-1",
             endpoint_url=self.standins.client_environment()[
@@ -170,6 +179,10 @@ class AwsPlatform:
             aws_access_key_id="testing",
             aws_secret_access_key="testing",
         )
+
+    def hot_set(self) -> dict[str, str]:
+        """Every key of the sites KeyValueStore, read over its data-plane API (ListKeys)."""
+        kvs = self.kvs()
         items: dict[str, str] = {}
         kwargs: dict[str, Any] = {"KvsARN": self.setting("SITES_KVS_ARN"), "MaxResults": 50}
         while True:
@@ -178,6 +191,14 @@ class AwsPlatform:
             if not page.get("NextToken"):
                 return items
             kwargs["NextToken"] = page["NextToken"]
+
+    def promote(self, pointer: str) -> None:
+        """Put a pointer of the table into the KeyValueStore, as an operator promotes a key
+        to the hot set (HotSetPublisher.promote)."""
+        kvs = self.kvs()
+        arn = self.setting("SITES_KVS_ARN")
+        etag = kvs.describe_key_value_store(KvsARN=arn)["ETag"]
+        kvs.put_key(KvsARN=arn, Key=pointer, Value=self.pointers()[pointer], IfMatch=etag)
 
     def environment(self, function: str) -> dict[str, str]:
         """A function's environment from the template, for a process on this machine: the
@@ -294,7 +315,7 @@ def query_app(platform: AwsPlatform, table_setting: str, app_id: str) -> list[di
 
 def route(platform: AwsPlatform, uri: str) -> dict[str, Any]:
     """What the template's CloudFront Function does with a visitor's request for ``uri``,
-    given the KeyValueStore's current items."""
+    given the KeyValueStore's current items (the hot set)."""
     assert NODE is not None
     (code,) = [
         p["FunctionCode"]
@@ -306,7 +327,7 @@ def route(platform: AwsPlatform, uri: str) -> dict[str, Any]:
     event = {"request": {"uri": uri, "method": "GET", "headers": {}, "querystring": {}}}
     proc = subprocess.run(
         [NODE, str(HARNESS), str(function)],
-        input=json.dumps({"kvs": platform.pointers(), "events": [event]}),
+        input=json.dumps({"kvs": platform.hot_set(), "events": [event]}),
         capture_output=True,
         text=True,
         timeout=30,
@@ -324,14 +345,36 @@ def visit(platform: AwsPlatform, url: str) -> str:
 
 def fetch(platform: AwsPlatform, url: str) -> bytes:
     """What CloudFront would serve for ``url``, as bytes."""
+    body = platform.aws("s3").get_object(
+        Bucket=platform.setting("BUILDS_BUCKET"), Key=origin_uri(platform, url).lstrip("/")
+    )["Body"]
+    return bytes(body.read())
+
+
+def origin_uri(platform: AwsPlatform, url: str, *, hot: bool | None = None) -> str:
+    """The object CloudFront asks the builds bucket for: the viewer function's rewrite, and
+    for a key not in the hot set, the Lambda@Edge router's (functions/edge_router), which
+    reads the pointer table on moto (a fresh cache each time: no TTL to wait for here).
+    ``hot``: whether the viewer must have resolved it from the KeyValueStore."""
     sites_url = platform.setting("SITES_URL")
     assert url.startswith(sites_url + "/"), (url, sites_url)
     routed = route(platform, url.removeprefix(sites_url))
     assert "uri" in routed, routed
-    body = platform.aws("s3").get_object(
-        Bucket=platform.setting("BUILDS_BUCKET"), Key=routed["uri"].lstrip("/")
-    )["Body"]
-    return bytes(body.read())
+    uri = str(routed["uri"])
+    if hot is not None:
+        assert uri.startswith("/builds/" if hot else "/_edge/"), uri
+    if uri.startswith("/_edge/"):
+        lookup = PointerLookup(
+            platform.aws("dynamodb"),
+            platform.setting("POINTERS_TABLE"),
+            TtlCache(100),
+            ttl_seconds=0,
+            negative_ttl_seconds=0,
+        )
+        routed = edge_route(routed, lookup)
+        assert "uri" in routed, routed
+        uri = str(routed["uri"])
+    return uri
 
 
 @dataclass
@@ -442,8 +485,8 @@ def assert_gone(platform: AwsPlatform, app_id: str) -> None:
             and ("NoncurrentVersionExpiration" in r or "NoncurrentVersionExpirationInDays" in r)
             for r in rules
         ), f"{logical_id} keeps the deleted app's old versions with no rule to expire them"
-    pointers = platform.pointers()
-    assert [k for k, v in pointers.items() if v.startswith(app_id + "/")] == []
+    for pointers in (platform.pointers(), platform.hot_set()):
+        assert [k for k, v in pointers.items() if v.startswith(app_id + "/")] == []
 
 
 def assert_stayed_local(platform: AwsPlatform) -> None:
@@ -567,6 +610,32 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
     assert site == f"{app['id']}/{deployed['id']}"
     page = visit(platform, app["deployUrl"])
     assert "otter" in page.lower() and "__zerocode/picker.js" not in page  # no picker on sites
+
+    # Routing at scale (issue 27): the pointer table is the truth and the KeyValueStore only
+    # a hot set, so this new key is not in the store: the viewer function sends the request
+    # on, and the Lambda@Edge router resolves it from the table. A second deploy and a
+    # rollback are one write each and are served at once.
+    key, url, first = f"site:{app['deployKey']}", app["deployUrl"], deployed["id"]
+    assert key not in platform.hot_set()
+    assert origin_uri(platform, url, hot=False) == f"/builds/{app['id']}/{first}/index.html"
+    redeploy = alice.http.post(f"/api/apps/{app['id']}/deploy")
+    assert redeploy.status_code == 202, redeploy.text
+    second = wait_built(alice.http, app["id"], redeploy.json()["buildId"])["id"]
+    assert platform.pointers()[key] == f"{app['id']}/{second}"
+    assert origin_uri(platform, url, hot=False) == f"/builds/{app['id']}/{second}/index.html"
+    rolled = alice.http.post(f"/api/apps/{app['id']}/rollback", json={"buildId": first})
+    assert rolled.status_code == 200 and rolled.json()["deployBuildId"] == first, rolled.text
+    assert platform.pointers()[key] == f"{app['id']}/{first}"
+    assert origin_uri(platform, url, hot=False) == f"/builds/{app['id']}/{first}/index.html"
+    # Promoted to the hot set, the key is resolved by the viewer function; a rollback then
+    # writes the table and the store's copy, so the two never disagree.
+    platform.promote(key)
+    assert origin_uri(platform, url, hot=True) == f"/builds/{app['id']}/{first}/index.html"
+    rolled = alice.http.post(f"/api/apps/{app['id']}/rollback", json={"buildId": second})
+    assert rolled.status_code == 200, rolled.text
+    assert platform.hot_set()[key] == platform.pointers()[key] == f"{app['id']}/{second}"
+    assert origin_uri(platform, url, hot=True) == f"/builds/{app['id']}/{second}/index.html"
+    assert "otter" in visit(platform, url).lower()
 
     assert_no_canary(platform, box)
 

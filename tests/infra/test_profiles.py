@@ -77,7 +77,8 @@ def test_no_function_runs_in_a_vpc_or_knows_a_cache(cheap: Synth) -> None:
     from zerocode.bootstrap import wiring
     from zerocode.bootstrap.settings import Settings
 
-    assert len(cheap.of_type("AWS::Lambda::Function")) == len(FUNCTIONS)
+    # ... and the Lambda@Edge router (test_edge_routing.py), which never runs in a VPC
+    assert len(cheap.of_type("AWS::Lambda::Function")) == len(FUNCTIONS) + 1
     for handler in FUNCTIONS:
         _, fn = lambda_function(cheap, handler)
         assert "VpcConfig" not in fn, handler
@@ -97,7 +98,7 @@ def test_everything_else_is_the_same_stack(cheap: Synth) -> None:
     for handler in ("run.sh", "preview_sweep"):  # who removes previews, who puts them back
         assert env(cheap, handler)["ZEROCODE_PREVIEW_IDLE_DAYS"] == "7"
     for kind, count in (
-        ("AWS::DynamoDB::Table", 7 + 1),  # and the turn-events table (below)
+        ("AWS::DynamoDB::Table", 8 + 1),  # and the turn-events table (below)
         ("AWS::S3::Bucket", 5),
         ("AWS::CloudFront::Distribution", 2),
         ("AWS::CloudFront::KeyValueStore", 1),

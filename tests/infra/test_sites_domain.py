@@ -48,7 +48,7 @@ def test_the_sites_distribution_answers_for_every_host_of_the_domain(synth: Synt
         "SslSupportMethod": "sni-only",
     }
     (function,) = synth.of_type("AWS::CloudFront::Function").values()
-    assert function["Properties"]["FunctionCode"] == router_code(DOMAIN)
+    assert function["Properties"]["FunctionCode"] == router_code(DOMAIN, edge_routing=True)
     assert f"const SITES_DOMAIN = '{DOMAIN}';" in router_code(DOMAIN)
 
 
