@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from aws_cdk import RemovalPolicy
 
 LWA_ACCOUNT = "753240598075"  # publishes the Lambda Web Adapter layers in every region
-LWA_VERSION = 25
+LWA_VERSION = 30  # v1.1.0 (layer 29 was never published for it)
 _LWA_REGIONS = (
     "us-east-1",
     "us-east-2",
@@ -59,7 +59,14 @@ DEFAULTS: dict[str, Any] = {
     "waf": "auto",  # AWS WAF on the API and the distributions: on unless profile=cheap
     "apiConcurrency": 50,
     "previewIdleDays": 30,
+    "previewOutputDays": 60,
 }
+# A preview build's output expires previewOutputDays after it was written. Opening an app
+# puts its swept preview pointer back only while the build is this many days short of that
+# (zerocode.publishing.eviction.RESTORE_MARGIN_DAYS, kept equal by a test), and the sweep
+# removes the pointer again within a day: a week of failed sweeps and the pointer still
+# names a build that is there.
+RESTORE_MARGIN_DAYS = 7
 
 Architecture = Literal["arm64", "x86_64"]
 # "default": the functions in a VPC with ElastiCache (Valkey) for window tails and rate
@@ -99,6 +106,8 @@ class Config:
     api_concurrency: int = 50
     # Preview pointers of builds older than this leave the KeyValueStore (the preview sweep).
     preview_idle_days: int = 30
+    # Preview builds' outputs (tagged) expire this long after they were written.
+    preview_output_days: int = 60
 
     @property
     def retain(self) -> bool:
@@ -124,6 +133,7 @@ def read_config(node: ContextReader, region: str) -> Config:
     profile = str(get("profile")).lower()
     if profile not in PROFILES:
         raise ValueError(f"context profile must be 'default' or 'cheap', not {profile!r}")
+    idle, output = _preview_days(get)
     return Config(
         region=region,
         removal_policy=RemovalPolicy.RETAIN if policy == "retain" else RemovalPolicy.DESTROY,
@@ -141,8 +151,16 @@ def read_config(node: ContextReader, region: str) -> Config:
         profile="cheap" if profile == "cheap" else "default",
         waf=_switch(get("waf"), "waf", default=profile != "cheap"),
         api_concurrency=_int(get, "apiConcurrency", minimum=0),
-        preview_idle_days=_int(get, "previewIdleDays", minimum=1),
+        preview_idle_days=idle,
+        preview_output_days=output,
     )
+
+
+def _preview_days(get: Any) -> tuple[int, int]:
+    """``previewIdleDays`` and ``previewOutputDays``: an output outlives every pointer to it."""
+    idle = _int(get, "previewIdleDays", minimum=1)
+    output = _int(get, "previewOutputDays", minimum=idle + RESTORE_MARGIN_DAYS + 1)
+    return idle, output
 
 
 _DOMAIN = re.compile(r"^(?=.{4,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")

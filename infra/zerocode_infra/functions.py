@@ -34,10 +34,17 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from zerocode_infra.actions import (
+    COGNITO_ACTIONS,
+    KVS_ACTIONS,
+    PREVIEW_SWEEP_KVS_ACTIONS,
+    TURN_EVENTS_ACTIONS,
+)
 from zerocode_infra.auth import Auth
 from zerocode_infra.builds import Builds
 from zerocode_infra.config import Config
 from zerocode_infra.data import Tables
+from zerocode_infra.keys import only_through
 from zerocode_infra.nag import (
     KMS_GRANT_ACTIONS,
     S3_GRANT_ACTIONS,
@@ -63,49 +70,21 @@ from zerocode_infra.storage import (
 FUNCTIONS = ROOT / "functions"
 SWEEP_EVERY = Duration.minutes(5)  # how long a failed deletion's data may wait at most
 PREVIEW_SWEEP_EVERY = Duration.days(1)  # stale preview pointers leave the KeyValueStore
+# Each sweep ends before its next run starts (timeout < schedule) and runs alone (reserved
+# concurrency 1: a run EventBridge starts while another still runs waits, never overlaps).
+SWEEP_TIMEOUT = Duration.minutes(4)
+PREVIEW_SWEEP_TIMEOUT = Duration.minutes(10)
+SWEEP_CONCURRENCY = 1
 API_MEMORY_MB = 512  # docs/operations.md, "The API function's memory and concurrency"
 LWA_ENVIRONMENT = {
     "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
     "AWS_LWA_INVOKE_MODE": "response_stream",
     "AWS_LWA_PORT": "8080",
     "AWS_LWA_READINESS_CHECK_PATH": "/api/health",
+    # An init longer than Lambda's 10 s window is finished in the first request instead of
+    # restarted and billed (docs/operations.md, "The API function's start").
+    "AWS_LWA_ASYNC_INIT": "true",
 }
-KVS_ACTIONS = [
-    "cloudfront-keyvaluestore:DescribeKeyValueStore",
-    "cloudfront-keyvaluestore:GetKey",
-    "cloudfront-keyvaluestore:PutKey",
-    "cloudfront-keyvaluestore:DeleteKey",
-]
-# The preview sweep walks the store and removes stale preview pointers; it writes none.
-PREVIEW_SWEEP_KVS_ACTIONS = [
-    "cloudfront-keyvaluestore:DescribeKeyValueStore",
-    "cloudfront-keyvaluestore:ListKeys",
-    "cloudfront-keyvaluestore:GetKey",
-    "cloudfront-keyvaluestore:DeleteKey",
-]
-# What zerocode.adapters.dynamodb.turn_log calls on the turn-events table (the cheap
-# profile's turn logs): no Scan, no UpdateItem, no BatchGetItem.
-TURN_EVENTS_ACTIONS = [
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:Query",
-    "dynamodb:DeleteItem",
-]
-# What zerocode.adapters.aws.cognito_accounts calls with IAM credentials (InitiateAuth, GetUser
-# and GlobalSignOut are authorized by the client id or the user's own token). Users are
-# created with AdminCreateUser and AdminSetUserPassword (the pool allows no self sign-up);
-# AdminDeleteUser undoes a creation whose password could not be set.
-COGNITO_ACTIONS = [
-    "cognito-idp:AdminCreateUser",
-    "cognito-idp:AdminSetUserPassword",
-    "cognito-idp:AdminDeleteUser",
-    "cognito-idp:AdminAddUserToGroup",
-    "cognito-idp:AdminGetUser",
-    "cognito-idp:AdminListGroupsForUser",
-    "cognito-idp:ListUsers",
-    "cognito-idp:ListUsersInGroup",
-    "cognito-idp:CreateGroup",
-]
 
 
 @dataclass(frozen=True)
@@ -150,6 +129,8 @@ def environment(d: Dependencies, *, cache: bool = True) -> dict[str, str]:
         env["ZEROCODE_SITES_DOMAIN"] = d.config.sites_domain
     # The preview sweep removes older previews; the API puts them back when opened.
     env["ZEROCODE_PREVIEW_IDLE_DAYS"] = str(d.config.preview_idle_days)
+    # ... unless their output has expired by then (or is about to): storage.PREVIEW_TAG.
+    env["ZEROCODE_PREVIEW_OUTPUT_DAYS"] = str(d.config.preview_output_days)
     return env
 
 
@@ -194,6 +175,9 @@ class Functions(Construct):
             in_vpc=deps.config.in_vpc,
             concurrency=deps.config.api_concurrency or None,
         )
+        # apiConcurrency=0: an account that cannot reserve concurrency (quota below 100 +
+        # what is reserved); the sweeps then rely on their timeout alone.
+        sweeps = SWEEP_CONCURRENCY if deps.config.api_concurrency else None
         # DynamoDB, S3, CodeBuild and the KeyValueStore are public endpoints and publishing
         # uses no cache: outside the VPC (no NAT in its path, no network interfaces).
         self.build_events = self._function(
@@ -232,10 +216,13 @@ class Functions(Construct):
             "handler.handler",
             arch,
             [deps.layer],
-            timeout=Duration.minutes(5),
+            timeout=SWEEP_TIMEOUT,
             memory=512,
             in_vpc=deps.config.in_vpc,  # it clears deleted apps' window tails in the cache
+            concurrency=sweeps,
         )
+        # A run that could not start within its period is dropped: the next one comes.
+        self.deletion_sweep.configure_async_invoke(max_event_age=SWEEP_EVERY)
         self.sweep_schedule = events.Rule(
             self,
             "SweepSchedule",
@@ -249,10 +236,11 @@ class Functions(Construct):
             "handler.handler",
             arch,
             [deps.layer],
-            timeout=Duration.minutes(10),
+            timeout=PREVIEW_SWEEP_TIMEOUT,
             memory=256,
             in_vpc=False,
             cache=False,
+            concurrency=sweeps,
         )
         self.preview_sweep_schedule = events.Rule(
             self,
@@ -338,6 +326,8 @@ class Functions(Construct):
 
     def _grant_api(self) -> None:
         d, fn = self.deps, self.api
+        assert d.model_key.encryption_key is not None  # the model key's own (model_key.py)
+        only_through(fn, [(d.storage.key, "s3"), (d.model_key.encryption_key, "secretsmanager")])
         for table in d.tables.all.values():
             if table is not d.tables.checks:  # granted last (below)
                 table.grant_read_write_data(fn)
@@ -390,6 +380,7 @@ class Functions(Construct):
 
     def _grant_build_events(self) -> None:
         d, fn = self.deps, self.build_events
+        only_through(fn, [(d.storage.key, "s3")])
         for table in (d.tables.apps, d.tables.builds, d.tables.leases):
             table.grant_read_write_data(fn)
         # The finished build's staging archive, unpacked into builds/ (index.html last,
@@ -417,6 +408,7 @@ class Functions(Construct):
         """Read and delete an app's data, nothing else: no site pointers (sites are taken
         down before a deletion is recorded), no builds started, no accounts, no model key."""
         d, fn = self.deps, self.deletion_sweep
+        only_through(fn, [(d.storage.key, "s3")])
         for table in (
             d.tables.transcript,
             d.tables.display,

@@ -1,7 +1,10 @@
-"""The model endpoint's API key, in Secrets Manager.
+"""The model endpoint's API key, in Secrets Manager, under a KMS key of its own.
 
 The stack creates it with a random placeholder; the operator stores the real key
 (docs/operations.md). Functions read it once per container, at cold start, and cache it.
+Its KMS key encrypts this secret and nothing else (the builds bucket has its own,
+``storage.Storage.key``), and the API function, its one reader, may use it only through
+Secrets Manager (``keys.only_through``).
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from constructs import Construct
 from zerocode_infra.nag import suppress
 
 
-def model_key_secret(
-    scope: Construct, *, key: kms.IKey, removal_policy: RemovalPolicy
-) -> secretsmanager.Secret:
+def model_key_secret(scope: Construct, *, removal_policy: RemovalPolicy) -> secretsmanager.Secret:
+    key = kms.Key(
+        scope,
+        "ModelApiKeyEncryption",
+        enable_key_rotation=True,
+        removal_policy=removal_policy,
+        description="zerocode: the model API key's secret, nothing else",
+    )
     secret = secretsmanager.Secret(
         scope,
         "ModelApiKey",

@@ -37,7 +37,12 @@ class ZerocodeStack(Stack):
         policy = config.removal_policy
         # Without the cache (the cheap profile), turns' event logs need a table of their own.
         tables = Tables(self, "Data", removal_policy=policy, turn_events=not config.in_vpc)
-        storage = Storage(self, "Storage", removal_policy=policy)
+        storage = Storage(
+            self,
+            "Storage",
+            removal_policy=policy,
+            preview_output_days=config.preview_output_days,
+        )
         # The cheap profile has no VPC (and so no NAT gateway and no cache): functions reach
         # AWS and the model endpoint directly, window tails stay in each container.
         network = (
@@ -79,7 +84,7 @@ class ZerocodeStack(Stack):
                 store=hosting.store,
                 sites_url=hosting.sites_url,
                 console_origin=console_origin,
-                model_key=model_key_secret(self, key=storage.key, removal_policy=policy),
+                model_key=model_key_secret(self, removal_policy=policy),
                 layer=core_layer(self, lambda_architecture(config.architecture)),
             ),
         )

@@ -6,14 +6,18 @@ an overwritten or deleted object stays recoverable for ``NONCURRENT_DAYS`` and t
 (docs/security.md, "Deleted data"). The builds bucket uses a
 customer-managed KMS key: CloudFront (Origin Access Control) can only read SSE-KMS objects
 whose key policy lets it, which an AWS-managed key never does. The other buckets use
-S3-managed keys; the same customer key also encrypts the model API key secret.
+S3-managed keys. The builds key is the builds bucket's alone (the model API key's secret has
+a key of its own, ``model_key``); roles use it only through S3 (``keys.only_through``).
 
 The builds bucket holds ``sources/`` (a build's source zip, deleted by the build once read),
 ``staging/`` (the one archive a build puts, unpacked by build_events or the API's poller),
 ``builds/`` (the unpacked sites, served), ``checks/`` (the in-build runtime check results,
 private) and ``preview-covers/`` (a preview build's screenshot, its app's private cover until
 it has a deploy's; read only by the API). A source or staging object left behind by a failed
-build expires after a day.
+build expires after a day. A preview build's site and check result are written tagged
+``PREVIEW_TAG`` and expire ``previewOutputDays`` after they were written (docs/operations.md,
+"Preview outputs expire"); deploy builds are never tagged, so every published build and every
+build a rollback may name stays.
 """
 
 from __future__ import annotations
@@ -42,10 +46,20 @@ CACHE = "cache"
 LEFTOVER_DAYS = 1
 # How long an overwritten or deleted workspace object stays recoverable (versioning).
 NONCURRENT_DAYS = 30
+# The tag a preview build's objects carry (zerocode.adapters.aws.codebuild_builder, which a
+# test keeps equal): the lifecycle rule "PreviewOutputs" expires them.
+PREVIEW_TAG = ("zerocode:purpose", "preview")
 
 
 class Storage(Construct):
-    def __init__(self, scope: Construct, id: str, *, removal_policy: RemovalPolicy) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        removal_policy: RemovalPolicy,
+        preview_output_days: int,
+    ) -> None:
         super().__init__(scope, id)
         self.removal_policy = removal_policy
         self.key = kms.Key(
@@ -53,7 +67,7 @@ class Storage(Construct):
             "Key",
             enable_key_rotation=True,
             removal_policy=removal_policy,
-            description="zerocode builds and the model API key",
+            description="zerocode: the builds bucket (sites, sources, staging, checks, covers)",
         )
         # Server access logs and CloudFront standard logs. CloudFront still delivers its
         # logs with an ACL grant, so this bucket keeps ACLs (owner preferred).
@@ -100,6 +114,13 @@ class Storage(Construct):
                         ("Staging", STAGING),
                         ("OldNpmCache", f"{CACHE}/"),
                     )
+                ),
+                # Preview outputs (sites and checks): a newer turn replaces them, and the
+                # preview sweep stops naming them long before this (config.py).
+                s3.LifecycleRule(
+                    id="PreviewOutputs",
+                    tag_filters=dict([PREVIEW_TAG]),
+                    expiration=Duration.days(preview_output_days),
                 ),
             ],
         )

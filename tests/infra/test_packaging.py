@@ -36,7 +36,7 @@ def test_defaults() -> None:
     assert config.nat_gateways == 1 and config.architecture == "arm64"
     assert (
         config.lwa_layer_arn
-        == "arn:aws:lambda:eu-west-1:753240598075:layer:LambdaAdapterLayerArm64:25"
+        == "arn:aws:lambda:eu-west-1:753240598075:layer:LambdaAdapterLayerArm64:30"
     )
     assert config.console_origin == ""
 
@@ -51,7 +51,7 @@ def test_a_region_without_an_adapter_layer_stops_the_synth_with_a_clear_message(
 
 
 def test_context_values_from_the_command_line_are_parsed() -> None:
-    arn = "arn:aws:lambda:af-south-1:753240598075:layer:LambdaAdapterLayerArm64:25"
+    arn = "arn:aws:lambda:af-south-1:753240598075:layer:LambdaAdapterLayerArm64:30"
     config = read_config(
         Context(
             lwaLayerArn=arn,
@@ -73,7 +73,7 @@ def test_context_values_from_the_command_line_are_parsed() -> None:
 
 def test_x86_functions_get_the_x86_adapter_layer() -> None:
     config = read_config(Context(architecture="x86_64"), "us-east-1")
-    assert config.lwa_layer_arn.endswith(":layer:LambdaAdapterLayerX86:25")
+    assert config.lwa_layer_arn.endswith(":layer:LambdaAdapterLayerX86:30")
 
 
 @pytest.mark.parametrize(
@@ -86,6 +86,9 @@ def test_x86_functions_get_the_x86_adapter_layer() -> None:
         ("profile", "free", "profile must be 'default' or 'cheap'"),
         ("apiConcurrency", -1, "apiConcurrency must be at least 0"),
         ("apiConcurrency", "lots", "apiConcurrency must be an integer"),
+        # An output must outlive every pointer to it: idle 30 days + the restore margin.
+        ("previewOutputDays", 37, "previewOutputDays must be at least 38"),
+        ("previewOutputDays", "soon", "previewOutputDays must be an integer"),
     ],
 )
 def test_bad_context_values_are_refused(key: str, value: Any, message: str) -> None:

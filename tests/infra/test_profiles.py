@@ -91,9 +91,12 @@ def test_no_function_runs_in_a_vpc_or_knows_a_cache(cheap: Synth) -> None:
 
 def test_everything_else_is_the_same_stack(cheap: Synth) -> None:
     """The API, data, builds, hosting and alarms are the default profile's; apiConcurrency=0
-    leaves the API function without a reservation."""
+    (an account that cannot reserve concurrency) leaves every function without a
+    reservation, the sweeps included (their timeouts keep runs apart)."""
     _, api = lambda_function(cheap, "run.sh")
     assert "ReservedConcurrentExecutions" not in api and api["MemorySize"] == 512
+    for handler in FUNCTIONS:
+        assert "ReservedConcurrentExecutions" not in lambda_function(cheap, handler)[1], handler
     assert env(cheap, "run.sh")["ZEROCODE_TRUST_GATEWAY_CLAIMS"] == "true"
     for handler in ("run.sh", "preview_sweep"):  # who removes previews, who puts them back
         assert env(cheap, handler)["ZEROCODE_PREVIEW_IDLE_DAYS"] == "7"

@@ -201,13 +201,14 @@ def test_no_bucket_is_public_and_all_are_encrypted_and_https_only(synth: Synth) 
 
 
 def test_builds_bucket_key_rotates_and_lets_only_cloudfront_decrypt(synth: Synth) -> None:
-    key_id, key = synth.one("AWS::KMS::Key")
-    assert key["EnableKeyRotation"] is True
     sites_env = env(synth, "run.sh")
     (builds_id,) = refs(sites_env["ZEROCODE_BUILDS_BUCKET"])
     rule = synth.props(builds_id)["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
     assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
-    assert refs(rule["ServerSideEncryptionByDefault"]["KMSMasterKeyID"]) == {key_id}
+    (key_id,) = refs(rule["ServerSideEncryptionByDefault"]["KMSMasterKeyID"])
+    key = synth.props(key_id)
+    assert synth.resources[key_id]["Type"] == "AWS::KMS::Key"
+    assert key["EnableKeyRotation"] is True
     cloudfront = [
         s
         for s in key["KeyPolicy"]["Statement"]
@@ -216,10 +217,11 @@ def test_builds_bucket_key_rotates_and_lets_only_cloudfront_decrypt(synth: Synth
     assert len(cloudfront) == 1 and "kms:Decrypt" in cloudfront[0]["Action"]
 
 
-def test_model_key_secret_is_encrypted_with_the_customer_key(synth: Synth) -> None:
-    key_id, _ = synth.one("AWS::KMS::Key")
+def test_model_key_secret_is_encrypted_with_a_customer_key(synth: Synth) -> None:
+    """A key of its own (tests/infra/test_housekeeping.py: the two keys)."""
     secret_id, secret = synth.one("AWS::SecretsManager::Secret")
-    assert refs(secret["KmsKeyId"]) == {key_id}
+    (key_id,) = refs(secret["KmsKeyId"])
+    assert synth.resources[key_id]["Type"] == "AWS::KMS::Key"
     assert "GenerateSecretString" in secret  # a placeholder until the operator stores one
     assert refs(env(synth, "run.sh")["ZEROCODE_MODEL_API_KEY_SECRET_ARN"]) == {secret_id}
     # build_events builds publishing alone (wiring.publishing): it never reads the key.
@@ -344,9 +346,11 @@ def test_failed_build_events_land_in_an_encrypted_queue_with_an_alarm(synth: Syn
         for s in policy
     )
     fn = function_id(synth, "handler.handler")
-    (invoke,) = synth.of_type("AWS::Lambda::EventInvokeConfig").values()
-    config = invoke["Properties"]
-    assert config["FunctionName"] == {"Ref": fn}
+    (config,) = [  # the deletion sweep has one too (tests/infra/test_housekeeping.py)
+        c["Properties"]
+        for c in synth.of_type("AWS::Lambda::EventInvokeConfig").values()
+        if c["Properties"]["FunctionName"] == {"Ref": fn}
+    ]
     assert refs(config["DestinationConfig"]["OnFailure"]["Destination"]) == {queue_id}
     assert config["MaximumRetryAttempts"] == 2
     (rule,) = [
@@ -379,8 +383,9 @@ def test_api_function_memory_and_reserved_concurrency(synth: Synth) -> None:
     _, api = lambda_function(synth, "run.sh")
     assert api["MemorySize"] == 512
     assert api["ReservedConcurrentExecutions"] == DEFAULTS["apiConcurrency"] == 50
-    for handler in ("handler.handler", SWEEP, PREVIEWS):
-        assert "ReservedConcurrentExecutions" not in lambda_function(synth, handler)[1]
+    assert "ReservedConcurrentExecutions" not in lambda_function(synth, "handler.handler")[1]
+    for handler in (SWEEP, PREVIEWS):  # each runs alone (tests/infra/test_housekeeping.py)
+        assert lambda_function(synth, handler)[1]["ReservedConcurrentExecutions"] == 1
 
 
 def test_only_the_api_function_believes_the_gateways_claims(synth: Synth) -> None:
@@ -638,7 +643,7 @@ def test_the_app_client_allows_only_the_flows_the_platform_uses(synth: Synth) ->
 
 
 def test_the_api_may_create_users_but_not_confirm_self_sign_ups(synth: Synth) -> None:
-    from zerocode_infra.functions import COGNITO_ACTIONS
+    from zerocode_infra.actions import COGNITO_ACTIONS
 
     statements = policy_statements(synth, role_of(synth, "run.sh"))
     actions = {str(a) for s in statements for a in _list(s["Action"]) if "cognito" in str(a)}
@@ -891,10 +896,11 @@ def test_build_leftovers_expire_after_a_day(synth: Synth) -> None:
     midway; both go after a day, as does what the retired npm cache left."""
     (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
     rules = synth.props(bucket)["LifecycleConfiguration"]["Rules"]
-    expiring = {r["Prefix"]: r["ExpirationInDays"] for r in rules if "ExpirationInDays" in r}
+    expiring = {r["Prefix"]: r["ExpirationInDays"] for r in rules if "Prefix" in r}
     assert expiring == {"sources/": 1, "staging/": 1, "cache/": 1}
     assert all(r["Status"] == "Enabled" for r in rules)
-    # Sites, check results and preview covers live as long as the app.
+    # No prefix rule reaches sites, check results and preview covers: deploys' live as long
+    # as the app, previews' expire by their tag (tests/infra/test_housekeeping.py).
     for kept in ("builds/", "checks/", "preview-covers/"):
         assert not [r for r in rules if kept.startswith(r.get("Prefix", "-"))], kept
 

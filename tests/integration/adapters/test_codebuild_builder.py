@@ -25,6 +25,7 @@ from zerocode.adapters.aws.build_check import BuildCheckResult
 from zerocode.adapters.aws.codebuild_builder import (
     BUILDSPEC,
     CREDENTIAL_SECONDS,
+    PREVIEW_TAG,
     TOOLCHAIN_DIR,
     CodeBuildBuilder,
     session_policy,
@@ -415,6 +416,35 @@ def test_a_previews_cover_is_kept_privately_not_with_its_site(s3: Any) -> None:
     hand_back(s3, other, archive({**SITE, "check.json": b"{}", "cover.png": b"GIF89a"}))
     assert finished(builder, other, "SUCCEEDED", preview=True).ok
     assert not S3PreviewCovers(s3, BUCKET).exists("app1", other)
+
+
+def tags(s3: Any, key: str) -> dict[str, str]:
+    found = s3.get_object_tagging(Bucket=BUCKET, Key=key)["TagSet"]
+    return {t["Key"]: t["Value"] for t in found}
+
+
+def test_a_previews_outputs_are_tagged_to_expire_and_a_deploys_never(s3: Any) -> None:
+    """Issue 27, point 4: the builds bucket's lifecycle rule expires objects tagged
+    PREVIEW_TAG (infra storage.py). A preview build's site and check carry it; a deploy
+    build's carry no tag at all, so a published build and every rollback target stay. The
+    preview's private cover is not tagged either: the app keeps it until a newer one."""
+    builder = builder_for(codebuild_client(), s3)
+    preview, deploy = new_build_id(), new_build_id()
+    for bid in (preview, deploy):
+        hand_back(s3, bid, archive({**SITE, "check.json": b"{}", "cover.png": PNG}))
+    assert finished(builder, preview, "SUCCEEDED", preview=True).ok
+    assert finished(builder, deploy, "SUCCEEDED", preview=False).ok
+    expiring = {"zerocode:purpose": "preview"}
+    assert dict([PREVIEW_TAG]) == expiring
+    previews = [*keys(s3, f"builds/app1/{preview}/"), f"checks/app1/{preview}.json"]
+    assert len(previews) == 3
+    for key in previews:
+        assert tags(s3, key) == expiring, key
+    assert tags(s3, f"preview-covers/app1/{preview}.png") == {}
+    deploys = [*keys(s3, f"builds/app1/{deploy}/"), f"checks/app1/{deploy}.json"]
+    assert f"builds/app1/{deploy}/__zerocode/cover.png" in deploys and len(deploys) == 4
+    for key in deploys:
+        assert tags(s3, key) == {}, key
 
 
 def test_a_failed_build_reports_the_builds_own_log_and_publishes_nothing(s3: Any) -> None:

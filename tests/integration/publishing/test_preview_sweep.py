@@ -29,7 +29,7 @@ from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints import preview_sweep
 from zerocode.http.app import create_app
 from zerocode.publishing.builds import BuildState, built_at, new_build_id
-from zerocode.publishing.eviction import DAY, PreviewSweep
+from zerocode.publishing.eviction import DAY, RESTORE_MARGIN_DAYS, PreviewSweep
 from zerocode.publishing.pointers import SiteTarget, preview_pointer, site_pointer
 
 ARN = "arn:aws:cloudfront::123456789012:key-value-store/327284aa-bcd5-499f-a3ff-26b9a9d31b58"
@@ -204,6 +204,28 @@ def test_an_idle_preview_goes_and_comes_back_when_its_app_is_opened(local: Platf
     assert local.publishing.restore_preview(app, now=made + 31 * DAY) is True
     assert store.target(pointer) == SiteTarget(app.id, build_id)
     assert local.publishing.restore_preview(app, now=made + 31 * DAY) is False  # already there
+
+
+def test_a_preview_whose_output_expires_is_never_named_again(local: Platform) -> None:
+    """Issue 27, point 4: on AWS a preview build's output expires previewOutputDays after it
+    was written (its tag, a lifecycle rule). Opening the app puts the pointer back only while
+    the build is RESTORE_MARGIN_DAYS short of that; later the pointer stays away until the
+    next turn's build, so no pointer names a build that is gone."""
+    app, build_id = previewed_app(local)
+    pointer = preview_pointer(app.preview_key)
+    store = local.publishing.publisher
+    made = built_at(build_id)
+    assert made is not None
+    local.publishing.preview_idle_seconds = 30 * DAY
+    local.publishing.preview_output_seconds = 60 * DAY
+    last = made + (60 - RESTORE_MARGIN_DAYS) * DAY  # the last moment it may be named
+    for now, restored in ((last + 1, False), (made + 60 * DAY, False), (last, True)):
+        store.remove(pointer)
+        assert local.publishing.restore_preview(app, now=now) is restored, now - made
+        assert store.target(pointer) == (SiteTarget(app.id, build_id) if restored else None)
+    # Swept within a day, the restored pointer is gone again long before the output.
+    sweep = PreviewSweep(store, local.apps, 30 * DAY)  # type: ignore[arg-type]
+    assert sweep.run(last + DAY).idle == 1 and store.target(pointer) is None
 
 
 def test_a_preview_flipped_after_the_listing_stays(local: Platform) -> None:

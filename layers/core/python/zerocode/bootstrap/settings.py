@@ -64,6 +64,10 @@ class Settings(BaseSettings):
     # pointer store by the preview sweep (AWS: the KeyValueStore's 5 MB; docs/operations.md);
     # opening the app or its next turn puts it back.
     preview_idle_days: int = Field(30, ge=1)
+    # AWS: a preview build's output expires this many days after it was written (the builds
+    # bucket's lifecycle rule on its tag); opening the app then no longer puts back a
+    # pointer to it. None: outputs never expire (locally).
+    preview_output_days: int | None = Field(None, ge=1)
     # S3 bucket for transcript items too large for DynamoDB even compressed.
     payload_bucket: str | None = None
     # Days after an item is written until storage may expire it; 0 keeps forever.

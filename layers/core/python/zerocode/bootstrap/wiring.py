@@ -394,6 +394,9 @@ def _aws_publishing(
         urls=settings.site_urls(),
         in_process=not isinstance(builder, RemoteBuilder),
         preview_idle_seconds=settings.preview_idle_days * DAY,  # the preview sweep's
+        preview_output_seconds=(
+            settings.preview_output_days * DAY if settings.preview_output_days else None
+        ),
     )
     store = _preview_cover_store(settings)
     if store is not None:  # each preview build takes its own (zerocode.buildbox)

@@ -15,9 +15,10 @@ A preview pointer goes when
 
 Sites are never touched: a published site stays up however old it is. A removed preview
 comes back when its owner opens the app (``Publishing.restore_preview``, one write naming the
-newest successful preview build, whose output is immutable and still there) or with the next
-turn's build. Each removal is conditional on the pointer still naming what the sweep saw,
-so a turn that flips it meanwhile keeps its new preview.
+newest successful preview build, whose output is immutable and still there, unless it expires
+within ``RESTORE_MARGIN_DAYS``) or with the next turn's build. Each removal is conditional
+on the pointer still naming what the sweep saw, so a turn that flips it meanwhile keeps its
+new preview.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ from zerocode.publishing.pointers import PREVIEW_PREFIX, PointerStore, SiteTarge
 log = logging.getLogger(__name__)
 
 DAY = 86_400.0
+# A preview build's output expires (AWS: tagged, a lifecycle rule; docs/operations.md,
+# "Preview outputs expire"). Opening an app puts its pointer back only while the build is
+# this many days short of that; the sweep removes it again within a day, so even a week of
+# failed sweeps leaves no pointer naming an expired build.
+RESTORE_MARGIN_DAYS = 7
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -39,6 +39,7 @@ from zerocode.publishing.builds import (
     new_build_id,
     snapshot,
 )
+from zerocode.publishing.eviction import DAY, RESTORE_MARGIN_DAYS
 from zerocode.publishing.pointers import (
     Publisher,
     SiteTarget,
@@ -89,6 +90,9 @@ class Publishing:
     # Preview pointers of builds older than this may have been removed by the preview sweep
     # (AWS: zerocode.publishing.eviction); None: never removed (locally).
     preview_idle_seconds: float | None = None
+    # A preview build's output expires this long after it was written (AWS: the builds
+    # bucket's lifecycle rule); None: never.
+    preview_output_seconds: float | None = None
 
     def __post_init__(self) -> None:
         # In this process deploys of one app queue on a lock (FIFO, so in request order);
@@ -146,7 +150,9 @@ class Publishing:
     def restore_preview(self, app: App, now: float | None = None) -> bool:
         """Put back the preview pointer the preview sweep removed, naming the app's newest
         successful preview build (immutable, still in place). Asks the pointer store only
-        when that build is old enough to have been swept; whether it wrote the pointer."""
+        when that build is old enough to have been swept; whether it wrote the pointer.
+        A build whose output expires within ``RESTORE_MARGIN_DAYS`` is never named again:
+        the pointer stays away until the next turn builds a new preview."""
         if self.preview_idle_seconds is None or not self.urls.usable(app.preview_key):
             return False  # never swept; or a key the next turn renews anyway
         newest = self._newest_preview(app.id)
@@ -154,6 +160,10 @@ class Publishing:
         current = time.time() if now is None else now
         if newest is None or made is None or current - made <= self.preview_idle_seconds:
             return False
+        if self.preview_output_seconds is not None and (
+            current - made > self.preview_output_seconds - RESTORE_MARGIN_DAYS * DAY
+        ):
+            return False  # expired, or soon: a pointer would outlive what it names
         pointer = preview_pointer(app.preview_key)
         if self.publisher.target(pointer) is not None:
             return False

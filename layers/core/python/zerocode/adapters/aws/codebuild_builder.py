@@ -24,7 +24,9 @@ names checked, counts and sizes bounded) and copies the site into ``builds/{appI
 runtime check's result goes to ``checks/{appId}/{buildId}.json`` (read by :mod:`.build_check`),
 a deploy's screenshot into the site as ``__zerocode/cover.png`` and a preview's, privately,
 to ``preview-covers/{appId}/{buildId}.png`` (:mod:`.s3_preview_covers`: not under
-``builds/``, which CloudFront reads).
+``builds/``, which CloudFront reads). A preview build's site and check are written with the
+tag :data:`PREVIEW_TAG`, which the builds bucket's lifecycle rule expires (infra
+``storage.py``); a deploy build's never are, so published builds and rollback targets stay.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import json
 import mimetypes
 import tempfile
 import time
+import urllib.parse
 import zipfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -65,6 +68,10 @@ phases:
     commands:
       - python3 -m zerocode.buildbox
 """
+# What a preview build's objects are tagged with (the lifecycle rule "PreviewOutputs" in
+# infra/zerocode_infra/storage.py filters on it; a test keeps the two equal).
+PREVIEW_TAG = ("zerocode:purpose", "preview")
+_PREVIEW_TAGGING = urllib.parse.urlencode([PREVIEW_TAG])
 _FAILED = {"FAILED", "FAULT", "STOPPED", "TIMED_OUT"}
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 
@@ -286,11 +293,15 @@ class CodeBuildBuilder:
             self.preview_covers.put(app_id, build_id, cover.read_bytes())
         elif _is_png(cover):
             files[handoff.COVER_PATH] = cover
+        # A preview's objects expire (the tag); a deploy's stay. The cover is not tagged:
+        # an app keeps it until a newer one replaces it.
+        tagging = {"Tagging": _PREVIEW_TAGGING} if preview else {}
         self.s3.put_object(
             Bucket=self.bucket,
             Key=self.check_key(app_id, build_id),
             Body=json.dumps(_stored_check(out / handoff.CHECK_FILE)).encode(),
             ContentType="application/json",
+            **tagging,
         )
         for path in sorted(files, key=lambda p: p == "index.html"):
             self.s3.put_object(
@@ -298,6 +309,7 @@ class CodeBuildBuilder:
                 Key=prefix + clean_path(path),
                 Body=files[path].read_bytes(),
                 ContentType=mimetypes.guess_type(path)[0] or "application/octet-stream",
+                **tagging,
             )
         self.s3.delete_object(Bucket=self.bucket, Key=self.staging_key(app_id, build_id))
 
