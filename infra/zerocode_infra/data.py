@@ -46,18 +46,27 @@ class Tables(Construct):
         # Each app's acceptance checks, their runs, screenshots and deploy stamps, told apart
         # by a typed sort key (zerocode.adapters.dynamodb.checks.create_checks_table).
         self.checks = self._table("Checks", ("app_id", S), ("sk", S))
-        # The apps table's indexes (zerocode.adapters.dynamodb.apps.create_apps_table).
-        for name, hash_key, range_key in (
-            ("by_owner", "owner", "created_key"),
-            ("by_preview_key", "preview_key", None),
-            ("featured", "featured_pk", "featured_key"),
-            ("all_apps", "all_pk", "created_key"),
+        # The apps table's indexes (zerocode.adapters.dynamodb.apps.create_apps_table, which
+        # says why each projects what it does). ``all_apps``, the one-key index the sharded
+        # one replaces, stays until every item is backfilled (docs/operations.md, "The apps
+        # table's indexes"): CloudFormation adds or removes one index per update, and a
+        # changed index is both. No item written since carries its key, so it takes no
+        # writes; the release after the backfill deletes it.
+        for name, hash_key, range_key, included in (
+            ("by_owner", "owner", "created_key", None),
+            ("by_preview_key", "preview_key", None, None),
+            ("featured", "featured_pk", "featured_key", None),
+            ("all_apps", "all_pk", "created_key", None),
+            ("all_apps_sharded", "all_shard", "created_key", ["name_lower"]),
         ):
             self.apps.add_global_secondary_index(
                 index_name=name,
                 partition_key=ddb.Attribute(name=hash_key, type=S),
                 sort_key=ddb.Attribute(name=range_key, type=S) if range_key else None,
-                projection_type=ddb.ProjectionType.ALL,
+                projection_type=(
+                    ddb.ProjectionType.INCLUDE if included else ddb.ProjectionType.ALL
+                ),
+                non_key_attributes=included,
             )
         # Turns' event logs ("{appId}#{turn}", seq), when there is no cache to keep them
         # (zerocode.adapters.dynamodb.turn_log.create_turn_events_table). No point-in-time

@@ -115,16 +115,72 @@ def adapter_tables() -> dict[str, dict[str, Any]]:
 
 def _schema(props: dict[str, Any]) -> dict[str, Any]:
     gsis = {
-        g["IndexName"]: (g["KeySchema"], g["Projection"]["ProjectionType"])
+        g["IndexName"]: (
+            g["KeySchema"],
+            g["Projection"]["ProjectionType"],
+            sorted(g["Projection"].get("NonKeyAttributes", [])),
+        )
         for g in props.get("GlobalSecondaryIndexes", [])
+        if g["IndexName"] != LEGACY_ALL_APPS
     }
     return {
         "keys": props["KeySchema"],
         "gsis": gsis,
         "attributes": sorted(
-            (a["AttributeName"], a["AttributeType"]) for a in props["AttributeDefinitions"]
+            (a["AttributeName"], a["AttributeType"])
+            for a in props["AttributeDefinitions"]
+            if a["AttributeName"] != "all_pk"  # LEGACY_ALL_APPS's key
         ),
     }
+
+
+# The one-key index the sharded one replaced: in the stack, not in the adapter, until every
+# item is backfilled (docs/operations.md, "The apps table's indexes").
+LEGACY_ALL_APPS = "all_apps"
+
+
+def apps_indexes(synth: Synth) -> dict[str, dict[str, Any]]:
+    (table_id,) = refs(env(synth, "run.sh")["ZEROCODE_APPS_TABLE"])
+    table = synth.of_type("AWS::DynamoDB::Table")[table_id]["Properties"]
+    return {g["IndexName"]: g for g in table["GlobalSecondaryIndexes"]}
+
+
+def test_apps_indexes_are_sharded_and_project_what_their_queries_read(synth: Synth) -> None:
+    """No partition key takes every app's writes: the admin list's index is keyed by the
+    app's shard, and projects only what its query reads (the search filter's
+    ``name_lower``), so an app's other writes do not write to it."""
+    indexes = apps_indexes(synth)
+    sharded = indexes["all_apps_sharded"]
+    assert sharded["KeySchema"] == [
+        {"AttributeName": "all_shard", "KeyType": "HASH"},
+        {"AttributeName": "created_key", "KeyType": "RANGE"},
+    ]
+    assert sharded["Projection"] == {
+        "ProjectionType": "INCLUDE",
+        "NonKeyAttributes": ["name_lower"],
+    }
+    # Whole apps, read from the index alone (create_apps_table says why for each); none of
+    # them has a partition key every app shares.
+    for name, hash_key in [
+        ("by_owner", "owner"),
+        ("by_preview_key", "preview_key"),
+        ("featured", "featured_pk"),
+    ]:
+        assert indexes[name]["Projection"] == {"ProjectionType": "ALL"}, name
+        assert indexes[name]["KeySchema"][0] == {"AttributeName": hash_key, "KeyType": "HASH"}
+
+
+def test_the_legacy_all_apps_index_is_kept_unchanged_for_the_backfill(synth: Synth) -> None:
+    """A deployed stack moves in one update that adds one index (CloudFormation adds or
+    removes one per update, and a changed index is both): the old one stays exactly as it
+    was until every item has left it."""
+    legacy = apps_indexes(synth)[LEGACY_ALL_APPS]
+    assert legacy["KeySchema"] == [
+        {"AttributeName": "all_pk", "KeyType": "HASH"},
+        {"AttributeName": "created_key", "KeyType": "RANGE"},
+    ]
+    assert legacy["Projection"] == {"ProjectionType": "ALL"}
+    assert len(apps_indexes(synth)) == 5
 
 
 def test_tables_have_exactly_the_adapters_key_schemas(synth: Synth) -> None:
