@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
-from zerocode.publishing.hot_set import HotSetPublisher
+from zerocode.publishing.hot_set import HotSetPublisher, backfill
 from zerocode.publishing.pointers import SiteTarget
 
 B1, B2 = SiteTarget("app1", "b1"), SiteTarget("app1", "b2")
@@ -75,3 +77,27 @@ def test_promote_copies_the_truth() -> None:
     assert not pub.promote("site:k")
     pub.point("site:k", B1)
     assert pub.promote("site:k") and hot.items["site:k"] == B1
+
+
+class Walkable(Store):
+    def pointers(self, prefix: str) -> Iterator[tuple[str, SiteTarget | None]]:
+        return iter([(k, v) for k, v in self.items.items() if k.startswith(prefix)])
+
+    def remove_if(self, pointer: str, expected: SiteTarget | None) -> bool:
+        return self.items.pop(pointer, None) == expected
+
+    def point_if(self, pointer: str, target: SiteTarget, expected: SiteTarget | None) -> bool:
+        if self.items.get(pointer) != expected:
+            return False
+        self.point(pointer, target)
+        return True
+
+
+def test_backfill_copies_what_the_truth_lacks_and_never_overwrites() -> None:
+    log: list[str] = []
+    hot, truth = Walkable("hot", log), Walkable("truth", log)
+    hot.items = {"site:a": B1, "preview:b": B1, "site:c": B1}
+    truth.items = {"site:c": B2}  # written since: the truth's is newer
+    assert backfill(hot, truth) == 2
+    assert truth.items == {"site:a": B1, "preview:b": B1, "site:c": B2}
+    assert backfill(hot, truth) == 0  # repeated: nothing more

@@ -11,11 +11,23 @@ million sites"). The two must never disagree for long, since the hot set wins at
   If the hot write fails, the error is raised: the caller's retry writes both again.
 - ``remove`` removes the hot copy first (so the edge stops serving it), then the truth.
 - ``target`` is the truth's.
+
+A stack that had only the KeyValueStore moves with :func:`backfill`, once: every pointer
+of the store the table lacks is copied into it (docs/operations.md, "Routing a million
+sites").
 """
 
 from __future__ import annotations
 
-from zerocode.publishing.pointers import Publisher, SiteTarget
+from typing import Protocol
+
+from zerocode.publishing.pointers import PointerStore, Publisher, SiteTarget
+
+
+class ConditionalPublisher(Publisher, Protocol):
+    def point_if(self, pointer: str, target: SiteTarget, expected: SiteTarget | None) -> bool:
+        """Write only while ``pointer`` names ``expected`` (None: does not exist)."""
+        ...
 
 
 class HotSetPublisher:
@@ -43,3 +55,14 @@ class HotSetPublisher:
             return False
         self.hot.point(pointer, target)
         return True
+
+
+def backfill(hot: PointerStore, truth: ConditionalPublisher) -> int:
+    """Copy every pointer of the hot set into the truth where the truth has none (never over
+    a pointer written since: each copy is conditional on its absence); safe to repeat. How
+    many were copied."""
+    copied = 0
+    for pointer, target in hot.pointers(""):
+        if target is not None and truth.point_if(pointer, target, None):
+            copied += 1
+    return copied
