@@ -34,7 +34,14 @@ from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.workspace import Snapshot
 from zerocode.publishing import toolchain
-from zerocode.publishing.builds import Build, BuildJob, BuildPurpose, BuildState, new_build_id
+from zerocode.publishing.builds import (
+    Build,
+    BuildJob,
+    BuildPurpose,
+    BuildState,
+    PreviewRetention,
+    new_build_id,
+)
 
 BUCKET = "zc-builds"
 DATA_ROLE = "arn:aws:iam::123456789012:role/zc-build-data"
@@ -445,6 +452,30 @@ def test_a_previews_outputs_are_tagged_to_expire_and_a_deploys_never(s3: Any) ->
     assert f"builds/app1/{deploy}/__zerocode/cover.png" in deploys and len(deploys) == 4
     for key in deploys:
         assert tags(s3, key) == {}, key
+
+
+def test_the_shown_preview_stops_expiring_and_the_one_it_replaced_expires_again(
+    s3: Any,
+) -> None:
+    """A preview pointer never names an output that can expire, whatever sweeps the
+    pointers: the preview's build is untagged when it is shown, the build it replaced is
+    tagged again (a check that was never written is no error)."""
+    builder = builder_for(codebuild_client(), s3)
+    first, second = new_build_id(), new_build_id()
+    for bid in (first, second):
+        hand_back(s3, bid, archive({**SITE, "check.json": b"{}"}))
+        assert finished(builder, bid, "SUCCEEDED", preview=True).ok
+    s3.delete_object(Bucket=BUCKET, Key=f"checks/app1/{first}.json")
+    expiring = {"zerocode:purpose": "preview"}
+    builder.retain_preview("app1", first, None)
+    for key in keys(s3, f"builds/app1/{first}/"):
+        assert tags(s3, key) == {}, key
+    builder.retain_preview("app1", second, first)
+    for key in [*keys(s3, f"builds/app1/{second}/"), f"checks/app1/{second}.json"]:
+        assert tags(s3, key) == {}, key
+    for key in keys(s3, f"builds/app1/{first}/"):
+        assert tags(s3, key) == expiring, key
+    assert isinstance(builder, PreviewRetention)
 
 
 def test_a_failed_build_reports_the_builds_own_log_and_publishes_nothing(s3: Any) -> None:

@@ -228,6 +228,47 @@ def test_a_preview_whose_output_expires_is_never_named_again(local: Platform) ->
     assert sweep.run(last + DAY).idle == 1 and store.target(pointer) is None
 
 
+class Retaining:
+    """The platform's builder, with the AWS builder's preview retention recorded (or
+    failing)."""
+
+    def __init__(self, inner: Any, *, fail: bool = False) -> None:
+        self.inner, self.fail = inner, fail
+        self.calls: list[tuple[str, str, str | None]] = []
+
+    async def build(self, job: Any) -> Any:
+        return await self.inner.build(job)
+
+    def delete_app(self, app_id: str) -> int:
+        return int(self.inner.delete_app(app_id))
+
+    def retain_preview(self, app_id: str, shown: str, replaced: str | None) -> None:
+        self.calls.append((app_id, shown, replaced))
+        if self.fail:
+            raise RuntimeError("S3 said no")
+
+
+def test_each_preview_keeps_its_output_and_lets_the_one_it_replaced_expire(
+    local: Platform,
+) -> None:
+    """Issue 27, point 4: where outputs expire unless shown (AWS), every preview flip keeps
+    the build it now shows and lets the one it replaced expire; a failure there is logged,
+    never the turn's."""
+    retaining = Retaining(local.publishing.builder)
+    local.publishing.builder = retaining
+    app, first = previewed_app(local)
+    local.workspace.write(app.id, "index.html", b"<h1>Newts, again</h1>")
+    second = asyncio.run(local.publishing.preview(app))
+    assert second.state is BuildState.SUCCEEDED
+    assert retaining.calls == [(app.id, first, None), (app.id, second.id, first)]
+    local.publishing.builder = Retaining(retaining.inner, fail=True)
+    local.workspace.write(app.id, "index.html", b"<h1>Newts, once more</h1>")
+    third = asyncio.run(local.publishing.preview(app))
+    assert third.state is BuildState.SUCCEEDED
+    pointer = preview_pointer(app.preview_key)
+    assert local.publishing.publisher.target(pointer) == SiteTarget(app.id, third.id)
+
+
 def test_a_preview_flipped_after_the_listing_stays(local: Platform) -> None:
     """The sweep listed an old build; a turn then flipped the pointer to a new one: the
     conditional removal leaves the new preview alone."""

@@ -207,6 +207,16 @@ class Builder(Protocol):
 
 
 @runtime_checkable
+class PreviewRetention(Protocol):
+    """A builder whose preview outputs expire (AWS: tagged, a lifecycle rule) unless shown."""
+
+    def retain_preview(self, app_id: str, shown: str, replaced: str | None) -> None:
+        """The app's preview now shows build ``shown``: its output stops expiring, and the
+        output of ``replaced`` (the build it showed before, if any) may expire again."""
+        ...
+
+
+@runtime_checkable
 class RemoteBuilder(Builder, Protocol):
     """A builder that runs elsewhere (CodeBuild): started by one request, finished by an
     event or by polling, so no process has to wait for it."""

@@ -31,6 +31,7 @@ from zerocode.publishing.builds import (
     BuildPurpose,
     BuildState,
     BuildStore,
+    PreviewRetention,
     RemoteBuilder,
     built_at,
     check_build_id,
@@ -125,12 +126,31 @@ class Publishing:
         done = await self._run(build, source)
         if done.state is BuildState.SUCCEEDED:
             key = await asyncio.to_thread(self._preview_key, app)
-            await asyncio.to_thread(
-                self.publisher.point, preview_pointer(key), SiteTarget(app.id, done.id)
-            )
+            pointer = preview_pointer(key)
+            before = await asyncio.to_thread(self._shown_preview, pointer, app.id)
+            await asyncio.to_thread(self.publisher.point, pointer, SiteTarget(app.id, done.id))
+            await asyncio.to_thread(self._retain_preview, app.id, done.id, before)
             if self.preview_covers is not None:
                 await self.preview_covers.after_preview(app, done)
         return done
+
+    def _shown_preview(self, pointer: str, app_id: str) -> str | None:
+        """The build the preview shows now, where outputs expire unless shown."""
+        if not isinstance(self.builder, PreviewRetention):
+            return None
+        shown = self.publisher.target(pointer)
+        return shown.build_id if shown is not None and shown.app_id == app_id else None
+
+    def _retain_preview(self, app_id: str, shown: str, replaced: str | None) -> None:
+        """Keep the shown preview's output, let the one it replaced expire (AWS). A failure
+        is logged, never the turn's: at worst an old output stays, or the shown one expires
+        after previewOutputDays unchanged (docs/operations.md, "Preview outputs expire")."""
+        if not isinstance(self.builder, PreviewRetention):
+            return
+        try:
+            self.builder.retain_preview(app_id, shown, replaced)
+        except Exception:
+            log.exception("retagging the preview outputs of app %s failed", app_id)
 
     def preview_state(self, app: App) -> PreviewState:
         """Whether the preview shows the app's files as they are now: the newest successful

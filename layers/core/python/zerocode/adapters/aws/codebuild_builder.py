@@ -26,7 +26,9 @@ a deploy's screenshot into the site as ``__zerocode/cover.png`` and a preview's,
 to ``preview-covers/{appId}/{buildId}.png`` (:mod:`.s3_preview_covers`: not under
 ``builds/``, which CloudFront reads). A preview build's site and check are written with the
 tag :data:`PREVIEW_TAG`, which the builds bucket's lifecycle rule expires (infra
-``storage.py``); a deploy build's never are, so published builds and rollback targets stay.
+``storage.py``), until the preview shows it (:meth:`CodeBuildBuilder.retain_preview`: the
+shown build is untagged, the one it replaced tagged again); a deploy build's never are, so
+published builds and rollback targets stay.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import time
 import urllib.parse
 import zipfile
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -312,6 +315,40 @@ class CodeBuildBuilder:
                 **tagging,
             )
         self.s3.delete_object(Bucket=self.bucket, Key=self.staging_key(app_id, build_id))
+
+    def retain_preview(self, app_id: str, shown: str, replaced: str | None) -> None:
+        """The preview now shows ``shown``: its objects lose the expiry tag, so the build a
+        preview pointer names never expires; ``replaced``'s objects get it back (they
+        expire by their age from then on). One DeleteObjectTagging or PutObjectTagging
+        per object, eight at a time, so a turn waits a few round trips, not one per file."""
+        expiring = [{"Key": PREVIEW_TAG[0], "Value": PREVIEW_TAG[1]}]
+        work: list[tuple[str, list[dict[str, str]]]] = [
+            (key, []) for key in self._build_keys(app_id, shown)
+        ]
+        if replaced and replaced != shown:
+            work += [(key, expiring) for key in self._build_keys(app_id, replaced)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda item: self._tag(*item), work))
+
+    def _build_keys(self, app_id: str, build_id: str) -> list[str]:
+        """The build's site and check objects as they are now (listed: a check may never
+        have been written, an output may have expired)."""
+        keys: list[str] = []
+        paginator = self.s3.get_paginator("list_objects_v2")
+        for prefix in (self.output_prefix(app_id, build_id), self.check_key(app_id, build_id)):
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+                keys += [o["Key"] for o in page.get("Contents", [])]
+        return keys
+
+    def _tag(self, key: str, tags: list[dict[str, str]]) -> None:
+        try:
+            if tags:
+                self.s3.put_object_tagging(Bucket=self.bucket, Key=key, Tagging={"TagSet": tags})
+            else:
+                self.s3.delete_object_tagging(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if error_code(exc) not in _MISSING:  # a check never written, an expired file
+                raise
 
     def cover(self, app_id: str, build_id: str) -> str | None:
         """The site-relative path of the build's cover, if the build took one."""
