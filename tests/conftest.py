@@ -97,13 +97,13 @@ def aws() -> Iterator[None]:
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    from zerocode.bootstrap import wiring
+    from zerocode.bootstrap import aws_parts
 
-    wiring._client.cache_clear()  # clients made under another mock must not be reused
+    aws_parts.client.cache_clear()  # clients made under another mock must not be reused
     try:
         with mock_aws():
             yield
-        wiring._client.cache_clear()
+        aws_parts.client.cache_clear()
     finally:
         for k, v in saved.items():
             if v is None:

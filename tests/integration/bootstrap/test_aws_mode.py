@@ -32,7 +32,7 @@ from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.adapters.model.openai import OpenAIChatModel
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.adapters.sqlite.publisher import SqlitePublisher
-from zerocode.bootstrap import wiring
+from zerocode.bootstrap import aws_parts, wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints import build_events, cli
@@ -518,7 +518,7 @@ class ClientSpy:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.services: list[str] = []
         self.real = boto3.client
-        wiring._client.cache_clear()
+        aws_parts.client.cache_clear()
         monkeypatch.setattr(boto3, "client", self)
 
     def __call__(self, service: str, *args: Any, **kwargs: Any) -> Any:
@@ -571,7 +571,7 @@ def test_the_build_events_function_builds_publishing_alone(
     upload_artifact(app["id"], build["buildId"], "<p>built</p>")
     lambda_environment(remote.settings, monkeypatch)
     # moto has no KeyValueStore data plane: the function's pointers are the test's SQLite ones.
-    monkeypatch.setattr(wiring, "_kvs_publisher", lambda settings: remote.publishing.publisher)
+    monkeypatch.setattr(aws_parts, "kvs_publisher", lambda settings: remote.publishing.publisher)
     spy = ClientSpy(monkeypatch)
     module = load_function("build_events")
     assert module.handler(build_event({"id": "b0000000000000000000"}, "nosuchapp"), None) == {
@@ -630,18 +630,18 @@ def test_the_model_key_is_read_from_secrets_manager_once_per_container(aws: None
     secrets = boto3.client("secretsmanager", region_name="us-east-1")
     arn = secrets.create_secret(Name="zc-model-key", SecretString="sk-test-123\n")["ARN"]
     settings = Settings(model_base_url="http://127.0.0.1:9/v1", model_api_key_secret_arn=arn)
-    wiring.model_api_key.cache_clear()
+    aws_parts.model_api_key.cache_clear()
     assert cast(OpenAIChatModel, wiring.chat_model(settings)).client.api_key == "sk-test-123"
     secrets.put_secret_value(SecretId=arn, SecretString="sk-rotated")
     assert (
         cast(OpenAIChatModel, wiring.chat_model(settings)).client.api_key == "sk-test-123"
     )  # cached
-    wiring.model_api_key.cache_clear()  # what a new container sees
+    aws_parts.model_api_key.cache_clear()  # what a new container sees
     assert cast(OpenAIChatModel, wiring.chat_model(settings)).client.api_key == "sk-rotated"
     empty = secrets.create_secret(Name="zc-empty", SecretBinary=b"\x00")["ARN"]
     with pytest.raises(RuntimeError, match="no string value"):
-        wiring.model_api_key(empty, "us-east-1")
-    wiring.model_api_key.cache_clear()
+        aws_parts.model_api_key(empty, "us-east-1")
+    aws_parts.model_api_key.cache_clear()
 
 
 # -- whose word the request context header is (issue 16) ----------------------------------

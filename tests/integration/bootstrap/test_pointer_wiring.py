@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
 from zerocode.adapters.dynamodb.pointers import DynamoPointerStore, create_pointers_table
-from zerocode.bootstrap import wiring
+from zerocode.bootstrap import aws_parts
 from zerocode.bootstrap.settings import Settings
 from zerocode.publishing.hot_set import HotSetPublisher
 from zerocode.publishing.pointers import SiteTarget
@@ -20,14 +20,14 @@ def settings(pointers_table: str | None = None) -> Settings:
 
 
 def test_without_a_pointer_table_the_store_is_the_publisher(aws: None) -> None:
-    assert isinstance(wiring._site_publisher(settings()), KvsPublisher)
+    assert isinstance(aws_parts.site_publisher(settings()), KvsPublisher)
 
 
 def test_with_a_pointer_table_it_is_the_truth_and_the_store_its_hot_set(aws: None) -> None:
     import boto3
 
     create_pointers_table(boto3.client("dynamodb", region_name="us-east-1"), "zc-pointers")
-    publisher = wiring._site_publisher(settings(pointers_table="zc-pointers"))
+    publisher = aws_parts.site_publisher(settings(pointers_table="zc-pointers"))
     assert isinstance(publisher, HotSetPublisher)
     assert isinstance(publisher.truth, DynamoPointerStore)
     assert publisher.truth.table == "zc-pointers"

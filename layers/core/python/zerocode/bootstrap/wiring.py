@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import cast
 
 from zerocode.accounts.ratelimit import RateLimiter
 from zerocode.accounts.service import Accounts, AccountService
 from zerocode.apps.deletion import DeletionSweep
-from zerocode.apps.versions import Versions, VersionStore
+from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import WorkspaceLimits
+from zerocode.bootstrap.aws_parts import (
+    aws_client,
+    build_check,
+    codebuild,
+    cognito,
+    kvs_publisher,
+    model_api_key,
+    preview_cover_store,
+    require,
+    s3_versions,
+    site_publisher,
+)
 from zerocode.bootstrap.platform import Platform, purge_steps
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel, ModelRole
-from zerocode.engine.runtime_check import RuntimeCheck
 from zerocode.engine.turn import Engine, EngineLimits
 from zerocode.engine.turn_log import TurnLog
 from zerocode.engine.turns import Turns
@@ -26,11 +36,8 @@ from zerocode.memory.transcript import TranscriptStore
 from zerocode.publishing.builds import Builder, RemoteBuilder
 from zerocode.publishing.eviction import DAY, PreviewSweep
 from zerocode.publishing.pointers import Publisher, SiteTarget
-from zerocode.publishing.preview_covers import PreviewCovers, PreviewCoverStore
+from zerocode.publishing.preview_covers import PreviewCovers
 from zerocode.publishing.service import Publishing
-
-if TYPE_CHECKING:
-    from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
 
 
 def window_cache(settings: Settings) -> WindowCache:
@@ -50,7 +57,10 @@ def stores(settings: Settings) -> tuple[TranscriptStore, DisplayHistoryStore]:
         from zerocode.adapters.dynamodb.display import DynamoDisplayHistoryStore
         from zerocode.adapters.dynamodb.transcript import DynamoTranscriptStore
 
-        client, s3 = _aws_client("dynamodb", settings), _aws_client("s3", settings)
+        client, s3 = (
+            aws_client("dynamodb", settings),
+            aws_client("s3", settings),
+        )
         return (
             DynamoTranscriptStore(
                 client,
@@ -109,17 +119,6 @@ def chat_model(settings: Settings) -> ChatModel:
         if settings.offline_model == "flawed"
         else None,
     )
-
-
-@functools.cache
-def model_api_key(secret_arn: str, region: str) -> str:
-    """The model key from Secrets Manager, once per process: a rotated key reaches new
-    containers (publish a new function version or update its configuration to force it)."""
-    value = _client("secretsmanager", region).get_secret_value(SecretId=secret_arn)
-    secret = value.get("SecretString")
-    if not secret:
-        raise RuntimeError(f"secret {secret_arn} has no string value; store the model API key")
-    return str(secret).strip()
 
 
 def platform(
@@ -283,7 +282,7 @@ def turn_log(settings: Settings) -> TurnLog:
         return RedisTurnLog(client)
     from zerocode.adapters.dynamodb.turn_log import DynamoTurnLog
 
-    return DynamoTurnLog(_aws_client("dynamodb", settings), settings.turn_events_table)
+    return DynamoTurnLog(aws_client("dynamodb", settings), settings.turn_events_table)
 
 
 def _browser(settings: Settings, available: str) -> str:
@@ -307,8 +306,8 @@ def _aws_platform(
     from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
     from zerocode.adapters.dynamodb.journal import DynamoJournal
 
-    _require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
-    client = _aws_client("dynamodb", settings)
+    require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
+    client = aws_client("dynamodb", settings)
     transcript, display = stores(settings)
     model = model or chat_model(settings)
     mem = memory(settings, transcript, model)
@@ -328,13 +327,13 @@ def _aws_platform(
         lease=lease,
         journal=DynamoJournal(client, settings.leases_table),
         limits=_engine_limits(settings),
-        runtime_check=_build_check(settings),  # each build checks itself (zerocode.buildbox)
-        versions=Versions(_s3_versions(settings)),
+        runtime_check=build_check(settings),  # each build checks itself (zerocode.buildbox)
+        versions=Versions(s3_versions(settings)),
         # Kept, and reported not run: no AWS build runs acceptance checks yet (docs/engine.md).
         checks=DynamoCheckStore(client, settings.checks_table),
         acceptance=None,
     )
-    cognito = _cognito(settings)
+    pool = cognito(settings)
     return Platform(
         settings=settings,
         apps=apps,
@@ -344,14 +343,14 @@ def _aws_platform(
         model=model,
         engine=engine,
         turns=Turns(engine, turn_log(settings), shared=True),
-        accounts=cognito,
+        accounts=pool,
         rates=rate_limiter(settings),
         deletions=DynamoPendingDeletions(client, settings.deletions_table),
         builds=builds,
         publishing=publishing,
         site_root=lambda target: None,  # CloudFront serves sites, not the API
         # Only under Lambda Web Adapter is x-amzn-request-context the gateway's own.
-        gateway_claims=cognito.user_from_gateway
+        gateway_claims=pool.user_from_gateway
         if behind_gateway(trust_claims=settings.trust_gateway_claims)
         else None,
     )
@@ -377,18 +376,20 @@ def _aws_publishing(
     from zerocode.adapters.dynamodb.builds import DynamoBuildStore
     from zerocode.adapters.dynamodb.lease import DynamoLease
 
-    _require(settings, "workspace_bucket")
-    assert settings.workspace_bucket is not None  # checked by _require
-    builder = builder or _codebuild(settings)
-    client = _aws_client("dynamodb", settings)
+    require(settings, "workspace_bucket")
+    assert settings.workspace_bucket is not None  # checked by aws_parts.require
+    builder = builder or codebuild(settings)
+    client = aws_client("dynamodb", settings)
     workspace = S3Workspace(
-        _aws_client("s3", settings), settings.workspace_bucket, limits=_workspace_limits(settings)
+        aws_client("s3", settings),
+        settings.workspace_bucket,
+        limits=_workspace_limits(settings),
     )
     publishing = Publishing(
         apps=DynamoAppStore(client, settings.apps_table),
         builds=DynamoBuildStore(client, settings.builds_table),
         builder=builder,
-        publisher=publisher or _site_publisher(settings),
+        publisher=publisher or site_publisher(settings),
         workspace=workspace,
         lease=DynamoLease(client, settings.leases_table),
         urls=settings.site_urls(),
@@ -398,21 +399,12 @@ def _aws_publishing(
             settings.preview_output_days * DAY if settings.preview_output_days else None
         ),
     )
-    store = _preview_cover_store(settings)
+    store = preview_cover_store(settings)
     if store is not None:  # each preview build takes its own (zerocode.buildbox)
         publishing.preview_covers = PreviewCovers(
             store=store, apps=publishing.apps, publisher=publishing.publisher, urls=publishing.urls
         )
     return publishing
-
-
-def _preview_cover_store(settings: Settings) -> PreviewCoverStore | None:
-    """Preview covers in the builds bucket, out of builds/ (CloudFront reads only that)."""
-    if not settings.builds_bucket:
-        return None
-    from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
-
-    return S3PreviewCovers(_aws_client("s3", settings), settings.builds_bucket)
 
 
 def preview_sweep(settings: Settings) -> PreviewSweep:
@@ -424,8 +416,8 @@ def preview_sweep(settings: Settings) -> PreviewSweep:
     from zerocode.publishing.pointers import PointerStore
 
     return PreviewSweep(
-        cast(PointerStore, _kvs_publisher(settings)),  # KvsPublisher walks and removes
-        DynamoAppStore(_aws_client("dynamodb", settings), settings.apps_table),
+        cast(PointerStore, kvs_publisher(settings)),  # KvsPublisher walks and removes
+        DynamoAppStore(aws_client("dynamodb", settings), settings.apps_table),
         settings.preview_idle_days * DAY,
     )
 
@@ -441,12 +433,14 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
     from zerocode.adapters.dynamodb.checks import DynamoCheckStore
     from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
 
-    _require(settings, "workspace_bucket")
-    assert settings.workspace_bucket is not None  # checked by _require
-    client = _aws_client("dynamodb", settings)
+    require(settings, "workspace_bucket")
+    assert settings.workspace_bucket is not None  # checked by aws_parts.require
+    client = aws_client("dynamodb", settings)
     transcript, display = stores(settings)
     workspace = S3Workspace(
-        _aws_client("s3", settings), settings.workspace_bucket, limits=_workspace_limits(settings)
+        aws_client("s3", settings),
+        settings.workspace_bucket,
+        limits=_workspace_limits(settings),
     )
     return DeletionSweep(
         DynamoPendingDeletions(client, settings.deletions_table),
@@ -454,97 +448,24 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
             memory(settings, transcript),
             display,
             workspace,
-            builder or _codebuild(settings),
+            builder or codebuild(settings),
             DynamoBuildStore(client, settings.builds_table),
             covers=None,
-            preview_covers=_preview_cover_store(settings),
-            versions=_s3_versions(settings),
+            preview_covers=preview_cover_store(settings),
+            versions=s3_versions(settings),
             checks=DynamoCheckStore(client, settings.checks_table),
         ),
     )
 
 
-def _build_check(settings: Settings) -> RuntimeCheck | None:
-    """What each AWS build's own browser found (no browser runs in Lambda)."""
-    if not settings.builds_bucket or not settings.runtime_check:
-        return None
-    from zerocode.adapters.aws.build_check import BuildCheckResult
-
-    return BuildCheckResult(_aws_client("s3", settings), settings.builds_bucket)
-
-
-def _s3_versions(settings: Settings) -> VersionStore:
-    from zerocode.adapters.aws.s3_versions import S3VersionStore
-
-    assert settings.workspace_bucket is not None  # checked by _require
-    return S3VersionStore(_aws_client("s3", settings), settings.workspace_bucket)
-
-
-def _codebuild(settings: Settings) -> Builder:
-    from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
-
-    _require(settings, "codebuild_project", "builds_bucket")
-    assert settings.codebuild_project and settings.builds_bucket
-    # Only the API function starts builds and has the build data role; build_events only
-    # finishes them (a Vue build started without the role is refused with its name).
-    role = settings.build_data_role_arn
-    return CodeBuildBuilder(
-        _aws_client("codebuild", settings),
-        _aws_client("s3", settings),
-        settings.codebuild_project,
-        settings.builds_bucket,
-        sts=_aws_client("sts", settings) if role else None,
-        data_role_arn=role,
-    )
-
-
-def _site_publisher(settings: Settings) -> Publisher:
-    """The KeyValueStore; with a pointer table, the table as the truth and the store as its
-    hot set (``publishing.hot_set``; docs/operations.md, "Routing a million sites")."""
-    kvs = _kvs_publisher(settings)
-    if not settings.pointers_table:
-        return kvs
-    from zerocode.adapters.dynamodb.pointers import DynamoPointerStore
-    from zerocode.publishing.hot_set import HotSetPublisher
-
-    table = DynamoPointerStore(_aws_client("dynamodb", settings), settings.pointers_table)
-    return HotSetPublisher(table, kvs)
-
-
-def _kvs_publisher(settings: Settings) -> Publisher:
-    from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
-
-    _require(settings, "sites_kvs_arn")
-    assert settings.sites_kvs_arn is not None
-    return KvsPublisher(_aws_client("cloudfront-keyvaluestore", settings), settings.sites_kvs_arn)
-
-
 def accounts(settings: Settings) -> AccountService:
     """The account service alone (for ``zerocode admin create``)."""
     if settings.mode == "aws":
-        return _cognito(settings)
+        return cognito(settings)
     from zerocode.adapters.sqlite.database import SqliteDatabase
     from zerocode.adapters.sqlite.users import SqliteUserStore
 
     return Accounts(SqliteUserStore(SqliteDatabase(settings.sqlite_path)))
-
-
-def _cognito(settings: Settings) -> CognitoAccounts:
-    from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
-
-    _require(settings, "cognito_user_pool_id", "cognito_client_id")
-    assert settings.cognito_user_pool_id and settings.cognito_client_id
-    return CognitoAccounts(
-        _aws_client("cognito-idp", settings),
-        settings.cognito_user_pool_id,
-        settings.cognito_client_id,
-    )
-
-
-def _require(settings: Settings, *names: str) -> None:
-    missing = [f"ZEROCODE_{n.upper()}" for n in names if not getattr(settings, n)]
-    if missing:
-        raise RuntimeError(f"ZEROCODE_MODE=aws needs {', '.join(missing)}")
 
 
 def _workspace_limits(settings: Settings) -> WorkspaceLimits:
@@ -572,20 +493,7 @@ def rate_limiter(settings: Settings) -> RateLimiter:
     if settings.mode == "aws":
         from zerocode.adapters.dynamodb.ratelimit import DynamoRateLimiter
 
-        return DynamoRateLimiter(_aws_client("dynamodb", settings), settings.leases_table)
+        return DynamoRateLimiter(aws_client("dynamodb", settings), settings.leases_table)
     from zerocode.adapters.inprocess.ratelimit import InProcessRateLimiter
 
     return InProcessRateLimiter()
-
-
-def _aws_client(service: str, settings: Settings) -> Any:
-    return _client(service, settings.aws_region)
-
-
-@functools.cache
-def _client(service: str, region: str) -> Any:
-    """One client per service and region per process (clients are thread-safe and costly
-    to make: a Lambda container reuses them across invocations)."""
-    import boto3
-
-    return boto3.client(service, region_name=region)
