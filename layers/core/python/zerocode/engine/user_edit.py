@@ -20,7 +20,7 @@ from enum import StrEnum
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.versions import Version, VersionKind, Versions, file_diff, sha256
-from zerocode.apps.workspace import FileMissing
+from zerocode.apps.workspace import FileMissing, Snapshot
 from zerocode.engine import codegen
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
@@ -127,16 +127,20 @@ async def _locked(
             if latest is None:
                 raise InvalidInput("the app has no version yet; generate it first")
             return Edited(version=latest, changed=(), build=None)
+        turn, source = done
         build = await engine.preview(app, new_build_id())
-        version = await asyncio.to_thread(_record, engine, app, edit.what, done, build)
-        await asyncio.to_thread(_tell_people, engine, app, edit, version, done, build)
+        version = await asyncio.to_thread(_record, engine, app, source, edit.what, turn, build)
+        await asyncio.to_thread(_tell_people, engine, app, edit, version, turn, build)
         await asyncio.to_thread(engine.journal.clear, app.id)
         return Edited(version=version, changed=(edit.path,), build=build)
 
 
-def _write(engine: EngineParts, app: App, edit: Edit, expect: str | None) -> int | None:
-    """The file written and the note recorded: the note's turn, or None when the file
-    already held that."""
+def _write(
+    engine: EngineParts, app: App, edit: Edit, expect: str | None
+) -> tuple[int, Snapshot] | None:
+    """The file written and the note recorded: the note's turn and the files as they now
+    are (what the version records; the lease keeps them so), or None when the file already
+    held that."""
     crashed = close_crashed(engine, app.id)
     before = _read(engine, app.id, edit.path)
     if expect is not None and sha256(before or b"") != expect:
@@ -156,14 +160,16 @@ def _write(engine: EngineParts, app: App, edit: Edit, expect: str | None) -> int
         engine.journal.clear(app.id)  # nothing was written: nothing to finish or claim
         raise
     faults.point("mid_edit")
-    turn = _note(engine, app, edit.path, edit.what, before, crashed)
+    source = snapshot(engine.workspace, app.id)
+    turn = _note(engine, app, source, edit.path, edit.what, before, crashed)
     faults.point("after_edit_note")
-    return turn
+    return turn, source
 
 
 def _note(
     engine: EngineParts,
     app: App,
+    source: Snapshot,
     path: str,
     what: str,
     before: bytes | None,
@@ -171,7 +177,7 @@ def _note(
 ) -> int:
     """Tell the model (M9): which file, what changed, and for apps whose answers carry the
     whole code, the code as it now is."""
-    files = snapshot(engine.workspace, app.id).files
+    files = source.files
     latest = _versions(engine).store.latest(app.id)
     number = (latest.number if latest else 0) + 1
     text = (
@@ -190,9 +196,10 @@ def _note(
     return engine.memory.record_note(app.id, text, crashed)
 
 
-def _record(engine: EngineParts, app: App, what: str, turn: int, build: Build | None) -> Version:
+def _record(
+    engine: EngineParts, app: App, source: Snapshot, what: str, turn: int, build: Build | None
+) -> Version:
     versions = _versions(engine)
-    source = snapshot(engine.workspace, app.id)
     version = versions.record(
         app.id,
         source.files,
@@ -244,12 +251,13 @@ def finish_interrupted_edit(engine: EngineParts, app: App) -> None:
         latest = engine.versions.store.latest(app.id)
         before = engine.versions.files(latest).get(path) if latest else None
         log.warning("finishing the interrupted edit of %s of app=%s", path, app.id)
-        turn = _note(engine, app, path, what, before, None)
+        source = snapshot(engine.workspace, app.id)
+        turn = _note(engine, app, source, path, what, before, None)
     else:
-        turn = head.turn
+        source, turn = snapshot(engine.workspace, app.id), head.turn
     newest = engine.versions.store.latest(app.id)
-    if newest is None or newest.digest != snapshot(engine.workspace, app.id).digest:
-        version = _record(engine, app, what, turn, None)
+    if newest is None or newest.digest != source.digest:
+        version = _record(engine, app, source, what, turn, None)
         _tell_people(engine, app, None, version, turn, None)
     engine.journal.clear(app.id)
 
