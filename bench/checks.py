@@ -31,12 +31,10 @@ where /proc allows, of their PSS (shared pages divided among the sharers).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import http.server
 import itertools
-import json
 import os
 import re
 import shutil
@@ -52,7 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.docs import replace_section  # noqa: E402
+from bench.docs import replace_section, run  # noqa: E402
 from zerocode.adapters.local import chromium_acceptance  # noqa: E402
 from zerocode.adapters.local.chromium import confined, find_chromium, launch  # noqa: E402
 from zerocode.adapters.local.chromium_acceptance import run_check  # noqa: E402
@@ -645,22 +643,7 @@ def reading(r: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=None, help="repetitions (7; quick: 2)")
-    parser.add_argument("--quick", action="store_true", help="2 repetitions")
-    parser.add_argument("--no-docs", action="store_true", help="leave docs/benchmarks.md")
-    parser.add_argument(
-        "--docs-only", action="store_true", help=f"only write the docs from {RESULTS.name}"
-    )
-    args = parser.parse_args()
-    if args.docs_only:
-        write_docs(json.loads(RESULTS.read_text()))
-        return
-    result = measure(args.runs or (2 if args.quick else 7))
-    print(json.dumps(result, indent=2))
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    if not args.no_docs:
-        write_docs(result)
+    run(__doc__, RESULTS, measure, write_docs, count=("runs", "repetitions", 2, 7))
 
 
 if __name__ == "__main__":

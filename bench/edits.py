@@ -29,9 +29,7 @@ comes after the build), is recorded apart, and within it the build's own ``secon
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
 import re
 import statistics
@@ -51,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.checks import commit, others, summary  # noqa: E402
-from bench.docs import replace_section  # noqa: E402
+from bench.docs import replace_section, run  # noqa: E402
 from tests.e2e.conftest import Server, chat, create, signed_in  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "edits.json"
@@ -376,22 +374,11 @@ def reading(r: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--edits", type=int, default=None, help="of each kind per app (20)")
-    parser.add_argument("--quick", action="store_true", help="3 edits of each kind per app")
-    parser.add_argument("--no-docs", action="store_true", help="leave docs/benchmarks.md")
-    parser.add_argument(
-        "--docs-only", action="store_true", help=f"only write the docs from {RESULTS.name}"
+    result = run(
+        __doc__, RESULTS, measure, write_docs, count=("edits", "edits of each kind per app", 3, 20)
     )
-    args = parser.parse_args()
-    if args.docs_only:
-        write_docs(json.loads(RESULTS.read_text()))
+    if result is None:
         return
-    result = measure(args.edits or (3 if args.quick else 20))
-    print(json.dumps(result, indent=2))
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    if not args.no_docs:
-        write_docs(result)
     failed = sum(c["failed"] for kinds in result["cases"].values() for c in kinds.values())
     if failed:
         sys.exit(f"{failed} edits did not reach the preview")
