@@ -94,8 +94,22 @@ bench: $(DEV_STAMP)
 # The CloudFormation template and assets in cdk.out/, as `cdk synth` makes them, without the
 # CDK CLI: infra/app.py run directly (cdk.json's context is read by it), with the real
 # pip bundling of the core layer (local, no Docker). Deploying needs the CLI: npx aws-cdk@2.
-synth: $(DEV_STAMP)
+# Then checkov (its own venv: its pinned dependencies are not the platform's) over both
+# profiles' templates: every check passes or is skipped next to its resource with the reason
+# (infra/zerocode_infra/nag.py, skip_checkov); anything else fails the synth.
+CHECKOV_VENV := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
+
+$(CHECKOV_STAMP): infra/checkov-requirements.txt
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r infra/checkov-requirements.txt
+	touch $@
+
+synth: $(DEV_STAMP) $(CHECKOV_STAMP)
 	CDK_OUTDIR=cdk.out $(BIN)/python infra/app.py
+	CDK_OUTDIR=cdk.out/cheap $(BIN)/python infra/app.py -c profile=cheap
+	$(BIN)/python infra/checkov_gate.py $(CHECKOV_VENV)/bin/checkov \
+	  cdk.out/ZerocodeStack.template.json cdk.out/cheap/ZerocodeStack.template.json
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .import_linter_cache .coverage .coverage.*
+	rm -rf $(VENV) $(CHECKOV_VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .import_linter_cache .coverage .coverage.*

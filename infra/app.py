@@ -1,8 +1,10 @@
 """CDK entry point: ``cdk synth``/``cdk deploy`` run it (``cdk.json``), so does ``make synth``.
 
 Run by the CDK CLI, the context (``cdk.json`` plus ``-c`` values) arrives in
-``CDK_CONTEXT_JSON``; run directly (``make synth``), ``cdk.json``'s context is read here.
-The synth fails when cdk-nag reports an unsuppressed error.
+``CDK_CONTEXT_JSON``; run directly (``make synth``), ``cdk.json``'s context is read here and
+``-c key=value`` arguments override it, as the CLI's do (``make synth`` synthesizes the
+cheap profile with ``-c profile=cheap``). The synth fails when cdk-nag reports an
+unsuppressed error.
 """
 
 from __future__ import annotations
@@ -24,8 +26,26 @@ def cdk_json_context() -> dict[str, Any]:
     return context
 
 
-def main() -> int:
-    app, stack = build_app(None if "CDK_CONTEXT_JSON" in os.environ else cdk_json_context())
+def overrides(argv: list[str]) -> dict[str, str]:
+    """``-c key=value`` pairs (strings, as the CDK CLI passes them)."""
+    pairs: dict[str, str] = {}
+    for flag, value in zip(argv[::2], argv[1::2], strict=False):
+        key, equals, text = value.partition("=")
+        if flag not in ("-c", "--context") or not equals or not key:
+            raise SystemExit(f"usage: app.py [-c key=value ...] (not understood: {flag} {value})")
+        pairs[key] = text
+    if len(argv) % 2:
+        raise SystemExit(f"usage: app.py [-c key=value ...] (not understood: {argv[-1]})")
+    return pairs
+
+
+def main(argv: list[str]) -> int:
+    context = None if "CDK_CONTEXT_JSON" in os.environ else cdk_json_context()
+    if argv:
+        if context is None:
+            raise SystemExit("-c with CDK_CONTEXT_JSON set: pass the context one way")
+        context.update(overrides(argv))
+    app, stack = build_app(context)
     assembly = app.synth()
     errors = [
         m
@@ -46,4 +66,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

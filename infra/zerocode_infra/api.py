@@ -18,11 +18,11 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from zerocode_infra.auth import ACCESS_TOKEN_SCOPE
-from zerocode_infra.nag import managed_policy, suppress
+from zerocode_infra.log_groups import log_group
+from zerocode_infra.nag import managed_policy, skip_checkov, suppress
 
 PUBLIC_ROUTES = frozenset(
     {
@@ -55,12 +55,7 @@ class Api(Construct):
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, id)
-        access_logs = logs.LogGroup(
-            self,
-            "AccessLogs",
-            retention=logs.RetentionDays.ONE_MONTH,
-            removal_policy=removal_policy,
-        )
+        access_logs = log_group(self, "AccessLogs", removal_policy=removal_policy)
         self.rest_api = apigw.RestApi(
             # API Gateway's logging role is an account-wide setting other APIs may share, so
             # it outlives the stack.
@@ -145,6 +140,13 @@ class Api(Construct):
             "monthly fee, and stage throttling and per-user rate limits in the application "
             "bound abuse. With waf on (the default) zerocode_infra/waf.py attaches one.",
         )
+        skip_checkov(
+            self.rest_api.deployment_stage,
+            "CKV_AWS_120",
+            "Every answer depends on the caller's token or streams a running turn: a stage "
+            "cache keyed by path would serve one user's apps to another, and API Gateway "
+            "does not cache streamed responses.",
+        )
 
     def _routes(self, handler: lambda_.IFunction) -> None:
         stream = apigw.LambdaIntegration(
@@ -193,6 +195,7 @@ class Api(Construct):
         )
         suppress(method, "APIG4", reason)
         suppress(method, "COG4", reason)
+        skip_checkov(method, "CKV_AWS_59", reason)
 
     def _guarded(
         self, resource: apigw.IResource, verb: str, integration: apigw.Integration

@@ -27,11 +27,11 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from zerocode_infra.log_groups import log_group
 from zerocode_infra.nag import account_and_region, objects, ref, suppress
 from zerocode_infra.packaging import ASSET_EXCLUDE, LAYER_SOURCE
 from zerocode_infra.storage import SOURCES, STAGING
@@ -146,9 +146,7 @@ class Builds(Construct):
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, id)
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=removal_policy
-        )
+        logs_group = log_group(self, "Logs", removal_policy=removal_policy)
         self.bucket, self.key = bucket, key
         # Built and pushed by `cdk deploy` (to the bootstrap's assets repository); synth only
         # fingerprints the directory, so it needs no Docker.
@@ -174,7 +172,7 @@ class Builds(Construct):
             # the account's AWS managed S3 key.
             # No timeout or queued_timeout and no cache: Lambda compute refuses them.
             logging=codebuild.LoggingOptions(
-                cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=log_group)
+                cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=logs_group)
             ),
             # No test reports: the role writes its logs and pulls the image, nothing else.
             grant_report_group_permissions=False,

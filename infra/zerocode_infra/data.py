@@ -17,10 +17,18 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as ddb
 from constructs import Construct
 
-from zerocode_infra.nag import suppress
+from zerocode_infra.nag import skip_checkov, suppress
 
 TTL_ATTRIBUTE = "expires_at"
 S, N = ddb.AttributeType.STRING, ddb.AttributeType.NUMBER
+
+
+# checkov CKV_AWS_119 (a customer-managed key): why the AWS managed key is enough.
+AWS_MANAGED_KEY = (
+    "The table is encrypted at rest with the AWS managed DynamoDB key, logged in "
+    "CloudTrail; a key of our own per table would cost a dollar a month each and add "
+    "KMS to every read's path while IAM already decides who reads what."
+)
 
 
 class Tables(Construct):
@@ -77,12 +85,12 @@ class Tables(Construct):
             self.turn_events = self._table(
                 "TurnEvents", ("turn", S), ("seq", N), point_in_time_recovery=False
             )
-            suppress(
-                self.turn_events,
-                "DDB3",
+            no_recovery = (
                 "Turns' event logs serve the readers of running turns and expire a day after "
-                "they are written, so point-in-time recovery would restore nothing anyone reads.",
+                "they are written, so point-in-time recovery would restore nothing anyone reads."
             )
+            suppress(self.turn_events, "DDB3", no_recovery)
+            skip_checkov(self.turn_events, "CKV_AWS_28", no_recovery)
 
     @property
     def all(self) -> dict[str, ddb.Table]:
@@ -106,7 +114,7 @@ class Tables(Construct):
         *,
         point_in_time_recovery: bool = True,
     ) -> ddb.Table:
-        return ddb.Table(
+        table = ddb.Table(
             self,
             id,
             partition_key=ddb.Attribute(name=partition[0], type=partition[1]),
@@ -120,3 +128,5 @@ class Tables(Construct):
             deletion_protection=self.removal_policy == RemovalPolicy.RETAIN,
             removal_policy=self.removal_policy,
         )
+        skip_checkov(table, "CKV_AWS_119", AWS_MANAGED_KEY)
+        return table

@@ -31,7 +31,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from zerocode_infra.nag import suppress
+from zerocode_infra.nag import skip_checkov, suppress
 from zerocode_infra.routing import PointerRouting
 from zerocode_infra.storage import BUILDS
 
@@ -43,7 +43,7 @@ _DEFAULT_CERT = (
     "which pins the minimum TLS policy; operators add a custom domain with an "
     "ACM certificate and TLSv1.2_2021 later."
 )
-_NO_WAF = (
+NO_WAF = (
     "Only when the waf context is off (the cheap profile): a web ACL costs a fixed monthly "
     "fee and the content is static and public. With waf on (the default) "
     "zerocode_infra/waf.py attaches one to both distributions."
@@ -195,7 +195,8 @@ class Hosting(Construct):
         )
         for distribution in (self.console, *(() if sites_domain else (self.sites,))):
             suppress(distribution, "CFR4", _DEFAULT_CERT)
-            suppress(distribution, "CFR2", _NO_WAF)
+            skip_checkov(distribution, "CKV_AWS_174", _DEFAULT_CERT)
+            suppress(distribution, "CFR2", NO_WAF)
         suppress(
             self.sites,
             "CFR1",

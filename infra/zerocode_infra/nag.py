@@ -1,20 +1,30 @@
-"""cdk-nag suppressions with their reasons next to the resource they excuse.
+"""cdk-nag and checkov suppressions with their reasons next to the resource they excuse.
 
-A suppression is a decision, so its reason has to say why in a sentence: ``suppress``
-refuses one of fewer than ten words (the infra tests check the synthesized metadata too).
+A suppression is a decision, so its reason has to say why in a sentence: ``suppress`` and
+``skip_checkov`` refuse one of fewer than ten words (the infra tests check the synthesized
+metadata too, and ``infra/checkov_gate.py`` every skip checkov reports).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from aws_cdk import Stack, Token
+from aws_cdk import CfnResource, Stack, Token
 from aws_cdk import aws_dynamodb as ddb
 from aws_cdk import aws_s3 as s3
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import IConstruct
 
 MIN_REASON_WORDS = 10
+CHECKOV_ID = re.compile(r"CKV2?_AWS_[0-9]+")
+
+
+def _require_reason(what: str, reason: str) -> None:
+    if len(reason.split()) < MIN_REASON_WORDS:
+        raise ValueError(
+            f"the reason for suppressing {what} needs at least {MIN_REASON_WORDS} words: {reason!r}"
+        )
 
 
 def suppress(
@@ -26,10 +36,7 @@ def suppress(
     children: bool = False,
 ) -> None:
     """Suppress AwsSolutions-``rule`` on ``construct`` (and its children if asked)."""
-    if len(reason.split()) < MIN_REASON_WORDS:
-        raise ValueError(
-            f"the reason for suppressing {rule} needs at least {MIN_REASON_WORDS} words: {reason!r}"
-        )
+    _require_reason(rule, reason)
     NagSuppressions.add_resource_suppressions(
         construct,
         [
@@ -41,6 +48,31 @@ def suppress(
         ],
         apply_to_children=children,
     )
+
+
+def skip_checkov(construct: IConstruct, check: str, reason: str) -> None:
+    """Skip checkov's ``check`` on the CloudFormation resource behind ``construct``.
+
+    checkov reads ``Metadata.checkov.skip`` (``[{id, comment}]``) of each resource and
+    reports the check as skipped with the comment, so the reason travels with the template.
+    """
+    if not CHECKOV_ID.fullmatch(check):
+        raise ValueError(f"not a checkov check id: {check!r}")
+    _require_reason(check, reason)
+    resource = _cfn_resource(construct)
+    metadata = resource.get_metadata("checkov") or {}
+    skips = [s for s in metadata.get("skip", []) if s["id"] != check]
+    resource.add_metadata("checkov", {"skip": [*skips, {"id": check, "comment": reason}]})
+
+
+def _cfn_resource(construct: IConstruct) -> CfnResource:
+    """The CloudFormation resource a construct stands for: itself or its default child."""
+    if isinstance(construct, CfnResource):
+        return construct
+    child = construct.node.default_child
+    if isinstance(child, CfnResource):
+        return child
+    raise ValueError(f"no single CloudFormation resource behind {construct.node.path}")
 
 
 def managed_policy(name: str) -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from aws_cdk import Fn, RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_elasticache as elasticache
-from aws_cdk import aws_logs as logs
 from constructs import Construct
+
+from zerocode_infra.log_groups import log_group
 
 REDIS_PORT = 6379
 
@@ -29,9 +30,7 @@ class Network(Construct):
         cache_name: str,
     ) -> None:
         super().__init__(scope, id)
-        flow_logs = logs.LogGroup(
-            self, "FlowLogs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=removal_policy
-        )
+        flow_logs = log_group(self, "FlowLogs", removal_policy=removal_policy)
         # Two AZs: the serverless cache needs subnets in at least two.
         self.vpc = ec2.Vpc(
             self,

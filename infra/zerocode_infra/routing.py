@@ -31,7 +31,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk.aws_cloudfront import experimental
 from constructs import Construct
 
-from zerocode_infra.nag import managed_policy, suppress
+from zerocode_infra.data import AWS_MANAGED_KEY
+from zerocode_infra.nag import managed_policy, skip_checkov, suppress
 
 ROUTER = Path(__file__).resolve().parents[2] / "functions" / "edge_router" / "router.py"
 TTL_SECONDS = 30  # how long an edge environment trusts a pointer it read
@@ -71,6 +72,7 @@ class PointerRouting(Construct):
             deletion_protection=removal_policy == RemovalPolicy.RETAIN,
             removal_policy=removal_policy,
         )
+        skip_checkov(self.table, "CKV_AWS_119", AWS_MANAGED_KEY)
         config = {
             "table": self.table_name,
             "region": stack.region,
@@ -89,6 +91,7 @@ class PointerRouting(Construct):
             timeout=Duration.seconds(5),
             description="zerocode: /_edge/{kind}/{key}/ -> builds/{appId}/{buildId}/",
         )
+        self._explain_to_checkov()
         # The table's own ARN where the function shares its stack (us-east-1); else built
         # from the fixed name (a reference across regions is not possible).
         in_us_east_1 = stack.region == "us-east-1"
@@ -128,6 +131,32 @@ class PointerRouting(Construct):
             enable_accept_encoding_gzip=True,
             enable_accept_encoding_brotli=True,
         )
+
+    def _explain_to_checkov(self) -> None:
+        """Why checkov's Lambda checks that fail on the router are accepted."""
+        # The function itself (in this stack in us-east-1, else in CDK's edge stack).
+        fn = self.function.current_version.lambda_
+        for check, reason in (
+            (
+                "CKV_AWS_117",
+                "Lambda@Edge functions cannot be attached to a VPC (CloudFront's restrictions "
+                "on Lambda@Edge); the router reads only the pointer table, through "
+                "DynamoDB's public endpoint over TLS.",
+            ),
+            (
+                "CKV_AWS_116",
+                "CloudFront invokes the router synchronously for each origin request and "
+                "answers the visitor with its result; a dead-letter queue only ever holds "
+                "failed asynchronous invocations.",
+            ),
+            (
+                "CKV_AWS_115",
+                "A reservation on the router would turn a popular site into errors for its "
+                "visitors; its load is bounded by CloudFront's cache misses and the "
+                "Region's Lambda@Edge quotas (docs/operations.md).",
+            ),
+        ):
+            skip_checkov(fn, check, reason)
 
     def publishers(self, *functions: lambda_.Function) -> None:
         """Let ``functions`` publish: the table's name in their environment, and GetItem,

@@ -20,8 +20,9 @@ from zerocode_infra.builds import Builds
 from zerocode_infra.config import Config, read_config
 from zerocode_infra.data import Tables
 from zerocode_infra.functions import Dependencies, Functions
-from zerocode_infra.hosting import Hosting
+from zerocode_infra.hosting import NO_WAF, Hosting
 from zerocode_infra.model_key import model_key_secret
+from zerocode_infra.nag import skip_checkov
 from zerocode_infra.network import Network
 from zerocode_infra.observability import Observability
 from zerocode_infra.packaging import core_layer, lambda_architecture
@@ -105,6 +106,9 @@ class ZerocodeStack(Stack):
             waf = Waf(self, "Waf", stage_rate=config.throttle_rate_limit, distributions=True)
             waf.protect_stage(api.rest_api.deployment_stage.stage_arn)
             waf.protect_distributions([hosting.console, hosting.sites])
+        else:
+            for distribution in (hosting.console, hosting.sites):
+                skip_checkov(distribution, "CKV_AWS_68", NO_WAF)
         observability = Observability(
             self,
             "Observability",

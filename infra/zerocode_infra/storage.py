@@ -1,8 +1,9 @@
 """Private S3 buckets: workspaces, transcript payloads, builds, the console, access logs.
 
 All block public access, refuse plain HTTP, are encrypted and abort incomplete multipart
-uploads after a day. The workspaces bucket (every app's files and ``versions/``) is versioned:
-an overwritten or deleted object stays recoverable for ``NONCURRENT_DAYS`` and then expires
+uploads after a day. The workspaces bucket (every app's files and ``versions/``) and the
+payloads bucket (the transcript's large tool results) are versioned: an overwritten or
+deleted object stays recoverable for ``NONCURRENT_DAYS`` and then expires
 (docs/security.md, "Deleted data"). The builds bucket uses a
 customer-managed KMS key: CloudFront (Origin Access Control) can only read SSE-KMS objects
 whose key policy lets it, which an AWS-managed key never does. The other buckets use
@@ -27,7 +28,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from zerocode_infra.nag import suppress
+from zerocode_infra.nag import skip_checkov, suppress
 
 # Key prefixes the platform uses (zerocode.adapters.*): the IAM grants are scoped to them.
 WORKSPACES = "workspaces/"
@@ -87,20 +88,35 @@ class Storage(Construct):
             "This is the access log bucket itself; logging its own "
             "accesses into itself would create a log loop.",
         )
+        skip_checkov(
+            self.logs,
+            "CKV_AWS_18",
+            "This is the access log bucket itself; logging its own accesses into itself "
+            "would create a log loop.",
+        )
+        skip_checkov(
+            self.logs,
+            "CKV_AWS_21",
+            "Access logs are written once, never overwritten, and expire after 90 days; "
+            "versioning would only keep the log objects the lifecycle rule deletes.",
+        )
         self.workspaces = self._bucket(
             "Workspaces",
             versioned=True,
-            lifecycle_rules=[
-                s3.LifecycleRule(
-                    id="OldVersions",
-                    noncurrent_version_expiration=Duration.days(NONCURRENT_DAYS),
-                ),
-                # Once a deleted object's old versions expired, its delete marker goes too.
-                s3.LifecycleRule(id="DeleteMarkers", expired_object_delete_marker=True),
-            ],
+            lifecycle_rules=list(_old_versions_expire()),
         )
-        self.payloads = self._bucket("Payloads")
+        # Transcript payloads (a tool result too large for a table item) are the
+        # transcript: kept like the workspaces, recoverable for NONCURRENT_DAYS.
+        self.payloads = self._bucket(
+            "Payloads", versioned=True, lifecycle_rules=list(_old_versions_expire())
+        )
         self.console = self._bucket("Console")
+        skip_checkov(
+            self.console,
+            "CKV_AWS_21",
+            "The console bucket holds the built web console, uploaded again from the "
+            "repository on every release; an old bundle is restored from git, not S3.",
+        )
         self.builds = self._bucket(
             "Builds",
             key=self.key,
@@ -123,6 +139,13 @@ class Storage(Construct):
                     expiration=Duration.days(preview_output_days),
                 ),
             ],
+        )
+        skip_checkov(
+            self.builds,
+            "CKV_AWS_21",
+            "Build outputs are written once under a new build id and never overwritten, and "
+            "a deleted app's builds and expired previews must go for good: versioning would "
+            "keep them as noncurrent versions.",
         )
 
     def _bucket(
@@ -155,3 +178,14 @@ class Storage(Construct):
                 *(lifecycle_rules or []),
             ],
         )
+
+
+def _old_versions_expire() -> tuple[s3.LifecycleRule, ...]:
+    """A versioned bucket's old versions expire after ``NONCURRENT_DAYS``; once a deleted
+    object's old versions are gone, its delete marker goes too."""
+    return (
+        s3.LifecycleRule(
+            id="OldVersions", noncurrent_version_expiration=Duration.days(NONCURRENT_DAYS)
+        ),
+        s3.LifecycleRule(id="DeleteMarkers", expired_object_delete_marker=True),
+    )

@@ -73,3 +73,24 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
     template = Template.from_stack(stack)
     raw = dict(template.to_json())
     yield Synth(stack, template, raw["Resources"], raw)
+
+
+@pytest.fixture(scope="session")
+def cheap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
+    """The cheap profile (tests/infra/test_profiles.py), apiConcurrency=0, a short idle."""
+    from aws_cdk.assertions import Template
+    from zerocode_infra.config import DEFAULTS
+    from zerocode_infra.stack import build_app
+
+    context = {
+        **DEFAULTS,
+        "region": REGION,
+        "aws:cdk:bundling-stacks": [],
+        "profile": "cheap",
+        "apiConcurrency": 0,
+        "previewIdleDays": "7",
+    }
+    _, stack = build_app(context, outdir=str(tmp_path_factory.mktemp("cdk.out")))
+    template = Template.from_stack(stack)
+    raw = dict(template.to_json())
+    yield Synth(stack, template, raw["Resources"], raw)

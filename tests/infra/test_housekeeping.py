@@ -4,6 +4,7 @@ its async init."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from zerocode_infra.config import DEFAULTS, LWA_VERSION, RESTORE_MARGIN_DAYS
@@ -108,11 +109,18 @@ def keys(synth: Synth) -> tuple[str, str]:
     return builds_key, model_key
 
 
-def test_builds_and_the_model_secret_have_a_key_each(synth: Synth) -> None:
+def logs_key(synth: Synth) -> str:
+    """The one key every log group is encrypted with (zerocode_infra/log_groups.py)."""
+    groups = synth.of_type("AWS::Logs::LogGroup")
+    (key,) = {k for g in groups.values() for k in refs(g["Properties"]["KmsKeyId"])}
+    return key
+
+
+def test_builds_the_model_secret_and_the_logs_have_a_key_each(synth: Synth) -> None:
     builds_key, model_key = keys(synth)
-    assert builds_key != model_key
-    assert set(synth.of_type("AWS::KMS::Key")) == {builds_key, model_key}
-    for key in (builds_key, model_key):
+    assert len({builds_key, model_key, logs_key(synth)}) == 3
+    assert set(synth.of_type("AWS::KMS::Key")) == {builds_key, model_key, logs_key(synth)}
+    for key in (builds_key, model_key, logs_key(synth)):
         assert synth.props(key)["EnableKeyRotation"] is True
     # CloudFront reads the builds bucket; nothing outside the account reads the secret.
     for key, cloudfront in ((builds_key, 1), (model_key, 0)):
@@ -159,6 +167,8 @@ def test_every_role_uses_a_key_only_through_its_service(synth: Synth) -> None:
     }
     for handler, uses in expected.items():
         role = role_of(synth, handler)
+        # No role holds the logs key: CloudWatch Logs uses it (the key policy, below).
+        assert key_statements(synth, role, logs_key(synth)) == [], handler
         for key in (builds_key, model_key):
             statements = key_statements(synth, role, key)
             denies = [s for s in statements if s["Effect"] == "Deny"]
@@ -222,3 +232,27 @@ def test_the_api_runs_the_current_adapter_layer_with_async_init(synth: Synth) ->
     assert adapter == f"arn:aws:lambda:{REGION}:753240598075:layer:LambdaAdapterLayerArm64:30"
     assert LWA_VERSION == 30
     assert api["Environment"]["Variables"]["AWS_LWA_ASYNC_INIT"] == "true"
+
+
+def test_every_log_group_is_encrypted_with_a_key_only_cloudwatch_logs_uses(synth: Synth) -> None:
+    """checkov CKV_AWS_158: the log groups' key admits the Region's logs service, for log
+    groups of this account only, and no role (test above)."""
+    key = logs_key(synth)
+    groups = synth.of_type("AWS::Logs::LogGroup")
+    assert len(groups) >= 6  # the four functions, the API's access logs, the builds
+    assert all(refs(g["Properties"]["KmsKeyId"]) == {key} for g in groups.values())
+    (logs,) = [
+        s
+        for s in synth.props(key)["KeyPolicy"]["Statement"]
+        if s.get("Principal") == {"Service": f"logs.{REGION}.amazonaws.com"}
+    ]
+    assert logs["Action"] == KEY_ACTIONS
+    (arn,) = logs["Condition"]["ArnLike"].values()
+    assert list(logs["Condition"]["ArnLike"]) == ["kms:EncryptionContext:aws:logs:arn"]
+    assert ":log-group:*" in json.dumps(arn) and f":logs:{REGION}:" in json.dumps(arn)
+    others = [
+        s
+        for s in synth.props(key)["KeyPolicy"]["Statement"]
+        if s is not logs and "Service" in s.get("Principal", {})
+    ]
+    assert others == []

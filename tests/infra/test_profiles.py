@@ -10,15 +10,12 @@ only here). The default profile is tests/test_stack.py's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Annotations, Match, Template
-from zerocode_infra.config import DEFAULTS
-from zerocode_infra.stack import build_app
+from aws_cdk.assertions import Annotations, Match
 
-from tests.infra.conftest import REGION, Synth
+from tests.infra.conftest import Synth
 from tests.infra.test_stack import (
     FUNCTIONS,
     CapturingDynamo,
@@ -39,22 +36,6 @@ TURN_EVENTS_ACTIONS = {
     "dynamodb:Query",
     "dynamodb:DeleteItem",
 }
-
-
-@pytest.fixture(scope="module")
-def cheap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
-    context = {
-        **DEFAULTS,
-        "region": REGION,
-        "aws:cdk:bundling-stacks": [],
-        "profile": "cheap",
-        "apiConcurrency": 0,
-        "previewIdleDays": "7",
-    }
-    _, stack = build_app(context, outdir=str(tmp_path_factory.mktemp("cdk.out")))
-    template = Template.from_stack(stack)
-    raw = dict(template.to_json())
-    yield Synth(stack, template, raw["Resources"], raw)
 
 
 def test_the_cheap_profile_has_no_network_to_pay_for(cheap: Synth) -> None:

@@ -1188,19 +1188,25 @@ def test_a_short_reason_is_refused() -> None:
 # -- issue 16: buckets, the preview sweep -------------------------------------------------
 
 
-def test_the_workspaces_bucket_keeps_old_versions_for_thirty_days(synth: Synth) -> None:
-    (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_WORKSPACE_BUCKET"])
-    props = synth.props(bucket)
-    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
-    rules = {r["Id"]: r for r in props["LifecycleConfiguration"]["Rules"]}
-    assert rules["OldVersions"]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30}
-    assert rules["DeleteMarkers"]["ExpiredObjectDeleteMarker"] is True
-    assert rules["IncompleteUploads"]["AbortIncompleteMultipartUpload"] == {
-        "DaysAfterInitiation": 1
-    }
-    assert all(r["Status"] == "Enabled" for r in rules.values())
+def test_workspaces_and_transcript_payloads_keep_old_versions_for_thirty_days(
+    synth: Synth,
+) -> None:
+    kept = set()
+    for setting in ("ZEROCODE_WORKSPACE_BUCKET", "ZEROCODE_PAYLOAD_BUCKET"):
+        (bucket,) = refs(env(synth, "run.sh")[setting])
+        kept.add(bucket)
+        props = synth.props(bucket)
+        assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+        rules = {r["Id"]: r for r in props["LifecycleConfiguration"]["Rules"]}
+        assert rules["OldVersions"]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30}
+        assert rules["DeleteMarkers"]["ExpiredObjectDeleteMarker"] is True
+        assert rules["IncompleteUploads"]["AbortIncompleteMultipartUpload"] == {
+            "DaysAfterInitiation": 1
+        }
+        assert all(r["Status"] == "Enabled" for r in rules.values())
+    assert len(kept) == 2
     for other, _ in synth.of_type("AWS::S3::Bucket").items():
-        if other != bucket:  # only workspaces hold what a user may want back
+        if other not in kept:  # only files and transcripts hold what a user may want back
             assert "VersioningConfiguration" not in synth.props(other), other
 
 
