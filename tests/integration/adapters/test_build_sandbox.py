@@ -287,8 +287,13 @@ def test_a_build_whose_cgroup_cannot_be_made_is_refused(tmp_path: Path, box: Any
     refusing = Bubblewrap(box.bwrap, box.node, broken)
 
     class Store:
+        compile_cache = tmp_path / "no-compile-cache"
+
         async def ensure(self) -> tuple[Path, list[str]]:
             return tmp_path, []
+
+        async def make_compile_cache(self, warm: Any, uids: Any) -> tuple[bool, list[str]]:
+            return False, []
 
     builder = LocalBuilder(tmp_path / "data", refusing, Store())  # type: ignore[arg-type]
     job = BuildJob(

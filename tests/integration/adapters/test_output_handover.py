@@ -35,9 +35,13 @@ class HostileToolchain:
         for path in (self.modules, *self.modules.rglob("*")):
             path.chmod(0o755 if path.is_dir() else 0o644)
         root.chmod(0o755)
+        self.compile_cache = root / "compile-cache"  # none: the script is not Vite
 
     async def ensure(self) -> tuple[Path | None, list[str]]:
         return self.modules, []
+
+    async def make_compile_cache(self, warm: object, uids: object) -> tuple[bool, list[str]]:
+        return False, []
 
 
 @pytest.fixture

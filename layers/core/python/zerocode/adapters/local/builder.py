@@ -22,30 +22,205 @@ it afterwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import secrets
 import shutil
-from collections.abc import Callable
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from zerocode.adapters.local.private import private_dir
-from zerocode.adapters.local.sandbox import BoxUnavailable, Limits, Readable, Refused, Sandbox
+from zerocode.adapters.local.sandbox import (
+    Box,
+    BoxUnavailable,
+    Bubblewrap,
+    Limits,
+    PreparedBox,
+    Readable,
+    Refused,
+    Sandbox,
+)
 from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import output_archive, toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome
 
+log = logging.getLogger(__name__)
+
 
 class LocalBuilder:
+    """Builds locally; Vue builds in a box of their own, which may be prepared ahead.
+
+    :meth:`prepare` starts a box for an app's next Vue build while the model is still
+    working (bwrap, the box's uid and cgroup, Node 22 with the toolchain's modules loaded
+    from the compile cache), over an empty work directory: nothing of any app is in it until
+    that build starts. :meth:`build` takes the app's prepared box when one is ready, writes
+    the build tree into it and runs its one ``vite build``; otherwise it starts a box then
+    and there (the same runner, told to go at once). Either way a box runs one build and is
+    thrown away. At most ``prepared_max`` boxes wait at a time, each for at most
+    ``prepared_seconds``, one per app."""
+
     def __init__(
-        self, root: Path, sandbox: Sandbox, store: ToolchainStore, limits: Limits | None = None
+        self,
+        root: Path,
+        sandbox: Sandbox,
+        store: ToolchainStore,
+        limits: Limits | None = None,
+        *,
+        prepared_max: int = 2,
+        prepared_seconds: float = 120.0,
     ) -> None:
         root = root.resolve()  # the sandbox binds absolute paths; data_dir may be relative
         self.outputs, self.work = root / "builds", root / "build-work"
         self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
+        self.prepared_max, self.prepared_seconds = prepared_max, prepared_seconds
+        self._prepared: dict[str, PreparedBox] = {}  # app id → its box, waiting
+        self._preparing: set[str] = set()
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._cache_tried = False
         for directory in (self.outputs, self.work):
             private_dir(directory)
+
+    # -- boxes prepared ahead ---------------------------------------------------------------
+
+    def prepare(self, app_id: str) -> None:
+        """Start a box for ``app_id``'s next Vue build, in the background (call it from the
+        event loop when a turn of a Vue app starts; it returns at once and never fails)."""
+        task = asyncio.get_running_loop().create_task(self.prepare_box(app_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def prepare_box(self, app_id: str) -> PreparedBox | None:
+        """The box prepared for ``app_id`` (started now unless one is waiting), or None when
+        none can be: no bubblewrap, ``prepared_max`` boxes already waiting, the toolchain not
+        installable, no uid free. Never raises for those."""
+        check_app_id(app_id)
+        await self._drop_stale()
+        waiting = self._prepared.get(app_id)
+        if waiting is not None:
+            return waiting
+        if (
+            not isinstance(self.sandbox, Bubblewrap)
+            or app_id in self._preparing
+            or len(self._prepared) + len(self._preparing) >= self.prepared_max
+        ):
+            return None
+        self._preparing.add(app_id)
+        try:
+            modules, _log = await self.store.ensure()
+            if modules is None:
+                return None
+            cache = await self._compile_cache(modules)
+            work = self.work / app_id / f"p{time.time_ns()}{secrets.token_hex(3)}"
+            await asyncio.to_thread(_empty_dir, work)
+            try:
+                box = await self.sandbox.prepare(
+                    work, modules, self.limits, cache=cache, ttl=self.prepared_seconds
+                )
+            except BoxUnavailable as exc:
+                log.info("no box prepared for %s: %s", app_id, exc)
+                await asyncio.to_thread(shutil.rmtree, work, ignore_errors=True)
+                return None
+            self._prepared[app_id] = box
+            self._reap_later(app_id, box)
+            return box
+        finally:
+            self._preparing.discard(app_id)
+
+    def _reap_later(self, app_id: str, box: PreparedBox) -> None:
+        """An unused box's process is killed at its bound by its own thread; then its uid,
+        cgroup and directory go too (a box taken by a build is closed by that build)."""
+
+        async def reap() -> None:
+            await asyncio.sleep(self.prepared_seconds + 0.2)
+            if box.claimed:
+                return
+            if self._prepared.get(app_id) is box:
+                del self._prepared[app_id]
+            await self._discard(box)
+
+        task = asyncio.get_running_loop().create_task(reap())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drop_stale(self) -> None:
+        for app_id, box in list(self._prepared.items()):
+            if not box.ready:
+                del self._prepared[app_id]
+                await self._discard(box)
+
+    async def _discard(self, box: PreparedBox) -> None:
+        await box.close()
+        await asyncio.to_thread(shutil.rmtree, box.project, ignore_errors=True)
+
+    async def _take(self, app_id: str) -> PreparedBox | None:
+        """The app's prepared box, claimed for one build (no longer anyone else's); one that
+        expired or died is thrown away."""
+        box = self._prepared.pop(app_id, None)
+        if box is None:
+            return None
+        if box.take():
+            return box
+        await self._discard(box)
+        return None
+
+    async def discard_prepared(self, app_id: str | None = None) -> int:
+        """Kill the boxes waiting (for ``app_id``, or all): at shutdown, on deletion."""
+        boxes = [
+            self._prepared.pop(a) for a in list(self._prepared) if app_id is None or a == app_id
+        ]
+        for box in boxes:
+            await self._discard(box)
+        return len(boxes)
+
+    async def _compile_cache(self, modules: Path) -> Path | None:
+        """Node's compile cache for this toolchain, made the first time by a build of the
+        platform's own small project in a box (nothing of an app's is in it); read-only
+        afterwards. None if it could not be made (builds then run without it)."""
+        cache = self.store.compile_cache
+        if cache.is_dir() or self._cache_tried or not isinstance(self.sandbox, Bubblewrap):
+            return cache if cache.is_dir() else None
+        self._cache_tried = True
+        sandbox = self.sandbox
+
+        async def warm(tmp: Path) -> list[str]:
+            work = self.work / "_toolchain" / f"w{secrets.token_hex(4)}"
+            await asyncio.to_thread(_empty_dir, work)
+            try:
+                box = await sandbox.prepare(
+                    work, modules, self.limits, cache=tmp, cache_writable=True, ttl=60
+                )
+                try:
+                    if box.uid is not None:  # the box's uid writes the cache
+                        await asyncio.to_thread(os.chown, tmp, box.uid, box.uid)
+                    await asyncio.to_thread(
+                        _write_tree, work, toolchain.build_tree(toolchain.WARM_UP_APP)
+                    )
+                    box.take()
+                    run = await box.run(["node", *toolchain.VITE_ARGS])
+                finally:
+                    await box.close()
+                return [*run.log, *([] if run.ok else [run.reason or "failed"])]
+            finally:
+                await asyncio.to_thread(shutil.rmtree, work, ignore_errors=True)
+
+        try:
+            made, said = await self.store.make_compile_cache(warm, self._box_uids())
+        except Exception as exc:  # builds go on without a cache; the next process tries again
+            made, said = False, [f"{type(exc).__name__}: {exc}"]
+        if not made:
+            log.warning("no compile cache for the toolchain: %s", " / ".join(said[-5:]))
+        return cache if made else None
+
+    def _box_uids(self) -> list[int]:
+        pool = getattr(self.sandbox, "pool", None)
+        uids = [os.getuid()]
+        if pool is not None:
+            uids += list(range(pool.first, pool.first + pool.size))
+        return uids
 
     def output_dir(self, app_id: str, build_id: str) -> Path:
         return self.outputs / check_app_id(app_id) / check_app_id(build_id)
@@ -71,28 +246,69 @@ class LocalBuilder:
                 output=None,
                 error="the platform's build toolchain could not be installed",
             )
-        work = self.work / check_app_id(job.app_id) / check_app_id(job.build_id)
+        prepared = await self._take(job.app_id)
+        work = (
+            prepared.project
+            if prepared is not None
+            else self.work / check_app_id(job.app_id) / check_app_id(job.build_id)
+        )
         try:
+            if prepared is None and isinstance(self.sandbox, Bubblewrap):
+                # Cold: a box started now, the same runner told to go at once. The tree is
+                # written while the box starts.
+                cache = await self._compile_cache(modules)
+                await asyncio.to_thread(_empty_dir, work)
+                prepared = await self.sandbox.prepare(
+                    work,
+                    modules,
+                    self.limits,
+                    cache=cache,
+                    ttl=self.limits.seconds,
+                    wait=self.limits.seconds,
+                )
+                prepared.take()
+                how = "started for this build"
+            else:
+                how = "prepared ahead"
             await asyncio.to_thread(_write_tree, work, toolchain.build_tree(job.source.files))
-            return await self._build_in_box(job, work, modules, install_log)
+            return await self._build_in_box(job, work, modules, install_log, prepared, how)
         except BoxUnavailable as exc:
             why = f"the build was refused: {exc}"
             return BuildOutcome(
                 ok=False, log_tail="\n".join([*install_log, why]), output=None, error=why
             )
         finally:
+            if prepared is not None:
+                await prepared.close()
             await asyncio.to_thread(
                 shutil.rmtree, work, ignore_errors=True
             )  # rmtree never follows links
 
+    @contextlib.asynccontextmanager
+    async def _box(
+        self, work: Path, modules: Path, prepared: PreparedBox | None
+    ) -> AsyncIterator[Box]:
+        if prepared is not None:
+            yield prepared  # closed by build()
+            return
+        async with self.sandbox.open(work, modules, self.limits) as box:
+            yield box
+
     async def _build_in_box(
-        self, job: BuildJob, work: Path, modules: Path, install_log: list[str]
+        self,
+        job: BuildJob,
+        work: Path,
+        modules: Path,
+        install_log: list[str],
+        prepared: PreparedBox | None = None,
+        how: str = "",
     ) -> BuildOutcome:
         final = self.output_dir(job.app_id, job.build_id)
         tmp = await asyncio.to_thread(self._tmp_for, final)
-        async with self.sandbox.open(work, modules, self.limits) as box:
+        said = f"{self.sandbox.description}; box {how}" if how else self.sandbox.description
+        async with self._box(work, modules, prepared) as box:
             run = await box.run(["node", *toolchain.VITE_ARGS])
-            log = [*install_log, f"$ vite build ({self.sandbox.description})", *run.log]
+            log = [*install_log, f"$ vite build ({said})", *run.log]
             if not run.ok:
                 return BuildOutcome(
                     ok=False,
@@ -131,6 +347,9 @@ class LocalBuilder:
         return final.parent / f".tmp-{final.name}-{secrets.token_hex(4)}"
 
     def delete_app(self, app_id: str) -> int:
+        box = self._prepared.pop(check_app_id(app_id), None)
+        if box is not None:
+            box.kill()  # its uid and cgroup are let go at its bound (_reap_later)
         removed = 0
         for root in (self.outputs, self.work):
             target = root / check_app_id(app_id)
@@ -172,10 +391,18 @@ def _failure(reason: str | None, notices: tuple[str, ...]) -> str:
     return f"the project did not build: {reason}"
 
 
-def _write_tree(work: Path, files: dict[str, bytes]) -> None:
+def _empty_dir(work: Path) -> None:
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
+
+
+def _write_tree(work: Path, files: dict[str, bytes]) -> None:
+    """The build tree into ``work``: a fresh directory, or a box's, which holds only the
+    toolchain's mount point until now."""
+    if work.is_symlink() or (work.exists() and not work.is_dir()):
+        raise BoxUnavailable("the box's work directory is not a directory")
+    work.mkdir(parents=True, exist_ok=True)
     for path, data in files.items():
         target = work / clean_path(path)
         target.parent.mkdir(parents=True, exist_ok=True)

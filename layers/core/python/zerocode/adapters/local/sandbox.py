@@ -29,15 +29,25 @@ import shutil
 import subprocess
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
 from zerocode.adapters.local import cgroups
 from zerocode.adapters.local.box_uids import NoUidFree, UidPool
-from zerocode.adapters.local.supervisor import Job, Limits, Refused, Run, confined, supervise
+from zerocode.adapters.local.supervisor import (
+    Job,
+    Limits,
+    Refused,
+    Run,
+    Standby,
+    confined,
+    supervise,
+)
+from zerocode.publishing import toolchain
 from zerocode.publishing.output_archive import Readable
 
-__all__ = ["Box", "Limits", "Readable", "Refused", "Run", "Sandbox", "sandbox"]
+__all__ = ["Box", "Limits", "PreparedBox", "Readable", "Refused", "Run", "Sandbox", "sandbox"]
 
 NOBODY = 65534  # only for the probe: builds run as a uid of the pool
 MISSING = (
@@ -46,6 +56,12 @@ MISSING = (
     "for development only set ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS=1"
 )
 _BOX_ENV = {"HOME": "/tmp", "CI": "1", "NO_COLOR": "1"}
+# Where the platform's own read-only files are in a box: Node's compile cache (made once per
+# toolchain, docs/builds.md) and the prepared box's runner.
+PLATFORM = "/zerocode"
+COMPILE_CACHE = f"{PLATFORM}/compile-cache"
+RUNNER = f"{PLATFORM}/{toolchain.RUNNER}"
+MODULES = "/build/node_modules"
 
 
 class BoxUnavailable(Exception):
@@ -68,10 +84,10 @@ class Sandbox(Protocol):
     refusal: str | None  # why no build may run at all (no sandbox, no override)
 
     def open(
-        self, project: Path, modules: Path, limits: Limits
+        self, project: Path, modules: Path, limits: Limits, *, cache: Path | None = None
     ) -> AbstractAsyncContextManager[Box]:
-        """A box for building ``project`` with ``modules`` as its node_modules; raises
-        :class:`BoxUnavailable`."""
+        """A box for building ``project`` with ``modules`` as its node_modules (and
+        ``cache``, Node's compile cache, read-only); raises :class:`BoxUnavailable`."""
         ...
 
 
@@ -93,7 +109,9 @@ class Refusing:
         self.description = f"refused: {why}"
 
     @contextlib.asynccontextmanager
-    async def open(self, project: Path, modules: Path, limits: Limits) -> AsyncIterator[Box]:
+    async def open(
+        self, project: Path, modules: Path, limits: Limits, *, cache: Path | None = None
+    ) -> AsyncIterator[Box]:
         raise BoxUnavailable(self.refusal or MISSING)
         yield  # pragma: no cover
 
@@ -117,15 +135,30 @@ class _BubblewrapBox:
         limits: Limits,
         uid: int | None,
         group: cgroups.BuildCgroup | None,
+        cache: Path | None = None,
     ) -> None:
         self.owner, self.project, self.modules, self.limits = owner, project, modules, limits
-        self.uid, self.group = uid, group
+        self.uid, self.group, self.cache = uid, group, cache
 
     def _job(
-        self, argv: list[str], consume: Callable[[Readable], object] | None, *, writable: bool
+        self,
+        argv: list[str],
+        consume: Callable[[Readable], object] | None,
+        *,
+        writable: bool,
+        runner: bool = False,
+        cache_writable: bool = False,
     ) -> Job:
         box = self.owner.argv(
-            argv, self.project, self.modules, self.limits, self.uid, writable=writable
+            argv,
+            self.project,
+            self.modules,
+            self.limits,
+            self.uid,
+            writable=writable,
+            cache=self.cache if writable else None,
+            cache_writable=cache_writable,
+            runner=runner,
         )
         group = self.group
         procs = group.procs if group else []
@@ -143,6 +176,73 @@ class _BubblewrapBox:
 
     async def export(self, root: str, consume: Callable[[Readable], object]) -> Run:
         return await supervise(self._job(_tar_argv(root), consume, writable=False))
+
+
+class PreparedBox:
+    """A build box started ahead of its build (docs/builds.md, "Builds start warm").
+
+    Made by :meth:`Bubblewrap.prepare` over an empty work directory: bwrap, the box's uid and
+    cgroup, and Node running the platform's runner, which loads the toolchain's modules and
+    waits. It holds nothing of any app: the build tree is written into :attr:`project` only
+    when its one build starts (:meth:`run`), and the box then runs ``vite build`` and nothing
+    else. It is used once: a second :meth:`run` or :meth:`take` is refused. Not taken within
+    its ``ttl``, its process is killed; :meth:`close` releases its uid, cgroup and directory
+    hold (the caller removes the directory)."""
+
+    def __init__(
+        self,
+        box: _BubblewrapBox,
+        standby: Standby,
+        stack: contextlib.AsyncExitStack,
+    ) -> None:
+        self._box, self._standby, self._stack = box, standby, stack
+        self.project = box.project
+        self._ran = False
+        self._closed = False
+        self.claimed = False  # taken for its build
+
+    @property
+    def uid(self) -> int | None:
+        return self._box.uid
+
+    @property
+    def ready(self) -> bool:
+        """Still waiting for its build (not taken, not expired, its process alive)."""
+        return self._standby.alive
+
+    @property
+    def pid(self) -> int | None:
+        proc = self._standby.job.proc
+        return proc.pid if proc is not None else None
+
+    def take(self) -> bool:
+        """Claim the box for its one build; False if it is gone or was taken."""
+        self.claimed = self._standby.take()
+        return self.claimed
+
+    def kill(self) -> None:
+        """Kill its process now (unused); :meth:`close` still lets its uid and cgroup go."""
+        self._standby.discard()
+
+    async def run(self, argv: Sequence[str]) -> Run:
+        """The one build: the tree is in :attr:`project` by now. Only ``vite build``."""
+        if not self.claimed or self._ran or tuple(argv) != ("node", *toolchain.VITE_ARGS):
+            raise BoxUnavailable("a prepared box runs one `vite build` and nothing else")
+        self._ran = True
+        await asyncio.to_thread(_prepare, self.project, self._box.uid)
+        return await self._standby.go()
+
+    async def export(self, root: str, consume: Callable[[Readable], object]) -> Run:
+        return await self._box.export(root, consume)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._standby.discard()
+        with contextlib.suppress(BaseException):
+            await asyncio.wrap_future(self._standby.result)
+        await self._stack.aclose()
 
 
 class Bubblewrap:
@@ -167,29 +267,76 @@ class Bubblewrap:
         self.description = "sandboxed (" + ", ".join(parts) + ")"
 
     @contextlib.asynccontextmanager
-    async def open(self, project: Path, modules: Path, limits: Limits) -> AsyncIterator[Box]:
+    async def open(
+        self, project: Path, modules: Path, limits: Limits, *, cache: Path | None = None
+    ) -> AsyncIterator[Box]:
         async with contextlib.AsyncExitStack() as stack:
-            uid: int | None = None
-            if self.pool is not None:
-                try:
-                    uid = await stack.enter_async_context(self.pool.uid(limits.seconds))
-                except NoUidFree as exc:
-                    raise BoxUnavailable(str(exc)) from None
-            await asyncio.to_thread(_prepare, project, uid)
-            group: cgroups.BuildCgroup | None = None
-            if self.cgroups is not None:
-                try:
-                    group = await asyncio.to_thread(
-                        cgroups.BuildCgroup.make,
-                        self.cgroups,
-                        limits.memory_bytes,
-                        limits.processes,
-                    )
-                except cgroups.CgroupUnavailable as exc:
-                    raise BoxUnavailable(str(exc)) from None
-                # Removal may wait (and sleep) for the group to empty: never on the loop.
-                stack.push_async_callback(asyncio.to_thread, group.remove)
-            yield _BubblewrapBox(self, project, modules, limits, uid, group)
+            yield await self._enter(stack, project, modules, limits, cache, wait=limits.seconds)
+
+    async def _enter(
+        self,
+        stack: contextlib.AsyncExitStack,
+        project: Path,
+        modules: Path,
+        limits: Limits,
+        cache: Path | None,
+        *,
+        wait: float,
+    ) -> _BubblewrapBox:
+        """The box's uid (waiting ``wait`` at most) and cgroup, held by ``stack``."""
+        uid: int | None = None
+        if self.pool is not None:
+            try:
+                uid = await stack.enter_async_context(self.pool.uid(wait))
+            except NoUidFree as exc:
+                raise BoxUnavailable(str(exc)) from None
+        await asyncio.to_thread(_prepare, project, uid)
+        group: cgroups.BuildCgroup | None = None
+        if self.cgroups is not None:
+            try:
+                group = await asyncio.to_thread(
+                    cgroups.BuildCgroup.make,
+                    self.cgroups,
+                    limits.memory_bytes,
+                    limits.processes,
+                )
+            except cgroups.CgroupUnavailable as exc:
+                raise BoxUnavailable(str(exc)) from None
+            # Removal may wait (and sleep) for the group to empty: never on the loop.
+            stack.push_async_callback(asyncio.to_thread, group.remove)
+        return _BubblewrapBox(self, project, modules, limits, uid, group, cache)
+
+    async def prepare(
+        self,
+        project: Path,
+        modules: Path,
+        limits: Limits,
+        *,
+        cache: Path | None = None,
+        ttl: float = 120,
+        wait: float = 0,
+        cache_writable: bool = False,
+    ) -> PreparedBox:
+        """A box for one ``vite build`` of ``project``, started now, before the tree is
+        there (``project`` must be empty: the caller writes the tree when the build starts).
+        Waits ``wait`` seconds at most for a uid, then raises :class:`BoxUnavailable`."""
+        if await asyncio.to_thread(_holds_anything, project):
+            raise BoxUnavailable("a prepared box starts with an empty work directory")
+        stack = contextlib.AsyncExitStack()
+        standby: Standby | None = None
+        try:
+            box = await self._enter(stack, project, modules, limits, cache, wait=wait)
+            job = box._job(
+                ["node", RUNNER], None, writable=True, runner=True, cache_writable=cache_writable
+            )
+            standby = Standby(job, ttl)
+            await asyncio.to_thread(standby.started.wait, 30)
+        except BaseException:
+            if standby is not None:
+                standby.discard()
+            await stack.aclose()
+            raise
+        return PreparedBox(box, standby, stack)
 
     def argv(
         self,
@@ -200,6 +347,9 @@ class Bubblewrap:
         uid: int | None,
         *,
         writable: bool = True,
+        cache: Path | None = None,
+        cache_writable: bool = False,
+        runner: bool = False,
     ) -> list[str]:
         """bwrap's command line. As root, bwrap makes the box (it can reach any path, e.g. a
         data directory only root may enter) and ``setpriv`` then drops the command to ``uid``
@@ -238,17 +388,34 @@ class Bubblewrap:
                 drop += [self.bwrap, *_OWN_USERNS, "--chdir", "/build", "--"]
         else:
             unshare, drop = ["--unshare-all", "--cap-drop", "ALL"], []
-        path = ":".join(dict.fromkeys([str(Path(self.node).resolve().parent), "/usr/bin", "/bin"]))
+        node_dir = str(Path(self.node).resolve().parent)
+        own = toolchain.node_binary()  # the toolchain's Node 22, inside the mounted toolchain
+        if writable and own and (modules / own).is_file():
+            node_dir = f"{MODULES}/{own.rsplit('/', 1)[0]}"
+        path = ":".join(dict.fromkeys([node_dir, "/usr/bin", "/bin"]))
         env = ["--setenv", "PATH", path, "--setenv", "NODE_OPTIONS", f"--max-old-space-size={heap}"]
         for key, value in _BOX_ENV.items():
             env += ["--setenv", key, value]
+        platform: list[str] = []
+        if cache is not None or runner:  # the directory bwrap makes would be root's, 0700
+            platform += ["--perms", "0755", "--dir", PLATFORM]
+        if cache is not None:  # read-only, except in the box that makes it at install
+            env += ["--setenv", "NODE_COMPILE_CACHE", COMPILE_CACHE]
+            platform += ["--bind" if cache_writable else "--ro-bind", str(cache), COMPILE_CACHE]
+        if runner:
+            with resources.as_file(resources.files(toolchain).joinpath(toolchain.RUNNER)) as f:
+                platform += ["--ro-bind", str(f), RUNNER]
         return [
             self.bwrap, *unshare, "--die-with-parent", "--new-session", "--clearenv", *env,
             *binds, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
             "--bind" if writable else "--ro-bind", str(project.resolve()), "/build",
-            *(["--ro-bind", str(modules.resolve()), "/build/node_modules"] if writable else []),
-            "--chdir", "/build", "--", *drop, *argv,
+            *(["--ro-bind", str(modules.resolve()), MODULES] if writable else []),
+            *platform, "--chdir", "/build", "--", *drop, *argv,
         ]  # fmt: skip
+
+
+def _holds_anything(project: Path) -> bool:
+    return any(p.name != "node_modules" for p in project.iterdir())
 
 
 def _prepare(project: Path, uid: int | None) -> None:
@@ -267,8 +434,10 @@ def _prepare(project: Path, uid: int | None) -> None:
 class _HostBox:
     """The development override's box: the host itself (loudly named)."""
 
-    def __init__(self, owner: Unsandboxed, project: Path, limits: Limits) -> None:
+    def __init__(self, owner: Unsandboxed, project: Path, limits: Limits, modules: Path) -> None:
         self.owner, self.project, self.limits = owner, project, limits
+        own = toolchain.node_binary()  # the toolchain's Node 22 when it has one, as in a box
+        self.node = str(modules / own) if own and (modules / own).is_file() else owner.node
 
     def _job(self, argv: list[str], consume: Callable[[Readable], object] | None) -> Job:
         env = {
@@ -280,7 +449,7 @@ class _HostBox:
         return Job(boxed, str(self.project), env, self.limits, consume)
 
     async def run(self, argv: Sequence[str]) -> Run:
-        argv = [self.owner.node, *argv[1:]] if argv[0] == "node" else list(argv)
+        argv = [self.node, *argv[1:]] if argv[0] == "node" else list(argv)
         return await supervise(self._job(argv, None))
 
     async def export(self, root: str, consume: Callable[[Readable], object]) -> Run:
@@ -299,9 +468,11 @@ class Unsandboxed:
         self.node = node
 
     @contextlib.asynccontextmanager
-    async def open(self, project: Path, modules: Path, limits: Limits) -> AsyncIterator[Box]:
+    async def open(
+        self, project: Path, modules: Path, limits: Limits, *, cache: Path | None = None
+    ) -> AsyncIterator[Box]:
         await asyncio.to_thread(_link_modules, project, modules)
-        yield _HostBox(self, project, limits)
+        yield _HostBox(self, project, limits, modules)
 
 
 def _link_modules(project: Path, modules: Path) -> None:

