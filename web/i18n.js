@@ -170,6 +170,7 @@ const en = {
   "build.running": "running",
   "build.succeeded": "succeeded",
   "build.failed": "failed",
+  "build.superseded": "superseded",
 
   "context.title": "What the AI sees",
   "context.total": "The model sees {n} messages, {tokens} tokens",
@@ -491,6 +492,7 @@ const zh = {
   "build.running": "进行中",
   "build.succeeded": "成功",
   "build.failed": "失败",
+  "build.superseded": "已被取代",
 
   "context.title": "AI 看到的内容",
   "context.total": "模型看到 {n} 条消息，共 {tokens} 个 token",

@@ -157,10 +157,12 @@ def test_a_server_failure_mid_turn_ends_with_error_then_done_and_is_recorded(
     p = platform(tmp_path)
     app = vue(p)
 
-    async def broken_preview(app: Any, build_id: str) -> Any:
+    async def broken_flip(app: Any, build: Any) -> Any:
         raise RuntimeError("KeyValueStore said: token=sk-secret-123")
 
-    p.engine.preview = broken_preview
+    # The preview's flip fails, whether the build was started ahead (engine/build_ahead.py)
+    # or by the build step.
+    p.publishing.show_preview = broken_flip  # type: ignore[method-assign]
     events = run(p, app, "A Vue notes app")
     assert isinstance(events[-2], ErrorEvent) and isinstance(events[-1], DoneEvent)
     assert events[-2].code == "server_error"

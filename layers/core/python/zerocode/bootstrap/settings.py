@@ -161,6 +161,10 @@ class Settings(BaseSettings):
     turn_lease_seconds: float = Field(30, ge=3, le=300)
     # Tries a turn's model gets to fix a preview that fails to build or fails in the browser.
     repair_rounds: int = Field(2, ge=0, le=5)
+    # A Vue turn's preview build starts as soon as a tool step changed files, beside the
+    # model's next call (engine/build_ahead.py). None: on locally; off on AWS, where each
+    # superseded build would be a CodeBuild run of its own (docs/engine.md).
+    build_ahead: bool | None = None
     max_turns_per_app: int = Field(1000, ge=1)
     # A turn is cut off after this long (API Gateway streams end at 15 minutes).
     turn_timeout_seconds: float = Field(14 * 60, gt=0, le=15 * 60)

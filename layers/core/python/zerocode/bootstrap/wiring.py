@@ -225,6 +225,7 @@ def platform(
         versions=Versions(SqliteVersionStore(db)),
         checks=SqliteCheckStore(db),
         acceptance=ChromiumAcceptance(check) if check is not None else None,
+        preview_stages=publishing if settings.build_ahead is not False else None,
     )
 
     def site_root(target: SiteTarget) -> Path | None:
@@ -332,6 +333,7 @@ def _aws_platform(
         # Kept, and reported not run: no AWS build runs acceptance checks yet (docs/engine.md).
         checks=DynamoCheckStore(client, settings.checks_table),
         acceptance=None,
+        preview_stages=publishing if settings.build_ahead else None,
     )
     pool = cognito(settings)
     return Platform(

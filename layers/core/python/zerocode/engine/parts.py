@@ -20,6 +20,7 @@ from zerocode.apps.lease import Lease
 from zerocode.apps.records import App
 from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import Workspace
+from zerocode.engine.build_ahead import PreviewStages
 from zerocode.engine.check_suite import AcceptanceRunner, CheckStore
 from zerocode.engine.journal import StepJournal
 from zerocode.engine.model import ChatModel
@@ -46,6 +47,9 @@ class EngineLimits:
     lease_seconds: float = 30  # renewed every third of it while the turn runs
     repair_rounds: int = 2  # tries the model gets to fix a failing preview in the turn
     max_turns: int = 1000  # per app: past it the history is full (413)
+    # A Vue turn's preview build starts as soon as a tool step changed files, beside the
+    # model's next call (engine/build_ahead.py); needs ``preview_stages``.
+    build_ahead: bool = True
 
 
 class EngineParts:
@@ -67,6 +71,7 @@ class EngineParts:
         versions: Versions | None = None,
         checks: CheckStore | None = None,
         acceptance: AcceptanceRunner | None = None,
+        preview_stages: PreviewStages | None = None,
     ) -> None:
         self.runtime_check, self.versions = runtime_check, versions
         # The app's acceptance checks and what runs them (None: no checks are kept; a store
@@ -75,6 +80,8 @@ class EngineParts:
         self.memory, self.display, self.workspace = memory, display, workspace
         self.preview, self.model, self.lease = preview, model, lease
         self.journal, self.limits = journal, limits
+        # The preview build in two stages, for builds started ahead (None: never ahead).
+        self.preview_stages = preview_stages
 
 
 async def io(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

@@ -25,6 +25,7 @@ from typing import Any
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.engine import prompts, repair
+from zerocode.engine.build_ahead import Ahead, BuildAhead
 from zerocode.engine.closing import (
     SERVER_STOPPED,
     close_abandoned,
@@ -143,6 +144,9 @@ class TurnRun:
             turn=number,
         )
         self.steps = TurnSteps(engine, app, self.system, toolbox, self.state)
+        stages = engine.preview_stages
+        ahead = engine.limits.build_ahead and app.code_gen_type is CodeGenType.VUE_PROJECT
+        self.ahead = BuildAhead(stages, engine.workspace, app) if stages and ahead else None
 
     @property
     def usage(self) -> tuple[int, int]:
@@ -199,6 +203,7 @@ class TurnRun:
                     yield error
                 async for event in self._rebuild():
                     yield event
+                await self._settle_ahead()
                 yield await self._end(st.status())
             keeper.cancel()
             if self.release_on_end:
@@ -233,6 +238,7 @@ class TurnRun:
         if self._rebuild_when_stopped:
             async for event in self._rebuild():
                 yield event
+        await self._settle_ahead()
         if turn is not None:
             with logged("could not record the end of stopped turn app=%s", self.app.id):
                 await io(
@@ -257,11 +263,21 @@ class TurnRun:
         if self.state.turn is None or not self.state.unbuilt:
             return
         try:
-            async for item in self.steps.build():
+            async for item in self.steps.build(await self._take_ahead()):
                 if not isinstance(item, RESULTS):
                     yield item
         except Exception as exc:  # the preview is then out of date, which the app says
             log.error("could not rebuild the preview of app=%s: %s", self.app.id, kind(exc))
+
+    async def _take_ahead(self) -> Ahead | None:
+        return await self.ahead.take() if self.ahead is not None else None
+
+    async def _settle_ahead(self) -> None:
+        """Before the turn's end is recorded: a build still ahead is superseded, and every
+        superseded build's record says so."""
+        if self.ahead is not None:
+            with logged("could not settle the builds ahead of app=%s", self.app.id):
+                await self.ahead.close()
 
     def release(self) -> None:
         """Give the app's lease back (the turn is over)."""
@@ -351,6 +367,8 @@ class TurnRun:
             case ToolsRan(changed=changed):
                 work.unbuilt |= changed
                 work.asked += 1
+                if changed and self.ahead is not None:
+                    await self.ahead.start()
                 if work.asked >= self.engine.limits.max_tool_calls + 2:
                     work.closed = True
                     yield await self._out_of_steps(turn)
@@ -361,6 +379,8 @@ class TurnRun:
                 await self._close_failed_work(turn, answer, f"[zerocode: {reason}]")
             case Answered(answer=answer, changed=changed):
                 work.unbuilt |= changed
+                if changed and self.ahead is not None:
+                    self.ahead.drop()  # the closing step changed files: build them afresh
                 async for event in self._answered(turn, answer, work):
                     yield event
             case _:
@@ -375,7 +395,10 @@ class TurnRun:
             await self._commit_final(turn, answer)
             return
         if work.unbuilt or suite:
-            steps = self.steps.build() if work.unbuilt else self.steps.accept(self.state.build)
+            if work.unbuilt:
+                steps = self.steps.build(await self._take_ahead())
+            else:
+                steps = self.steps.accept(self.state.build)
             async for item in steps:
                 if isinstance(item, Built):
                     work.failure = item.failure
@@ -460,6 +483,8 @@ class TurnRun:
         went away): close the turn, synchronously, because a cancelled stream may not await
         anything any more."""
         st = self.state
+        if self.ahead is not None:
+            self.ahead.drop()  # a build still ahead is stopped (its record may stay running)
         if st.finished or st.turn is None:
             return
         try:

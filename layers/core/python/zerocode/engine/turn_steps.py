@@ -16,6 +16,7 @@ from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.workspace import PathRefused, clean_path
 from zerocode.engine import code_report, codegen, recovery, repair
+from zerocode.engine.build_ahead import Ahead
 from zerocode.engine.events import BuildEvent, TextEvent, ThinkingEvent, ToolEvent, TurnEvent
 from zerocode.engine.journal import PendingCall, PendingStep
 from zerocode.engine.model import (
@@ -233,16 +234,21 @@ class TurnSteps:
             else:
                 yield item
 
-    async def build(self) -> Step:
+    async def build(self, ahead: Ahead | None = None) -> Step:
         """The preview build (the same Builder a deploy uses; the preview flips on
-        success), then the page in a browser when a runtime check is configured."""
+        success), or the one started ahead of the files as they are (engine/build_ahead.py),
+        then the page in a browser when a runtime check is configured."""
         st = self.state
         st.phase = "building the preview"
-        build_id = new_build_id()
+        build_id = ahead.build_id if ahead is not None else new_build_id()
         st.builds += 1
         st.unbuilt = False
         yield BuildEvent(status="running", buildId=build_id)
-        build = st.build = await self.engine.preview(self.app, build_id)
+        if ahead is None:
+            build = await self.engine.preview(self.app, build_id)
+        else:
+            build = await self._adopt(ahead)
+        st.build = build
         lines = build.log_tail.splitlines()
         tail = "\n".join(lines[-15:])
         if build.state is not BuildState.SUCCEEDED:
@@ -269,6 +275,14 @@ class TurnSteps:
                 st.steps.append("✓ the page loads in a browser without errors")
         async for item in self.accept(build):  # the page stands: does it do what was asked?
             yield item
+
+    async def _adopt(self, ahead: Ahead) -> Build:
+        """The build started ahead, shown in the preview when it succeeded."""
+        build = await ahead.task
+        stages = self.engine.preview_stages
+        if build.state is BuildState.SUCCEEDED and stages is not None:
+            await stages.show_preview(self.app, build)
+        return build
 
     async def _run_tool(self, call: ToolCall) -> ToolOutcome:
         """The call's outcome however it ends: a tool that raises becomes a failed result

@@ -31,10 +31,13 @@ class BuildState(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    # A preview build started ahead of need (engine/build_ahead.py) whose files changed
+    # again before it could be shown: stopped, or built and never shown.
+    SUPERSEDED = "superseded"
 
     @property
     def finished(self) -> bool:
-        return self in (BuildState.SUCCEEDED, BuildState.FAILED)
+        return self in (BuildState.SUCCEEDED, BuildState.FAILED, BuildState.SUPERSEDED)
 
 
 class BuildPurpose(StrEnum):
@@ -117,6 +120,16 @@ class Build:
             return self.succeeded(outcome.output, outcome.log_tail)
         return self.failed(outcome.error or "the build failed", outcome.log_tail)
 
+    def superseded(self) -> Build:
+        """Never shown: the files changed again while (or after) it was built."""
+        return replace(
+            self,
+            state=BuildState.SUPERSEDED,
+            error=SUPERSEDED,
+            finished_at=self.finished_at or time.time(),
+            started_at=self.started_at or time.time(),
+        )
+
     def failed(self, error: str, log_tail: str = "") -> Build:
         return replace(
             self,
@@ -126,6 +139,9 @@ class Build:
             finished_at=time.time(),
             started_at=self.started_at or time.time(),
         )
+
+
+SUPERSEDED = "superseded: the files changed again before this preview could be shown"
 
 
 def built_from(build: Build | None, digest: str) -> str | None:

@@ -115,24 +115,50 @@ class Publishing:
 
     async def preview(self, app: App, build_id: str | None = None) -> Build:
         """Build what the workspace holds now and, if it built, show it in the preview."""
-        source = await asyncio.to_thread(snapshot, self.workspace, app.id)
+        done = await self.build_preview(app, build_id or new_build_id())
+        if done.state is BuildState.SUCCEEDED:
+            await self.show_preview(app, done)
+        return done
+
+    async def build_preview(self, app: App, build_id: str, source: Snapshot | None = None) -> Build:
+        """Build ``source`` (by default what the workspace holds now) as a preview build,
+        recorded, not yet shown (engine/build_ahead.py starts one before it is known to be
+        wanted)."""
+        if source is None:
+            source = await asyncio.to_thread(snapshot, self.workspace, app.id)
         build = Build(
-            id=build_id or new_build_id(),
+            id=build_id,
             app_id=app.id,
             purpose=BuildPurpose.PREVIEW,
             kind=app.code_gen_type,
             source_digest=source.digest,
         )
-        done = await self._run(build, source)
-        if done.state is BuildState.SUCCEEDED:
-            key = await asyncio.to_thread(self._preview_key, app)
-            pointer = preview_pointer(key)
-            before = await asyncio.to_thread(self._shown_preview, pointer, app.id)
-            await asyncio.to_thread(self.publisher.point, pointer, SiteTarget(app.id, done.id))
-            await asyncio.to_thread(self._retain_preview, app.id, done.id, before)
-            if self.preview_covers is not None:
-                await self.preview_covers.after_preview(app, done)
-        return done
+        return await self._run(build, source)
+
+    async def show_preview(self, app: App, build: Build) -> None:
+        """Point the app's preview at ``build`` (which succeeded), keep its output, take
+        its cover."""
+        key = await asyncio.to_thread(self._preview_key, app)
+        pointer = preview_pointer(key)
+        before = await asyncio.to_thread(self._shown_preview, pointer, app.id)
+        await asyncio.to_thread(self.publisher.point, pointer, SiteTarget(app.id, build.id))
+        await asyncio.to_thread(self._retain_preview, app.id, build.id, before)
+        if self.preview_covers is not None:
+            await self.preview_covers.after_preview(app, build)
+
+    async def supersede_preview(self, app: App, build_id: str) -> Build | None:
+        """Record a preview build that will never be shown as superseded, whatever it came
+        to (stopped while running, built, failed); never one the preview shows."""
+
+        def mark() -> Build | None:
+            found = self.builds.get(app.id, build_id)
+            if found is None or found.state is BuildState.SUPERSEDED:
+                return found
+            superseded = found.superseded()
+            self.builds.put(superseded)
+            return superseded
+
+        return await asyncio.to_thread(mark)
 
     def _shown_preview(self, pointer: str, app_id: str) -> str | None:
         """The build the preview shows now, where outputs expire unless shown."""
