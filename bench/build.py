@@ -18,6 +18,22 @@ Prints JSON, writes bench/results/build.json and the "build" section of docs/ben
   host's rules), timed alone, for the project's ``dist/`` and for a large synthetic one.
 - event loop: the largest gap between 5 ms ticks of the server's loop while a build prints
   without end (stopped at the 1 MiB output limit): logs are read off the loop.
+
+Builds start warm (issue 28, point 3), a mode of its own that writes bench/results/
+build_warm.json and the "warm-start" section of docs/builds.md:
+
+    .venv/bin/python bench/build.py warm            # 20 rounds
+    .venv/bin/python bench/build.py warm --quick    # 3
+
+Each round builds the same project four ways, in turn (so drift in the machine's load falls
+on all alike), and records the box's part (the ``vite build`` process: from the box's start,
+or for a prepared box from its build's start) and the whole ``build()``; with the machine's
+load (``/proc/loadavg``) before and after:
+- today: the path before this change, Node 20 (the system's) and no compile cache, a box
+  opened for the build and ``vite build`` run in it;
+- cold, no cache: the toolchain's Node 22, a box started for the build, no compile cache;
+- cold: the same with the compile cache (what a build gets when nothing was prepared);
+- prepared: a box prepared for the app a second before its build (the model still working).
 """
 
 from __future__ import annotations
@@ -37,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.docs import replace_section  # noqa: E402
 from tests.integration.publishing.test_vue_template_builds import created_files  # noqa: E402
-from zerocode.adapters.local.builder import LocalBuilder  # noqa: E402
+from zerocode.adapters.local.builder import BOX_SAID, LocalBuilder  # noqa: E402
 from zerocode.adapters.local.sandbox import (  # noqa: E402
     Bubblewrap,
     Limits,
@@ -233,5 +249,154 @@ def write_docs(r: dict[str, Any]) -> None:
     replace_section("build", lines)
 
 
+class _NoCache(LocalBuilder):
+    async def _compile_cache(self, modules: Path) -> Path | None:
+        return None
+
+
+def _job(app_id: str, snapshot: Snapshot) -> BuildJob:
+    return BuildJob(
+        app_id=app_id, build_id=new_build_id(), kind=CodeGenType.VUE_PROJECT, source=snapshot
+    )
+
+
+def _box_part(log_tail: str) -> float:
+    line = next(x for x in log_tail.splitlines() if x.startswith(BOX_SAID))
+    return float(line[len(BOX_SAID) :].split()[0])
+
+
+async def _today(box: Bubblewrap, modules: Path, work: Path) -> tuple[float, float]:
+    """The path before: Node 20 from the system, no compile cache, a box opened for the
+    build; the tree written, ``vite build``, the hand-over."""
+    start = time.perf_counter()
+    project = work / f"t{time.time_ns()}"
+    project.mkdir(parents=True)
+    for path, data in toolchain.build_tree(dict(SOURCE)).items():
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+        (project / path).write_bytes(data)
+    async with box.open(project, modules, Limits()) as session:
+        began = time.perf_counter()
+        run = await session.run(["/usr/bin/node", *toolchain.VITE_ARGS])
+        box_s = time.perf_counter() - began
+        assert run.ok, run.log
+        handed = await session.export(
+            "dist", lambda s: output_archive.unpack(s, project.with_name(project.name + "o"))
+        )
+        assert handed.ok, handed.log
+    return box_s, time.perf_counter() - start
+
+
+def _load() -> list[float]:
+    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+
+
+def measure_warm(n: int) -> dict[str, Any]:
+    from zerocode.bootstrap.settings import Settings
+
+    box = sandbox(override=False)
+    if not isinstance(box, Bubblewrap):
+        raise SystemExit(f"bench/build.py measures the sandbox: {box.refusal}")
+    snapshot = Snapshot.of(dict(SOURCE))
+    names = ("today", "cold_no_cache", "cold", "prepared")
+    box_s: dict[str, list[float]] = {k: [] for k in names}
+    build_s: dict[str, list[float]] = {k: [] for k in names}
+    loads: list[list[float]] = []
+    with tempfile.TemporaryDirectory(prefix="zc-bench-warm-") as tmp:
+        work = Path(tmp)
+        store = ToolchainStore(work / "toolchain", Settings().npm_cache)
+        builder = LocalBuilder(work / "data", box, store)
+        bare = _NoCache(work / "data-nc", box, store)
+
+        async def rounds() -> None:
+            modules, said = await store.ensure()
+            assert modules is not None, said
+            warmed = await builder._compile_cache(modules)
+            assert warmed is not None, "the compile cache was not made"
+            for label in ("first", "second"):  # the disk's and the kernel's caches warm
+                assert (await builder.build(_job(label, snapshot))).ok
+                await _today(box, modules, work / "today")
+            loads.append(_load())
+            for i in range(n):
+                b, t = await _today(box, modules, work / "today")
+                box_s["today"].append(b)
+                build_s["today"].append(t)
+                for name, who in (("cold_no_cache", bare), ("cold", builder)):
+                    start = time.perf_counter()
+                    done = await who.build(_job(f"{name[:4]}{i}", snapshot))
+                    build_s[name].append(time.perf_counter() - start)
+                    assert done.ok, done.log_tail
+                    box_s[name].append(_box_part(done.log_tail))
+                app = f"prep{i}"
+                assert await builder.prepare_box(app) is not None
+                await asyncio.sleep(1.0)  # the model is still working
+                start = time.perf_counter()
+                done = await builder.build(_job(app, snapshot))
+                build_s["prepared"].append(time.perf_counter() - start)
+                assert done.ok and "prepared ahead" in done.log_tail, done.log_tail
+                box_s["prepared"].append(_box_part(done.log_tail))
+            loads.append(_load())
+
+        asyncio.run(rounds())
+    med = {k: round(statistics.median(v), 3) for k, v in box_s.items()}
+    result: dict[str, Any] = {
+        "project": DESCRIPTION,
+        "rounds": n,
+        "sandbox": box.description,
+        "node": {"today": "system Node 20 (/usr/bin/node)", "now": "toolchain Node 22.23.5"},
+        "loadavg_before_after": loads,
+        "box_median_s": med,
+        "build_median_s": {k: round(statistics.median(v), 3) for k, v in build_s.items()},
+        "box_p90_s": {k: round(sorted(v)[int(0.9 * (len(v) - 1))], 3) for k, v in box_s.items()},
+        "box_s": {k: [round(x, 3) for x in v] for k, v in box_s.items()},
+        "build_s": {k: [round(x, 3) for x in v] for k, v in build_s.items()},
+    }
+    result["box_over_today"] = {k: round(v / med["today"], 2) for k, v in med.items()}
+    return result
+
+
+def write_warm_docs(r: dict[str, Any]) -> None:
+    """The "warm-start" section of docs/builds.md (docs/benchmarks.md is written by others)."""
+    box, whole, ratio = r["box_median_s"], r["build_median_s"], r["box_over_today"]
+    rows = {
+        "today": "before: Node 20, no compile cache, box opened for the build",
+        "cold_no_cache": "Node 22, box started for the build, no compile cache",
+        "cold": "Node 22 + compile cache, box started for the build (nothing prepared)",
+        "prepared": "**Node 22 + compile cache, box prepared ahead**",
+    }
+    lines = [
+        f"Measured by `bench/build.py warm` ({r['rounds']} rounds, the four in turn each "
+        f'round; the project the offline model writes for "{r["project"]}"; {r["sandbox"]}; '
+        f"load average before/after {r['loadavg_before_after']}):",
+        "",
+        "| build | box's part, median s | p90 s | of today | whole build(), median s |",
+        "|---|---:|---:|---:|---:|",
+        *(
+            f"| {label} | {box[k]} | {r['box_p90_s'][k]} | {ratio[k]} | {whole[k]} |"
+            for k, label in rows.items()
+        ),
+    ]
+    path = ROOT / "docs" / "builds.md"
+    text = path.read_text()
+    start, end = "<!-- warm-start:start -->", "<!-- warm-start:end -->"
+    section = "\n".join([start, *lines, end])
+    if start in text:
+        text = text[: text.index(start)] + section + text[text.index(end) + len(end) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["warm"]:
+        from bench.docs import run
+
+        sys.argv.pop(1)
+        run(
+            __doc__ or "",
+            ROOT / "bench" / "results" / "build_warm.json",
+            measure_warm,
+            write_warm_docs,
+            count=("runs", "rounds", 3, 20),
+        )
+    else:
+        main()

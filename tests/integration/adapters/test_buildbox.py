@@ -41,7 +41,9 @@ from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot
 from zerocode.bootstrap.settings import Settings
+from zerocode.buildbox import run as buildbox_run
 from zerocode.buildbox.run import main
+from zerocode.publishing import toolchain as platform_toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
 
 BUCKET = "zc-builds"
@@ -407,3 +409,44 @@ def test_the_builds_own_server_serves_the_site_and_nothing_it_links_to(tmp_path:
         for path in ("leak.txt", "linked/secret.txt", "../secret.txt", "%2e%2e/secret.txt"):
             status, body = get(path)
             assert status == 404 and b"BOX-SECRET" not in body, path
+
+
+def test_the_images_warm_up_makes_a_read_only_compile_cache_builds_use(
+    installed_toolchain: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Dockerfile's ``python3 -m zerocode.buildbox.run warm-up``, with the toolchain's
+    Node first on the path as the image puts it: a compile cache of the platform's own
+    project, sealed; a build then runs with it (Node 22 reads it, writes nothing as the
+    image's non-root user, and a cache it cannot use is no failure)."""
+    own = platform_toolchain.node_binary()
+    assert own is not None
+    node = installed_toolchain / "node_modules" / own
+    monkeypatch.setenv("PATH", f"{node.parent}:{os.environ['PATH']}")
+    cache = tmp_path / "compile-cache"
+    assert buildbox_run.warm_up(installed_toolchain, cache) == 0
+    entries = list((cache / "entries").iterdir())
+    assert len(entries) >= 20  # Vite, its plugin, the SFC compiler, ...
+    assert any(p.is_symlink() for p in cache.iterdir())  # one name per uid, one cache
+    for path in [cache, *entries]:
+        assert not path.stat().st_mode & 0o222, path
+    # A build with it, as a build of the image runs (the program's own Vite step).
+    log = buildbox_run.Log()
+    files = platform_toolchain.build_tree(
+        {p: c.encode() for p, c in created_files("A Vue todo list").items()}
+    )
+    files[f".zerocode/toolchain/{platform_toolchain.LOCKFILE}"] = (
+        installed_toolchain / platform_toolchain.LOCKFILE
+    ).read_bytes()
+    job = buildbox_run.Job(
+        app_id="app1",
+        build_id="b1",
+        kind="vue_project",
+        preview=False,
+        source_url="",
+        toolchain=installed_toolchain,
+        chromium=None,
+        compile_cache=cache,
+    )
+    site = tmp_path / "site"
+    assert buildbox_run._build(job, files, tmp_path / "app", site, log), list(log.lines)
+    assert (site / "index.html").is_file()

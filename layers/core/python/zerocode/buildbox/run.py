@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zerocode.adapters.aws import build_handoff as handoff
+from zerocode.adapters.local.toolchain_store import share_cache
 from zerocode.buildbox import transfer
 from zerocode.buildbox.browser import check_site
 from zerocode.publishing import toolchain
@@ -25,6 +26,9 @@ from zerocode.publishing.picker import PICKER_FILE, with_picker
 
 KINDS = ("vue_project", "html", "multi_file")
 TOOLCHAIN = "/opt/zerocode/toolchain"  # the image's: node_modules, package.json, lockfile
+# Node's compile cache, made when the image is built (``warm_up``) and read-only afterwards:
+# Vite and the rest load without being compiled again (docs/builds.md, "Builds start warm").
+COMPILE_CACHE = "/opt/zerocode/compile-cache"
 BUILD_SECONDS = 180  # a local build's default (ZEROCODE_BUILD_TIMEOUT_SECONDS)
 LOG_LINES = 200
 
@@ -42,6 +46,7 @@ class Job:
     source_url: str
     toolchain: Path
     chromium: str | None
+    compile_cache: Path | None = None
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> Job:
@@ -67,6 +72,7 @@ class Job:
             source_url=env["ZEROCODE_SOURCE_URL"],
             toolchain=Path(env.get("ZEROCODE_TOOLCHAIN") or TOOLCHAIN),
             chromium=env.get("ZEROCODE_CHROMIUM") or shutil.which("chromium"),
+            compile_cache=Path(env.get("ZEROCODE_COMPILE_CACHE") or COMPILE_CACHE),
         )
 
 
@@ -190,7 +196,7 @@ def _build(job: Job, files: dict[str, bytes], app: Path, site: Path, log: Log) -
         return True
     _write_tree(files, app)
     _use_toolchain(job, app)
-    return _vite(app, site, log)
+    return _vite(app, site, log, cache=job.compile_cache)
 
 
 def _use_toolchain(job: Job, app: Path) -> None:
@@ -214,7 +220,9 @@ def _use_toolchain(job: Job, app: Path) -> None:
     modules.symlink_to(job.toolchain / "node_modules", target_is_directory=True)
 
 
-def _vite(app: Path, site: Path, log: Log) -> bool:
+def _vite(app: Path, site: Path, log: Log, *, cache: Path | None = None) -> bool:
+    """``vite build`` by the ``node`` on the path: in the image, the toolchain's Node 22
+    (the Dockerfile puts it first), the one a local build runs."""
     home = app.parent / "home"
     home.mkdir()
     env = {  # nothing of the build's own environment: no link, no role, no variable
@@ -223,6 +231,8 @@ def _vite(app: Path, site: Path, log: Log) -> bool:
         "TMPDIR": str(home),
         "NODE_ENV": "production",
     }
+    if cache is not None and cache.is_dir():  # read-only, except when the image is made
+        env["NODE_COMPILE_CACHE"] = str(cache)
     try:
         done = subprocess.run(
             ["node", *toolchain.VITE_ARGS],
@@ -301,5 +311,37 @@ def _pack(out: Path) -> bytes:
     return buffer.getvalue()
 
 
-if __name__ == "__main__":  # pragma: no cover - the package's __main__ is the entry
+def warm_up(toolchain_dir: Path, cache: Path) -> int:
+    """When the image is built (``python3 -m zerocode.buildbox.run warm-up``, as the image's
+    user): build the platform's own small project once with ``cache`` as Node's compile
+    cache, shared by the uids a build may run as (Node names its directory after the uid,
+    and the image's is 1000), read-only. Nothing of any app's is in it."""
+    log = Log()
+    work = Path(tempfile.mkdtemp(prefix="zerocode-warm-up-"))
+    try:
+        files = toolchain.build_tree(toolchain.WARM_UP_APP)
+        sent = f"{toolchain.PLATFORM_DIR}/toolchain/{toolchain.LOCKFILE}"
+        files[sent] = (toolchain_dir / toolchain.LOCKFILE).read_bytes()
+        job = Job(
+            app_id="warm-up",
+            build_id="warm-up",
+            kind="vue_project",
+            preview=False,
+            source_url="",
+            toolchain=toolchain_dir,
+            chromium=None,
+            compile_cache=cache,
+        )
+        cache.mkdir(parents=True, exist_ok=True)
+        built = _build(job, files, work / "app", work / "site", log)
+        made = built and share_cache(cache, [os.getuid(), 1000])
+        log.say(f"zerocode: warm-up build {'done' if built else 'failed'}; cache made: {made}")
+        return 0 if built and made else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":  # pragma: no cover - the package's __main__ is the build's entry
+    if sys.argv[1:2] == ["warm-up"]:  # once, when the image is built (Dockerfile)
+        sys.exit(warm_up(Path(TOOLCHAIN), Path(COMPILE_CACHE)))
     sys.exit(main(os.environ))

@@ -49,6 +49,8 @@ from zerocode.publishing import output_archive, toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome
 
 log = logging.getLogger(__name__)
+BOX_SAID = "zerocode: vite build in the box took"
+PREPARED, COLD = "prepared ahead", "started for this build"
 
 
 class LocalBuilder:
@@ -267,9 +269,9 @@ class LocalBuilder:
                     wait=self.limits.seconds,
                 )
                 prepared.take()
-                how = "started for this build"
+                how = COLD
             else:
-                how = "prepared ahead"
+                how = PREPARED
             await asyncio.to_thread(_write_tree, work, toolchain.build_tree(job.source.files))
             return await self._build_in_box(job, work, modules, install_log, prepared, how)
         except BoxUnavailable as exc:
@@ -307,8 +309,14 @@ class LocalBuilder:
         tmp = await asyncio.to_thread(self._tmp_for, final)
         said = f"{self.sandbox.description}; box {how}" if how else self.sandbox.description
         async with self._box(work, modules, prepared) as box:
+            # The box's part: from its start for a box started for this build, from the
+            # build's start for one prepared ahead (it was waiting).
+            started = time.monotonic()
+            if prepared is not None and how == COLD:
+                started = prepared.started_at
             run = await box.run(["node", *toolchain.VITE_ARGS])
-            log = [*install_log, f"$ vite build ({said})", *run.log]
+            took = time.monotonic() - started
+            log = [*install_log, f"$ vite build ({said})", *run.log, f"{BOX_SAID} {took:.3f} s"]
             if not run.ok:
                 return BuildOutcome(
                     ok=False,

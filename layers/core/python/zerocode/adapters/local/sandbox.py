@@ -206,6 +206,11 @@ class PreparedBox:
         return self._box.uid
 
     @property
+    def started_at(self) -> float:
+        """When its start began (``time.monotonic()``)."""
+        return self._standby.started_at
+
+    @property
     def ready(self) -> bool:
         """Still waiting for its build (not taken, not expired, its process alive)."""
         return self._standby.alive

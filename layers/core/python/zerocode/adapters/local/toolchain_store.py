@@ -92,7 +92,7 @@ class ToolchainStore:
             tmp.mkdir()
             try:
                 said = await warm(tmp)
-                if not await asyncio.to_thread(_share_cache, tmp, list(uids)):
+                if not await asyncio.to_thread(share_cache, tmp, list(uids)):
                     return False, [*said, "the warm-up build left no compile cache"]
                 with contextlib.suppress(OSError):
                     os.rename(tmp, self.compile_cache)
@@ -185,7 +185,7 @@ def _seal(tree: Path) -> None:
     os.chmod(tree, 0o755)  # the directory itself stays removable by the platform
 
 
-def _share_cache(cache: Path, uids: list[int]) -> bool:
+def share_cache(cache: Path, uids: list[int]) -> bool:
     """Node keeps its entries in ``v{version}-{arch}-{flags}-{uid}/``: the one the warm-up
     wrote becomes ``entries/``, and each box uid gets a relative link to it. Then the whole
     is the platform's and read-only. False when the warm-up wrote none."""
