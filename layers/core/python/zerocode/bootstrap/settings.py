@@ -135,6 +135,11 @@ class Settings(BaseSettings):
     build_timeout_seconds: float = Field(180, gt=0, le=900)
     build_memory_mb: int = Field(2048, ge=256)
     build_max_processes: int = Field(256, ge=16)
+    # Vue build boxes prepared ahead (docs/builds.md, "Builds start warm"): at most this many
+    # wait at a time (0: none; every build starts its own box), each unused one killed after
+    # build_prepared_seconds.
+    build_prepared_boxes: int = Field(2, ge=0, le=16)
+    build_prepared_seconds: float = Field(120, gt=0, le=900)
 
     # Per-user quotas: requests allowed in any window of rate_window_seconds.
     rate_chat: int = Field(5, ge=1)

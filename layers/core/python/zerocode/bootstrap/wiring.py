@@ -187,6 +187,8 @@ def platform(
                 settings.toolchain_dir or settings.data_dir / "toolchain", settings.npm_cache
             ),
             limits,
+            prepared_max=settings.build_prepared_boxes,
+            prepared_seconds=settings.build_prepared_seconds,
         ),
         publisher=publisher or SqlitePublisher(db),
         workspace=workspace,
