@@ -90,6 +90,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/checks.py
 	$(BIN)/python bench/edits.py
 	$(BIN)/python bench/routing.py
+	$(BIN)/python bench/preview.py
 
 # The CloudFormation template and assets in cdk.out/, as `cdk synth` makes them, without the
 # CDK CLI: infra/app.py run directly (cdk.json's context is read by it), with the real
