@@ -153,7 +153,8 @@ def measure(edits: int) -> dict[str, Any]:
                 for label, (kind, prompt) in APPS.items():
                     app = create(owner, prompt, kind)
                     first = chat(owner, app["id"], app["initPrompt"])
-                    assert first.done["status"] == "succeeded", first.done
+                    if not first.done or first.done["status"] != "succeeded":
+                        raise RuntimeError(f"the first turn of {label} ended {first.done}")
                     apps[label] = app
                 for i in range(edits + 1):  # the first of each: warm-up
                     for label, app in apps.items():
