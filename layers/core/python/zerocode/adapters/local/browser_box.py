@@ -25,6 +25,7 @@ import functools
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -105,11 +106,13 @@ class BrowserBox:
             chromium,
         ]
 
-    def script(self, chromium: str) -> str:
-        """The wrapper Playwright runs as the browser: its arguments, into the box."""
+    def script(self, chromium: str, pid_file: str | None = None) -> str:
+        """The wrapper Playwright runs as the browser: its arguments, into the box (and its
+        pid, which becomes bwrap's, into ``pid_file``)."""
+        record = f"echo $$ > {shlex.quote(pid_file)}\n" if pid_file else ""
         return f"""#!/bin/sh
 # zerocode: Chromium in its box (zerocode/adapters/local/browser_box.py). Generated.
-quiet=
+{record}quiet=
 for arg; do
   shift
   case "$arg" in
@@ -131,11 +134,44 @@ def wrapper(box: BrowserBox, chromium: str) -> Iterator[str]:
     directory = tempfile.mkdtemp(prefix="zerocode-browser-")
     try:
         path = Path(directory) / "chromium"
-        path.write_text(box.script(chromium))
+        path.write_text(box.script(chromium, f"{path}.pid"))
         path.chmod(0o700)
         yield str(path)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+class BoxProcess:
+    """The bwrap of a running box, held by a pidfd (never confused with a later process of
+    the same pid): :meth:`kill` ends the box and everything in it."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.fd: int | None = os.pidfd_open(pid)
+
+    @classmethod
+    def of(cls, wrapper_path: str) -> BoxProcess | None:
+        """The box a :func:`wrapper` started (its script wrote bwrap's pid), if still there."""
+        with contextlib.suppress(OSError, ValueError):
+            return cls(int(Path(f"{wrapper_path}.pid").read_text()))
+        return None
+
+    def kill(self) -> None:
+        """SIGKILL to the first process of the box's pid namespace (the kernel then kills
+        every other one in there) and to bwrap itself. bwrap has not been reaped while it is
+        signalled through the pidfd, so its children are its own."""
+        if self.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(self.fd, 0)  # still there (else nothing is its child)
+            children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+            for child in children:
+                with contextlib.suppress(OSError):
+                    os.kill(int(child), signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(self.fd, signal.SIGKILL)
+        os.close(self.fd)
+        self.fd = None
 
 
 def browser_box() -> tuple[BrowserBox | None, str]:

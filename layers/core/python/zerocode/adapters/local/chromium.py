@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from zerocode.adapters.local.browser_box import browser_box, wrapper
+from zerocode.adapters.local.browser_box import BoxProcess, browser_box, wrapper
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -40,6 +40,7 @@ CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking", "--disable-
 NO_SANDBOX = "--no-sandbox"  # never passed: Chromium keeps its sandbox in the box
 FETCH_TIMEOUT_MS = 15_000  # one request of the app's own origin, on the platform's side
 MAX_REDIRECTS = 5  # followed within the app's own origin
+LAUNCH_TIMEOUT_MS = 20_000
 # Run in every frame before the page's own scripts: peer connections send UDP straight from
 # the network service, which routing never sees (the box has no network either).
 NO_WEBRTC = """for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection",
@@ -68,58 +69,74 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
 
 
-def launch_args(url: str) -> list[str]:
-    """Chromium's switches for loading ``url`` alone: no host name resolves but its own."""
-    host = urlsplit(url).hostname or ""
-    return [*CHROMIUM_ARGS, f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {host}"]
+def launch_args(url: str | None = None) -> list[str]:
+    """Chromium's switches: no host name resolves (the box has no network either; the app's
+    own origin reaches the page through routing, fetched on the platform's side). With
+    ``url``, its host name is left to resolve: the AWS build's browser, which has no box and
+    loads that one URL (zerocode.buildbox.browser)."""
+    rules = "MAP * ~NOTFOUND"
+    if url is not None:
+        rules += f", EXCLUDE {urlsplit(url).hostname or ''}"
+    return [*CHROMIUM_ARGS, f"--host-resolver-rules={rules}"]
 
 
-async def launch(pw: Playwright, executable: str, url: str) -> Browser:
-    """A headless Chromium for ``url`` in its box, sandboxed; RuntimeError without a box."""
+async def launch(pw: Playwright, executable: str, url: str | None = None) -> Browser:
+    """A headless Chromium in its box, sandboxed; RuntimeError without a box. One browser
+    serves any number of apps, each in a context of its own (``url`` is not needed: no host
+    name resolves in there; accepted for older callers)."""
+    return (await launch_boxed(pw, executable))[0]
+
+
+async def launch_boxed(pw: Playwright, executable: str) -> tuple[Browser, BoxProcess | None]:
+    """:func:`launch`, and its box (killing it ends every process in there)."""
     box, why = browser_box()
     if box is None:
         raise RuntimeError(f"the browser is {why}")
     with wrapper(box, executable) as boxed:
-        return await pw.chromium.launch(
-            executable_path=boxed, headless=True, args=launch_args(url), chromium_sandbox=True
+        browser = await pw.chromium.launch(
+            executable_path=boxed,
+            headless=True,
+            args=launch_args(),
+            chromium_sandbox=True,
+            timeout=LAUNCH_TIMEOUT_MS,
         )
+        return browser, BoxProcess.of(boxed)
 
 
-async def confined(
-    browser: Browser,
-    url: str,
-    viewport: dict[str, int] | None = None,
-    seen: list[str] | None = None,
-) -> BrowserContext:
-    """A browser context that loads only ``url``'s origin, fetched on the platform's side:
-    anything else is aborted (and its URL appended to ``seen``, for tests and logs)."""
-    own = origin_of(url)
-    context = await browser.new_context(
-        viewport=viewport or VIEWPORT,  # type: ignore[arg-type]
-        service_workers="block",
-        accept_downloads=False,
-        java_script_enabled=True,
-    )
+class Confinement:
+    """The routing of one browser context: only ``own``'s origin is fetched (on the platform's
+    side), everything else is aborted and its URL appended to ``seen`` (for tests and logs).
+    Until it is aimed at an app (a context opened ahead of need), nothing is fetched at all."""
 
-    def blocked(target: str) -> None:
-        if seen is not None:
-            seen.append(target)
+    def __init__(self) -> None:
+        self.own: str | None = None
+        self.seen: list[str] | None = None
 
-    async def route(route: Route) -> None:
+    def aim(self, url: str, seen: list[str] | None = None) -> None:
+        """Confine the context to ``url``'s origin, once: a context serves one app only."""
+        if self.own is not None:
+            raise RuntimeError("a browser context serves one app only")
+        self.own, self.seen = origin_of(url), seen
+
+    def blocked(self, target: str) -> None:
+        if self.seen is not None:
+            self.seen.append(target)
+
+    async def route(self, route: Route) -> None:
         target = route.request.url
         try:
-            mine = origin_of(target) == own
+            mine = self.own is not None and origin_of(target) == self.own
         except ValueError:  # data:, blob:, about: are never fetched over the network
             if target.startswith(("data:", "blob:", "about:")):
                 await route.continue_()
                 return
             mine = False
-        if not mine:
-            blocked(target)
+        if not mine or self.own is None:
+            self.blocked(target)
             await route.abort("blockedbyclient")
             return
         try:
-            response = await _fetch(route, target, own, blocked)
+            response = await _fetch(route, target, self.own, self.blocked)
         except Exception:  # the sites server does not answer, or the context closed
             with contextlib.suppress(Exception):
                 await route.abort("connectionfailed")
@@ -130,13 +147,39 @@ async def confined(
             else:
                 await route.fulfill(response=response)
 
-    async def websocket(ws: WebSocketRoute) -> None:
-        blocked(ws.url)
+    async def websocket(self, ws: WebSocketRoute) -> None:
+        self.blocked(ws.url)
         await ws.close(code=1008, reason="blocked")  # never connected to any server
 
-    await context.route("**/*", route)
-    await context.route_web_socket("**", websocket)
+
+async def confined_context(
+    browser: Browser, viewport: dict[str, int] | None = None
+) -> tuple[BrowserContext, Confinement]:
+    """A fresh context of ``browser`` (its own cookies, storage, cache; service workers
+    blocked) whose every request goes through a :class:`Confinement` not yet aimed."""
+    context = await browser.new_context(
+        viewport=viewport or VIEWPORT,  # type: ignore[arg-type]
+        service_workers="block",
+        accept_downloads=False,
+        java_script_enabled=True,
+    )
+    confinement = Confinement()
+    await context.route("**/*", confinement.route)
+    await context.route_web_socket("**", confinement.websocket)
     await context.add_init_script(NO_WEBRTC)
+    return context, confinement
+
+
+async def confined(
+    browser: Browser,
+    url: str,
+    viewport: dict[str, int] | None = None,
+    seen: list[str] | None = None,
+) -> BrowserContext:
+    """A browser context that loads only ``url``'s origin, fetched on the platform's side:
+    anything else is aborted (and its URL appended to ``seen``, for tests and logs)."""
+    context, confinement = await confined_context(browser, viewport)
+    confinement.aim(url, seen)
     return context
 
 

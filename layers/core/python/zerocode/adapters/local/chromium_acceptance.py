@@ -6,7 +6,7 @@ The check starts at the app's root; its steps act as a user would (by role and n
 text, or CSS: the first match), then each expectation is polled until it holds or its time
 is up. The first step or expectation that fails ends the check, with evidence: where, what
 was expected, what was found, and a screenshot. :class:`ChromiumAcceptance` runs an app's
-suite this way, one browser for the suite, a fresh context per check.
+suite this way: a fresh context per check in the kept browser (:mod:`.browser_pool`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
-from zerocode.adapters.local.chromium import confined, launch, playwright_installed
+from zerocode.adapters.local.browser_pool import BrowserDidNotStart
+from zerocode.adapters.local.chromium import confined, playwright_installed
 from zerocode.adapters.local.chromium_check import ChromiumCheck
 from zerocode.apps.records import App
 from zerocode.engine import check_suite
@@ -76,24 +77,19 @@ class ChromiumAcceptance:
             return not_run("the preview does not show this build")
         if not playwright_installed():
             return not_run("no browser is installed here")
-        from playwright.async_api import async_playwright
-
         done: list[CheckResult] = []
-        async with self.check.slots_here(), async_playwright() as pw:
-            try:
-                browser = await launch(pw, self.check.executable, url)
-            except Exception as exc:
-                log.warning("acceptance checks not run: Chromium did not start (%s)", exc)
-                return not_run("the browser did not start")
+        async with self.check.slots_here():
             try:
                 async with asyncio.timeout(SUITE_SECONDS):
                     for stored in checks:
-                        done.append(_result(stored, await run_check(browser, url, stored.check)))
+                        async with self.check.browsers.page(url) as page:
+                            outcome = await check_in_page(page, url, stored.check)
+                        done.append(_result(stored, outcome))
+            except BrowserDidNotStart as exc:
+                log.warning("acceptance checks not run: Chromium did not start (%s)", exc)
+                return not_run("the browser did not start", done)
             except TimeoutError:
                 return not_run(f"the suite took longer than {SUITE_SECONDS:g} s", done)
-            finally:
-                with contextlib.suppress(Exception):
-                    await browser.close()
         return RunOutcome(tuple(done))
 
 
@@ -119,17 +115,27 @@ class _Failed(Exception):
         self.where, self.expected, self.actual = where, expected, actual[:MAX_ACTUAL]
 
 
-async def run_check(
-    browser: Browser,
+async def run_check(browser: Browser, url: str, check: Check, **bounds: float) -> CheckOutcome:
+    """Run ``check`` against the app at ``url`` (its root) in a fresh confined context of
+    ``browser`` (``bounds``: :func:`check_in_page`'s)."""
+    context = await confined(browser, url)
+    try:
+        return await check_in_page(await context.new_page(), url, check, **bounds)
+    finally:
+        with contextlib.suppress(Exception):
+            await context.close()
+
+
+async def check_in_page(
+    page: Page,
     url: str,
     check: Check,
     *,
     action_ms: float = ACTION_MS,
     expect_ms: float = EXPECT_MS,
 ) -> CheckOutcome:
-    """Run ``check`` against the app at ``url`` (its root) in a fresh confined context."""
-    context = await confined(browser, url)
-    page = await context.new_page()
+    """Run ``check`` against the app at ``url`` (its root) in ``page``, of a fresh context
+    confined to that origin."""
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -148,9 +154,6 @@ async def run_check(
             "failed",
             await _evidence(page, _Failed("the check", f"done within {CHECK_SECONDS:g} s", "")),
         )
-    finally:
-        with contextlib.suppress(Exception):
-            await context.close()
 
 
 async def _evidence(page: Page, failed: _Failed) -> Evidence:

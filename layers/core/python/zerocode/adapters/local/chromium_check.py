@@ -39,10 +39,10 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from zerocode.adapters.local.browser_pool import BrowserDidNotStart, BrowserPool, kept_browser
 from zerocode.adapters.local.chromium import (
     confined,
     find_chromium,
-    launch,
     origin_of,
     playwright_installed,
     usable,
@@ -59,8 +59,8 @@ log = logging.getLogger(__name__)
 MAX_PROBLEMS = 10
 MAX_PROBLEM_CHARS = 300
 LOAD_TIMEOUT_MS = 10_000  # the page's load event; past it the page is reported as hanging
-SETTLE_MS = 2_000  # after load: until the network is idle, at most this long
-QUIET_MS = 250  # then a moment for what runs on timers and microtasks (a router's first view)
+SETTLE_MS = 2_000  # after load: until no request is in flight for QUIET_MS, at most this long
+QUIET_MS = 100  # no request in flight this long: settled (a router's first view has loaded)
 # Past this the whole check is abandoned (a browser that does not close, say): no problems.
 GIVE_UP_SECONDS = 45.0
 _KEY = re.compile(r"[A-Za-z0-9_-]{20,}")  # a preview key, in a URL written to the log
@@ -138,8 +138,10 @@ class ChromiumCheck:
         timeout_ms: float = LOAD_TIMEOUT_MS,
         settle_ms: float = SETTLE_MS,
         slots: int = 2,
+        browsers: BrowserPool | None = None,
     ) -> None:
         self.urls, self.executable = urls, executable
+        self.browsers = browsers or kept_browser(executable)
         self.apps, self.publisher = apps, publisher
         self.timeout_ms, self.settle_ms = timeout_ms, settle_ms
         self.slots = slots
@@ -189,9 +191,10 @@ class ChromiumCheck:
 
     async def check_url(self, url: str, *, vue: bool) -> list[str] | None:
         """The problems of the page at ``url`` (see the module's docstring), or None when
-        it could not be checked. At most ``slots`` browsers run at once, per event loop: a
-        burst of turns waits for a slot (up to GIVE_UP_SECONDS) rather than starting a
-        browser each."""
+        it could not be checked. At most ``slots`` checks run at once, per event loop, each
+        in a context of its own in the kept browser (:mod:`.browser_pool`): a burst of turns
+        waits for a slot (up to GIVE_UP_SECONDS). A check past GIVE_UP_SECONDS has the
+        browser replaced."""
         findings = Findings(origin=origin_of(url))
         slots = self.slots_here()
         try:
@@ -202,7 +205,11 @@ class ChromiumCheck:
             return None
         try:
             await asyncio.wait_for(self._load(url, findings, vue=vue), GIVE_UP_SECONDS)
-        except Exception as exc:  # TimeoutError included: never a turn's failure
+        except TimeoutError:
+            log.warning("runtime check of %s abandoned: timeout; browser replaced", _public(url))
+            await self.browsers.replace()
+            return None
+        except Exception as exc:  # never a turn's failure
             log.warning(
                 "runtime check of %s abandoned: %s", _public(url), _first_line(exc) or "timeout"
             )
@@ -216,27 +223,20 @@ class ChromiumCheck:
             log.warning("runtime check skipped: Playwright's package is not installed")
             findings.discard()
             return
-        from playwright.async_api import async_playwright
-
-        async with async_playwright() as pw:
-            try:
-                browser = await launch(pw, self.executable, url)
-            except Exception as exc:
-                log.warning("runtime check skipped: Chromium did not start (%s)", _first_line(exc))
-                findings.discard()
-                return
-            try:
-                await inspect(
-                    browser,
+        try:
+            async with self.browsers.page(url, findings.blocked) as page:
+                await inspect_page(
+                    page,
                     url,
                     findings,
                     vue=vue,
                     timeout_ms=self.timeout_ms,
                     settle_ms=self.settle_ms,
                 )
-            finally:
-                with contextlib.suppress(Exception):
-                    await browser.close()
+        except BrowserDidNotStart as exc:
+            log.warning("runtime check skipped: Chromium did not start (%s)", exc)
+            findings.discard()
+            return
         if findings.blocked:
             log.info(
                 "runtime check of %s: %d request(s) elsewhere aborted",
@@ -245,34 +245,42 @@ class ChromiumCheck:
             )
 
 
-async def inspect(
-    browser: Browser,
+async def inspect(browser: Browser, url: str, findings: Findings, **how: Any) -> Page | None:
+    """Load ``url`` in a context of ``browser`` confined to its origin and record what fails
+    there in ``findings`` (``how``: :func:`inspect_page`'s); the page, still open, when it
+    loaded (for a cover), else None. The AWS build's in-box check (zerocode.buildbox), with
+    a browser of its own."""
+    context = await confined(browser, url, seen=findings.blocked)
+    page = await context.new_page()
+    return page if await inspect_page(page, url, findings, **how) else None
+
+
+async def inspect_page(
+    page: Page,
     url: str,
     findings: Findings,
     *,
     vue: bool,
     timeout_ms: float = LOAD_TIMEOUT_MS,
     settle_ms: float = SETTLE_MS,
-) -> Page | None:
-    """Load ``url`` in a context of ``browser`` confined to its origin and record what fails
-    there in ``findings``; the page, still open, when it loaded (for a cover), else None.
-    Shared by this adapter and the AWS build's in-box check (zerocode.buildbox)."""
+) -> bool:
+    """Load ``url`` in ``page`` (of a context confined to its origin) and record what fails
+    there in ``findings``; whether it loaded."""
     from playwright.async_api import Error as PlaywrightError
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-    context = await confined(browser, url, seen=findings.blocked)
-    page = await context.new_page()
     page.on("pageerror", lambda error: _page_error(findings, error))
     page.on("console", lambda message: _console(findings, message))
+    traffic = Traffic(page)
     try:
         response = await page.goto(url, wait_until="load", timeout=timeout_ms)
     except PlaywrightTimeout:
         findings.add(f"the page did not finish loading within {timeout_ms / 1000:g} s")
-        return None
+        return False
     except PlaywrightError as exc:  # the sites server, not the page
         log.warning("runtime check of %s skipped: %s", _public(url), _first_line(exc))
         findings.discard()
-        return None
+        return False
     if response is None or not response.ok:
         log.warning(
             "runtime check of %s skipped: the preview answered HTTP %s",
@@ -280,19 +288,54 @@ async def inspect(
             response.status if response is not None else "nothing",
         )
         findings.discard()
-        return None
-    await _settle(page, settle_ms, PlaywrightTimeout)
+        return False
+    await traffic.settled(QUIET_MS, settle_ms)
     empty = await page.evaluate(_EMPTY, vue)
     if isinstance(empty, str):
         findings.add(empty)
-    return page
+    return True
 
 
-async def _settle(page: Page, settle_ms: float, timed_out: type[Exception]) -> None:
-    """After load: until the network is idle (at most ``settle_ms``), then a moment more."""
-    with contextlib.suppress(timed_out):
-        await page.wait_for_load_state("networkidle", timeout=settle_ms)
-    await page.wait_for_timeout(QUIET_MS)
+class Traffic:
+    """The page's requests in flight (its own origin's and those the confinement aborts): the
+    page has settled once none has been for a while."""
+
+    def __init__(self, page: Page) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.flying: set[object] = set()
+        self.since = self.loop.time()  # of the last change
+        self.changed = asyncio.Event()
+        page.on("request", self._started)
+        page.on("requestfinished", self._ended)
+        page.on("requestfailed", self._ended)
+
+    def _started(self, request: object) -> None:
+        self.flying.add(request)
+        self._change()
+
+    def _ended(self, request: object) -> None:
+        self.flying.discard(request)
+        self._change()
+
+    def _change(self) -> None:
+        self.since = self.loop.time()
+        self.changed.set()
+
+    async def settled(self, quiet_ms: float, bound_ms: float) -> None:
+        """Until no request has been in flight for ``quiet_ms`` (counted from now at the
+        earliest), at most ``bound_ms``."""
+        now = self.loop.time()
+        deadline, self.since = now + bound_ms / 1000, max(self.since, now)
+        while (now := self.loop.time()) < deadline:
+            if self.flying:
+                wait = deadline - now
+            else:
+                wait = min(self.since + quiet_ms / 1000, deadline) - now
+                if wait <= 0:
+                    return
+            self.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), wait)
 
 
 def _page_error(findings: Findings, error: Any) -> None:

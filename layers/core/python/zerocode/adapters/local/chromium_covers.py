@@ -21,6 +21,7 @@ import re
 import shutil
 from pathlib import Path
 
+from zerocode.adapters.local.browser_pool import BrowserPool, kept_browser
 from zerocode.adapters.local.chromium import (
     CHROMIUM_ARGS,
     NO_SANDBOX,
@@ -62,10 +63,16 @@ def _public(url: str) -> str:
 
 class ChromiumCovers:
     def __init__(
-        self, root: Path, sites_url: str, executable: str, timeout_ms: float = 15_000
+        self,
+        root: Path,
+        sites_url: str,
+        executable: str,
+        timeout_ms: float = 15_000,
+        browsers: BrowserPool | None = None,
     ) -> None:
         self.root, self.sites_url, self.executable = root, sites_url.rstrip("/"), executable
         self.timeout_ms = timeout_ms
+        self.browsers = browsers or kept_browser(executable)  # shared with the runtime check
 
     async def __call__(self, app: App) -> str | None:
         if not app.deploy_url or not app.deploy_build_id:
@@ -86,20 +93,16 @@ class ChromiumCovers:
         return (await self._shoot(url, None))[0]
 
     async def _shoot(self, url: str, target: Path | None) -> tuple[bytes, list[str]]:
-        from playwright.async_api import async_playwright
+        from zerocode.adapters.local.chromium_check import QUIET_MS, SETTLE_MS, Traffic
 
         blocked: list[str] = []
-        async with async_playwright() as pw:
-            browser = await launch(pw, self.executable, url)
-            try:
-                context = await confined(browser, url, seen=blocked)
-                page = await context.new_page()
-                await page.goto(url, wait_until="networkidle", timeout=self.timeout_ms)
-                png = await page.screenshot(
-                    path=str(target) if target is not None else None, type="png"
-                )
-            finally:
-                await browser.close()
+        async with self.browsers.page(url, blocked) as page:
+            traffic = Traffic(page)
+            await page.goto(url, wait_until="load", timeout=self.timeout_ms)
+            await traffic.settled(QUIET_MS, SETTLE_MS)
+            png = await page.screenshot(
+                path=str(target) if target is not None else None, type="png"
+            )
         if blocked:
             log.info("cover of %s: %d request(s) elsewhere aborted", _public(url), len(blocked))
         return png, blocked
