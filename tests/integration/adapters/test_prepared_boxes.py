@@ -280,3 +280,24 @@ def test_builds_still_work_when_the_cache_does_not_fit(tmp_path: Path, toolchain
     b.limits = Limits(memory_bytes=1 << 30)
     outcome = asyncio.run(build(b, "app1"))
     assert outcome.ok, outcome.log_tail
+
+
+def test_the_engines_call_prepares_in_the_background(tmp_path: Path, toolchain_dir: Path) -> None:
+    """``prepare(app_id)``, what the engine calls when a turn starts: returns at once, never
+    raises (off the loop, a bad id, twice), and the app's next build uses the box."""
+    b = builder(tmp_path, toolchain_dir)
+    b.prepare("app1")  # no running loop: nothing happens
+
+    async def main() -> None:
+        b.prepare("app1")
+        b.prepare("app1")  # asked again while it is being made: still one box
+        b.prepare("../x")  # not an app id: logged, nothing prepared
+        for _ in range(400):
+            if "app1" in b._prepared:
+                break
+            await asyncio.sleep(0.05)
+        assert list(b._prepared) == ["app1"]
+        outcome = await build(b, "app1")
+        assert outcome.ok and PREPARED in outcome.log_tail, outcome.log_tail
+
+    asyncio.run(main())

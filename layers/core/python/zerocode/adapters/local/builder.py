@@ -91,7 +91,18 @@ class LocalBuilder:
     def prepare(self, app_id: str) -> None:
         """Start a box for ``app_id``'s next Vue build, in the background (call it from the
         event loop when a turn of a Vue app starts; it returns at once and never fails)."""
-        task = asyncio.get_running_loop().create_task(self.prepare_box(app_id))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the loop: nothing is prepared, the build starts cold
+            return
+
+        async def quietly() -> None:
+            try:
+                await self.prepare_box(app_id)
+            except Exception:  # a box not prepared costs only time: the build starts one
+                log.exception("preparing a build box for %s failed", app_id)
+
+        task = loop.create_task(quietly())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -271,7 +282,7 @@ class LocalBuilder:
                 prepared.take()
                 how = COLD
             else:
-                how = PREPARED
+                how = PREPARED if prepared is not None else ""
             await asyncio.to_thread(_write_tree, work, toolchain.build_tree(job.source.files))
             return await self._build_in_box(job, work, modules, install_log, prepared, how)
         except BoxUnavailable as exc:
