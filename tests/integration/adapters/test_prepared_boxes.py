@@ -301,3 +301,36 @@ def test_the_engines_call_prepares_in_the_background(tmp_path: Path, toolchain_d
         assert outcome.ok and PREPARED in outcome.log_tail, outcome.log_tail
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "vector", ["hostile configuration", "new URL, /proc/self/environ", "CSS @import, absolute"]
+)
+def test_a_prepared_box_confines_a_hostile_build_as_a_cold_one_does(
+    tmp_path: Path, toolchain_dir: Path, vector: str
+) -> None:
+    """Vite and the Vue plugin were loaded before the platform's vite.config.js: its
+    confinement still holds (the hostile build suites run through boxes started for the
+    build; these two through boxes prepared ahead)."""
+    from tests.integration.publishing import test_build_inert as inert
+
+    if vector == "hostile configuration":
+        files = inert.hostile_project()
+    else:
+        files = inert.project_with(inert.VECTORS[vector])
+
+    async def main() -> BuildOutcome:
+        b = builder(tmp_path, toolchain_dir)
+        assert await b.prepare_box("app1") is not None
+        await asyncio.sleep(1.0)
+        outcome = await build(b, "app1", files)
+        assert PREPARED in outcome.log_tail, outcome.log_tail
+        return outcome
+
+    outcome = asyncio.run(main())
+    if vector == "hostile configuration":
+        inert.assert_inert(outcome)
+    else:
+        assert not outcome.ok and outcome.error, outcome.log_tail
+        assert "outside the project" in outcome.error
+        assert not [f for f in inert._secrets() if f in outcome.log_tail.encode()]
