@@ -11,6 +11,7 @@ import http.server
 import json
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,8 @@ class Site:
 
     pages: dict[str, str]
     requests: list[str] = field(default_factory=list)
+    host: str = "app1.localhost"
+    delays: dict[str, float] = field(default_factory=dict)  # seconds before a path answers
     directory: Path | None = None  # or serve the files of a build's output
     server: http.server.ThreadingHTTPServer | None = None
 
@@ -71,6 +74,7 @@ class Site:
                     super().do_GET()
                     return
                 path = self.path.split("?")[0]
+                time.sleep(outer.delays.get(path, 0))
                 page = outer.pages.get(path)
                 if page is None:
                     self.send_error(404)
@@ -99,7 +103,7 @@ class Site:
 
     @property
     def url(self) -> str:
-        return f"http://app1.localhost:{self.port}/"
+        return f"http://{self.host}:{self.port}/"
 
     def stop(self) -> None:
         if self.server is not None:
@@ -443,3 +447,25 @@ def test_checks_beyond_the_browser_slots_wait_for_one() -> None:
         assert running["most"] == 1
     finally:
         site.stop()
+
+
+def test_what_starts_just_after_load_is_still_seen() -> None:
+    """The settle wait (no request in flight for QUIET_MS, at most SETTLE_MS): a request a
+    timer starts just after load and the server answers slowly (a router's first view loads
+    its chunk this way), and what its answer makes fail, is seen; so is what the page logs
+    meanwhile."""
+    page = """<body><h1>x</h1><script>
+  setTimeout(() => fetch("/late.json").then((r) => r.json())
+    .then((d) => { throw new Error(d.m); }), 30);
+  setTimeout(() => console.error("soon after load"), 60);
+</script></body>"""
+    site = Site({"/": page, "/late.json": '{"m": "late data"}'}, delays={"/late.json": 0.6})
+    site.start()
+    try:
+        check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
+        problems = asyncio.run(check.check_url(site.url, vue=False))
+    finally:
+        site.stop()
+    assert problems is not None and len(problems) == 2, problems
+    assert problems[0].startswith("console.error: soon after load"), problems
+    assert "late data" in problems[1], problems

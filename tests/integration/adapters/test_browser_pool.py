@@ -1,0 +1,293 @@
+"""One kept browser for every browser check (issue 28, point 2), in real Chromium in its box:
+two apps checked in it, one after the other and at once, see none of each other's storage,
+cookies or network; checks reuse the one browser; a crashed or stuck one is replaced; none
+outlives its event loop or its process; pages load though no host name resolves."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.adapters.test_browser_confinement import _boxed_pids, boxed_or_skip
+from tests.integration.adapters.test_chromium_check import Site
+from zerocode.adapters.local import chromium_check
+from zerocode.adapters.local.browser_pool import BrowserPool
+from zerocode.adapters.local.chromium import launch_args
+from zerocode.adapters.local.chromium_check import ChromiumCheck
+from zerocode.publishing.pointers import SiteUrls
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# What the first app leaves behind in every store a page has, and what it tries on the other.
+WRITE = """async (other) => {
+  localStorage.setItem("secret", "of app A");
+  sessionStorage.setItem("secret", "of app A");
+  document.cookie = "secret=of-app-A; path=/; max-age=3600";
+  await new Promise((done, failed) => {
+    const open = indexedDB.open("a-db", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("s");
+    open.onsuccess = () => {
+      const tx = open.result.transaction("s", "readwrite");
+      tx.objectStore("s").put("of app A", "secret");
+      tx.oncomplete = () => done();
+      tx.onerror = () => failed(tx.error);
+    };
+    open.onerror = () => failed(open.error);
+  });
+  const reached = [];
+  for (const url of [other + "from-a", other.replace(/\\/\\/[^:]+:/, "//127.0.0.1:") + "ip"]) {
+    try { await fetch(url, {mode: "no-cors"}); reached.push(url); } catch (e) {}
+  }
+  return reached;
+}"""
+READ = """async () => ({
+  local: Object.keys(localStorage), session: Object.keys(sessionStorage),
+  cookie: document.cookie,
+  databases: (await indexedDB.databases()).map((d) => d.name),
+})"""
+
+
+@pytest.fixture
+def apps() -> Iterator[tuple[Site, Site]]:
+    pages = {"/": "<body><h1>app</h1></body>", "/from-a": "x", "/ip": "x"}
+    a, b = Site(dict(pages), host="a-app.localhost"), Site(dict(pages), host="b-app.localhost")
+    a.start()
+    b.start()
+    yield a, b
+    a.stop()
+    b.stop()
+
+
+async def _write(pool: BrowserPool, a: Site, b: Site) -> dict[str, Any]:
+    seen: list[str] = []
+    async with pool.page(a.url, seen) as page:
+        await page.goto(a.url)
+        reached = await page.evaluate(WRITE, b.url)
+        state = await page.context.storage_state(indexed_db=True)
+        return {"reached": reached, "seen": seen, "state": state}
+
+
+async def _read(pool: BrowserPool, url: str) -> dict[str, Any]:
+    async with pool.page(url) as page:
+        await page.goto(url)
+        found = await page.evaluate(READ)
+        return {**found, "state": await page.context.storage_state(indexed_db=True)}
+
+
+def _assert_isolated(wrote: dict[str, Any], read: dict[str, Any], a: Site, b: Site) -> None:
+    # the first app did store everything (else the test proves nothing) ...
+    assert [c["name"] for c in wrote["state"]["cookies"]] == ["secret"]
+    (origin,) = wrote["state"]["origins"]
+    assert origin["localStorage"] == [{"name": "secret", "value": "of app A"}]
+    assert [db["name"] for db in origin["indexedDB"]] == ["a-db"]
+    # ... and its request to the other app was aborted, never fetched
+    assert wrote["reached"] == []
+    assert f"{b.url}from-a" in wrote["seen"]
+    assert "/from-a" not in b.requests and "/ip" not in b.requests
+    # the other check sees nothing of it, and its context holds nothing at all
+    assert (read["local"], read["session"], read["cookie"], read["databases"]) == ([], [], "", [])
+    assert read["state"] == {"cookies": [], "origins": []}
+
+
+def test_two_apps_in_the_kept_browser_share_no_storage_cookies_or_network(
+    apps: tuple[Site, Site],
+) -> None:
+    a, b = apps
+    pool = BrowserPool(boxed_or_skip())
+
+    async def one_after_the_other() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], int]:
+        wrote = await _write(pool, a, b)
+        other = await _read(pool, b.url)
+        again = await _read(pool, a.url)  # the same app's next check starts empty too
+        return wrote, other, again, pool.launches()
+
+    wrote, other, again, launches = asyncio.run(one_after_the_other())
+    assert launches == 1
+    _assert_isolated(wrote, other, a, b)
+    _assert_isolated(wrote, again, a, b)
+
+
+def test_two_apps_checked_at_once_share_nothing(apps: tuple[Site, Site]) -> None:
+    a, b = apps
+    pool = BrowserPool(boxed_or_skip())
+
+    async def at_once() -> tuple[dict[str, Any], dict[str, Any], int]:
+        written = asyncio.Event()
+        seen: list[str] = []
+        async with pool.page(a.url, seen) as first:
+            await first.goto(a.url)
+
+            async def other() -> dict[str, Any]:
+                async with pool.page(b.url) as second:  # open while the first still is
+                    await second.goto(b.url)
+                    await written.wait()
+                    found = await second.evaluate(READ)
+                    return {**found, "state": await second.context.storage_state(indexed_db=True)}
+
+            reading = asyncio.create_task(other())
+            reached = await first.evaluate(WRITE, b.url)
+            state = await first.context.storage_state(indexed_db=True)
+            written.set()
+            read = await reading
+        return {"reached": reached, "seen": seen, "state": state}, read, pool.launches()
+
+    wrote, read, launches = asyncio.run(at_once())
+    assert launches == 1
+    _assert_isolated(wrote, read, a, b)
+
+
+def test_checks_share_one_browser_and_a_crashed_one_is_replaced() -> None:
+    site = Site({"/": "<body><h1>fine</h1></body>"})
+    site.start()
+    check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), boxed_or_skip())
+    check.browsers = BrowserPool(check.executable)
+
+    async def run() -> tuple[list[Any], int, int]:
+        found = [await check.check_url(site.url, vue=False) for _ in range(3)]
+        before = check.browsers.launches()
+        kept = check.browsers._loops[asyncio.get_running_loop()]
+        assert kept.box is not None and kept.browser is not None
+        gone = asyncio.Event()
+        kept.browser.on("disconnected", lambda _: gone.set())
+        kept.box.kill()  # a crash: every process of the browser gone
+        await asyncio.wait_for(gone.wait(), 10)
+        found.append(await check.check_url(site.url, vue=False))
+        return found, before, check.browsers.launches()
+
+    try:
+        found, before, after = asyncio.run(run())
+    finally:
+        site.stop()
+    assert found == [[], [], [], []]
+    assert (before, after) == (1, 2)
+
+
+def test_a_stuck_check_has_the_browser_killed_and_the_next_check_works(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(chromium_check, "GIVE_UP_SECONDS", 2.0)
+    site = Site({"/": "<body><h1>x</h1><script>while (true) {}</script></body>"})
+    fine = Site({"/": "<body><h1>fine</h1></body>"})
+    site.start()
+    fine.start()
+    check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), boxed_or_skip(), timeout_ms=30_000)
+    check.browsers = BrowserPool(check.executable)
+
+    async def run() -> tuple[Any, Any, set[int], int]:
+        await check.browsers.warm()
+        kept = check.browsers._loops[asyncio.get_running_loop()]
+        assert kept.box is not None
+        old = {p for p in _boxed_pids() if _descends(p, kept.box.pid)}
+        stuck = await check.check_url(site.url, vue=False)  # past its bound: abandoned
+        after = await check.check_url(fine.url, vue=False)
+        return stuck, after, old, check.browsers.launches()
+
+    try:
+        started = time.monotonic()
+        stuck, after, old, launches = asyncio.run(run())
+        took = time.monotonic() - started
+    finally:
+        site.stop()
+        fine.stop()
+    assert stuck is None and after == [] and launches == 2
+    assert old and not old & set(_boxed_pids())  # the stuck browser's processes are gone
+    assert took < 20
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return False
+
+
+SERVER = """
+import asyncio, sys, time
+sys.path.insert(0, {root!r})
+from tests.integration.adapters.test_chromium_check import Site
+from zerocode.adapters.local.chromium_check import ChromiumCheck
+from zerocode.publishing.pointers import SiteUrls
+
+site = Site({{"/": "<body><h1>fine</h1></body>"}})
+site.start()
+
+async def main():
+    check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), {executable!r})
+    print(check.check_url and await check.check_url(site.url, vue=False), flush=True)
+    if {forever!r}:
+        await asyncio.sleep(600)
+
+try:
+    import uvloop
+    factory = uvloop.new_event_loop
+except ImportError:
+    factory = None
+with asyncio.Runner(loop_factory=factory) as runner:  # as the server runs its loop
+    runner.run(main())
+print("stopped", flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["stops", "is killed"])
+def test_no_browser_outlives_the_server(how: str) -> None:
+    """The server's loop ends (a stop) or its process is killed: no boxed process is left."""
+    script = SERVER.format(root=str(ROOT), executable=boxed_or_skip(), forever=how != "stops")
+    server = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "layers/core/python")},
+    )
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().strip() == "[]"
+        ours = {p for p in _boxed_pids() if _descends(p, server.pid)}
+        assert ours, "no boxed browser of the server's"
+        if how == "stops":
+            assert server.stdout.readline().strip() == "stopped"
+            server.wait(timeout=20)
+        else:
+            server.send_signal(signal.SIGKILL)
+            server.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while ours & set(_boxed_pids()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not ours & set(_boxed_pids())
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            server.kill()
+
+
+def test_no_host_name_resolves_in_the_kept_browser_and_pages_still_load(
+    apps: tuple[Site, Site],
+) -> None:
+    assert "--host-resolver-rules=MAP * ~NOTFOUND" in launch_args()
+    assert not any("EXCLUDE" in arg for arg in launch_args())
+    a, _ = apps
+    pool = BrowserPool(boxed_or_skip())
+
+    async def title() -> str:
+        async with pool.page(a.url) as page:
+            await page.goto(a.url)
+            return await page.inner_text("h1")
+
+    assert asyncio.run(title()) == "app"
+    assert json.dumps(a.requests) == '["/"]'
