@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.integration.engine.test_engine import platform, run
 from zerocode.apps.records import App, CodeGenType
 from zerocode.bootstrap.platform import Platform
@@ -22,6 +24,7 @@ from zerocode.publishing.builds import Build, BuildPurpose, BuildState, snapshot
 from zerocode.publishing.pointers import SiteTarget, preview_pointer
 
 CLOSING_SECONDS = 2.0  # the scripted model's closing reply takes this long
+STEP_SECONDS = 1.5  # and each of its tool steps (a model's call; a box is prepared meanwhile)
 
 
 def page(title: str) -> str:
@@ -29,8 +32,9 @@ def page(title: str) -> str:
 
 
 class Scripted:
-    """A model that writes ``src/App.vue`` once per title, reads it, then closes with text
-    after ``CLOSING_SECONDS`` (a whole model call with a real model). ``meddle`` runs in the
+    """A model that writes ``src/App.vue`` once per title, reads it, then closes with text,
+    each step after ``STEP_SECONDS``, the closing one after ``CLOSING_SECONDS`` (a model's
+    calls take a while). ``meddle`` runs in the
     closing call before its text: a change of the files no tool step announced."""
 
     description = "scripted Vue model"
@@ -48,6 +52,7 @@ class Scripted:
     async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
         call = self.steps.pop(0)
         if call is not None:
+            await asyncio.sleep(STEP_SECONDS)
             message = AssistantMessage("", tool_calls=(call,))
             yield ModelReply(message=message, usage=None, finish_reason="tool_calls")
             return
@@ -91,9 +96,19 @@ def turn(p: Platform, app: Any, model: Scripted) -> tuple[list[TurnEvent], list[
     return events, [b for b in builds(p, app.id) if b.id not in before]
 
 
-def test_the_build_runs_beside_the_closing_reply_and_is_the_one_shown(tmp_path: Path) -> None:
+def test_the_build_runs_beside_the_closing_reply_and_is_the_one_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     p = platform(tmp_path)
     app = vue_app(p)
+    asked: list[str] = []
+    prepare = p.publishing.prepare_preview
+
+    def spy(app_: App) -> None:
+        asked.append(app_.id)
+        prepare(app_)
+
+    monkeypatch.setattr(p.publishing, "prepare_preview", spy)
     model = Scripted(["First", "Second"])
     events, made = turn(p, app, model)
     assert isinstance(events[-1], DoneEvent) and events[-1].status == "succeeded"
@@ -112,6 +127,10 @@ def test_the_build_runs_beside_the_closing_reply_and_is_the_one_shown(tmp_path: 
     assert adopted.started_at < model.closing[0]
     assert adopted.finished_at is not None and adopted.finished_at < model.closing[1]
     assert p.publishing.preview_state(stored(p, app)).up_to_date
+    # A box was asked for ahead: when the turn started and after each build started ahead
+    # (for one that may supersede it); whether it was ready in time is bench/preview.py's.
+    assert asked == [app.id] * 3
+    assert "box prepared ahead" in adopted.log_tail, adopted.log_tail
     validate(p.memory.window(app.id, p.system_prompt(app)).messages)
 
 

@@ -222,12 +222,12 @@ def platform(
         model=model,
         lease=lease,
         journal=journal,
-        limits=_engine_limits(settings),
+        limits=_engine_limits(settings, build_ahead=settings.build_ahead is not False),
         runtime_check=check,
         versions=Versions(SqliteVersionStore(db)),
         checks=SqliteCheckStore(db),
         acceptance=ChromiumAcceptance(check) if check is not None else None,
-        preview_stages=publishing if settings.build_ahead is not False else None,
+        preview_stages=publishing,
     )
 
     def site_root(target: SiteTarget) -> Path | None:
@@ -329,13 +329,13 @@ def _aws_platform(
         model=model,
         lease=lease,
         journal=DynamoJournal(client, settings.leases_table),
-        limits=_engine_limits(settings),
+        limits=_engine_limits(settings, build_ahead=bool(settings.build_ahead)),
         runtime_check=build_check(settings),  # each build checks itself (zerocode.buildbox)
         versions=Versions(s3_versions(settings)),
         # Kept, and reported not run: no AWS build runs acceptance checks yet (docs/engine.md).
         checks=DynamoCheckStore(client, settings.checks_table),
         acceptance=None,
-        preview_stages=publishing if settings.build_ahead else None,
+        preview_stages=publishing,
     )
     pool = cognito(settings)
     return Platform(
@@ -476,7 +476,7 @@ def _workspace_limits(settings: Settings) -> WorkspaceLimits:
     return WorkspaceLimits(settings.max_file_bytes, settings.max_files)
 
 
-def _engine_limits(settings: Settings) -> EngineLimits:
+def _engine_limits(settings: Settings, *, build_ahead: bool) -> EngineLimits:
     return EngineLimits(
         max_tool_calls=settings.max_tool_calls,
         max_calls_per_step=settings.max_tool_calls_per_step,
@@ -484,6 +484,7 @@ def _engine_limits(settings: Settings) -> EngineLimits:
         lease_seconds=settings.turn_lease_seconds,
         repair_rounds=settings.repair_rounds,
         max_turns=settings.max_turns_per_app,
+        build_ahead=build_ahead,
     )
 
 

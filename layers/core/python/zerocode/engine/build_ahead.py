@@ -49,6 +49,9 @@ class PreviewStages(Protocol):
 
     async def supersede_preview(self, app: App, build_id: str) -> Build | None: ...
 
+    def prepare_preview(self, app: App) -> None:
+        """Get ready for the app's next build (a box started ahead); returns at once."""
+
 
 @dataclass(frozen=True)
 class Ahead:
@@ -77,6 +80,7 @@ class BuildAhead:
         task = asyncio.create_task(self.stages.build_preview(self.app, build_id, source))
         self._ahead = Ahead(build_id, source.digest, task)
         self.started += 1
+        self.stages.prepare_preview(self.app)  # for a build that may supersede this one
 
     async def take(self) -> Ahead | None:
         """The build ahead of the files as they are now, handed over for the round that is

@@ -80,7 +80,8 @@ class EngineParts:
         self.memory, self.display, self.workspace = memory, display, workspace
         self.preview, self.model, self.lease = preview, model, lease
         self.journal, self.limits = journal, limits
-        # The preview build in two stages, for builds started ahead (None: never ahead).
+        # The preview build in two stages, for builds started ahead (EngineLimits.build_ahead)
+        # and boxes prepared ahead (None: neither).
         self.preview_stages = preview_stages
 
 

@@ -286,6 +286,8 @@ class TurnRun:
     async def _run(self) -> AsyncIterator[TurnEvent]:
         """Close what a dead server left, save the user's message, then the work, timed."""
         e, app, st = self.engine, self.app, self.state
+        if e.preview_stages is not None:  # a Vue build's box, started while the model works
+            e.preview_stages.prepare_preview(app)
         st.phase = "closing the previous turn"
         await io(finish_interrupted_work, e, app)
         crashed = await io(close_crashed, e, app.id)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from zerocode.apps.lease import Lease
-from zerocode.apps.records import App, AppStore, new_deploy_key, new_preview_key
+from zerocode.apps.records import App, AppStore, CodeGenType, new_deploy_key, new_preview_key
 from zerocode.apps.workspace import Snapshot, Workspace
 from zerocode.errors import Conflict, InvalidInput, NotFound
 from zerocode.publishing.builds import (
@@ -134,6 +134,13 @@ class Publishing:
             source_digest=source.digest,
         )
         return await self._run(build, source)
+
+    def prepare_preview(self, app: App) -> None:
+        """A Vue app's next build may start in a box prepared now, in the background (the
+        local builder's ``prepare``; docs/builds.md); nothing for other apps or builders."""
+        prepare = getattr(self.builder, "prepare", None)
+        if app.code_gen_type is CodeGenType.VUE_PROJECT and callable(prepare):
+            prepare(app.id)
 
     async def show_preview(self, app: App, build: Build) -> None:
         """Point the app's preview at ``build`` (which succeeded), keep its output, take

@@ -51,6 +51,7 @@ from zerocode.publishing.builds import BuildJob, BuildOutcome
 log = logging.getLogger(__name__)
 BOX_SAID = "zerocode: vite build in the box took"
 PREPARED, COLD = "prepared ahead", "started for this build"
+PREPARING_WAIT = 3.0  # a build waits this long at most for its app's box being prepared
 
 
 class LocalBuilder:
@@ -80,7 +81,8 @@ class LocalBuilder:
         self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
         self.prepared_max, self.prepared_seconds = prepared_max, prepared_seconds
         self._prepared: dict[str, PreparedBox] = {}  # app id → its box, waiting
-        self._preparing: set[str] = set()
+        # Apps whose box is being prepared, each set once that preparation ended.
+        self._preparing: dict[str, asyncio.Event] = {}
         self._tasks: set[asyncio.Task[object]] = set()
         self._cache_tried = False
         for directory in (self.outputs, self.work):
@@ -121,7 +123,7 @@ class LocalBuilder:
             or len(self._prepared) + len(self._preparing) >= self.prepared_max
         ):
             return None
-        self._preparing.add(app_id)
+        self._preparing[app_id] = asyncio.Event()
         try:
             modules, _log = await self.store.ensure()
             if modules is None:
@@ -141,7 +143,7 @@ class LocalBuilder:
             self._reap_later(app_id, box)
             return box
         finally:
-            self._preparing.discard(app_id)
+            self._preparing.pop(app_id).set()
 
     def _reap_later(self, app_id: str, box: PreparedBox) -> None:
         """An unused box's process is killed at its bound by its own thread; then its uid,
@@ -171,7 +173,14 @@ class LocalBuilder:
 
     async def _take(self, app_id: str) -> PreparedBox | None:
         """The app's prepared box, claimed for one build (no longer anyone else's); one that
-        expired or died is thrown away."""
+        expired or died is thrown away. A box still being prepared for the app (asked for a
+        moment ago: it started before a box for this build would) is waited for, at most
+        ``PREPARING_WAIT`` seconds."""
+        preparing = self._preparing.get(app_id)
+        if preparing is not None and app_id not in self._prepared:
+            with contextlib.suppress(TimeoutError, RuntimeError):  # RuntimeError: another loop's
+                async with asyncio.timeout(PREPARING_WAIT):
+                    await preparing.wait()
         box = self._prepared.pop(app_id, None)
         if box is None:
             return None
