@@ -10,8 +10,9 @@ each use and aimed at that one app's origin only when the check takes it
 one check of one app and is never used again.
 
 Replaced, never trusted again: a browser that went away (a crash) is started anew on the next
-need; one whose context does not close within :data:`CLOSE_SECONDS`, or whose check ran past
-its bound (:meth:`BrowserPool.replace`), has its box killed (every process in it) first. At
+need; one that gives no context within :data:`OPEN_SECONDS`, whose context does not close
+within :data:`CLOSE_SECONDS`, or whose check ran past its bound (:meth:`BrowserPool.replace`),
+has its box killed (every process in it) first. At
 most :data:`PAGES` contexts are open per loop. When the loop ends (``asyncio.run``,
 ``asyncio.Runner``: the server's stop) its browser's box is killed and the driver stopped; if
 the process dies instead, the driver sees its pipe close and ends the browser.
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 PAGES = 4  # contexts open at once per event loop (the runtime check's slots are within)
 CLOSE_SECONDS = 5.0  # a context that does not close within this: the browser is replaced
 STOP_SECONDS = 5.0  # Playwright's driver, stopped
+OPEN_SECONDS = 30.0  # a context for a check (the browser started first, if need be)
 
 
 class BrowserDidNotStart(RuntimeError):
@@ -217,7 +219,11 @@ class BrowserPool:
         is no browser."""
         kept = self._here()
         async with kept.pages:
-            lease = await kept.take()
+            try:
+                lease = await asyncio.wait_for(kept.take(), OPEN_SECONDS)
+            except TimeoutError:  # a browser that hangs: never waited for again
+                await kept.drop()
+                raise BrowserDidNotStart(f"no browser context within {OPEN_SECONDS:g} s") from None
             lease.confinement.aim(url, seen)
             try:
                 yield lease.page
