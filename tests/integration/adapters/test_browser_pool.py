@@ -149,6 +149,8 @@ def test_two_apps_checked_at_once_share_nothing(apps: tuple[Site, Site]) -> None
 
 
 def test_checks_share_one_browser_and_a_crashed_one_is_replaced() -> None:
+    """The browser's box killed (a crash), then Playwright's driver: each time the next
+    check starts a new browser and passes."""
     site = Site({"/": "<body><h1>fine</h1></body>"})
     site.start()
     check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), boxed_or_skip())
@@ -164,14 +166,19 @@ def test_checks_share_one_browser_and_a_crashed_one_is_replaced() -> None:
         kept.box.kill()  # a crash: every process of the browser gone
         await asyncio.wait_for(gone.wait(), 10)
         found.append(await check.check_url(site.url, vue=False))
+        kept = check.browsers._loops[asyncio.get_running_loop()]
+        assert kept.driver is not None
+        kept.driver.kill()  # Playwright's driver gone: the browser with it
+        await asyncio.wait_for(kept.driver.wait(), 10)
+        found.append(await check.check_url(site.url, vue=False))
         return found, before, check.browsers.launches()
 
     try:
         found, before, after = asyncio.run(run())
     finally:
         site.stop()
-    assert found == [[], [], [], []]
-    assert (before, after) == (1, 2)
+    assert found == [[], [], [], [], []]
+    assert (before, after) == (1, 3)
 
 
 def test_a_stuck_check_has_the_browser_killed_and_the_next_check_works(

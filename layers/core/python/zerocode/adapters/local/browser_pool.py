@@ -70,10 +70,12 @@ class _Kept:
 
     async def current(self) -> Browser:
         """The kept browser, started (again) if there is none or it went away."""
-        if self.browser is not None and self.browser.is_connected():
+        if self.alive():
+            assert self.browser is not None
             return self.browser
         async with self.starting:
-            if self.browser is not None and self.browser.is_connected():
+            if self.alive():
+                assert self.browser is not None
                 return self.browser
             await self.drop()
             from playwright.async_api import async_playwright
@@ -94,6 +96,11 @@ class _Kept:
             self.launches += 1
             browser.on("disconnected", lambda gone: self._lost(gone))
             return browser
+
+    def alive(self) -> bool:
+        """Whether the kept browser and its driver are both still there."""
+        driver_gone = self.driver is not None and self.driver.returncode is not None
+        return self.browser is not None and self.browser.is_connected() and not driver_gone
 
     def _lost(self, browser: Browser) -> None:
         if browser is self.browser:
@@ -118,7 +125,7 @@ class _Kept:
         if spare is not None and not spare.cancelled():
             with contextlib.suppress(Exception):
                 lease = await spare
-                if lease.browser is self.browser and lease.browser.is_connected():
+                if lease.browser is self.browser and self.alive():
                     return lease
                 self._spawn(_close(lease.context))
         return await self.open()
@@ -178,8 +185,13 @@ async def _close(context: BrowserContext) -> bool:
 def _driver_process(driver: object) -> asyncio.subprocess.Process | None:
     """Playwright's driver process, to wait for its end when the loop ends (Playwright's
     reader, which would, is cancelled then with every other task). Not a public attribute:
-    None if it moved, and the driver still ends when its pipe closes."""
-    found = getattr(getattr(getattr(driver, "_client", None), "_transport", None), "_proc", None)
+    None if it moved, and the driver still ends when its pipe closes. A driver that dies
+    leaves an error in a future nobody reads: it is read here, not logged as never read."""
+    transport = getattr(getattr(driver, "_client", None), "_transport", None)
+    failed = getattr(transport, "on_error_future", None)
+    if isinstance(failed, asyncio.Future):
+        failed.add_done_callback(lambda done: done.cancelled() or done.exception())
+    found = getattr(transport, "_proc", None)
     return found if isinstance(found, asyncio.subprocess.Process) else None
 
 
