@@ -237,9 +237,8 @@ site.start()
 
 async def main():
     check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), {executable!r})
-    print(check.check_url and await check.check_url(site.url, vue=False), flush=True)
-    if {forever!r}:
-        await asyncio.sleep(600)
+    print(await check.check_url(site.url, vue=False), flush=True)
+    await asyncio.to_thread(sys.stdin.readline)  # the browser kept until told to stop
 
 try:
     import uvloop
@@ -255,9 +254,10 @@ print("stopped", flush=True)
 @pytest.mark.parametrize("how", ["stops", "is killed"])
 def test_no_browser_outlives_the_server(how: str) -> None:
     """The server's loop ends (a stop) or its process is killed: no boxed process is left."""
-    script = SERVER.format(root=str(ROOT), executable=boxed_or_skip(), forever=how != "stops")
+    script = SERVER.format(root=str(ROOT), executable=boxed_or_skip())
     server = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(script)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
@@ -269,6 +269,9 @@ def test_no_browser_outlives_the_server(how: str) -> None:
         ours = {p for p in _boxed_pids() if _descends(p, server.pid)}
         assert ours, "no boxed browser of the server's"
         if how == "stops":
+            assert server.stdin is not None
+            server.stdin.write("stop\n")
+            server.stdin.flush()
             assert server.stdout.readline().strip() == "stopped"
             server.wait(timeout=20)
         else:
