@@ -14,7 +14,8 @@ on the platform's side.
 
 Playwright launches the browser through ``executable_path``: :func:`wrapper` writes a small
 script that puts Playwright's arguments into the box (its ``--user-data-dir`` is replaced by
-one on the box's tmpfs). Without bwrap there is no box, and browser work (runtime check,
+one on the box's tmpfs) and records bwrap's pid, so a kept browser that hangs can be killed
+whole (:class:`BoxProcess`). Without bwrap there is no box, and browser work (runtime check,
 covers) is off rather than unconfined: :func:`browser_box` says why.
 """
 
