@@ -22,7 +22,7 @@ import pytest
 
 from tests.integration.adapters.test_browser_confinement import _boxed_pids, boxed_or_skip
 from tests.integration.adapters.test_chromium_check import Site
-from zerocode.adapters.local import chromium_check
+from zerocode.adapters.local import browser_pool, chromium_check
 from zerocode.adapters.local.browser_pool import BrowserPool
 from zerocode.adapters.local.chromium import launch_args
 from zerocode.adapters.local.chromium_check import ChromiumCheck
@@ -179,6 +179,30 @@ def test_checks_share_one_browser_and_a_crashed_one_is_replaced() -> None:
         site.stop()
     assert found == [[], [], [], [], []]
     assert (before, after) == (1, 3)
+
+
+def test_a_browser_serves_a_bounded_number_of_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_CHECKS the next check starts a new browser (the old one's box killed), so
+    what one compromised browser process could see of other apps' checks is bounded."""
+    monkeypatch.setattr(browser_pool, "MAX_CHECKS", 2)
+    site = Site({"/": "<body><h1>fine</h1></body>"})
+    site.start()
+    check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), boxed_or_skip())
+    check.browsers = BrowserPool(check.executable)
+
+    async def run() -> tuple[list[Any], list[int]]:
+        found, launches = [], []
+        for _ in range(5):
+            found.append(await check.check_url(site.url, vue=False))
+            launches.append(check.browsers.launches())
+        return found, launches
+
+    try:
+        found, launches = asyncio.run(run())
+    finally:
+        site.stop()
+    assert found == [[]] * 5
+    assert launches == [1, 1, 2, 2, 3]
 
 
 def test_a_stuck_check_has_the_browser_killed_and_the_next_check_works(

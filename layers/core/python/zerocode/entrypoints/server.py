@@ -227,6 +227,7 @@ async def _run(
     the deletion sweep meanwhile. ``failed`` gets the address of a server that could not
     start."""
     sweeper = asyncio.create_task(_sweep(platform))
+    warming = asyncio.create_task(_warm_browser(platform))
     tasks = [
         asyncio.create_task(_run_server(s, sock, failed))
         for s, sock in zip(servers, sockets, strict=True)
@@ -236,6 +237,7 @@ async def _run(
         s.should_exit = True
     await asyncio.gather(*tasks, return_exceptions=True)
     sweeper.cancel()
+    warming.cancel()
     # Turns outlive their requests, not the server: stopped, each closed as interrupted.
     await platform.turns.shutdown()
 
@@ -246,6 +248,18 @@ async def _run_server(server: uvicorn.Server, sock: socket.socket, failed: list[
     except (SystemExit, OSError):  # uvicorn's start-up failure (it has logged why)
         log.exception("the server on port %s could not start", server.config.port)
         failed.append(f"{server.config.host}:{server.config.port}")
+
+
+async def _warm_browser(platform: Platform) -> None:
+    """Start the kept browser of the runtime and acceptance checks now, so the first turn's
+    check does not pay its start (adapters/local/browser_pool.py); best effort."""
+    browsers = getattr(platform.engine.runtime_check, "browsers", None)
+    if browsers is None:
+        return
+    try:
+        await browsers.warm()
+    except Exception as exc:  # the check says so itself when it runs
+        log.warning("the checks' browser did not start ahead: %s", type(exc).__name__)
 
 
 async def _sweep(platform: Platform) -> None:

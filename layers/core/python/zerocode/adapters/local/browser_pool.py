@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,11 @@ PAGES = 4  # contexts open at once per event loop (the runtime check's slots are
 CLOSE_SECONDS = 5.0  # a context that does not close within this: the browser is replaced
 STOP_SECONDS = 5.0  # Playwright's driver, stopped
 OPEN_SECONDS = 30.0  # a context for a check (the browser started first, if need be)
+# A browser serves at most this many checks, or this long, then the next check starts a new
+# one (once none is in use): what a page that took over the shared browser process could see
+# of other apps' checks is bounded (docs/security.md).
+MAX_CHECKS = 50
+MAX_SECONDS = 600.0
 
 
 class BrowserDidNotStart(RuntimeError):
@@ -67,6 +73,9 @@ class _Kept:
         self.spare: asyncio.Task[Lease] | None = None
         self.tasks: set[asyncio.Task[object]] = set()  # contexts closing, kept referenced
         self.launches = 0
+        self.served = 0  # checks given a context of the current browser
+        self.born = 0.0  # when the current browser started (monotonic)
+        self.out = 0  # contexts in use now
 
     async def current(self) -> Browser:
         """The kept browser, started (again) if there is none or it went away."""
@@ -94,6 +103,7 @@ class _Kept:
             self.pw, self.browser, self.box = pw, browser, box
             self.driver = _driver_process(driver)
             self.launches += 1
+            self.served, self.born = 0, time.monotonic()
             browser.on("disconnected", lambda gone: self._lost(gone))
             return browser
 
@@ -119,8 +129,17 @@ class _Kept:
             raise
         return Lease(browser, context, page, confinement)
 
+    def retired(self) -> bool:
+        """Whether the browser has served its share (MAX_CHECKS, MAX_SECONDS)."""
+        old = time.monotonic() - self.born > MAX_SECONDS
+        return self.browser is not None and (self.served >= MAX_CHECKS or old)
+
     async def take(self) -> Lease:
-        """The context opened ahead if it is still good, else a new one."""
+        """The context opened ahead if it is still good, else a new one; a retired browser
+        is replaced first when no check is using it (else it serves this one too)."""
+        if self.retired() and self.out == 0:
+            log.info("the kept browser served %d checks: a new one starts", self.served)
+            await self.drop()
         spare, self.spare = self.spare, None
         if spare is not None and not spare.cancelled():
             with contextlib.suppress(Exception):
@@ -237,9 +256,12 @@ class BrowserPool:
                 await kept.drop()
                 raise BrowserDidNotStart(f"no browser context within {OPEN_SECONDS:g} s") from None
             lease.confinement.aim(url, seen)
+            kept.out += 1
+            kept.served += 1
             try:
                 yield lease.page
             finally:
+                kept.out -= 1
                 kept.give_back(lease)
 
     async def warm(self) -> None:
