@@ -29,6 +29,7 @@ too. One edit per app first, not counted, warms the path.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -201,7 +202,11 @@ def write_docs(result: dict[str, Any]) -> None:
         )
         + ". **Model done → preview visible** is from the last change of the streamed reply "
         "to the frame first showing the new title; the turn's end comes later (the runtime "
-        "and acceptance checks).",
+        "and acceptance checks). A Vue turn's build starts when its last file-changing step "
+        'is committed (docs/engine.md, "The build ahead of the closing reply"), so here it '
+        "ends during the paced closing reply and what is left is the preview's flip, the "
+        "`build` event and the frame's load; a closing reply shorter than the build (the box's "
+        "part about 0.26 s prepared ahead, docs/builds.md) would add the difference.",
         "",
         "| app | model done → preview visible, median / p95 s | before (issue 28) | "
         "message sent → model done, median s | sent → turn's end, median s | "
@@ -215,6 +220,25 @@ def write_docs(result: dict[str, Any]) -> None:
             f"{result['before'][label]} | {r['model_s']['median']} | {r['turn_s']['median']} | "
             f"{r['checks_after_visible_s']['median']} |"
         )
+    check = ROOT / "bench" / "results" / "runtime_check.json"
+    if check.exists():
+        c = json.loads(check.read_text())
+        rows += [
+            "",
+            f"The runtime check alone (`bench/runtime_check.py`, {c['when']}): "
+            f"{c['html']['n']} checks of each preview in the kept browser, "
+            f"{c['apart_s']} s apart as after a build; load average {c['load_before']} → "
+            f"{c['load_after']}. Before issue 28 a check started its own driver and browser: "
+            f"about {result['before']['check']} s under load (the issue's figure), 1.7 s on a "
+            "quieter machine with the same bench.",
+            "",
+            "| preview | runtime check, median / p95 s |",
+            "|---|---:|",
+            *(
+                f"| {kind} | {c[kind]['median_s']} / {c[kind]['p95_s']} |"
+                for kind in ("html", "vue")
+            ),
+        ]
     replace_section("preview", rows)
 
 
