@@ -7,6 +7,11 @@ account uses), held for the build's whole life by an ``flock`` on a file per uid
 ``/run/zerocode/box-uids``: machine-wide (several servers on one machine never share a uid),
 and released by the kernel when a server dies, so a crash leaks nothing. When all are busy a
 build waits for one, within its deadline.
+
+A uid is handed out only while no process runs as it: a killed box's processes (a build
+stopped because it was superseded, a prepared box reaped) may outlive the lock for a moment,
+and a new build under their uid would share their process count, so a lock alone is not
+the rule; the processes are.
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ class UidPool:
             except BlockingIOError:
                 os.close(fd)
                 continue
+            if runs_as(uid):  # the last holder's processes are still dying
+                os.close(fd)
+                continue
             return uid, fd
         return None
 
@@ -61,3 +69,23 @@ class UidPool:
             yield uid
         finally:
             os.close(fd)  # releases the flock
+
+
+def runs_as(uid: int) -> bool:
+    """Whether any process of this machine has ``uid`` as its real uid (what RLIMIT_NPROC
+    counts), read from /proc/{pid}/status."""
+    wanted = str(uid)
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/status", "rb") as status:
+                    for line in status:
+                        if line.startswith(b"Uid:"):
+                            if line.split()[1].decode() == wanted:
+                                return True
+                            break
+            except OSError:  # it ended meanwhile
+                continue
+    return False
