@@ -28,7 +28,7 @@ from tests.integration.adapters.test_chromium_covers import (
     pixels,
 )
 from zerocode.adapters.local.browser_box import BROWSER_UID, PROFILE, BrowserBox, browser_box
-from zerocode.adapters.local.chromium import availability, confined, launch
+from zerocode.adapters.local.chromium import availability, confined, launch, launch_boxed
 from zerocode.adapters.local.chromium_check import ChromiumCheck, chromium_check
 from zerocode.adapters.local.chromium_covers import ChromiumCovers, chromium_covers
 from zerocode.bootstrap import wiring
@@ -188,14 +188,30 @@ def _boxed_pids() -> list[int]:
     return found
 
 
+def _descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return False
+
+
 def test_chromium_runs_in_its_box_unprivileged_and_sandboxed(tmp_path: Path, app: App) -> None:
     executable = boxed_or_skip()
     data = tmp_path / "data-dir"
     data.mkdir()
 
+    box_pid = 0
+
     def processes() -> dict[str, Any]:
-        """What the boxed Chromium processes are and see (read from /proc, off the loop)."""
-        chromium = [p for p in _boxed_pids() if "chrom" in _exe(p)]
+        """What this boxed Chromium's processes are and see (read from /proc, off the loop);
+        other tests' kept browsers are boxed too, each in a box of its own."""
+        mine = [p for p in _boxed_pids() if _descends(p, box_pid)]
+        chromium = [p for p in mine if "chrom" in _exe(p)]
         return {
             "pids": chromium,
             "uids": {_uid(p) for p in chromium},
@@ -209,8 +225,11 @@ def test_chromium_runs_in_its_box_unprivileged_and_sandboxed(tmp_path: Path, app
     async def inspect() -> dict[str, Any]:
         from playwright.async_api import async_playwright
 
+        nonlocal box_pid
         async with async_playwright() as pw:
-            browser = await launch(pw, executable, app.url)
+            browser, box = await launch_boxed(pw, executable)
+            assert box is not None
+            box_pid = box.pid
             try:
                 page = await (await confined(browser, app.url)).new_page()
                 await page.goto(app.url)
