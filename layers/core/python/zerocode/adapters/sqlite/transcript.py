@@ -10,6 +10,7 @@ from zerocode import faults
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.errors import Conflict
 from zerocode.memory.transcript import (
+    CLOSING_KINDS,
     EMPTY_HEAD,
     Entry,
     Head,
@@ -67,6 +68,10 @@ class SqliteTranscriptStore:
                 )
             except sqlite3.IntegrityError as exc:
                 raise Conflict(f"transcript of app {app_id}: {exc}") from exc
+        if any(e.kind in CLOSING_KINDS for e in entries):
+            # A turn closed: its writes are done, and the WAL can go back to 0 bytes
+            # (database.py; the turn's last few writes wait for the next turn's).
+            self.db.checkpoint()
 
     def tail(self, app_id: str, limit: int) -> list[Entry]:
         rows = self.db.query(
