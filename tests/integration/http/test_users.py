@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
 from tests.integration.http.conftest import PASSWORD, Api, error_code
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.settings import Settings
+from zerocode.http.app import create_app
 from zerocode.http.deps import CSRF_HEADER, SESSION_COOKIE
 
 
@@ -71,3 +78,18 @@ def test_health_tells_anyone_the_status_and_admins_the_details(api: Api) -> None
     assert full["browser"] == api.platform.browser
     assert full["model"] == api.platform.model.description
     assert {k: full[k] for k in anonymous} == anonymous
+
+
+def test_health_is_degraded_below_the_free_space_minimum_and_only_admins_learn_why(
+    tmp_path: Path,
+) -> None:
+    """No disk has a petabyte free: the data directory is below the minimum."""
+    platform = wiring.platform(Settings(data_dir=tmp_path, covers=False, min_free_mb=1 << 30))
+    with TestClient(create_app(platform)) as client:
+        api = Api(platform, client)
+        anonymous = client.get("/api/health").json()
+        assert anonymous["status"] == "degraded" and "reason" not in anonymous
+        assert client.get("/api/health", headers=api.user()).json() == anonymous
+        reason = client.get("/api/health", headers=api.admin()).json()["reason"]
+    assert reason.startswith(f"the data directory {tmp_path.resolve()} has ")
+    assert reason.endswith(f"MB free, below the minimum of {1 << 30} MB (ZEROCODE_MIN_FREE_MB)")

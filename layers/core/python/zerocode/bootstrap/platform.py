@@ -13,6 +13,7 @@ from zerocode.apps.deletion import DeletionSweep, PendingDeletions
 from zerocode.apps.records import App, AppStore, CodeGenType
 from zerocode.apps.service import AppService
 from zerocode.apps.service import purge_steps as purge_steps  # wiring's deletion sweep
+from zerocode.apps.storage_health import StorageProbe
 from zerocode.apps.workspace import Workspace
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine import prompts
@@ -50,6 +51,8 @@ class Platform:
     # Adapter forwards in x-amzn-request-context, and the token they came with (None when it
     # no longer stands). None where no gateway vouches for them (gateway.py).
     gateway_claims: Callable[[Mapping[str, Any], str | None], User | None] | None = None
+    # Whether storage takes writes now, for /api/health (None: not probed, always "ok").
+    storage: StorageProbe | None = None
     # How untrusted builds are isolated, for the banner and /api/health.
     build_isolation: str = "CodeBuild, per-build scoped credentials"
     # How the headless browser (covers, runtime check) is confined, or why it is off.

@@ -19,6 +19,12 @@ class Settings(BaseSettings):
 
     mode: Literal["local", "aws"] = "local"
     data_dir: Path = Path(".zerocode")
+    # Free space (MB) the data directory must keep: below it `zerocode serve` does not start
+    # and /api/health says "degraded" (local mode; docs/operations.md, "Storage health").
+    min_free_mb: int = Field(64, ge=0)
+    # /api/health's storage probe (a real write; locally also the free space) runs at most
+    # once per this many seconds; between probes health repeats the last answer.
+    health_probe_seconds: float = Field(5, ge=0)
     # Redis/Valkey for the window cache; rediss:// for ElastiCache TLS. None: in-process LRU.
     redis_url: str | None = None
     cache_ttl_seconds: int = Field(900, ge=1)

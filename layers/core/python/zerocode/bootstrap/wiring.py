@@ -8,6 +8,7 @@ from typing import cast
 from zerocode.accounts.ratelimit import RateLimiter
 from zerocode.accounts.service import Accounts, AccountService
 from zerocode.apps.deletion import DeletionSweep
+from zerocode.apps.storage_health import CachedProbe
 from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.aws_parts import (
@@ -147,6 +148,7 @@ def platform(
     from zerocode.adapters.sqlite.database import SqliteDatabase
     from zerocode.adapters.sqlite.deletions import SqlitePendingDeletions
     from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
+    from zerocode.adapters.sqlite.health import SqliteStorageProbe
     from zerocode.adapters.sqlite.journal import SqliteJournal
     from zerocode.adapters.sqlite.lease import SqliteLease
     from zerocode.adapters.sqlite.publisher import SqlitePublisher
@@ -253,6 +255,10 @@ def platform(
         builds=builds,
         publishing=publishing,
         site_root=site_root,
+        storage=CachedProbe(
+            SqliteStorageProbe(settings.sqlite_path, settings.data_dir, settings.min_free_mb),
+            settings.health_probe_seconds,
+        ),
         build_isolation=box.description if builder is None else "injected builder",
         browser=_browser(settings, availability(settings.chromium_path)),
     )
@@ -307,6 +313,7 @@ def _aws_platform(
     ZEROCODE_REDIS_URL is set)."""
     from zerocode.adapters.dynamodb.checks import DynamoCheckStore
     from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
+    from zerocode.adapters.dynamodb.health import DynamoStorageProbe
     from zerocode.adapters.dynamodb.journal import DynamoJournal
 
     require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
@@ -353,6 +360,9 @@ def _aws_platform(
         builds=builds,
         publishing=publishing,
         site_root=lambda target: None,  # CloudFront serves sites, not the API
+        storage=CachedProbe(
+            DynamoStorageProbe(client, settings.leases_table), settings.health_probe_seconds
+        ),
         # Only under Lambda Web Adapter is x-amzn-request-context the gateway's own.
         gateway_claims=pool.user_from_gateway
         if behind_gateway(trust_claims=settings.trust_gateway_claims)

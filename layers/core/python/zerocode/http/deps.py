@@ -22,6 +22,7 @@ from zerocode.accounts.service import AccountService, Forbidden, Unauthenticated
 from zerocode.accounts.throttle import FrontDoor, FrontDoorLimits
 from zerocode.apps.records import App, AppStore, is_app_id
 from zerocode.apps.service import AppService, FeaturedApps
+from zerocode.apps.storage_health import StorageHealth
 from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import Workspace
 from zerocode.bootstrap.platform import Platform
@@ -141,6 +142,12 @@ def facts(request: Request) -> Facts:
     )
 
 
+def storage_health(request: Request) -> StorageHealth:
+    """Whether storage takes writes now (cached by the probe for a few seconds)."""
+    probe = _platform(request).storage
+    return probe.check() if probe is not None else StorageHealth()
+
+
 def max_message_chars(request: Request) -> int:
     return _platform(request).settings.max_message_chars
 
@@ -161,6 +168,7 @@ def quota(request: Request) -> Quota:
 
 
 Featured = Annotated[FeaturedApps, Depends(featured_apps)]
+StorageHealthDep = Annotated[StorageHealth, Depends(storage_health)]
 EngineDep = Annotated[Engine, Depends(engine)]
 TurnsDep = Annotated[Turns, Depends(turns)]
 PublishingDep = Annotated[Publishing, Depends(publishing)]

@@ -334,7 +334,9 @@ class LoginOut(BaseModel):
 
 
 class HealthOut(BaseModel):
-    status: Literal["ok"]
+    # "degraded": storage cannot take a write now, or the data directory is below
+    # ZEROCODE_MIN_FREE_MB; reads still work, writes may be refused.
+    status: Literal["ok", "degraded"]
     version: str
     mode: str
     offlineModel: bool  # the offline scripted model answers: the console says so
@@ -344,6 +346,9 @@ class HealthOut(BaseModel):
     model: str | None = None
     builds: str | None = None
     browser: str | None = None
+    # Admins only, when degraded: why (which path and how much free space against the
+    # minimum, or the store's error kind).
+    reason: str | None = None
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
