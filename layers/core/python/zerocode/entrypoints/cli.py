@@ -76,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_eval(settings, args.json)
     if args.command == "serve":
-        from zerocode.entrypoints.server import CannotListen
+        from zerocode.entrypoints.server import CannotStart
         from zerocode.entrypoints.server import serve as run_server
 
         try:
             run_server(settings)
-        except CannotListen as exc:  # a port in use: one line, no traceback
+        except CannotStart as exc:  # a port in use, a full data directory: one line
             print(f"zerocode: {exc}", file=sys.stderr)
             return 1
     elif args.command == "demo":

@@ -18,6 +18,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from zerocode import __version__
+from zerocode.adapters.local.free_space import data_dir_refusal
 from zerocode.adapters.local.private import UMASK, private_data_dir
 from zerocode.adapters.sqlite.builds import SqliteBuildStore
 from zerocode.adapters.sqlite.lease import SqliteLease
@@ -89,7 +90,11 @@ class OffTheAppsSite:
         await self.app(scope, receive, send)
 
 
-class CannotListen(Exception):
+class CannotStart(Exception):
+    """`zerocode serve` must not start; the message is one line, for stderr."""
+
+
+class CannotListen(CannotStart):
     """A port of `zerocode serve` cannot be listened on; the message is one line."""
 
 
@@ -119,7 +124,12 @@ def listen(host: str, port: int, setting: str, flag: str) -> socket.socket:
 
 
 def serve(settings: Settings) -> None:
-    """Runs the platform until Ctrl-C; CannotListen when a port is taken (nothing started)."""
+    """Runs the platform until Ctrl-C; CannotStart (nothing started) when a port is taken or
+    the data directory cannot be written or is below ZEROCODE_MIN_FREE_MB."""
+    if settings.mode == "local":  # before any log line or database write lands there
+        refused = data_dir_refusal(settings.data_dir, settings.min_free_mb)
+        if refused:
+            raise CannotStart(f"{refused}: not starting")
     api_socket = listen(settings.host, settings.port, "ZEROCODE_PORT", "--port")
     try:
         sites_socket = listen(
