@@ -146,6 +146,12 @@ class Settings(BaseSettings):
     # build_prepared_seconds.
     build_prepared_boxes: int = Field(2, ge=0, le=16)
     build_prepared_seconds: float = Field(120, gt=0, le=900)
+    # The local build sweep (publishing/output_sweep.py): every build_sweep_seconds (and a
+    # minute after start) the server removes preview outputs no preview shows and no
+    # rollback can name; 0: never. Builds asked for less than build_sweep_keep_seconds ago
+    # stay whatever they are (keep it longer than a turn: turn_timeout_seconds).
+    build_sweep_seconds: float = Field(3600, ge=0)
+    build_sweep_keep_seconds: float = Field(3600, ge=0)
 
     # Per-user quotas: requests allowed in any window of rate_window_seconds.
     rate_chat: int = Field(5, ge=1)

@@ -7,6 +7,7 @@ import errno
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -22,7 +23,7 @@ from zerocode.adapters.local.free_space import data_dir_refusal
 from zerocode.adapters.local.private import UMASK, private_data_dir
 from zerocode.adapters.sqlite.builds import SqliteBuildStore
 from zerocode.adapters.sqlite.lease import SqliteLease
-from zerocode.bootstrap import wiring
+from zerocode.bootstrap import local_sweep, wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.http.app import create_app
@@ -30,8 +31,11 @@ from zerocode.http.headers import WithPolicy, console_policy
 from zerocode.http.sites import console_origin, create_sites_app
 from zerocode.memory.tokens import o200k
 from zerocode.observability import configure_logging
+from zerocode.publishing.output_sweep import OutputSweep
 
 log = logging.getLogger(__name__)
+
+FIRST_BUILD_SWEEP_SECONDS = 60  # after start: the server is up, its first turns not yet
 
 
 def banner(settings: Settings, model: str, builds: str = "", browser: str = "") -> str:
@@ -237,6 +241,7 @@ async def _run(
     the deletion sweep meanwhile. ``failed`` gets the address of a server that could not
     start."""
     sweeper = asyncio.create_task(_sweep(platform))
+    builds_sweeper = asyncio.create_task(_sweep_builds(platform.settings))
     warming = asyncio.create_task(_warm_browser(platform))
     tasks = [
         asyncio.create_task(_run_server(s, sock, failed))
@@ -247,6 +252,7 @@ async def _run(
         s.should_exit = True
     await asyncio.gather(*tasks, return_exceptions=True)
     sweeper.cancel()
+    builds_sweeper.cancel()
     warming.cancel()
     # Turns outlive their requests, not the server: stopped, each closed as interrupted.
     await platform.turns.shutdown()
@@ -277,6 +283,25 @@ async def _sweep(platform: Platform) -> None:
     while True:
         await asyncio.sleep(300)
         await asyncio.to_thread(platform.retry_deletions)
+
+
+async def _sweep_builds(settings: Settings) -> None:
+    """Remove the build outputs no longer needed (publishing/output_sweep.py): a minute after
+    start, then every ZEROCODE_BUILD_SWEEP_SECONDS. A sweep that fails is logged; the next
+    one tries again."""
+    interval = settings.build_sweep_seconds
+    if settings.mode != "local" or not interval:
+        return
+    await asyncio.sleep(min(FIRST_BUILD_SWEEP_SECONDS, interval))
+    sweep: OutputSweep | None = None
+    while True:
+        try:
+            if sweep is None:
+                sweep = await asyncio.to_thread(local_sweep.build_sweep, settings)
+            await asyncio.to_thread(sweep.run, time.time())
+        except Exception:
+            log.exception("the build sweep failed")
+        await asyncio.sleep(interval)
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
