@@ -41,6 +41,7 @@ async function failure(response) {
     const body = await response.json();
     if (body && body.error) ({ code, message } = body.error);
   } catch (_) { /* not JSON */ }
+  if (code === "storage_unavailable") checkStorage();
   return new ApiError(response.status, code, message,
                       Number(response.headers.get("Retry-After") || 0));
 }
@@ -90,6 +91,34 @@ let healthInfo = null;
 function health() {
   if (!healthInfo) healthInfo = api("GET", "/api/health").catch(() => null);
   return healthInfo;
+}
+
+// A banner while /api/health says "degraded" (storage cannot take a write, or the data
+// directory is short of space): asked at load, every 30 s, and right after any answer with
+// the error code storage_unavailable; gone once health says "ok" again. Admins also read why.
+const STORAGE_CHECK_MS = 30000;
+const storageBanner = h("div", { id: "storage-banner", role: "status", hidden: true });
+document.querySelector("header.top").after(storageBanner);
+let storageHealth = null;
+let storageAsked = null;
+
+function drawStorage() {
+  const degraded = Boolean(storageHealth && storageHealth.status === "degraded");
+  storageBanner.hidden = !degraded;
+  storageBanner.replaceChildren(...(degraded
+    ? [h("b", {}, t("storage.degraded")), " ", t("storage.advice"),
+       storageHealth.reason ? h("div", { class: "small" }, t("storage.reason", { reason: storageHealth.reason })) : null]
+    : []));
+}
+
+function checkStorage() {
+  if (!storageAsked) {
+    storageAsked = api("GET", "/api/health")
+      .then((info) => { storageHealth = info; drawStorage(); })
+      .catch(() => { /* no answer: the banner stays as it was */ })
+      .finally(() => { storageAsked = null; });
+  }
+  return storageAsked;
 }
 
 // What a person should read for an error: by the API's error code first (a 409 may be a
@@ -644,6 +673,7 @@ async function appPage(appId, openVersion = null) {
           { attempt: data.attempt, max: data.max, why: data.reason }) }));
         buildLine = null;  // the repaired code gets a build line of its own
       } else if (event === "error") {
+        if (data.code === "storage_unavailable") checkStorage();
         const p = h("p", { class: "outcome-failed" });
         // A stop is an interruption, worded as the stored reply will say it.
         p.innerHTML = markdown(t(data.code === "stopped" ? "reply.interrupted" : "reply.failed",
@@ -1226,6 +1256,7 @@ async function route() {
   const path = location.hash.slice(1) || "/";
   if (!me && token()) await loadMe();
   renderNav();
+  drawStorage();  // in the language just chosen
   if (path === "/login") return authForm("login");
   if (path === "/register") return authForm("register");
   if (!me) { location.hash = "#/login"; return; }
@@ -1237,3 +1268,5 @@ async function route() {
 
 window.addEventListener("hashchange", () => route().catch(report));
 route().catch(report);
+checkStorage();
+setInterval(checkStorage, STORAGE_CHECK_MS);

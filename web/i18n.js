@@ -50,6 +50,11 @@ const en = {
   "home.more": "Load more",
   "home.none": "No apps yet.",
 
+  "storage.degraded": "Storage is short of room or cannot be written.",
+  "storage.advice": "Saving may fail until it is fixed (new apps, chat turns, deploys); " +
+    "what was saved is safe.",
+  "storage.reason": "Why: {reason}",
+
   "offline.title": "No model endpoint is configured: an offline scripted model answers.",
   "offline.body": "It is not an AI. It builds a single page, a small multi-file site or a Vue app " +
     "from templates, named after your description, and changes a text you give in double " +
@@ -374,6 +379,10 @@ const zh = {
   "home.searchLabel": "搜索{scope}",
   "home.more": "加载更多",
   "home.none": "还没有应用。",
+
+  "storage.degraded": "存储空间不足或无法写入。",
+  "storage.advice": "在修复之前，保存可能失败（新建应用、对话、部署）；已保存的内容不受影响。",
+  "storage.reason": "原因：{reason}",
 
   "offline.title": "未配置模型端点：由离线脚本模型作答。",
   "offline.body": "它不是 AI。它按你的描述命名，用模板生成单个页面、多文件小网站或 Vue 应用，" +
