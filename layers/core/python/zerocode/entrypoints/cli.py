@@ -41,6 +41,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     evaluate.add_argument("--json", type=Path, default=None, help="also write the figures here")
     evaluate.add_argument("--data-dir", type=Path, default=None)
+    sweep = sub.add_parser(
+        "sweep-builds",
+        help="remove the preview build outputs no preview shows and no rollback can name, now "
+        "(local mode; the server does it hourly); prints what it did as JSON",
+    )
+    sweep.add_argument("--data-dir", type=Path, default=None)
+    sweep.add_argument(
+        "--keep-seconds",
+        type=float,
+        default=None,
+        help="keep every build asked for less than this long ago "
+        "(default ZEROCODE_BUILD_SWEEP_KEEP_SECONDS, 3600)",
+    )
     window = sub.add_parser("window", help="print the window the model would see for an app")
     window.add_argument("app_id")
     window.add_argument("--system", default="")
@@ -60,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             ("host", getattr(args, "host", None)),
             ("port", getattr(args, "port", None)),
             ("sites_port", getattr(args, "sites_port", None)),
+            ("build_sweep_keep_seconds", getattr(args, "keep_seconds", None)),
         )
         if v is not None
     }
@@ -71,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "admin":
         return _admin_create(settings, args.account, password_stdin=args.password_stdin)
+    if args.command == "sweep-builds":
+        return _sweep_builds(settings)
     if args.command == "eval":
         from zerocode.entrypoints.eval import run_eval
 
@@ -132,6 +148,27 @@ def _admin_create(settings: Any, account: str, *, password_stdin: bool) -> int:
         return 1
     print(f"{user.account} is an admin")
     return 0
+
+
+def _sweep_builds(settings: Any) -> int:
+    """What the server's hourly build sweep does, now: also with the server stopped (a
+    data directory too full for it to start)."""
+    import time
+
+    from zerocode.bootstrap.local_sweep import build_sweep
+
+    if settings.mode != "local":
+        print(
+            "zerocode sweep-builds: local mode only (on AWS a lifecycle rule does it)",
+            file=sys.stderr,
+        )
+        return 2
+    if not settings.sqlite_path.exists():
+        print(f"zerocode sweep-builds: no data in {settings.data_dir}", file=sys.stderr)
+        return 1
+    report = build_sweep(settings).run(time.time())
+    print(json.dumps(report.as_dict()))
+    return 1 if report.failed else 0
 
 
 if __name__ == "__main__":
