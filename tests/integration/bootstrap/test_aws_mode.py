@@ -819,3 +819,22 @@ def test_sign_up_on_cognito_goes_through_the_platforms_door_and_its_limits(
     assert sorted((u["Username"], u["UserStatus"]) for u in users) == [
         (f"user{n}", "CONFIRMED") for n in range(3)
     ]
+
+
+def test_health_puts_a_probe_item_into_the_leases_table_and_tells_when_it_cannot(
+    aws_settings: Settings, tmp_path: Any, local_builder: LocalBuilder
+) -> None:
+    """AWS has no disk to fill: health's storage probe is a DynamoDB put (issue 29)."""
+    platform = wiring.platform(
+        aws_settings.model_copy(update={"health_probe_seconds": 0}),
+        builder=local_builder,
+        publisher=SqlitePublisher(SqliteDatabase(tmp_path / "pointers.db")),
+    )
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    with TestClient(create_app(platform), base_url="https://api.example") as client:
+        assert client.get("/api/health").json()["status"] == "ok"
+        probe = ddb.get_item(TableName="t-leases", Key={"key": {"S": "health:probe"}})
+        assert "Item" in probe
+        ddb.delete_table(TableName="t-leases")
+        told = client.get("/api/health").json()
+    assert told["status"] == "degraded" and "reason" not in told  # the reason: admins only
