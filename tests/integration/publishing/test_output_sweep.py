@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from zerocode.adapters.sqlite.builds import SqliteBuildStore
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.adapters.sqlite.publisher import SqlitePublisher
 from zerocode.apps.records import CodeGenType
-from zerocode.publishing.builds import Build, BuildPurpose, BuildState, new_build_id
+from zerocode.publishing.builds import Build, BuildPage, BuildPurpose, BuildState, new_build_id
 from zerocode.publishing.output_sweep import REMOVED, Output, OutputSweep
 from zerocode.publishing.pointers import SiteTarget, preview_pointer, site_pointer
 
@@ -174,3 +175,20 @@ def test_an_unreadable_record_keeps_its_output(disk: Disk) -> None:
     report = sweep.run(NOW)
     assert (report.removed, report.failed, report.kept) == (0, 1, 1)
     assert kept in disk.on_disk("a1")
+
+
+def test_a_preview_that_succeeded_after_the_sweep_looked_stays(disk: Disk) -> None:
+    """The sweep reads each app's newest successful preview once; a build that succeeds after
+    that (its preview flipping to it now) is newer than what it read, and stays."""
+    older = disk.build("a1", PREVIEW, OK, 10)
+    late = disk.build("a1", PREVIEW, OK, 9)
+
+    class Stale(SqliteBuildStore):  # the list as it was while ``late`` still ran
+        def list(self, *args: Any, **kwargs: Any) -> BuildPage:
+            page = super().list(*args, **kwargs)
+            return BuildPage([b for b in page.builds if b.id != late], page.next_cursor)
+
+    OutputSweep(disk.outputs, Stale(disk.builds.db), disk.pointers, 0).run(NOW)
+    assert disk.on_disk("a1") == {older, late}  # neither was "newest" to it: both stay
+    disk.sweep().run(NOW)
+    assert disk.on_disk("a1") == {late}

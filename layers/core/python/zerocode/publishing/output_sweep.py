@@ -11,7 +11,8 @@ and a minute after it starts). An output is **kept** when
 * it is a deploy build that succeeded: a rollback may name any of them (rollback takes
   successful deploy builds only), as on AWS, where deploy outputs never expire;
 * it is the app's newest successful preview build: what the preview shows, or is about to
-  show (``Publishing.preview_state`` and ``restore_preview`` name it);
+  show (``Publishing.preview_state`` and ``restore_preview`` name it), or one that succeeded
+  after the sweep read which that was;
 * its build is queued or running, or was asked for less than ``keep_seconds`` ago (a build
   that finished but is not shown yet, one started ahead that its turn may still adopt: the
   default, an hour, is longer than any turn);
@@ -151,9 +152,15 @@ class OutputSweep:
             return True  # still being built or published
         if output.partial:
             return False  # the build is over; its half-written output never will be
-        if SiteTarget(output.app_id, output.build_id) in named or output.build_id == newest_preview:
+        if SiteTarget(output.app_id, output.build_id) in named:
             return True
-        return build.purpose is BuildPurpose.DEPLOY and build.state is BuildState.SUCCEEDED
+        if build.state is not BuildState.SUCCEEDED:
+            return False
+        if build.purpose is BuildPurpose.DEPLOY:
+            return True
+        # The newest successful preview, or one that succeeded since the sweep looked (its
+        # preview may be flipping to it now).
+        return newest_preview is None or output.build_id >= newest_preview
 
     def _newest_preview(self, app_id: str) -> str | None:
         cursor: str | None = None
