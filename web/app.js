@@ -100,7 +100,7 @@ const STORAGE_CHECK_MS = 30000;
 const storageBanner = h("div", { id: "storage-banner", role: "status", hidden: true });
 document.querySelector("header.top").after(storageBanner);
 let storageHealth = null;
-let storageAsked = null;
+let storageAsked = null, storageAgain = false;
 
 function drawStorage() {
   const degraded = Boolean(storageHealth && storageHealth.status === "degraded");
@@ -111,13 +111,17 @@ function drawStorage() {
     : []));
 }
 
+// One question at a time; one asked meanwhile is asked again after it (the answer on its
+// way may predate the failure that asked).
 function checkStorage() {
-  if (!storageAsked) {
-    storageAsked = api("GET", "/api/health")
-      .then((info) => { storageHealth = info; drawStorage(); })
-      .catch(() => { /* no answer: the banner stays as it was */ })
-      .finally(() => { storageAsked = null; });
-  }
+  if (storageAsked) { storageAgain = true; return storageAsked; }
+  storageAsked = api("GET", "/api/health")
+    .then((info) => { storageHealth = info; drawStorage(); })
+    .catch(() => { /* no answer: the banner stays as it was */ })
+    .finally(() => {
+      storageAsked = null;
+      if (storageAgain) { storageAgain = false; checkStorage(); }
+    });
   return storageAsked;
 }
 

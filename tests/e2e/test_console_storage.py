@@ -1,5 +1,5 @@
 """The console's storage banner (issue 29) in real headless Chromium against the real
-server on a 12 MB tmpfs that must keep 4 MB free: shown while /api/health says "degraded"
+server on a 24 MB tmpfs that must keep 4 MB free: shown while /api/health says "degraded"
 (at load, on the 30 s check, right after an answer with the code storage_unavailable),
 gone once it says "ok", in English and Chinese, with the reason for an admin only. The
 page's clock is Playwright's, so the 30 s checks take no wall time."""
@@ -25,7 +25,7 @@ BANNER = "#storage-banner"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with tmpfs(tmp_path_factory.mktemp("storage") / "data", "12m") as data:
+    with tmpfs(tmp_path_factory.mktemp("storage") / "data", "24m") as data:
         srv = Server(data)
         srv.env.update({"ZEROCODE_MIN_FREE_MB": "4", "ZEROCODE_HEALTH_PROBE_SECONDS": "0.2"})
         srv.start()
@@ -60,7 +60,7 @@ def settled(server: Server, status: str) -> None:
 
 def banner(page: Any, *, shown: bool) -> str:
     state = "visible" if shown else "hidden"
-    page.wait_for_selector(BANNER, state=state, timeout=5000)
+    page.wait_for_selector(BANNER, state=state, timeout=10_000)
     return str(page.inner_text(BANNER)) if shown else ""
 
 
@@ -101,6 +101,7 @@ def test_an_admin_reads_why_and_a_storage_error_checks_at_once(
     banner(page, shown=False)
     weight = ballast(server.data_dir, leave_mb=2)
     try:
+        settled(server, "degraded")
         # The server's own 503 storage_unavailable needs a disk that refuses this very write;
         # the console's part is what it does with the code, so this answer is the server's
         # error body for it, given to the create request.

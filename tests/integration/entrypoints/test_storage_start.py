@@ -81,9 +81,9 @@ def test_a_read_only_data_directory_stops_the_server_in_one_line(tmp_path: Path)
 
 @pytest.fixture
 def small_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    """The real server on a 12 MB tmpfs that must keep 4 MB free, probing every 0.2 s; its
+    """The real server on a 24 MB tmpfs that must keep 4 MB free, probing every 0.2 s; its
     log outside the tmpfs. Yields the data directory and the API's base URL."""
-    with tmpfs(tmp_path / "data", "12m") as data:
+    with tmpfs(tmp_path / "data", "24m") as data:
         env = _env(ZEROCODE_MIN_FREE_MB="4", ZEROCODE_HEALTH_PROBE_SECONDS="0.2")
         admin = subprocess.run(
             [*CLI, "admin", "create", "root-1", "--password-stdin", "--data-dir", str(data)],

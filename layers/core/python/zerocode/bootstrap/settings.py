@@ -20,7 +20,8 @@ class Settings(BaseSettings):
     mode: Literal["local", "aws"] = "local"
     data_dir: Path = Path(".zerocode")
     # Free space (MB) the data directory must keep: below it `zerocode serve` does not start
-    # and /api/health says "degraded" (local mode; docs/operations.md, "Storage health").
+    # and /api/health says "degraded" (local mode; 0: no minimum; docs/operations.md,
+    # "Storage health, and a data directory that cannot be written").
     min_free_mb: int = Field(64, ge=0)
     # /api/health's storage probe (a real write; locally also the free space) runs at most
     # once per this many seconds; between probes health repeats the last answer.
