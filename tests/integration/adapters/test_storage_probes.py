@@ -76,3 +76,19 @@ def test_dynamodb_probe_tells_throttling(aws: None, code: str) -> None:
     client.meta.events.register("before-call.dynamodb.PutItem", throttle)
     [busy] = DynamoStorageProbe(client, "zc-leases").check().problems
     assert busy == f"the DynamoDB table zc-leases cannot take a write: {code}"
+
+
+def test_the_start_up_check_makes_the_directory_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    from zerocode.adapters.local.free_space import data_dir_refusal
+
+    data = tmp_path / "new" / "data"
+    assert data_dir_refusal(data, min_free_mb=1) is None
+    assert data.is_dir() and list(data.iterdir()) == []
+    said = data_dir_refusal(data, min_free_mb=1 << 30)  # no disk has a petabyte free
+    assert said is not None and said.startswith(f"the data directory {data} has ")
+    (tmp_path / "file").write_text("")
+    said = data_dir_refusal(tmp_path / "file" / "data", min_free_mb=1)
+    assert (
+        said
+        == f"the data directory {tmp_path / 'file' / 'data'} cannot be created (Not a directory)"
+    )
