@@ -51,3 +51,15 @@ class Unavailable(ZerocodeError):
 
     status = 503
     code = "unavailable"
+
+
+class StorageUnavailable(Unavailable):
+    """Storage refused a write (full, read-only, failing or throttled: storage_refusal.py).
+    Nothing of the request was saved; ``retry_after`` when it passes by itself."""
+
+    code = "storage_unavailable"
+
+    def __init__(self, message: str, *, retry_after: int | None = None, kind: str = "") -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.kind = kind

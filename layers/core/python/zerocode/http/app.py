@@ -24,7 +24,7 @@ from zerocode import __version__
 from zerocode.accounts.ratelimit import RateLimited
 from zerocode.apps.service import FeaturedApps
 from zerocode.bootstrap.platform import Platform
-from zerocode.errors import ZerocodeError
+from zerocode.errors import StorageUnavailable, ZerocodeError
 from zerocode.http.deps import CSRF_HEADER
 from zerocode.http.headers import SecurityHeaders, docs_policy
 from zerocode.http.limits import BodyLimit
@@ -42,6 +42,7 @@ from zerocode.http.routes import (
 )
 from zerocode.http.schemas import ERRORS
 from zerocode.observability import RequestContext
+from zerocode.storage_refusal import refusal
 
 log = logging.getLogger(__name__)
 
@@ -131,11 +132,8 @@ def error_response(
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ZerocodeError)
     async def domain_error(_: Request, exc: ZerocodeError) -> JSONResponse:
-        headers = (
-            {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
-            if isinstance(exc, RateLimited)
-            else None
-        )
+        wait = exc.retry_after if isinstance(exc, RateLimited | StorageUnavailable) else None
+        headers = {"Retry-After": str(max(1, math.ceil(wait)))} if wait is not None else None
         return error_response(exc.status, exc.code, exc.message, headers)
 
     @app.exception_handler(RequestValidationError)
@@ -155,5 +153,15 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def crash(request: Request, exc: Exception) -> JSONResponse:
+        refused = refusal(exc)
+        if refused is not None:  # the store, not a bug: 503 the client can act on
+            log.error(
+                "storage refused a write (%s) on %s %s: %s",
+                refused.kind,
+                request.method,
+                request.url.path,
+                type(exc).__name__,
+            )
+            return await domain_error(request, refused.error())
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return error_response(500, "internal", "internal error; it has been logged")
