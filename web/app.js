@@ -133,6 +133,7 @@ const BY_CODE = {
   rate_limited: (err) => t("err.rate_limited", { seconds: err.retryAfter || 60 }),
   busy: (err) => t("err.busy", { message: err.message }),
   unavailable: (err) => t("err.unavailable", { message: err.message }),
+  storage_unavailable: (err) => t("err.storage_unavailable", { message: err.message }),
   preview_out_of_date: () => t("err.preview_out_of_date"),
   checks_failed: (err) => t("err.checks_failed", { message: err.message }),
 };

@@ -329,6 +329,7 @@ const en = {
   "err.not_found": "Not found.",
   "err.invalid": "Please check your input: {message}",
   "err.unavailable": "A service is unavailable for a moment: try again. ({message})",
+  "err.storage_unavailable": "Nothing can be saved right now; what you saved before is safe. ({message})",
   "err.other": "Something went wrong ({status}): {message}",
   "err.preview_out_of_date": "The preview is out of date, so the element picked in it may be gone: " +
     "rebuild the preview, then pick the element again.",
@@ -654,6 +655,7 @@ const zh = {
   "err.not_found": "未找到。",
   "err.invalid": "请检查输入：{message}",
   "err.unavailable": "服务暂时不可用，请重试。（{message}）",
+  "err.storage_unavailable": "现在无法保存任何内容，之前保存的内容都还在。（{message}）",
   "err.other": "出错了（{status}）：{message}",
   "err.preview_out_of_date": "预览已过期，选中的元素可能已不存在：请重新构建预览，然后重新选取元素。",
   "err.checks_failed": "未部署：{message}",

@@ -37,6 +37,7 @@ class Server:
     sites_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    log_dir: Path | None = None  # where the server's log goes (default: its data dir)
     # The shared e2e server lets one user chat often; quotas have their own tests. The
     # runtime check (a browser per previewed turn) is on only where a test is about it
     # (tests/e2e/test_repair.py), to keep the suite's time down; so are preview covers.
@@ -72,7 +73,7 @@ class Server:
                 self.port, self.sites_port = free_port(), free_port()
 
     def _start(self) -> None:
-        self.log = self.data_dir / f"server-{self.port}.log"
+        self.log = (self.log_dir or self.data_dir) / f"server-{self.port}.log"
         env = {k: v for k, v in os.environ.items() if k != "ZEROCODE_MODEL_BASE_URL"}
         env.update({"ZEROCODE_DATA_DIR": str(self.data_dir), **self.env})
         self.proc = subprocess.Popen(

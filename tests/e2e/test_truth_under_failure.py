@@ -121,6 +121,8 @@ def test_a_site_pointer_write_failing_during_the_preview_is_told(own_server: Ser
     assert turn.errors[0] == {
         "code": "server_error",
         "message": "the server failed while building the preview (OSError)",
+        "phase": "building the preview",
+        "kind": "internal",  # an OSError without an errno: not a storage refusal
     }
     assert turn.done is not None and turn.done["status"] == "failed"
     assert "building the preview (OSError)" in history(client, app["id"])[0]["content"]

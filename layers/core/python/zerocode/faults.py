@@ -3,18 +3,20 @@
 ``ZEROCODE_FAULT_KILL=<point>`` makes the process SIGKILL itself the first time it reaches
 that point: no cleanup, no ``finally``, exactly as a host failure or an OOM kill would end
 it (tests/e2e/test_crash_points.py). ``ZEROCODE_FAULT_FAIL=<store>:<n>`` makes the n-th
-write of a local store raise ``OSError``, as a full disk or a storage outage would
-(tests/e2e/test_truth_under_failure.py). Unset (always, outside those tests) each is one
+write of a local store raise ``OSError``, as a storage outage would
+(tests/e2e/test_truth_under_failure.py); ``<store>:<n>:ENOSPC`` gives it that errno, as a
+full disk would (tests/e2e/test_full_disk.py). Unset (always, outside those tests) each is one
 dictionary lookup.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 from collections import Counter
 
-STORES = frozenset({"transcript", "site_pointer"})
+STORES = frozenset({"transcript", "site_pointer", "build_output"})
 _writes: Counter[str] = Counter()
 
 POINTS = frozenset(
@@ -44,9 +46,12 @@ def write(store: str) -> None:
     spec = os.environ.get("ZEROCODE_FAULT_FAIL")
     if not spec:
         return
-    name, _, nth = spec.partition(":")
+    name, _, rest = spec.partition(":")
     if name != store:
         return
+    nth, _, code = rest.partition(":")
     _writes[store] += 1
     if _writes[store] == int(nth or 1):
-        raise OSError(f"injected failure of the {store} store (ZEROCODE_FAULT_FAIL)")
+        number = getattr(errno, code, 0) if code else 0  # e.g. ENOSPC: a full disk
+        message = f"injected failure of the {store} store (ZEROCODE_FAULT_FAIL)"
+        raise OSError(number, message) if number else OSError(message)

@@ -38,6 +38,16 @@ class StorageProbe(Protocol):
         ...
 
 
+class Probes:
+    """Several probes as one: every problem any of them finds."""
+
+    def __init__(self, *probes: StorageProbe) -> None:
+        self.probes = probes
+
+    def check(self) -> StorageHealth:
+        return StorageHealth(tuple(p for probe in self.probes for p in probe.check().problems))
+
+
 class CachedProbe:
     """``probe``'s answer, asked again only once ``seconds`` have passed. While one request
     probes, the others get the previous answer instead of waiting (the first ever waits)."""

@@ -184,6 +184,10 @@ class Settings(BaseSettings):
     # superseded build would be a CodeBuild run of its own (docs/engine.md).
     build_ahead: bool | None = None
     max_turns_per_app: int = Field(1000, ge=1)
+    # Space (MB) kept back on the data directory's disk so a turn that meets a full disk
+    # can still record its end; a turn starts only while it is in place with as much again
+    # free (local mode; adapters/local/disk_reserve.py). 0: none.
+    disk_reserve_mb: float = Field(8, ge=0)
     # A turn is cut off after this long (API Gateway streams end at 15 minutes).
     turn_timeout_seconds: float = Field(14 * 60, gt=0, le=15 * 60)
     max_file_bytes: int = Field(512 * 1024, ge=1024)

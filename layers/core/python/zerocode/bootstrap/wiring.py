@@ -8,7 +8,7 @@ from typing import cast
 from zerocode.accounts.ratelimit import RateLimiter
 from zerocode.accounts.service import Accounts, AccountService
 from zerocode.apps.deletion import DeletionSweep
-from zerocode.apps.storage_health import CachedProbe
+from zerocode.apps.storage_health import CachedProbe, Probes
 from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.aws_parts import (
@@ -138,6 +138,7 @@ def platform(
     from zerocode.adapters.local.chromium_acceptance import ChromiumAcceptance
     from zerocode.adapters.local.chromium_check import chromium_check
     from zerocode.adapters.local.chromium_covers import chromium_covers
+    from zerocode.adapters.local.disk_reserve import DiskReserve
     from zerocode.adapters.local.preview_covers import LocalPreviewCovers
     from zerocode.adapters.local.sandbox import Limits, sandbox
     from zerocode.adapters.local.toolchain_store import ToolchainStore
@@ -216,6 +217,11 @@ def platform(
         if settings.covers and settings.runtime_check
         else None
     )
+    reserve = (
+        DiskReserve(settings.data_dir, int(settings.disk_reserve_mb * 2**20))
+        if settings.disk_reserve_mb
+        else None
+    )
     engine = Engine(
         memory=mem,
         display=display,
@@ -230,6 +236,7 @@ def platform(
         checks=SqliteCheckStore(db),
         acceptance=ChromiumAcceptance(check) if check is not None else None,
         preview_stages=publishing,
+        reserve=reserve,
     )
 
     def site_root(target: SiteTarget) -> Path | None:
@@ -256,7 +263,10 @@ def platform(
         publishing=publishing,
         site_root=site_root,
         storage=CachedProbe(
-            SqliteStorageProbe(settings.sqlite_path, settings.data_dir, settings.min_free_mb),
+            Probes(
+                SqliteStorageProbe(settings.sqlite_path, settings.data_dir, settings.min_free_mb),
+                *([reserve] if reserve is not None else []),
+            ),
             settings.health_probe_seconds,
         ),
         build_isolation=box.description if builder is None else "injected builder",

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from zerocode.engine import recovery
 from zerocode.engine.journal import PendingStep
@@ -68,24 +68,39 @@ def close_crashed(e: EngineParts, app_id: str) -> str | None:
     return did.for_model() if head.turn_open else None
 
 
-def did(e: EngineParts, turn: Turn, pending: PendingStep | None) -> str:
+def did(
+    e: EngineParts,
+    turn: Turn,
+    pending: PendingStep | None,
+    saved: Sequence[str] = (),
+    saving: Sequence[str] = (),
+) -> str:
     """What a running turn did, for its interrupted note: its committed steps, and the calls
-    of a step that was running (a tool in a worker thread may still finish it)."""
-    return recovery.report(e.memory.units(turn.app_id), turn.number, pending).for_model()
+    of a step that was running (a tool in a worker thread may still finish it); the files
+    an answer saved or was saving (recovery.report)."""
+    units = e.memory.units(turn.app_id)
+    return recovery.report(units, turn.number, pending, saved, saving).for_model()
 
 
-def interrupt(e: EngineParts, turn: Turn, reason: str, pending: PendingStep | None) -> None:
+def interrupt(
+    e: EngineParts,
+    turn: Turn,
+    reason: str,
+    pending: PendingStep | None,
+    saved: Sequence[str] = (),
+    saving: Sequence[str] = (),
+) -> None:
     """Close the turn even if a write of ours was still in flight when the stream was
     cancelled (a worker thread finishes it): catch up with the store's head, then close
     the turn only if it is still ours and still open."""
     try:
-        e.memory.mark_interrupted(turn, reason, did(e, turn, pending))
+        e.memory.mark_interrupted(turn, reason, did(e, turn, pending, saved, saving))
     except Conflict:
         head = e.memory.head(turn.app_id)
         if head.turn != turn.number or not head.turn_open:
             return  # closed by that last write, or a newer turn began: nothing to close
         turn.head, turn.head_uid = head.seq, head.uid
-        e.memory.mark_interrupted(turn, reason, did(e, turn, pending))
+        e.memory.mark_interrupted(turn, reason, did(e, turn, pending, saved, saving))
     e.journal.clear(turn.app_id)
 
 

@@ -63,8 +63,10 @@ class CheckEvent:
 
 @dataclass(frozen=True)
 class ErrorEvent:
-    code: str
+    code: str  # server_error | storage_unavailable | model_error | stopped | ...
     message: str
+    phase: str | None = None  # what the turn was doing (a platform failure)
+    kind: str | None = None  # what failed: storage_refusal.Kind, or "internal" for a bug
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,8 @@ def event_data(event: TurnEvent) -> str:
             del payload["checks"]
         if isinstance(event, CheckEvent) and event.note is None:
             del payload["note"]
+        if isinstance(event, ErrorEvent):
+            payload = {k: v for k, v in payload.items() if v is not None}
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -14,7 +14,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, Protocol, TypeVar
 
 from zerocode.apps.lease import Lease
 from zerocode.apps.records import App
@@ -29,6 +29,7 @@ from zerocode.errors import Conflict, ZerocodeError
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
 from zerocode.publishing.builds import Build
+from zerocode.storage_refusal import Refusal
 
 # Build the app's current files and, when that works, show them in its preview.
 Preview = Callable[[App, str], Awaitable[Build]]
@@ -37,6 +38,17 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 log = logging.getLogger("zerocode.engine.turn")
+
+
+class SpaceReserve(Protocol):
+    """Disk space kept back so a turn can record its own end (adapters/local/disk_reserve.py;
+    None where the stores cannot fill up)."""
+
+    def ready(self) -> bool:
+        """Whether a turn may start: the reserve is in place, with room beside it."""
+
+    def release(self) -> bool:
+        """The disk is full: free the reserve for the writes that tell what happened."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,7 @@ class EngineParts:
         checks: CheckStore | None = None,
         acceptance: AcceptanceRunner | None = None,
         preview_stages: PreviewStages | None = None,
+        reserve: SpaceReserve | None = None,
     ) -> None:
         self.runtime_check, self.versions = runtime_check, versions
         # The app's acceptance checks and what runs them (None: no checks are kept; a store
@@ -83,6 +96,7 @@ class EngineParts:
         # The preview build in two stages, for builds started ahead (EngineLimits.build_ahead)
         # and boxes prepared ahead (None: neither).
         self.preview_stages = preview_stages
+        self.reserve = reserve
 
 
 async def io(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -98,10 +112,19 @@ def kind(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def ensure_room(engine: EngineParts, doing: str) -> None:
+    """Work that changes an app (a turn, an edit, a restore) starts only while the disk's
+    reserve is in place, so it can always record how it ended (503 otherwise)."""
+    if engine.reserve is not None and not engine.reserve.ready():
+        raise Refusal("disk_full").error(doing)
+
+
 @contextlib.asynccontextmanager
 async def app_lease(engine: EngineParts, app_id: str, busy: str) -> AsyncIterator[None]:
     """Hold the app's turn lease for work that must not run beside a turn (a restore, a
-    rebuild); Conflict (409) saying ``busy`` when someone holds it."""
+    rebuild, an edit); Conflict (409) saying ``busy`` when someone holds it, 503 when its
+    end could not be recorded (:func:`ensure_room`)."""
+    await io(ensure_room, engine, "saving a change")
     holder, key = secrets.token_hex(8), f"turn:{app_id}"
     if not await io(engine.lease.acquire, key, holder, engine.limits.lease_seconds):
         raise Conflict(busy)

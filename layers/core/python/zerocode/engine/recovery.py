@@ -56,9 +56,17 @@ class Report:
         return "\n\n".join(lines)
 
 
-def report(units: Sequence[Unit], turn: int, pending: PendingStep | None) -> Report:
-    """What turn ``turn`` did, from its units in the transcript and a pending step."""
-    changed: list[str] = []
+def report(
+    units: Sequence[Unit],
+    turn: int,
+    pending: PendingStep | None,
+    saved: Sequence[str] = (),
+    saving: Sequence[str] = (),
+) -> Report:
+    """What turn ``turn`` did, from its units in the transcript and a pending step; with
+    the files an html / multi-file answer ``saved`` (it is not in the transcript until
+    the turn ends) and those it was ``saving`` when it stopped."""
+    changed: list[str] = [f"{path} (saved from the answer)" for path in saved]
     for unit in units:
         if unit.turn != turn or unit.kind is not EntryKind.CALL:
             continue
@@ -75,5 +83,5 @@ def report(units: Sequence[Unit], turn: int, pending: PendingStep | None) -> Rep
         f"{c.path} ({c.tool})" if c.path else c.tool
         for c in (pending.calls if pending and pending.turn == turn else ())
         if c.tool in CHANGING_TOOLS
-    )
+    ) + tuple(f"{path} (being saved from the answer)" for path in saving)
     return Report(tuple(dict.fromkeys(changed)), tuple(dict.fromkeys(maybe)))

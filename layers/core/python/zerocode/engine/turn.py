@@ -35,7 +35,15 @@ from zerocode.engine.closing import (
 )
 from zerocode.engine.events import DoneEvent, ErrorEvent, RepairEvent, TurnEvent
 from zerocode.engine.model import ModelError
-from zerocode.engine.parts import EngineLimits, EngineParts, Preview, io, kind, logged
+from zerocode.engine.parts import (
+    EngineLimits,
+    EngineParts,
+    Preview,
+    ensure_room,
+    io,
+    kind,
+    logged,
+)
 from zerocode.engine.suite_step import tell_checks
 from zerocode.engine.tools import ToolBox
 from zerocode.engine.turn_state import Status, TurnState
@@ -55,6 +63,7 @@ from zerocode.memory.display import DisplayRole, DisplayStatus
 from zerocode.memory.facade import Turn
 from zerocode.memory.window import Window
 from zerocode.observability import APP_ID, TURN
+from zerocode.storage_refusal import refusal
 
 # Names other modules import from here (EngineLimits, Preview, close_crashed and
 # record_version live in engine/parts.py, engine/closing.py, engine/version_record.py).
@@ -101,6 +110,7 @@ class Engine(EngineParts):
             raise PayloadTooLarge(
                 f"this app has reached {self.limits.max_turns} turns; start a new app to keep going"
             )
+        ensure_room(self, "starting a turn")
         holder = secrets.token_hex(8)
         if not self.lease.acquire(f"turn:{app.id}", holder, self.limits.lease_seconds):
             raise Conflict("a turn is already running for this app; wait for it to finish")
@@ -187,24 +197,15 @@ class TurnRun:
             except (ModelError, TimeoutError) as exc:
                 error = self._model_failed(exc)
             except Exception as exc:  # the platform failed (a store, the disk, a bug)
-                log.exception("turn failed app=%s while %s", self.app.id, st.phase)
-                error = ErrorEvent(
-                    "server_error", f"the server failed while {st.phase} ({kind(exc)})"
-                )
+                error = self._platform_failed(exc)
             finally:
                 self._working = False
             if stopped:
                 async for event in self._stopped():
                     yield event
             else:
-                if error is not None:
-                    st.error = error.message
-                    await self._close_failed(error.message)
-                    yield error
-                async for event in self._rebuild():
+                async for event in self._finish(error):
                     yield event
-                await self._settle_ahead()
-                yield await self._end(st.status())
             keeper.cancel()
             if self.release_on_end:
                 with logged("could not release the lease of app=%s", self.app.id):
@@ -219,6 +220,47 @@ class TurnRun:
             if not released and self.release_on_end:
                 with logged("could not release the lease of app=%s", self.app.id):
                     self.release()
+
+    async def _finish(self, error: ErrorEvent | None) -> AsyncIterator[TurnEvent]:
+        """The work is over, ``error`` (if any) having ended it: the error told and closed
+        in the transcript, the preview rebuilt from changed files, then the turn's end (an
+        error recording it is told, once, before the done)."""
+        st = self.state
+        if error is not None:
+            st.error = error.message
+            await self._close_failed(error.message)
+            yield error
+        async for event in self._rebuild():
+            yield event
+        await self._settle_ahead()
+        done = await self._end(st.status())
+        if error is None and st.late_error is not None:
+            yield st.late_error
+        yield done
+
+    def _platform_failed(self, exc: Exception) -> ErrorEvent:
+        """The error event of a failure of the platform's own (a store, the disk, a bug)
+        while in ``phase``: storage that refused a write is said as such (and a full disk
+        gives up its reserve, so the turn's end can still be written); anything else is a
+        server error, named without its text."""
+        phase = self.state.phase
+        refused = refusal(exc)
+        if refused is None:
+            log.exception("turn failed app=%s while %s", self.app.id, phase)
+            message = f"the server failed while {phase} ({kind(exc)})"
+            return ErrorEvent("server_error", message, phase=phase, kind="internal")
+        log.error(
+            "turn of app=%s: storage refused a write (%s) while %s: %s",
+            self.app.id,
+            refused.kind,
+            phase,
+            kind(exc),
+        )
+        if refused.kind in ("disk_full", "quota") and self.engine.reserve is not None:
+            self.engine.reserve.release()
+        return ErrorEvent(
+            "storage_unavailable", refused.message(phase), phase=phase, kind=refused.kind
+        )
 
     def _uncancel(self) -> int:
         """Take back the cancellation :meth:`stop` asked for; the cancellations still
@@ -324,9 +366,13 @@ class TurnRun:
         e, st, made = self.engine, self.state, None
         if st.turn is not None and st.changed:
             st.phase = "recording the version"
-            made = await io(
-                record_version, e, self.app.id, st.turn.number, self._summary(status), st.build
-            )
+            try:
+                made = await io(
+                    record_version, e, self.app.id, st.turn.number, self._summary(status), st.build
+                )
+            except Exception as exc:  # the files stand; the turn says it failed to record them
+                late = st.late_error = self._platform_failed(exc)
+                st.error, status = st.error or late.message, "failed"
         if st.turn is not None:
             with logged("could not record the end of turn app=%s", self.app.id):
                 await io(
@@ -478,7 +524,8 @@ class TurnRun:
         if turn is None or turn.closed:
             return
         with logged("could not close failed turn app=%s", self.app.id):
-            await io(interrupt, self.engine, turn, reason, self.state.pending)
+            st = self.state
+            await io(interrupt, self.engine, turn, reason, st.pending, st.saved, st.saving)
 
     def _close_abandoned(self) -> None:
         """The stream was closed before its end (the server is stopping, or its consumer

@@ -12,6 +12,7 @@ from typing import Literal
 
 from zerocode.engine.check_suite import SuiteRun
 from zerocode.engine.code_report import CodeReport, shown_text
+from zerocode.engine.events import ErrorEvent
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.tools import CHECK_TOOL_NAMES, ToolOutcome
 from zerocode.memory.facade import Turn
@@ -50,6 +51,9 @@ class TurnState:
     changed: bool = False
     unbuilt: bool = False  # files changed since the newest preview build began
     error: str | None = None
+    late_error: ErrorEvent | None = None  # recording the end of a turn that worked failed
+    saved: list[str] = field(default_factory=list)  # files an html / multi-file answer saved
+    saving: tuple[str, ...] = ()  # and those it was saving (their state is not known)
     # Acceptance checks (engine/check_suite.py).
     round: int = 0  # the repair round the work is in (0: the first)
     suite_changed: bool = False  # checks were added or retired since the suite last ran

@@ -35,6 +35,7 @@ from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
 from zerocode.memory.messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
 from zerocode.publishing.builds import Build, BuildState, new_build_id
+from zerocode.storage_refusal import refusal
 
 log = logging.getLogger("zerocode.engine.turn")
 
@@ -190,7 +191,10 @@ class TurnSteps:
         st.phase = SAVING
         try:
             files = parse(text)
+            st.saving = tuple(files)
             saved = await io(codegen.save_files, self.engine.workspace, self.app.id, files)
+            st.saving = ()
+            st.saved.extend(saved)
         except ZerocodeError as exc:
             reason = f"the generated code could not be saved: {exc.message}"
             st.code.append(code_report.not_saved(start, end, text, exc.message, multi=multi))
@@ -286,10 +290,13 @@ class TurnSteps:
 
     async def _run_tool(self, call: ToolCall) -> ToolOutcome:
         """The call's outcome however it ends: a tool that raises becomes a failed result
-        (the step, with the calls that worked, is still committed)."""
+        (the step, with the calls that worked, is still committed), except when storage
+        refused its write: that ends the turn, its step told as one that may have run."""
         try:
             return await io(self.toolbox.run, call)
         except Exception as exc:
+            if refusal(exc) is not None:
+                raise  # storage refused the write: no later call can do better (turn.py)
             log.exception("tool %s raised app=%s", call.name, self.app.id)
             why = f"the tool failed inside the platform ({kind(exc)}); its effect is unknown"
             if call.name in recovery.CHANGING_TOOLS:

@@ -49,6 +49,7 @@ from zerocode.publishing.pointers import (
     site_pointer,
 )
 from zerocode.publishing.preview_covers import PreviewCovers, PreviewCoverStore
+from zerocode.storage_refusal import Refusal, refusal
 
 log = logging.getLogger(__name__)
 
@@ -442,6 +443,10 @@ class Publishing:
         try:
             outcome = await self.builder.build(job_of(build, source))
         except Exception as exc:  # the builder's own failure is a failed build, not a crash
+            refused = refusal(exc)
+            if refused is not None:  # nor the app's: no repair can help (503, error event)
+                await self._record_refused(build, refused)
+                raise refused.error("building the preview") from exc
             log.exception("build %s of app %s crashed", build.id, build.app_id)
             outcome_build = build.failed(f"the builder failed: {exc}")
         else:
@@ -450,6 +455,14 @@ class Publishing:
         recorded = replace(outcome_build, state=BuildState.RUNNING) if held else outcome_build
         await asyncio.to_thread(self.builds.put, recorded)
         return outcome_build
+
+    async def _record_refused(self, build: Build, refused: Refusal) -> None:
+        """A build whose output storage refused: recorded failed, saying so, if it can be."""
+        log.error("build %s of app %s: storage refused (%s)", build.id, build.app_id, refused.kind)
+        try:
+            await asyncio.to_thread(self.builds.put, build.failed(refused.message("building")))
+        except Exception as exc:
+            log.error("could not record build %s as failed: %s", build.id, type(exc).__name__)
 
     async def _cover(self, app: App) -> None:
         """Best effort: a failed screenshot never fails the deploy."""

@@ -31,6 +31,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+from zerocode import faults
 from zerocode.adapters.local.private import private_dir
 from zerocode.adapters.local.sandbox import (
     Box,
@@ -400,6 +401,7 @@ class LocalBuilder:
         final = self.output_dir(job.app_id, job.build_id)
         tmp = self._tmp_for(final)
         try:
+            faults.write("build_output")
             fill(tmp)  # makes tmp
             if not (tmp / "index.html").is_file():
                 raise FileNotFoundError("the build output has no index.html")
