@@ -102,6 +102,7 @@ def test_an_admin_reads_why_and_a_storage_error_checks_at_once(
     weight = ballast(server.data_dir, leave_mb=2)
     try:
         settled(server, "degraded")
+
         # The server's own 503 storage_unavailable needs a disk that refuses this very write;
         # the console's part is what it does with the code, so this answer is the server's
         # error body for it, given to the create request.
