@@ -145,8 +145,10 @@ def test_health_is_degraded_while_space_is_short_and_ok_once_it_returns(
     weight = ballast(data, leave_mb=2)
     told = _health_until(api, admin, "degraded")
     assert told["status"] == "degraded"
-    assert str(told["reason"]).startswith(f"the data directory {data} has ")
-    assert str(told["reason"]).endswith("MB free, below the minimum of 4 MB (ZEROCODE_MIN_FREE_MB)")
+    low, reserve = str(told["reason"]).split("; ")  # one sentence per problem
+    assert low.startswith(f"the data directory {data} has ")
+    assert low.endswith("MB free, below the minimum of 4 MB (ZEROCODE_MIN_FREE_MB)")
+    assert reserve.endswith("turns and edits are refused until space is freed")  # 8 MB reserve
     seen = dict(httpx.get(f"{api}/api/health", headers=user).json())
     assert seen["status"] == "degraded" and "reason" not in seen  # the status, not the path
     assert httpx.get(f"{api}/api/health").json() == seen
