@@ -7,7 +7,7 @@ and the turn is closed (M2, M7), and the app's lease is released.
 
 The work is a loop over steps (engine/turn_steps.py), each ending in one result —
 :class:`ToolsRan`, :class:`Answered`, :class:`Failed` or :class:`Built` — that
-:meth:`TurnRun._after` dispatches on; all the turn's mutable state is one
+:class:`TurnWork` (engine/turn_work.py) dispatches on; all the turn's mutable state is one
 :class:`TurnState`. Closing a turn that did not finish is engine/closing.py; recording the
 version a turn made is engine/version_record.py.
 """
@@ -19,21 +19,19 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
-from zerocode.engine import prompts, repair
+from zerocode.engine import prompts
 from zerocode.engine.build_ahead import Ahead, BuildAhead
 from zerocode.engine.closing import (
     SERVER_STOPPED,
     close_abandoned,
     close_crashed,
-    did,
     interrupt,
 )
-from zerocode.engine.events import DoneEvent, ErrorEvent, RepairEvent, TurnEvent
+from zerocode.engine.events import DoneEvent, ErrorEvent, TurnEvent
 from zerocode.engine.model import ModelError
 from zerocode.engine.parts import (
     EngineLimits,
@@ -47,20 +45,12 @@ from zerocode.engine.parts import (
 from zerocode.engine.suite_step import tell_checks
 from zerocode.engine.tools import ToolBox
 from zerocode.engine.turn_state import Status, TurnState
-from zerocode.engine.turn_steps import (
-    RESULTS,
-    Answered,
-    Built,
-    Failed,
-    StepResult,
-    ToolsRan,
-    TurnSteps,
-)
+from zerocode.engine.turn_steps import RESULTS, TurnSteps
+from zerocode.engine.turn_work import TurnWork
 from zerocode.engine.user_edit import finish_interrupted_work
 from zerocode.engine.version_record import record_version
 from zerocode.errors import Conflict, PayloadTooLarge
 from zerocode.memory.display import DisplayRole, DisplayStatus
-from zerocode.memory.facade import Turn
 from zerocode.memory.window import Window
 from zerocode.observability import APP_ID, TURN
 from zerocode.storage_refusal import refusal
@@ -85,17 +75,6 @@ PROMPT_OF = {
     CodeGenType.MULTI_FILE: "multi_file",
     CodeGenType.VUE_PROJECT: "vue_project",
 }
-
-
-@dataclass
-class _Progress:
-    """Where the work of a turn stands between its steps: the loop state of ``_work``."""
-
-    attempt: int = 0  # repair rounds used
-    asked: int = 0  # tool steps of this round
-    unbuilt: bool = False  # this round changed files since the preview was built
-    failure: repair.Failure | None = None  # what fails in the newest preview
-    closed: bool = False  # the turn is closed: no further step
 
 
 class Engine(EngineParts):
@@ -351,7 +330,8 @@ class TurnRun:
         )
         faults.point("after_user_commit")
         async with asyncio.timeout(e.limits.turn_timeout):
-            async for event in self._work(turn):
+            work = TurnWork(e, app, st, self.steps, self.ahead)
+            async for event in work.run(turn):
                 yield event
 
     def _model_failed(self, exc: ModelError | TimeoutError) -> ErrorEvent:
@@ -390,133 +370,6 @@ class TurnRun:
 
     def _tally(self) -> dict[str, int] | None:
         return None if (run := self.state.suite_run) is None else run.tally.to_json()
-
-    async def _work(self, turn: Turn) -> AsyncIterator[TurnEvent]:
-        """The model's work, then the preview; a preview that fails is shown to the model,
-        which gets ``repair_rounds`` more tries inside the turn (engine/repair.py). The turn
-        is closed here: its final answer once the preview stands (or nothing needed
-        building), else a note saying what still fails."""
-        work = _Progress()
-        while not work.closed:
-            result: StepResult | None = None
-            async for item in self.steps.ask(turn):
-                if isinstance(item, RESULTS):
-                    result = item
-                else:
-                    yield item
-            async for event in self._after(turn, result, work):
-                yield event
-
-    async def _after(
-        self, turn: Turn, result: StepResult | None, work: _Progress
-    ) -> AsyncIterator[TurnEvent]:
-        """What a step's result leads to: another step, the turn closed, or the preview."""
-        match result:
-            case ToolsRan(changed=changed):
-                work.unbuilt |= changed
-                work.asked += 1
-                if changed and self.ahead is not None:
-                    await self.ahead.start()
-                if work.asked >= self.engine.limits.max_tool_calls + 2:
-                    work.closed = True
-                    yield await self._out_of_steps(turn)
-            case Failed(code=code, reason=reason, answer=answer):
-                work.closed = True
-                self.state.error = reason
-                yield ErrorEvent(code, reason)
-                await self._close_failed_work(turn, answer, f"[zerocode: {reason}]")
-            case Answered(answer=answer, changed=changed):
-                work.unbuilt |= changed
-                if changed and self.ahead is not None:
-                    self.ahead.drop()  # the closing step changed files: build them afresh
-                async for event in self._answered(turn, answer, work):
-                    yield event
-            case _:
-                raise AssertionError(f"a step ended without a result: {result!r}")
-
-    async def _answered(self, turn: Turn, answer: str, work: _Progress) -> AsyncIterator[TurnEvent]:
-        """The round's work is done: build the preview if files changed, then commit the
-        answer, give up, or start a repair round."""
-        suite = self.state.suite_changed  # checks added or retired: run them
-        if not (work.unbuilt or work.attempt or suite):  # nothing to build, check or repair
-            work.closed = True
-            await self._commit_final(turn, answer)
-            return
-        if work.unbuilt or suite:
-            if work.unbuilt:
-                steps = self.steps.build(await self._take_ahead())
-            else:
-                steps = self.steps.accept(self.state.build)
-            async for item in steps:
-                if isinstance(item, Built):
-                    work.failure = item.failure
-                elif not isinstance(item, RESULTS):
-                    yield item
-        failure = work.failure
-        if failure is None:
-            work.closed = True
-            await self._commit_final(turn, answer or "Done.")
-        elif work.attempt >= self.engine.limits.repair_rounds:
-            work.closed = True
-            await self._give_up(turn, answer, failure, work.attempt)
-        else:
-            work.attempt = self.state.round = work.attempt + 1
-            yield self._repair_event(failure, work.attempt)
-            await self._ask_repair(turn, answer, failure, work.attempt)
-            work.asked, work.unbuilt = 0, False
-
-    async def _commit_final(self, turn: Turn, answer: str) -> None:
-        self.state.phase = "saving the answer"
-        await io(self.engine.memory.commit_final, turn, answer)
-
-    def _repair_event(self, failure: repair.Failure, attempt: int) -> RepairEvent:
-        rounds = self.engine.limits.repair_rounds
-        self.state.steps.append(f"↻ repair {attempt}/{rounds}: {failure.summary}")
-        return RepairEvent(attempt, rounds, failure.summary, failure.kind)
-
-    async def _ask_repair(
-        self, turn: Turn, answer: str, failure: repair.Failure, attempt: int
-    ) -> None:
-        """The failure shown to the model as a feedback unit, for another round."""
-        self.state.phase = "saving the repair request"
-        message = repair.repair_message(
-            failure, attempt, self.engine.limits.repair_rounds, tools=self._tools
-        )
-        await io(self.engine.memory.commit_feedback, turn, answer, message)
-
-    async def _out_of_steps(self, turn: Turn) -> ErrorEvent:
-        """The model kept calling tools past the per-turn limit: the turn is closed."""
-        reason = "the model kept calling tools past the per-turn limit"
-        self.state.error = reason
-        note = did(self.engine, turn, self.state.pending)
-        await io(self.engine.memory.mark_interrupted, turn, reason, note)
-        return ErrorEvent("tool_limit", reason)
-
-    async def _give_up(
-        self, turn: Turn, answer: str, failure: repair.Failure, attempts: int
-    ) -> None:
-        """The preview still fails and no repair round is left: the turn fails, and the
-        model and the user are told what still fails."""
-        what = repair.GIVING_UP[failure.kind]
-        after = f" after {attempts} repair round{'s' if attempts != 1 else ''}" if attempts else ""
-        self.state.error = f"the {what}{after}: {failure.summary}"
-        message = repair.repair_message(failure, attempts + 1, attempts, tools=self._tools)
-        await self._close_failed_work(turn, answer, message + "\n(No repair round is left.)")
-
-    @property
-    def _tools(self) -> bool:
-        return self.app.code_gen_type is CodeGenType.VUE_PROJECT
-
-    async def _close_failed_work(self, turn: Turn, answer: str, feedback: str) -> None:
-        """Close a turn whose work failed: the model's answer (if any) with the platform's
-        word on it, then the interrupted note with the reason. Never a final answer that
-        reads as if it worked."""
-        st, memory = self.state, self.engine.memory
-        assert st.error is not None
-        st.phase = "saving the answer"
-        if answer:
-            await io(memory.commit_feedback, turn, answer, feedback)
-        await io(memory.mark_interrupted, turn, st.error, did(self.engine, turn, st.pending))
 
     async def _close_failed(self, reason: str) -> None:
         """Close the turn in the transcript after an error, saying what it did."""
