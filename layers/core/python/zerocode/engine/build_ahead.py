@@ -14,6 +14,13 @@ starts, and it is adopted only while the files still have that snapshot's digest
 that failed half-way, a stop landing between two tool calls, changes files without a new
 build ahead); otherwise it is superseded and the files are built afresh.
 
+A build ahead starts only after the files have been quiet for ``QUIET_SECONDS``: a model
+whose steps follow each other faster than that (a scripted one, or a quick run of small
+edits) would otherwise start, and supersede, a build and a box per step, which costs a Vue
+build's CPU each time for nothing. A real model's next call takes longer than the wait, so
+the build still runs beside it; a round that ends within the wait builds afresh, as it
+would without a build ahead, and no record is written for the build that never started.
+
 What the user and the model are told is unchanged: a build is announced when the round
 adopts it, with its real outcome and time; a superseded build was never announced and is
 listed in the app's builds as ``superseded``. The turn waits for every build it started
@@ -35,6 +42,7 @@ from zerocode.publishing.builds import Build, new_build_id, snapshot
 log = logging.getLogger("zerocode.engine.turn")
 
 SETTLE_SECONDS = 30.0  # a stopped build's record, at most this long after the turn
+QUIET_SECONDS = 0.15  # the files unchanged this long before a build starts ahead
 
 
 class PreviewStages(Protocol):
@@ -65,16 +73,28 @@ class Ahead:
 class BuildAhead:
     """The turn's build ahead, if any, and the ones it superseded until they are recorded."""
 
-    def __init__(self, stages: PreviewStages, workspace: Workspace, app: App) -> None:
-        self.stages, self.workspace, self.app = stages, workspace, app
+    def __init__(
+        self,
+        stages: PreviewStages,
+        workspace: Workspace,
+        app: App,
+        quiet: float = QUIET_SECONDS,
+    ) -> None:
+        self.stages, self.workspace, self.app, self.quiet = stages, workspace, app, quiet
         self._ahead: Ahead | None = None
+        self._waiting: asyncio.Task[None] | None = None  # a start, once the files are quiet
         self._settling: set[asyncio.Task[None]] = set()
         self.started = self.superseded = 0
 
     async def start(self) -> None:
-        """The files changed and the change is committed: build them now (superseding the
-        build ahead of an earlier change)."""
+        """The files changed and the change is committed: build them once they have been
+        quiet for a moment (superseding the build ahead of an earlier change); returns at
+        once."""
         self.drop()
+        self._waiting = asyncio.create_task(self._start_when_quiet())
+
+    async def _start_when_quiet(self) -> None:
+        await asyncio.sleep(self.quiet)
         source = await asyncio.to_thread(snapshot, self.workspace, self.app.id)
         build_id = new_build_id()
         task = asyncio.create_task(self.stages.build_preview(self.app, build_id, source))
@@ -84,8 +104,9 @@ class BuildAhead:
 
     async def take(self) -> Ahead | None:
         """The build ahead of the files as they are now, handed over for the round that is
-        ending; None when there is none or the files changed since it started (then it is
-        superseded)."""
+        ending; None when there is none, it had not started yet (nothing was recorded), or
+        the files changed since it started (then it is superseded)."""
+        await self._stop_waiting()
         ahead = self._ahead
         if ahead is None:
             return None
@@ -99,8 +120,22 @@ class BuildAhead:
         self._ahead = None
         return ahead
 
+    async def _stop_waiting(self) -> None:
+        """A start still waiting (for quiet files, or for its snapshot) is called off; one
+        that started its build is done, and that build is the build ahead."""
+        waiting, self._waiting = self._waiting, None
+        if waiting is None or waiting.done():
+            return
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+
     def drop(self) -> None:
-        """The build ahead will not be shown: stop it and record it superseded."""
+        """The build ahead will not be shown: stop it and record it superseded (a start
+        still waiting is called off)."""
+        if self._waiting is not None:
+            self._waiting.cancel()
+            self._waiting = None
         ahead, self._ahead = self._ahead, None
         if ahead is None:
             return
