@@ -73,8 +73,9 @@ def _deployed(api: Api, headers: dict[str, str], base: str, build_id: str) -> No
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         build = api.client.get(f"{base}/builds/{build_id}", headers=headers).json()
-        if build["published"] or build["state"] == "failed":
-            assert build["state"] == "succeeded", build
+        # A deploy reads succeeded once its site is published (its pointer flips first).
+        if build["state"] in ("succeeded", "failed"):
+            assert build["state"] == "succeeded" and build["published"], build
             return
         time.sleep(0.05)
     raise AssertionError("the deploy did not finish")
