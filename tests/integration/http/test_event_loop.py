@@ -73,9 +73,10 @@ def _deployed(api: Api, headers: dict[str, str], base: str, build_id: str) -> No
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         build = api.client.get(f"{base}/builds/{build_id}", headers=headers).json()
-        # A deploy reads succeeded once its site is published (its pointer flips first).
-        if build["state"] in ("succeeded", "failed"):
-            assert build["state"] == "succeeded" and build["published"], build
+        # Done once the record says so and the app names it: the site pointer flips before
+        # the record reads succeeded, and a request reads the app before the build.
+        assert build["state"] != "failed", build
+        if build["state"] == "succeeded" and build["published"]:
             return
         time.sleep(0.05)
     raise AssertionError("the deploy did not finish")
