@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from tests.e2e.conftest import Server, Turn, chat, create, parse_sse, signed_in
 from tests.tmpfs import tmpfs
+from zerocode.adapters.local.free_space import free_bytes
 from zerocode.memory.messages import from_openai_list
 from zerocode.memory.validation import validate
 
@@ -43,11 +43,6 @@ def fill(path: Path) -> int:
                 while True:
                     written += out.write(b"\0" * size)
     return written
-
-
-def free_bytes(path: Path) -> int:
-    stat = os.statvfs(path)
-    return stat.f_bavail * stat.f_frsize
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import os
 import threading
 from pathlib import Path
 
+from zerocode.adapters.local.free_space import MB, free_bytes
 from zerocode.apps.storage_health import StorageHealth
 
 log = logging.getLogger("zerocode.storage")
@@ -60,19 +61,17 @@ class DiskReserve:
         turns and edits are refused."""
         if self.ready():
             return StorageHealth()
-        mb = 1 << 20
         return StorageHealth(
             (
-                f"the disk reserve of {self.size / mb:.0f} MB at {self.path} cannot be kept "
-                f"({self.free() / mb:.1f} MB free): turns and edits are refused until space "
+                f"the disk reserve of {self.size / MB:.0f} MB at {self.path} cannot be kept "
+                f"({self.free() / MB:.1f} MB free): turns and edits are refused until space "
                 "is freed",
             )
         )
 
     def free(self) -> int:
         """Bytes free to an unprivileged writer on the reserve's file system."""
-        stat = os.statvfs(self.path.parent)
-        return stat.f_bavail * stat.f_frsize
+        return free_bytes(self.path.parent)
 
     def _in_place(self) -> bool:
         try:
