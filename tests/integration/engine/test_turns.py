@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,53 @@ def test_a_reader_gets_done_only_once_the_log_has_it_and_the_app_is_free(
         assert [e async for e in again.follow()][-1].data == '{"status":"succeeded","turn":3}'
 
     asyncio.run(go())
+
+
+class _SlowRenewals:
+    """A lease whose renewals wait for the test (a busy thread pool runs them late); every
+    hold lasts a minute, so only a release can free the app in time."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.holders = inner, set[str]()
+        self.renewing, self.let_go = threading.Event(), threading.Event()
+        self.landed = threading.Event()
+
+    def acquire(self, key: str, holder: str, seconds: float) -> bool:
+        if holder in self.holders:
+            self.renewing.set()
+            self.let_go.wait(10)
+        self.holders.add(holder)
+        held = bool(self.inner.acquire(key, holder, 60))
+        if self.let_go.is_set():
+            self.landed.set()
+        return held
+
+    def release(self, key: str, holder: str) -> None:
+        self.inner.release(key, holder)
+
+    def held(self, key: str) -> bool:
+        return bool(self.inner.held(key))
+
+
+def test_a_renewal_that_lands_after_the_turn_ended_does_not_hold_the_app(tmp_path: Path) -> None:
+    """The keeper's renewal runs in a thread that cancelling the keeper does not stop: one
+    that lands after the turn gave the lease back must give it back again, or the user's
+    next message gets 409 for a whole lease (seen in CI under load)."""
+    p = platform(tmp_path, turn_lease_seconds=3)
+    app = asyncio.run(p.create_app("local", "A page about wrens", CodeGenType.HTML))
+    lease = p.engine.lease = _SlowRenewals(p.engine.lease)
+
+    async def go() -> str:
+        turns = Turns(p.engine, InProcessTurnLog(), shared=False)
+        running = await turns.start(app, "Write it slowly [[slow]]", None)
+        entries = [e async for e in running.follow()]
+        assert lease.renewing.is_set(), "a renewal was in flight when the turn ended"
+        assert not lease.held(f"turn:{app.id}")
+        lease.let_go.set()  # the late renewal lands now
+        assert await asyncio.to_thread(lease.landed.wait, 10)
+        await asyncio.sleep(0.2)  # what the renewal's thread does after its acquire
+        again = await turns.start(app, "Thanks", None)  # Conflict (409) before the fix
+        assert [e async for e in again.follow()][-1].data.endswith('"turn":3}')
+        return entries[-1].data
+
+    assert asyncio.run(go()).startswith('{"status":"succeeded","turn":1')

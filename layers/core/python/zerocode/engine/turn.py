@@ -119,6 +119,7 @@ class TurnRun:
         # Whoever drives the turn may keep the lease past its end (engine/turns.py: until
         # the turn's log has its done) and then call release().
         self.release_on_end = True
+        self._lease_returned = False
         self.stop_reason: str | None = None
         self._rebuild_when_stopped = True
         self._task: asyncio.Task[Any] | None = None
@@ -301,8 +302,21 @@ class TurnRun:
                 await self.ahead.close()
 
     def release(self) -> None:
-        """Give the app's lease back (the turn is over)."""
+        """Give the app's lease back (the turn is over). A renewal already in its thread
+        (a cancelled keeper does not stop it) sees the flag and gives it back too."""
+        self._lease_returned = True
         self.engine.lease.release(f"turn:{self.app.id}", self.holder)
+
+    def _renew(self) -> bool:
+        """Renew the lease (in a thread); a renewal that lands after :meth:`release` frees
+        it again, so a turn that ended never holds its app past its end."""
+        key, lease = f"turn:{self.app.id}", self.engine.lease
+        if self._lease_returned:
+            return True  # over: nothing to renew (and the keeper is being stopped)
+        held = lease.acquire(key, self.holder, self.engine.limits.lease_seconds)
+        if held and self._lease_returned:
+            lease.release(key, self.holder)
+        return held
 
     async def _run(self) -> AsyncIterator[TurnEvent]:
         """Close what a dead server left, save the user's message, then the work, timed."""
@@ -411,9 +425,7 @@ class TurnRun:
         while True:
             await asyncio.sleep(e.limits.lease_seconds / 3)
             try:
-                held = await io(
-                    e.lease.acquire, f"turn:{self.app.id}", self.holder, e.limits.lease_seconds
-                )
+                held = await io(self._renew)
             except Exception as exc:  # a store hiccup: try again at the next renewal
                 log.warning("could not renew the turn lease of app=%s: %s", self.app.id, exc)
                 continue
