@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
 
 from zerocode.accounts.ratelimit import RateLimiter
 from zerocode.accounts.service import Accounts, AccountService
@@ -13,29 +12,21 @@ from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.aws_parts import (
     aws_client,
-    build_check,
-    codebuild,
     cognito,
-    kvs_publisher,
     model_api_key,
-    preview_cover_store,
-    require,
-    s3_versions,
-    site_publisher,
 )
-from zerocode.bootstrap.platform import Platform, purge_steps
+from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel, ModelRole
 from zerocode.engine.turn import Engine, EngineLimits
 from zerocode.engine.turn_log import TurnLog
 from zerocode.engine.turns import Turns
-from zerocode.gateway import behind_gateway
 from zerocode.memory.cache import WindowCache
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
 from zerocode.memory.transcript import TranscriptStore
-from zerocode.publishing.builds import Builder, RemoteBuilder
-from zerocode.publishing.eviction import DAY, PreviewSweep
+from zerocode.publishing.builds import Builder
+from zerocode.publishing.eviction import PreviewSweep
 from zerocode.publishing.pointers import Publisher, SiteTarget
 from zerocode.publishing.preview_covers import PreviewCovers
 from zerocode.publishing.service import Publishing
@@ -131,7 +122,9 @@ def platform(
     """Everything the API needs, for the configured mode. ``model``, ``builder`` and
     ``publisher`` replace the configured ones (tests, and AWS mode until CodeBuild lands)."""
     if settings.mode == "aws":
-        return _aws_platform(settings, model, builder, publisher)
+        from zerocode.bootstrap.aws_wiring import aws_platform
+
+        return aws_platform(settings, model, builder, publisher)
     from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
     from zerocode.adapters.local.builder import LocalBuilder
     from zerocode.adapters.local.chromium import availability
@@ -163,7 +156,7 @@ def platform(
     display = SqliteDisplayHistoryStore(db, settings.retention_days)
     model = model or chat_model(settings)
     mem = memory(settings, transcript, model)
-    workspace = LocalWorkspace(settings.data_dir / "workspaces", _workspace_limits(settings))
+    workspace = LocalWorkspace(settings.data_dir / "workspaces", workspace_limits(settings))
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
     journal = SqliteJournal(db)
     box = sandbox(override=settings.dangerously_unsandboxed_builds)
@@ -230,7 +223,7 @@ def platform(
         model=model,
         lease=lease,
         journal=journal,
-        limits=_engine_limits(settings, build_ahead=settings.build_ahead is not False),
+        limits=engine_limits(settings, build_ahead=settings.build_ahead is not False),
         runtime_check=check,
         versions=Versions(SqliteVersionStore(db)),
         checks=SqliteCheckStore(db),
@@ -313,73 +306,6 @@ def _browser(settings: Settings, available: str) -> str:
     return available
 
 
-def _aws_platform(
-    settings: Settings,
-    model: ChatModel | None,
-    builder: Builder | None,
-    publisher: Publisher | None,
-) -> Platform:
-    """DynamoDB, S3, Cognito, CloudFront KeyValueStore (and ElastiCache when
-    ZEROCODE_REDIS_URL is set)."""
-    from zerocode.adapters.dynamodb.checks import DynamoCheckStore
-    from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
-    from zerocode.adapters.dynamodb.health import DynamoStorageProbe
-    from zerocode.adapters.dynamodb.journal import DynamoJournal
-
-    require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
-    client = aws_client("dynamodb", settings)
-    transcript, display = stores(settings)
-    model = model or chat_model(settings)
-    mem = memory(settings, transcript, model)
-    publishing = _aws_publishing(settings, builder, publisher)
-    apps, builds, lease, workspace = (
-        publishing.apps,
-        publishing.builds,
-        publishing.lease,
-        publishing.workspace,
-    )
-    engine = Engine(
-        memory=mem,
-        display=display,
-        workspace=workspace,
-        preview=publishing.preview,
-        model=model,
-        lease=lease,
-        journal=DynamoJournal(client, settings.leases_table),
-        limits=_engine_limits(settings, build_ahead=bool(settings.build_ahead)),
-        runtime_check=build_check(settings),  # each build checks itself (zerocode.buildbox)
-        versions=Versions(s3_versions(settings)),
-        # Kept, and reported not run: no AWS build runs acceptance checks yet (docs/engine.md).
-        checks=DynamoCheckStore(client, settings.checks_table),
-        acceptance=None,
-        preview_stages=publishing,
-    )
-    pool = cognito(settings)
-    return Platform(
-        settings=settings,
-        apps=apps,
-        memory=mem,
-        display=display,
-        workspace=workspace,
-        model=model,
-        engine=engine,
-        turns=Turns(engine, turn_log(settings), shared=True),
-        accounts=pool,
-        rates=rate_limiter(settings),
-        deletions=DynamoPendingDeletions(client, settings.deletions_table),
-        builds=builds,
-        publishing=publishing,
-        site_root=lambda target: None,  # CloudFront serves sites, not the API
-        storage=CachedProbe(
-            DynamoStorageProbe(client, settings.leases_table), settings.health_probe_seconds
-        ),
-        # Only under Lambda Web Adapter is x-amzn-request-context the gateway's own.
-        gateway_claims=pool.user_from_gateway
-        if behind_gateway(trust_claims=settings.trust_gateway_claims)
-        else None,
-    )
-
-
 def publishing(
     settings: Settings, builder: Builder | None = None, publisher: Publisher | None = None
 ) -> Publishing:
@@ -388,62 +314,10 @@ def publishing(
     site pointers). No accounts (Cognito), no model (and so no model key), no memory.
     Locally there is one process, which builds the whole platform."""
     if settings.mode == "aws":
-        return _aws_publishing(settings, builder, publisher)
+        from zerocode.bootstrap.aws_wiring import aws_publishing
+
+        return aws_publishing(settings, builder, publisher)
     return platform(settings, builder=builder, publisher=publisher).publishing
-
-
-def _aws_publishing(
-    settings: Settings, builder: Builder | None, publisher: Publisher | None
-) -> Publishing:
-    from zerocode.adapters.aws.s3_workspace import S3Workspace
-    from zerocode.adapters.dynamodb.apps import DynamoAppStore
-    from zerocode.adapters.dynamodb.builds import DynamoBuildStore
-    from zerocode.adapters.dynamodb.lease import DynamoLease
-
-    require(settings, "workspace_bucket")
-    assert settings.workspace_bucket is not None  # checked by aws_parts.require
-    builder = builder or codebuild(settings)
-    client = aws_client("dynamodb", settings)
-    workspace = S3Workspace(
-        aws_client("s3", settings),
-        settings.workspace_bucket,
-        limits=_workspace_limits(settings),
-    )
-    publishing = Publishing(
-        apps=DynamoAppStore(client, settings.apps_table),
-        builds=DynamoBuildStore(client, settings.builds_table),
-        builder=builder,
-        publisher=publisher or site_publisher(settings),
-        workspace=workspace,
-        lease=DynamoLease(client, settings.leases_table),
-        urls=settings.site_urls(),
-        in_process=not isinstance(builder, RemoteBuilder),
-        preview_idle_seconds=settings.preview_idle_days * DAY,  # the preview sweep's
-        preview_output_seconds=(
-            settings.preview_output_days * DAY if settings.preview_output_days else None
-        ),
-    )
-    store = preview_cover_store(settings)
-    if store is not None:  # each preview build takes its own (zerocode.buildbox)
-        publishing.preview_covers = PreviewCovers(
-            store=store, apps=publishing.apps, publisher=publishing.publisher, urls=publishing.urls
-        )
-    return publishing
-
-
-def preview_sweep(settings: Settings) -> PreviewSweep:
-    """What the preview sweep needs (AWS): the apps table and the KeyValueStore. Locally the
-    pointers live in SQLite, which has no ceiling: nothing to sweep."""
-    if settings.mode != "aws":
-        raise RuntimeError("the preview sweep runs on AWS (ZEROCODE_MODE=aws) only")
-    from zerocode.adapters.dynamodb.apps import DynamoAppStore
-    from zerocode.publishing.pointers import PointerStore
-
-    return PreviewSweep(
-        cast(PointerStore, kvs_publisher(settings)),  # KvsPublisher walks and removes
-        DynamoAppStore(aws_client("dynamodb", settings), settings.apps_table),
-        settings.preview_idle_days * DAY,
-    )
 
 
 def deletion_sweep(settings: Settings, builder: Builder | None = None) -> DeletionSweep:
@@ -452,34 +326,19 @@ def deletion_sweep(settings: Settings, builder: Builder | None = None) -> Deleti
     sites are taken down before its deletion is recorded as pending)."""
     if settings.mode != "aws":
         return platform(settings, builder=builder).deletion_sweep()
-    from zerocode.adapters.aws.s3_workspace import S3Workspace
-    from zerocode.adapters.dynamodb.builds import DynamoBuildStore
-    from zerocode.adapters.dynamodb.checks import DynamoCheckStore
-    from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
+    from zerocode.bootstrap.aws_wiring import aws_deletion_sweep
 
-    require(settings, "workspace_bucket")
-    assert settings.workspace_bucket is not None  # checked by aws_parts.require
-    client = aws_client("dynamodb", settings)
-    transcript, display = stores(settings)
-    workspace = S3Workspace(
-        aws_client("s3", settings),
-        settings.workspace_bucket,
-        limits=_workspace_limits(settings),
-    )
-    return DeletionSweep(
-        DynamoPendingDeletions(client, settings.deletions_table),
-        purge_steps(
-            memory(settings, transcript),
-            display,
-            workspace,
-            builder or codebuild(settings),
-            DynamoBuildStore(client, settings.builds_table),
-            covers=None,
-            preview_covers=preview_cover_store(settings),
-            versions=s3_versions(settings),
-            checks=DynamoCheckStore(client, settings.checks_table),
-        ),
-    )
+    return aws_deletion_sweep(settings, builder)
+
+
+def preview_sweep(settings: Settings) -> PreviewSweep:
+    """What the preview sweep needs (AWS only: locally the pointers live in SQLite, which
+    has no ceiling, so there is nothing to sweep)."""
+    if settings.mode != "aws":
+        raise RuntimeError("the preview sweep runs on AWS (ZEROCODE_MODE=aws) only")
+    from zerocode.bootstrap.aws_wiring import aws_preview_sweep
+
+    return aws_preview_sweep(settings)
 
 
 def accounts(settings: Settings) -> AccountService:
@@ -492,11 +351,11 @@ def accounts(settings: Settings) -> AccountService:
     return Accounts(SqliteUserStore(SqliteDatabase(settings.sqlite_path)))
 
 
-def _workspace_limits(settings: Settings) -> WorkspaceLimits:
+def workspace_limits(settings: Settings) -> WorkspaceLimits:
     return WorkspaceLimits(settings.max_file_bytes, settings.max_files)
 
 
-def _engine_limits(settings: Settings, *, build_ahead: bool) -> EngineLimits:
+def engine_limits(settings: Settings, *, build_ahead: bool) -> EngineLimits:
     return EngineLimits(
         max_tool_calls=settings.max_tool_calls,
         max_calls_per_step=settings.max_tool_calls_per_step,

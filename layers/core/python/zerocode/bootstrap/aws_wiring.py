@@ -1,0 +1,192 @@
+"""The composition root's AWS half (``wiring`` dispatches here when ZEROCODE_MODE=aws):
+DynamoDB, S3, Cognito, CodeBuild, the CloudFront site pointers, and the cache's Redis when
+ZEROCODE_REDIS_URL is set."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from zerocode.apps.deletion import DeletionSweep
+from zerocode.apps.storage_health import CachedProbe
+from zerocode.apps.versions import Versions
+from zerocode.bootstrap.aws_parts import (
+    aws_client,
+    build_check,
+    codebuild,
+    cognito,
+    kvs_publisher,
+    preview_cover_store,
+    require,
+    s3_versions,
+    site_publisher,
+)
+from zerocode.bootstrap.platform import Platform, purge_steps
+from zerocode.bootstrap.settings import Settings
+from zerocode.bootstrap.wiring import (
+    chat_model,
+    engine_limits,
+    memory,
+    rate_limiter,
+    stores,
+    turn_log,
+    workspace_limits,
+)
+from zerocode.engine.model import ChatModel
+from zerocode.engine.turn import Engine
+from zerocode.engine.turns import Turns
+from zerocode.gateway import behind_gateway
+from zerocode.publishing.builds import Builder, RemoteBuilder
+from zerocode.publishing.eviction import DAY, PreviewSweep
+from zerocode.publishing.pointers import Publisher
+from zerocode.publishing.preview_covers import PreviewCovers
+from zerocode.publishing.service import Publishing
+
+
+def aws_platform(
+    settings: Settings,
+    model: ChatModel | None,
+    builder: Builder | None,
+    publisher: Publisher | None,
+) -> Platform:
+    """DynamoDB, S3, Cognito, CloudFront KeyValueStore (and ElastiCache when
+    ZEROCODE_REDIS_URL is set)."""
+    from zerocode.adapters.dynamodb.checks import DynamoCheckStore
+    from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
+    from zerocode.adapters.dynamodb.health import DynamoStorageProbe
+    from zerocode.adapters.dynamodb.journal import DynamoJournal
+
+    require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
+    client = aws_client("dynamodb", settings)
+    transcript, display = stores(settings)
+    model = model or chat_model(settings)
+    mem = memory(settings, transcript, model)
+    publishing = aws_publishing(settings, builder, publisher)
+    apps, builds, lease, workspace = (
+        publishing.apps,
+        publishing.builds,
+        publishing.lease,
+        publishing.workspace,
+    )
+    engine = Engine(
+        memory=mem,
+        display=display,
+        workspace=workspace,
+        preview=publishing.preview,
+        model=model,
+        lease=lease,
+        journal=DynamoJournal(client, settings.leases_table),
+        limits=engine_limits(settings, build_ahead=bool(settings.build_ahead)),
+        runtime_check=build_check(settings),  # each build checks itself (zerocode.buildbox)
+        versions=Versions(s3_versions(settings)),
+        # Kept, and reported not run: no AWS build runs acceptance checks yet (docs/engine.md).
+        checks=DynamoCheckStore(client, settings.checks_table),
+        acceptance=None,
+        preview_stages=publishing,
+    )
+    pool = cognito(settings)
+    return Platform(
+        settings=settings,
+        apps=apps,
+        memory=mem,
+        display=display,
+        workspace=workspace,
+        model=model,
+        engine=engine,
+        turns=Turns(engine, turn_log(settings), shared=True),
+        accounts=pool,
+        rates=rate_limiter(settings),
+        deletions=DynamoPendingDeletions(client, settings.deletions_table),
+        builds=builds,
+        publishing=publishing,
+        site_root=lambda target: None,  # CloudFront serves sites, not the API
+        storage=CachedProbe(
+            DynamoStorageProbe(client, settings.leases_table), settings.health_probe_seconds
+        ),
+        # Only under Lambda Web Adapter is x-amzn-request-context the gateway's own.
+        gateway_claims=pool.user_from_gateway
+        if behind_gateway(trust_claims=settings.trust_gateway_claims)
+        else None,
+    )
+
+
+def aws_publishing(
+    settings: Settings, builder: Builder | None, publisher: Publisher | None
+) -> Publishing:
+    from zerocode.adapters.aws.s3_workspace import S3Workspace
+    from zerocode.adapters.dynamodb.apps import DynamoAppStore
+    from zerocode.adapters.dynamodb.builds import DynamoBuildStore
+    from zerocode.adapters.dynamodb.lease import DynamoLease
+
+    require(settings, "workspace_bucket")
+    assert settings.workspace_bucket is not None  # checked by aws_parts.require
+    builder = builder or codebuild(settings)
+    client = aws_client("dynamodb", settings)
+    workspace = S3Workspace(
+        aws_client("s3", settings),
+        settings.workspace_bucket,
+        limits=workspace_limits(settings),
+    )
+    publishing = Publishing(
+        apps=DynamoAppStore(client, settings.apps_table),
+        builds=DynamoBuildStore(client, settings.builds_table),
+        builder=builder,
+        publisher=publisher or site_publisher(settings),
+        workspace=workspace,
+        lease=DynamoLease(client, settings.leases_table),
+        urls=settings.site_urls(),
+        in_process=not isinstance(builder, RemoteBuilder),
+        preview_idle_seconds=settings.preview_idle_days * DAY,  # the preview sweep's
+        preview_output_seconds=(
+            settings.preview_output_days * DAY if settings.preview_output_days else None
+        ),
+    )
+    store = preview_cover_store(settings)
+    if store is not None:  # each preview build takes its own (zerocode.buildbox)
+        publishing.preview_covers = PreviewCovers(
+            store=store, apps=publishing.apps, publisher=publishing.publisher, urls=publishing.urls
+        )
+    return publishing
+
+
+def aws_preview_sweep(settings: Settings) -> PreviewSweep:
+    """The apps table and the KeyValueStore, nothing else."""
+    from zerocode.adapters.dynamodb.apps import DynamoAppStore
+    from zerocode.publishing.pointers import PointerStore
+
+    return PreviewSweep(
+        cast(PointerStore, kvs_publisher(settings)),  # KvsPublisher walks and removes
+        DynamoAppStore(aws_client("dynamodb", settings), settings.apps_table),
+        settings.preview_idle_days * DAY,
+    )
+
+
+def aws_deletion_sweep(settings: Settings, builder: Builder | None = None) -> DeletionSweep:
+    """The pending-deletions table and every store an app's data lives in on AWS."""
+    from zerocode.adapters.aws.s3_workspace import S3Workspace
+    from zerocode.adapters.dynamodb.builds import DynamoBuildStore
+    from zerocode.adapters.dynamodb.checks import DynamoCheckStore
+    from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
+
+    require(settings, "workspace_bucket")
+    assert settings.workspace_bucket is not None  # checked by aws_parts.require
+    client = aws_client("dynamodb", settings)
+    transcript, display = stores(settings)
+    workspace = S3Workspace(
+        aws_client("s3", settings),
+        settings.workspace_bucket,
+        limits=workspace_limits(settings),
+    )
+    return DeletionSweep(
+        DynamoPendingDeletions(client, settings.deletions_table),
+        purge_steps(
+            memory(settings, transcript),
+            display,
+            workspace,
+            builder or codebuild(settings),
+            DynamoBuildStore(client, settings.builds_table),
+            covers=None,
+            preview_covers=preview_cover_store(settings),
+            versions=s3_versions(settings),
+            checks=DynamoCheckStore(client, settings.checks_table),
+        ),
+    )
