@@ -92,7 +92,9 @@ class Session:
 
     def rename(self, app_id: str, title: str) -> None:
         page = self.client.get(f"/api/apps/{app_id}/files/index.html", headers=self.headers)
+        shown = self.client.get(f"/api/apps/{app_id}/preview", headers=self.headers).json()
         element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": h1(page.text)}
+        element["buildId"] = shown["buildId"]  # the preview the heading is picked in
         self.chat(app_id, f'Rename it to "{title}"', element)
 
 

@@ -139,7 +139,8 @@ def edit(client: httpx.Client, target: Target, kind: str, new: str) -> dict[str,
             "headers": {"If-Match": got.headers["etag"]},
         }
     else:
-        element = {"tag": "h1", "text": heading[2].strip()}
+        shown = client.get(f"{url}/preview").json()["buildId"]  # the preview picked in
+        element = {"tag": "h1", "text": heading[2].strip(), "buildId": shown}
         request = {
             "method": "POST",
             "url": f"{url}/edits/text",

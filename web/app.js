@@ -376,11 +376,15 @@ function home() {
 
 // -- the app page -------------------------------------------------------------------------------
 
-function pickedElement(raw) {
+// A picked element as the API takes it: the picker's fields cut to size, and the preview
+// build it was picked in (`build`: the console's own record of what the frame shows, never
+// the frame's word; a stored element, for a Retry, keeps its own).
+function pickedElement(raw, build = undefined) {
   const field = (value, max) => (typeof value === "string" ? value.slice(0, max) : "");
   const el = raw && typeof raw === "object" ? raw : {};
   return { tag: field(el.tag, 40), selector: field(el.selector, 500), text: field(el.text, 500),
-           pagePath: field(el.pagePath, 300) || "/" };
+           pagePath: field(el.pagePath, 300) || "/",
+           buildId: build === undefined ? field(el.buildId, 40) : build || "" };
 }
 
 function parseFrames(buffer, onEvent) {
@@ -473,16 +477,35 @@ async function appPage(appId, openVersion = null) {
   const contextPanel = h("section", { class: "panel", id: "context-panel", hidden: true,
                                       "aria-labelledby": "context-title" });
   let picked = null, editing = false, running = false, restoring = false, rebuilding = false,
-    before = null, loadingOlder = false, hasPreview = false, stale = false, stoppable = null,
-    framed = false;
+    savingText = false, before = null, loadingOlder = false, hasPreview = false, stale = false,
+    stoppable = null, framed = false;
+  // Which preview build the frame shows (issue 24): an element picked in it names that build,
+  // and the API refuses one of any build but the preview shown now. `latestBuild` is the
+  // newest the console has heard of (a build event, GET/POST …/preview, a restore's or an
+  // edit's build), taken as the frame's address is set (never after: the address may only
+  // show that build or a newer one, which the API refuses rather than mistakes); it becomes
+  // `frameBuild` once that page has loaded. A page of another build drops the pick.
+  let latestBuild = null, loadingBuild = null, frameBuild = null;
   const asked = new Map();  // turn → its user message { content, element }, from the history
 
   // -- the preview pane: the frame, or a placeholder until the first build succeeds ----------
   function loadFrame(fresh) {
     placeholder.hidden = true;
     frame.hidden = false;
+    loadingBuild = latestBuild;
     frame.src = fresh ? `${app.previewUrl}?t=${Date.now()}` : app.previewUrl;
   }
+  frame.addEventListener("load", () => {
+    if (loadingBuild === frameBuild) return;  // the same build (another of its pages too)
+    frameBuild = loadingBuild;
+    frame.dataset.build = frameBuild || "";
+    dropPick();
+  });
+  // A build the console heard of: the preview shows it (or soon will). Build ids grow with
+  // time ("b{ms}{hex}"), and the preview only moves on: a late answer naming an older
+  // build changes nothing.
+  function heard(build) { if (build && (!latestBuild || build > latestBuild)) latestBuild = build; }
+  function dropPick() { if (picked) { picked = null; showChip(); } }
   function showPlaceholder(building) {
     frame.hidden = true;
     placeholder.hidden = false;
@@ -501,7 +524,7 @@ async function appPage(appId, openVersion = null) {
     frame.contentWindow && frame.contentWindow.postMessage({ zerocode: "edit", on }, "*");
   }
   function showChip() {
-    chipSlot.replaceChildren(picked ? h("span", { class: "chip", id: "picked" },
+    chipSlot.replaceChildren(picked ? h("span", { class: "chip", id: "picked", "data-build": picked.buildId },
       `<${picked.tag}> ${picked.text.slice(0, 40)}`,
       h("button", { title: t("app.remove"), "aria-label": t("app.removeSelection"),
                     onclick: () => { picked = null; showChip(); } }, "×")) : "");
@@ -512,7 +535,7 @@ async function appPage(appId, openVersion = null) {
     if (e.source !== frame.contentWindow || e.origin !== "null" || !e.data) return;
     if (e.data.zerocode === "ready" && editing) setEditing(true);
     if (e.data.zerocode === "picked" && editing) {
-      picked = pickedElement(e.data.element);
+      picked = pickedElement(e.data.element, frameBuild);
       showChip();
       if (narrow.matches) phone.show("chat", true);  // on a phone: back to the message, chip and all
       input.focus();
@@ -524,11 +547,11 @@ async function appPage(appId, openVersion = null) {
   // platform finds the one place in the source that writes it; else a model turn is offered,
   // with the element picked and the change asked for in the message box.
   async function saveText(data) {
-    const element = pickedElement(data.element);
+    const element = pickedElement(data.element, frameBuild);
     const newText = typeof data.newText === "string" ? data.newText.slice(0, 2000) : "";
     const page = typeof data.page === "string" ? data.page.slice(0, 300) : "/";
     if (!newText.trim() || busy()) { if (busy()) notify(t("edit.busy"), true); loadFrame(true); return; }
-    rebuilding = true; showBusy();
+    savingText = true; showBusy();
     notify(t("edit.saving"));
     try {
       const result = await api("POST", `/api/apps/${appId}/edits/text`, { element, newText, page });
@@ -545,12 +568,15 @@ async function appPage(appId, openVersion = null) {
         if (narrow.matches) phone.show("chat", true);
         input.focus();
         notify(t("edit.notEditable", { message: err.message }), true);
-      } else report(err);
-    } finally { rebuilding = false; showBusy(); }
+      } else {
+        if (err instanceof ApiError && err.code === "preview_out_of_date") checkPreview();
+        report(err);
+      }
+    } finally { savingText = false; showBusy(); }
   }
   // Esc leaves Edit mode (from anywhere on the page but the preview itself).
   document.onkeydown = (e) => { if (e.key === "Escape" && editing) setEditing(false); };
-  editButton.addEventListener("click", () => setEditing(!editing && !stale));
+  editButton.addEventListener("click", () => setEditing(!editing && !stale && !locked()));
 
   // -- the chat ----------------------------------------------------------------------------
   // A page of the history drawn (newest last); its entries, newest first.
@@ -619,8 +645,19 @@ async function appPage(appId, openVersion = null) {
   }
 
   // One change at a time: a running turn, a restore or a rebuild disables the others.
-  function busy() { return running || restoring || rebuilding || code.saving(); }
+  function busy() { return running || restoring || rebuilding || savingText || code.saving(); }
+  // What changes the preview under a pick: Edit mode is off and the pick dropped meanwhile
+  // (issue 24; a text saved in place keeps Edit mode: its new build drops an older pick).
+  function locked() { return running || restoring || rebuilding; }
+  function showEditable() {
+    const off = stale || locked();
+    editButton.disabled = off;
+    editButton.title = stale ? t("preview.staleEdit") : off ? t("preview.busyEdit") : "";
+    if (off && editing) setEditing(false);
+    if (off) dropPick();
+  }
   function showBusy() {
+    showEditable();
     send.disabled = busy();
     rebuildButton.disabled = busy();
     versions.setBusy(busy());
@@ -670,7 +707,7 @@ async function appPage(appId, openVersion = null) {
         if (buildLine) buildLine.replaceWith(item); else shell.steps.append(item);
         buildLine = item;
         // The preview shows a new build at once, not only when the turn ends.
-        if (data.status === "succeeded") { hasPreview = true; loadFrame(true); framed = true; }
+        if (data.status === "succeeded") { hasPreview = true; heard(data.buildId); loadFrame(true); framed = true; }
       } else if (event === "check") {
         shell.steps.append(checkItem(data, loadImage));
       } else if (event === "repair") {
@@ -825,7 +862,13 @@ async function appPage(appId, openVersion = null) {
       running = false;
       showBusy();
       if (!hasPreview) showPlaceholder(false);
-      if (err instanceof ApiError && err.code === "preview_out_of_date") showStale(true);
+      const older = err instanceof ApiError && err.code === "preview_out_of_date";
+      if (older) {
+        // Picked in an older preview: to be picked again in the one shown now (the frame
+        // follows it; a Retry's message waits in the box).
+        checkPreview();
+        if (!typed) { input.value = text; inputCount.update(); }
+      } else if (typed && element && element.buildId === frameBuild) { picked = element; showChip(); }
       report(err);
       return;
     }
@@ -865,16 +908,20 @@ async function appPage(appId, openVersion = null) {
     stale = on;
     staleNotice.hidden = !on;
     // An element of an older preview may be gone from the files: no picking until rebuilt.
-    editButton.disabled = on;
-    editButton.title = on ? t("preview.staleEdit") : "";
-    if (on && editing) setEditing(false);
-    if (on && picked) { picked = null; showChip(); }
+    showEditable();
   }
+  // The preview's state; a build newer than the frame's (another tab's turn, a refused pick)
+  // is loaded.
   async function checkPreview() {
     if (running) return;  // a turn changes the files before its build: its end asks again
     try {
       const state = await api("GET", `/api/apps/${appId}/preview`);
-      if (!running) showStale(!state.upToDate);
+      if (running) return;
+      if (state.buildId && state.buildId !== latestBuild) {
+        heard(state.buildId);
+        if (hasPreview && !locked()) loadFrame(true);
+      }
+      showStale(!state.upToDate);
     } catch (_) { /* the next turn's end asks again */ }
   }
   async function rebuild() {
@@ -884,7 +931,7 @@ async function appPage(appId, openVersion = null) {
     rebuildButton.textContent = t("preview.rebuilding");
     try {
       const state = await api("POST", `/api/apps/${appId}/preview`);
-      if (state.buildId) { hasPreview = true; loadFrame(true); }
+      if (state.buildId) { hasPreview = true; heard(state.buildId); loadFrame(true); }
       showStale(!state.upToDate);
       if (state.build && state.build.state === "failed") {
         notify(t("preview.rebuildFailed", { why: state.build.error || t("build.failed") }), true);
@@ -906,7 +953,7 @@ async function appPage(appId, openVersion = null) {
     try {
       const result = await api("POST", `/api/apps/${appId}/versions/${versionId}/restore`);
       const build = await settled(result.build);
-      if (build && build.state === "succeeded") hasPreview = true;
+      if (build && build.state === "succeeded") { hasPreview = true; heard(build.id); }
       if (hasPreview) loadFrame(true);
       await reloadHistory();
       if (currentTab === "versions") await versions.refresh();
@@ -932,7 +979,7 @@ async function appPage(appId, openVersion = null) {
 
   async function edited(result) {
     const build = await settled(result.build);
-    if (build && build.state === "succeeded") hasPreview = true;
+    if (build && build.state === "succeeded") { hasPreview = true; heard(build.id); }
     if (hasPreview) loadFrame(true);
     await reloadHistory();
     await versions.refresh();
@@ -1151,8 +1198,10 @@ async function appPage(appId, openVersion = null) {
   // Opening (a reload too): the history, whether a turn runs, whether a preview was built.
   // A turn that ended between the two answers is in the history whole: not followed again.
   const start = sessionStorage.getItem(`zc_start_${appId}`);
-  const [entries, current, built] = await Promise.all([loadHistory(false),
-    api("GET", `/api/apps/${appId}/turns/current`).catch(() => null), previewBuilt(appId).catch(() => true)]);
+  const [entries, current, built, shown] = await Promise.all([loadHistory(false),
+    api("GET", `/api/apps/${appId}/turns/current`).catch(() => null), previewBuilt(appId).catch(() => true),
+    api("GET", `/api/apps/${appId}/preview`).catch(() => null)]);
+  if (shown) heard(shown.buildId);  // before the frame's address: what it shows, or older
   const answered = (turn) => entries.some((e) => e.turn === turn && e.role !== "user");
   const runs = current && !answered(current.turn) ? current.turn : null;
   const starting = Boolean(start && !entries.length && !runs);

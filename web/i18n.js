@@ -109,6 +109,7 @@ const en = {
   "preview.staleWhy": "it was built from older files (a turn was cut off, or its build failed). " +
     "Edit mode is off until it is rebuilt.",
   "preview.staleEdit": "Rebuild the preview to pick elements again",
+  "preview.busyEdit": "Edit mode waits until the preview is rebuilt: the running work changes it",
   "preview.rebuild": "Rebuild",
   "preview.rebuilding": "Rebuilding…",
   "preview.rebuildFailed": "The rebuild failed: {why}",
@@ -331,8 +332,8 @@ const en = {
   "err.unavailable": "A service is unavailable for a moment: try again. ({message})",
   "err.storage_unavailable": "Nothing can be saved right now; what you saved before is safe. ({message})",
   "err.other": "Something went wrong ({status}): {message}",
-  "err.preview_out_of_date": "The preview is out of date, so the element picked in it may be gone: " +
-    "rebuild the preview, then pick the element again.",
+  "err.preview_out_of_date": "The element was picked in an older preview, so it may be gone: " +
+    "pick it again (if the preview says it is out of date, rebuild it first).",
   "err.checks_failed": "Not deployed: {message}",
 };
 
@@ -436,6 +437,7 @@ const zh = {
   "preview.stale": "预览已过期：",
   "preview.staleWhy": "它是用较旧的文件构建的（某个回合被中断，或构建失败）。重新构建之前，编辑模式不可用。",
   "preview.staleEdit": "重新构建预览后才能再次选取元素",
+  "preview.busyEdit": "当前工作会改变预览：预览重新构建后才能使用编辑模式",
   "preview.rebuild": "重新构建",
   "preview.rebuilding": "正在重新构建…",
   "preview.rebuildFailed": "重新构建失败：{why}",
@@ -657,7 +659,7 @@ const zh = {
   "err.unavailable": "服务暂时不可用，请重试。（{message}）",
   "err.storage_unavailable": "现在无法保存任何内容，之前保存的内容都还在。（{message}）",
   "err.other": "出错了（{status}）：{message}",
-  "err.preview_out_of_date": "预览已过期，选中的元素可能已不存在：请重新构建预览，然后重新选取元素。",
+  "err.preview_out_of_date": "该元素是在较旧的预览中选取的，可能已不存在：请重新选取（如果预览显示已过期，请先重新构建）。",
   "err.checks_failed": "未部署：{message}",
 };
 

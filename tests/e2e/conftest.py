@@ -261,6 +261,14 @@ def chat(
         return parse_sse(response.iter_lines())
 
 
+def shown_build(client: httpx.Client, app_id: str) -> str:
+    """The preview build the app shows now: what an element picked in it names
+    (``element.buildId``; a chat or text edit naming another build is refused, 409)."""
+    shown = client.get(f"/api/apps/{app_id}/preview")
+    assert shown.status_code == 200 and shown.json()["buildId"], shown.text
+    return str(shown.json()["buildId"])
+
+
 def create(client: httpx.Client, prompt: str, mode: str | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"initPrompt": prompt}
     if mode:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create, signed_in, wait_for_build
+from tests.e2e.conftest import Server, chat, create, shown_build, signed_in, wait_for_build
 from zerocode.publishing.output_sweep import REMOVED
 
 
@@ -42,6 +42,7 @@ def rename(client: httpx.Client, app_id: str, title: str) -> str:
     """A turn that changes the page's heading; the preview build it made."""
     now = h1(client.get(f"/api/apps/{app_id}/files/index.html").text)
     element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": now}
+    element["buildId"] = shown_build(client, app_id)
     turn = chat(client, app_id, f'Rename it to "{title}"', element)
     assert turn.done is not None and turn.done["status"] == "succeeded", turn.errors
     return str(turn.builds[-1]["buildId"])

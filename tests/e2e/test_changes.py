@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.conftest import Server, chat, create
+from tests.e2e.conftest import Server, chat, create, shown_build
 from zerocode.memory.messages import from_openai_list
 from zerocode.memory.validation import validate
 
@@ -22,6 +22,7 @@ def test_element_change_then_restart_keeps_the_same_context(
     assert first.done is not None and first.done["status"] == "succeeded"
     title = title_of(client, app["id"])
     element = {"pagePath": "/", "tag": "h1", "selector": "#app h1", "text": title}
+    element["buildId"] = shown_build(client, app["id"])
     change = chat(client, app["id"], 'Change this title to "Grandma\'s Recipes"', element)
     assert change.ended == ("succeeded", 2), change.errors
     names = [t["name"] for t in change.results]
@@ -48,7 +49,7 @@ def test_element_change_then_restart_keeps_the_same_context(
             fresh,
             app["id"],
             'Now call it "Family Recipes"',
-            element | {"text": "Grandma's Recipes"},
+            element | {"text": "Grandma's Recipes", "buildId": shown_build(fresh, app["id"])},
         )
         assert again.ended == ("succeeded", 3)
         assert "modify_file" in [t["name"] for t in again.results]
@@ -64,7 +65,13 @@ def test_html_element_change_re_emits_the_page(client: httpx.Client) -> None:
         client,
         app["id"],
         'Rename it to "Crumbs & Co"',
-        {"pagePath": "/", "tag": "h1", "selector": "h1", "text": title},
+        {
+            "pagePath": "/",
+            "tag": "h1",
+            "selector": "h1",
+            "text": title,
+            "buildId": shown_build(client, app["id"]),
+        },
     )
     assert turn.done is not None and turn.done["status"] == "succeeded"
     assert (

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import chat, create, signed_in
+from tests.e2e.conftest import chat, create, shown_build, signed_in
 from zerocode.memory.messages import from_openai_list
 from zerocode.memory.validation import validate
 
@@ -35,6 +35,7 @@ def test_modify_with_absent_text_is_a_failed_turn(
 ) -> None:
     client.headers["Authorization"] = vue_app["token"]  # the app's owner
     element = {"pagePath": "/", "tag": "p", "selector": "p.x", "text": "No such text anywhere"}
+    element["buildId"] = shown_build(client, vue_app["id"])
     turn = chat(client, vue_app["id"], 'Change it to "Something"', element)
     modify = [t for t in turn.results if t["name"] == "modify_file"]
     assert modify and modify[-1]["ok"] is False and "not found" in modify[-1]["summary"]

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create, signed_in, wait_for_build
+from tests.e2e.conftest import Server, chat, create, shown_build, signed_in, wait_for_build
 from tests.e2e.test_accounts import make_admin
 
 PUBLIC, SIGNED_IN, APP, ADMIN = "public", "signed-in", "app", "admin"
@@ -103,6 +103,9 @@ def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: st
     request = BODIES.get((method, path), {})
     if path.endswith("/rollback"):
         request = {"json": {"buildId": build_id}}
+    if path.endswith("/edits/text"):
+        picked = {**request["json"]["element"], "buildId": build_id}
+        request = {"json": {**request["json"], "element": picked}}
     with client.stream(method, url, **request) as response:
         response.read()
         return response.status_code
@@ -145,6 +148,8 @@ def test_route_answers_each_kind_of_caller_rightly(
         build_id = (
             deployed(people["owner"], app["id"])
             if "{build_id}" in path or path.endswith("/rollback")
+            else shown_build(people["owner"], app["id"])  # what a picked element names
+            if path.endswith("/edits/text")
             else "b0000000000000000000"
         )
         caller = people[who]

@@ -135,7 +135,10 @@ def test_a_lone_surrogate_in_the_request_is_refused_and_nothing_is_stored(
     app = create(client, "A page about owls", "html")
     for body in (
         {"message": "half \ud800 a pair"},
-        {"message": "ok", "element": {"tag": "h1", "text": "x \udc00"}},
+        {
+            "message": "ok",
+            "element": {"tag": "h1", "text": "x \udc00", "buildId": "b0000000000000000000"},
+        },
     ):
         got = client.post(  # escaped, as a JSON client sends it
             f"/api/apps/{app['id']}/chat",

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create, signed_in
+from tests.e2e.conftest import Server, chat, create, shown_build, signed_in
 from tests.e2e.test_crash_points import chat_when_free, context, killing_server
 from tests.e2e.test_versions import (
     during_a_slow_turn,
@@ -81,6 +81,7 @@ def test_a_hand_edit_is_a_version_a_preview_and_a_note_for_the_model(
 
     # The next turn builds on the edit: the model was told before it.
     element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": "Crumbs by hand"}
+    element["buildId"] = shown_build(client, app_id)
     turn = chat(client, app_id, 'Rename it to "Crumbs & Co"', element)
     assert turn.ended == ("succeeded", 4), turn.errors  # 2: the checks note; 3: the edit
     messages = context(client, app_id)
@@ -122,6 +123,7 @@ def test_a_text_changed_in_place_needs_no_model_turn(client: httpx.Client, serve
     first = h1_of(page)
     turns_before = len(context(client, app_id))
     element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": first}
+    element["buildId"] = shown_build(client, app_id)
     done = client.post(
         f"/api/apps/{app_id}/edits/text",
         json={"element": element, "page": "/", "newText": "Leaf & <Co>"},
@@ -136,6 +138,7 @@ def test_a_text_changed_in_place_needs_no_model_turn(client: httpx.Client, serve
     messages = context(client, app_id)
     assert len(messages) == turns_before + 1  # one note; no model answer, no tool call
     assert messages[-1]["role"] == "user" and "changed the text" in messages[-1]["content"]
+    element["buildId"] = shown_build(client, app_id)  # the edit's preview, picked again
 
     # Text a script writes, or text that is not on the page, is not guessed at.
     for text in ["Nothing like this is on the page", ""]:
@@ -159,7 +162,7 @@ def test_a_text_changed_in_place_needs_no_model_turn(client: httpx.Client, serve
 
 def test_edits_during_a_running_turn_are_409_and_change_nothing(client: httpx.Client) -> None:
     app_id, page, etag = html_app(client, "A page about kites")
-    element = {"tag": "h1", "text": h1_of(page)}
+    element = {"tag": "h1", "text": h1_of(page), "buildId": shown_build(client, app_id)}
     with httpx.Client(base_url=client.base_url, headers=dict(client.headers)) as other:
         rest, (saved, texted) = during_a_slow_turn(
             client,
@@ -192,6 +195,7 @@ def test_vue_hand_and_text_edits_tell_the_model_the_diff(client: httpx.Client) -
     got = client.get(f"/api/apps/{app_id}/files/{path}")
     first = h1_of(got.text)
     element = {"pagePath": "/", "tag": "h1", "text": first}
+    element["buildId"] = shown_build(client, app_id)
     texted = client.post(
         f"/api/apps/{app_id}/edits/text", json={"element": element, "newText": "Family Recipes"}
     )
@@ -201,6 +205,7 @@ def test_vue_hand_and_text_edits_tell_the_model_the_diff(client: httpx.Client) -
     told = last_message(client, app_id)["content"]
     assert "```diff" in told and "+    <h1>Family Recipes</h1>" in told.replace("\t", "    ")
     assert f"Read {path} again" in told
+    element["buildId"] = shown_build(client, app_id)  # the edit's preview, picked again
     mustache = client.post(
         f"/api/apps/{app_id}/edits/text",
         json={"element": {**element, "text": "Family Recipes"}, "newText": "{{ secret }}"},

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.conftest import Server, chat, create, signed_in
+from tests.e2e.conftest import Server, chat, create, shown_build, signed_in
 from zerocode.memory.messages import from_openai_list
 from zerocode.memory.validation import validate
 
@@ -58,6 +58,7 @@ def test_html_versions_diff_restore_and_the_next_element_edit(
     assert v1["summary"] == app["initPrompt"] and v1["files"] == 1 and v1["buildId"]
 
     element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": first}
+    element["buildId"] = shown_build(client, app_id)
     change = chat(client, app_id, 'Rename it to "Crumbs & Co"', element)
     assert change.done is not None and change.done["status"] == "succeeded"
     v2, old = versions_of(client, app_id)
@@ -110,6 +111,7 @@ def test_html_versions_diff_restore_and_the_next_element_edit(
     assert again["changed"] == [] and again["version"]["id"] == "v3" and again["build"] is None
 
     # The next element edit works on the restored page.
+    element["buildId"] = shown_build(client, app_id)  # picked in the restored preview
     edit = chat(client, app_id, 'Call it "Bread Bros"', element)
     assert edit.done is not None and edit.done["status"] == "succeeded", edit.errors
     assert h1_of(client.get(f"/api/apps/{app_id}/files/index.html").text) == "Bread Bros"
@@ -124,6 +126,7 @@ def test_vue_restore_then_element_edit_through_tools(client: httpx.Client) -> No
     chat(client, app_id, app["initPrompt"])
     first = vue_title(client, app_id)
     element = {"pagePath": "/", "tag": "h1", "selector": "#app h1", "text": first}
+    element["buildId"] = shown_build(client, app_id)
     changed = chat(client, app_id, 'Change this title to "Grandma\'s Recipes"', element)
     assert changed.ended == ("succeeded", 2)
     assert vue_title(client, app_id) == "Grandma's Recipes"
@@ -136,6 +139,7 @@ def test_vue_restore_then_element_edit_through_tools(client: httpx.Client) -> No
     assert "src/views/HomeView.vue (modified)" in note["content"]
     assert "Read a file again" in note["content"]
 
+    element["buildId"] = shown_build(client, app_id)  # picked in the restored preview
     edit = chat(client, app_id, 'Now call it "Family Recipes"', element)
     assert edit.ended == ("succeeded", 4), edit.errors  # turn 3: the note
     names = [t["name"] for t in edit.results]  # the change, then its acceptance checks

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import chat, create, signed_in
+from tests.e2e.conftest import chat, create, shown_build, signed_in
 from tests.e2e.test_crash_points import chat_when_free, context, killing_server
 from tests.e2e.test_versions import h1_of, versions_of
 
@@ -27,6 +27,7 @@ def test_a_restore_cut_by_a_kill_is_finished_by_the_next_turn(tmp_path: Path, po
         page = client.get(f"/api/apps/{app_id}/files/index.html").text
         first = h1_of(page)
         element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": first}
+        element["buildId"] = shown_build(client, app_id)
         chat(client, app_id, 'Rename it to "Crumbs & Co"', element)
         with pytest.raises(httpx.HTTPError):
             client.post(f"/api/apps/{app_id}/versions/v1/restore")

@@ -25,7 +25,15 @@ def test_a_turn_streams_and_lands_in_history_and_context(api: Api) -> None:
 def test_a_picked_element_is_kept_with_the_message(api: Api) -> None:
     c, owner = api.client, api.user()
     app = api.app(owner)
-    element = {"pagePath": "/index.html", "tag": "h1", "selector": "h1", "text": "Newts"}
+    assert "event: done" in api.chat(owner, app["id"], "A page about newts")
+    shown = c.get(f"/api/apps/{app['id']}/preview", headers=owner).json()["buildId"]
+    element = {
+        "pagePath": "/index.html",
+        "tag": "h1",
+        "selector": "h1",
+        "text": "Newts",
+        "buildId": shown,
+    }
     with c.stream(
         "POST",
         f"/api/apps/{app['id']}/chat",
@@ -36,7 +44,7 @@ def test_a_picked_element_is_kept_with_the_message(api: Api) -> None:
         assert stream.headers["content-type"].startswith("text/event-stream")
         "".join(stream.iter_text())
     entries = c.get(f"/api/apps/{app['id']}/history", headers=owner).json()["entries"]
-    assert [e["element"] for e in entries if e["role"] == "user"] == [element]
+    assert [e["element"] for e in entries if e["role"] == "user"] == [element, None]
 
 
 def test_refusals(api: Api) -> None:

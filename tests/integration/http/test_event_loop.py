@@ -131,7 +131,8 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     first_page = api.chat(me, app["id"], "Make the page")
     heading = api.platform.workspace.read(app["id"], "index.html").decode()
     heading = heading.split("<h1>", 1)[1].split("</h1>", 1)[0]
-    element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": heading}
+    shown = c.get(f"{base}/preview", headers=me).json()["buildId"]
+    element = {"pagePath": "/", "tag": "h1", "selector": "h1", "text": heading, "buildId": shown}
     with c.stream(
         "POST",
         f"{base}/chat",
@@ -189,13 +190,17 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
         headers=me,
         json={"content": "<h1>Edited by hand</h1>"},
     )
+    shown = c.get(f"{base}/preview", headers=me).json()["buildId"]  # the save rebuilt it
     call(
         "POST",
         f"{ap}/edits/text",
         f"{base}/edits/text",
         200,
         headers=me,
-        json={"element": {"tag": "h1", "text": "Edited by hand"}, "newText": "Edited in place"},
+        json={
+            "element": {"tag": "h1", "text": "Edited by hand", "buildId": shown},
+            "newText": "Edited in place",
+        },
     )
     call("GET", f"{ap}/download", f"{base}/download", 200, headers=me)
     call("GET", f"{ap}/versions", f"{base}/versions", 200, headers=me)

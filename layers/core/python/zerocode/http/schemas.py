@@ -42,7 +42,8 @@ def text_rule(most: int) -> dict[str, Any]:
 
 
 class ElementIn(BaseModel):
-    """The element picked in the preview; every field is optional but bounded."""
+    """The element picked in the preview, with the preview build it was picked in
+    (required); the other fields are optional but bounded."""
 
     model_config = ConfigDict(extra="forbid")
     # camelCase: the wire names. The pattern is documented; apps/guards.py enforces it with
@@ -51,6 +52,14 @@ class ElementIn(BaseModel):
     tag: str | None = Field(None, max_length=40, json_schema_extra=_FIELD)
     selector: str | None = Field(None, max_length=500, json_schema_extra=_FIELD)
     text: str | None = Field(None, max_length=500, json_schema_extra=_FIELD)
+    # Issue 24: an element names what one preview showed. Refused (409 preview_out_of_date)
+    # unless it is the preview shown now, built from the files as they are now.
+    buildId: str = Field(
+        max_length=40,
+        description="the preview build the element was picked in: GET …/preview's buildId, "
+        "or a build event's; 409 preview_out_of_date unless the preview shows it now",
+        json_schema_extra={"pattern": BUILD_ID_PATTERN},
+    )
 
 
 class TextElementIn(ElementIn):

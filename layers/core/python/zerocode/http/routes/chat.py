@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Path, Query, Response
 
 from zerocode.apps.guards import check_element, check_text
+from zerocode.apps.records import App
 from zerocode.engine.turn_log import parse_event_id
 from zerocode.engine.window_budget import check_request
 from zerocode.errors import InvalidInput, PreviewOutOfDate
@@ -33,8 +34,29 @@ from zerocode.http.schemas import (
 )
 from zerocode.http.sse import TurnStream
 from zerocode.memory.display import KEY_PATTERN
+from zerocode.publishing.builds import check_build_id
+from zerocode.publishing.service import Publishing
 
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["chat"])
+
+
+async def check_picked(publishing: Publishing, app: App, build_id: str) -> None:
+    """409 ``preview_out_of_date`` unless an element picked in preview build ``build_id``
+    names what the app shows now: that build is the preview shown, and it was built from
+    the files as they are now. An element of any other build may not be there any more
+    (issue 24: a pick made while a turn ran would land on the wrong element)."""
+    check_build_id(build_id)
+    state = await asyncio.to_thread(publishing.preview_state, app)
+    if build_id != state.build_id:
+        raise PreviewOutOfDate(
+            "the element was picked in an older preview; pick it again "
+            f"(it names build {build_id}, the preview shows {state.build_id or 'none yet'})"
+        )
+    if not state.up_to_date:
+        raise PreviewOutOfDate(
+            "the preview is older than the app's files, so the element picked in it may not be "
+            "there any more: rebuild the preview (POST /api/apps/{id}/preview) and pick again"
+        )
 
 
 @router.post(
@@ -62,11 +84,8 @@ async def chat_post(
     if element:
         check_element(element)
     check_request(text, element, max_chars)
-    if element and not (await asyncio.to_thread(publishing.preview_state, app)).up_to_date:
-        raise PreviewOutOfDate(
-            "the preview is older than the app's files, so the element picked in it may not be "
-            "there any more: rebuild the preview (POST /api/apps/{id}/preview) and pick again"
-        )
+    if element:
+        await check_picked(publishing, app, element["buildId"])
     await quota.charge("chat", user.id)
     running = await turns.start(app, text, element or None)
     return TurnStream(running.follow(), hold=running.ended.wait if hold else None)

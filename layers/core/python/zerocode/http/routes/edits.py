@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter
 
 from zerocode.apps.guards import check_element
 from zerocode.engine.user_edit import save_text
-from zerocode.errors import PreviewOutOfDate
 from zerocode.http.deps import Caller, EngineDep, OwnedApp, PublishingDep, QuotaDep
+from zerocode.http.routes.chat import check_picked
 from zerocode.http.schemas import EditOut, TextEditIn, edit_out
 
 router = APIRouter(prefix="/api/apps/{app_id}/edits", tags=["files"])
@@ -29,15 +27,11 @@ async def edit_text(
     ``newText``: a version of kind ``edit``, told to the model (M9), the preview rebuilt.
     422 ``text_not_editable`` saying why (code makes the text, it spans elements, or it is
     written in several places) when that place is not clear; a chat turn with the element
-    picked can change it instead."""
+    picked can change it instead. 409 ``preview_out_of_date`` when the element was picked
+    in another preview than the one shown now, or that one is older than the files."""
     element = body.element.model_dump(exclude_none=True)
     check_element(element)
-    state = await asyncio.to_thread(publishing.preview_state, app)
-    if not state.up_to_date:
-        raise PreviewOutOfDate(
-            "the preview is older than the app's files, so the text picked in it may not be "
-            "there any more: rebuild the preview and pick again"
-        )
+    await check_picked(publishing, app, element["buildId"])
     await quota.charge("deploy", user.id)  # an edit builds, like a deploy
     done = await save_text(
         engine,
