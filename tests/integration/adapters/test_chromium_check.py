@@ -20,10 +20,14 @@ from typing import Any
 import pytest
 
 from tests.integration.adapters.test_chromium_covers import Secret, chromium_or_skip
+from zerocode.adapters.local.browser_pool import BrowserPool
 from zerocode.adapters.local.chromium_check import (
     MAX_PROBLEM_CHARS,
     MAX_PROBLEMS,
+    QUIET_MS,
+    SETTLE_MS,
     ChromiumCheck,
+    Traffic,
     chromium_check,
 )
 from zerocode.adapters.model.offline.flaws import (
@@ -61,8 +65,10 @@ class Site:
     requests: list[str] = field(default_factory=list)
     host: str = "app1.localhost"
     delays: dict[str, float] = field(default_factory=dict)  # seconds before a path answers
+    hung: tuple[str, ...] = ()  # paths that never answer (held until the site stops)
     directory: Path | None = None  # or serve the files of a build's output
     server: http.server.ThreadingHTTPServer | None = None
+    released: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> None:
         outer = self
@@ -74,6 +80,9 @@ class Site:
                     super().do_GET()
                     return
                 path = self.path.split("?")[0]
+                if path in outer.hung:
+                    outer.released.wait()
+                    return  # the connection closes with no answer
                 time.sleep(outer.delays.get(path, 0))
                 page = outer.pages.get(path)
                 if page is None:
@@ -106,6 +115,7 @@ class Site:
         return f"http://{self.host}:{self.port}/"
 
     def stop(self) -> None:
+        self.released.set()
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
@@ -469,3 +479,123 @@ def test_what_starts_just_after_load_is_still_seen() -> None:
     assert problems is not None and len(problems) == 2, problems
     assert problems[0].startswith("console.error: soon after load"), problems
     assert "late data" in problems[1], problems
+
+
+# -- the settle wait's bound: a page that never goes quiet is still checked, in time --------
+
+NEVER_QUIET = {
+    # its one request never answers: in flight until the check ends
+    "hangs": "<body><h1>x</h1><script>fetch('/hang').then(() => {}, () => {});</script></body>",
+    # a request every 60 ms, each answered in 30 ms: never QUIET_MS without one in flight
+    # (unless a loaded machine delays the page's timers: then it settles, as it should)
+    "polls": "<body><h1>x</h1><script>setInterval(() => fetch('/poll?' + Math.random())"
+    ".then(() => {}, () => {}), 60);</script></body>",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NEVER_QUIET))
+def test_a_page_that_never_goes_quiet_is_checked_within_the_settle_bound(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The settle wait ends at SETTLE_MS however busy the page stays (a request that never
+    answers, a poll): the check returns its findings, with what the page logged while it
+    waited, instead of waiting for the page (the hanging request never answers) until
+    GIVE_UP_SECONDS and reporting nothing."""
+    waits: list[float] = []
+    settled = Traffic.settled
+
+    async def timed_wait(self: Traffic, quiet_ms: float, bound_ms: float) -> None:
+        began = self.loop.time()
+        try:
+            await settled(self, quiet_ms, bound_ms)
+        finally:
+            waits.append(self.loop.time() - began)
+
+    monkeypatch.setattr(Traffic, "settled", timed_wait)
+    late = "<script>setTimeout(() => console.error('logged while settling'), 300);</script>"
+    pages = {"/": NEVER_QUIET[kind].replace("</body>", late + "</body>"), "/poll": "ok"}
+    site = Site(pages, hung=("/hang",), delays={"/poll": 0.03})
+    site.start()
+
+    async def timed() -> tuple[list[str] | None, float, list[str]]:
+        check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
+        check.browsers = BrowserPool(check.executable)  # its own, started before the clock
+        try:
+            await check.browsers.warm()
+            began = time.monotonic()
+            problems = await check.check_url(site.url, vue=False)
+            return problems, time.monotonic() - began, list(site.requests)
+        finally:
+            await check.browsers.close()
+
+    try:
+        problems, seconds, requests = asyncio.run(timed())
+    finally:
+        site.stop()
+    assert problems is not None, (seconds, waits)  # checked, not abandoned
+    bound = SETTLE_MS / 1000
+    assert len(waits) == 1, waits
+    # The wait ended by its bound (the event loop's slack aside), the whole check soon
+    # after: its load and its context's close take seconds at most on a loaded machine.
+    assert waits[0] < bound + 0.5, waits
+    assert seconds < bound + 8.0, (seconds, waits)
+    if kind == "hangs":  # in flight all along: never quiet, the wait ran to its bound
+        assert "/hang" in requests, requests
+        assert waits[0] >= bound, waits
+        assert len(problems) == 1, (problems, seconds, waits)
+        assert problems[0].startswith("console.error: logged while settling"), problems
+    else:  # a loaded machine may delay the page's timers into a quiet moment: settled
+        assert all(p.startswith("console.error: logged while settling") for p in problems)
+        assert any(r.startswith("/poll") for r in requests), requests
+
+
+class FakePage:
+    """The request events of a page, driven by the test (for :class:`Traffic`)."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Any] = {}
+
+    def on(self, event: str, handler: Any) -> None:
+        self.handlers[event] = handler
+
+    def emit(self, event: str, request: object) -> None:
+        self.handlers[event](request)
+
+
+def test_the_settle_wait_ends_at_quiet_or_at_its_bound_whichever_comes_first() -> None:
+    """Traffic.settled, timed on the event loop: QUIET_MS after the last request ended, or
+    the bound when a request stays in flight or new ones keep starting."""
+
+    async def settle(traffic: str) -> float:
+        page = FakePage()
+        watch = Traffic(page)  # type: ignore[arg-type]
+        loop = asyncio.get_running_loop()
+
+        async def polls() -> None:  # each next request starts before the last one ends
+            last = object()
+            page.emit("request", last)
+            while True:
+                await asyncio.sleep(0.03)
+                request = object()
+                page.emit("request", request)
+                page.emit("requestfinished", last)
+                last = request
+
+        poller = loop.create_task(polls()) if traffic == "polls" else None
+        if traffic == "hangs":
+            page.emit("request", object())
+        elif traffic == "ends":  # one request, answered after 0.2 s
+            request = object()
+            page.emit("request", request)
+            loop.call_later(0.2, page.emit, "requestfailed", request)
+        began = loop.time()
+        await watch.settled(QUIET_MS, 600)
+        if poller is not None:
+            poller.cancel()
+        return loop.time() - began
+
+    quiet = QUIET_MS / 1000
+    assert quiet <= asyncio.run(settle("none")) < quiet + 0.5
+    assert 0.2 + quiet <= asyncio.run(settle("ends")) < 0.2 + quiet + 0.5
+    for traffic in ("hangs", "polls"):  # the bound, however busy (the loop's slack aside)
+        assert 0.6 <= asyncio.run(settle(traffic)) < 0.6 + 0.5, traffic
