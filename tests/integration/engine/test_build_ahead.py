@@ -16,6 +16,7 @@ import pytest
 from tests.integration.engine.test_engine import platform, run
 from zerocode.apps.records import App, CodeGenType
 from zerocode.bootstrap.platform import Platform
+from zerocode.engine.build_ahead import QUIET_SECONDS
 from zerocode.engine.events import BuildEvent, DoneEvent, ErrorEvent, TurnEvent
 from zerocode.engine.model import ModelReply, TextDelta
 from zerocode.memory.messages import AssistantMessage, ToolCall
@@ -33,13 +34,21 @@ def page(title: str) -> str:
 
 class Scripted:
     """A model that writes ``src/App.vue`` once per title, reads it, then closes with text,
-    each step after ``STEP_SECONDS``, the closing one after ``CLOSING_SECONDS`` (a model's
+    each step after ``step_seconds``, the closing one after ``closing_seconds`` (a model's
     calls take a while). ``meddle`` runs in the
     closing call before its text: a change of the files no tool step announced."""
 
     description = "scripted Vue model"
 
-    def __init__(self, titles: list[str], meddle: Any = None) -> None:
+    def __init__(
+        self,
+        titles: list[str],
+        meddle: Any = None,
+        *,
+        step_seconds: float = STEP_SECONDS,
+        closing_seconds: float = CLOSING_SECONDS,
+    ) -> None:
+        self.step_seconds, self.closing_seconds = step_seconds, closing_seconds
         self.steps: list[ToolCall | None] = [
             ToolCall(f"w{i}", "write_file", json.dumps({"path": "src/App.vue", "content": page(t)}))
             for i, t in enumerate(titles)
@@ -52,14 +61,14 @@ class Scripted:
     async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
         call = self.steps.pop(0)
         if call is not None:
-            await asyncio.sleep(STEP_SECONDS)
+            await asyncio.sleep(self.step_seconds)
             message = AssistantMessage("", tool_calls=(call,))
             yield ModelReply(message=message, usage=None, finish_reason="tool_calls")
             return
         began = time.time()
         if self.meddle is not None:
             self.meddle()
-        await asyncio.sleep(CLOSING_SECONDS)
+        await asyncio.sleep(self.closing_seconds)
         yield TextDelta("Done: the title changed.")
         self.closing = (began, time.time())
         text = AssistantMessage("Done: the title changed.")
@@ -186,3 +195,41 @@ def test_without_build_ahead_the_build_waits_for_the_reply(tmp_path: Path) -> No
     assert [b.state for b in made] == [BuildState.SUCCEEDED]
     assert model.closing is not None and made[0].started_at is not None
     assert made[0].started_at >= model.closing[1]
+
+
+def test_the_quiet_wait_starts_one_build_for_quick_steps_and_none_for_a_quick_round(
+    tmp_path: Path,
+) -> None:
+    """QUIET_SECONDS (engine/build_ahead.py), in two turns of one app (its first build
+    prepares the platform's toolchain: seconds). Steps that follow each other within the
+    wait (a scripted model, a quick run of small edits) start no build per step: one build,
+    of the last change, once the files were quiet, still beside the closing reply; nothing
+    superseded. A round whose closing reply ends within the wait has no build ahead (none
+    started, none recorded): its files are built after the reply, as without a build ahead."""
+    assert STEP_SECONDS > QUIET_SECONDS > 0.02  # the other tests' steps do start a build each
+    p = platform(tmp_path)
+    app = vue_app(p)
+    model = Scripted(["First", "Second"], step_seconds=0.02, closing_seconds=1.0)
+    events, made = turn(p, app, model)
+    assert isinstance(events[-1], DoneEvent) and events[-1].status == "succeeded"
+    assert [b.state for b in made] == [BuildState.SUCCEEDED]  # no superseded build
+    adopted = made[0]
+    assert adopted.source_digest == snapshot(p.workspace, app.id).digest
+    assert b"Second" in p.workspace.read(app.id, "src/App.vue")
+    assert model.closing is not None and adopted.started_at is not None
+    assert adopted.started_at < model.closing[1]  # beside the reply, not after it
+    announced = [(e.status, e.buildId) for e in events if isinstance(e, BuildEvent)]
+    assert announced == [("running", adopted.id), ("succeeded", adopted.id)]
+    assert shown(p, app) == SiteTarget(app.id, adopted.id)
+
+    model = Scripted(["Third"], step_seconds=0.01, closing_seconds=0.01)
+    events, made = turn(p, stored(p, app), model)
+    assert isinstance(events[-1], DoneEvent) and events[-1].status == "succeeded"
+    assert [b.state for b in made] == [BuildState.SUCCEEDED]  # no record of a build ahead
+    fresh = made[0]
+    assert model.closing is not None and fresh.started_at is not None
+    assert fresh.started_at >= model.closing[1] - 0.01  # after the reply (clock's grain)
+    assert fresh.source_digest == snapshot(p.workspace, app.id).digest
+    assert b"Third" in p.workspace.read(app.id, "src/App.vue")
+    assert shown(p, app) == SiteTarget(app.id, fresh.id)
+    assert p.publishing.preview_state(stored(p, app)).up_to_date
