@@ -18,19 +18,30 @@ from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
     shot,
 )
 
-# Every time the console points the preview frame at a build (its src changes), with
-# whether the turn was still running then and how many steps its reply showed (installed
-# before the console's scripts).
+# Every time the console points the preview frame at a build (its src changes: "src") and
+# every time the frame then loaded it (its load event: "load"), with whether the turn was
+# still running, how many steps, check lines and repair lines its reply showed (installed
+# before the console's scripts). A turn's check lines come when its acceptance checks have
+# ended, which is after its runtime check: a load seen with fewer check lines than the turn
+# ends with came before the checks of its build ended.
 LOADS = """
 window.__loads = [];
+function seen(kind, frame) {
+  const running = document.querySelector('#messages .msg.ai[data-turn="running"]');
+  const count = (what) => running ? running.querySelectorAll(what).length : -1;
+  window.__loads.push({ kind, running: Boolean(running), steps: count("li"),
+                        checks: count("li.check"), repairs: count("li.repair"),
+                        fresh: /[?]t=[0-9]+$/.test(frame.src) });
+}
 new MutationObserver((changes) => {
   for (const change of changes) {
     if (change.target.id !== "preview" || !change.target.src) continue;
-    const running = document.querySelector('#messages .msg.ai[data-turn="running"]');
-    window.__loads.push({ running: Boolean(running),
-                          steps: running ? running.querySelectorAll("li").length : -1 });
+    seen("src", change.target);
   }
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ["src"] });
+document.addEventListener("load", (event) => {
+  if (event.target.id === "preview" && event.target.src) seen("load", event.target);
+}, true);
 """
 
 
@@ -44,8 +55,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     srv.stop()
 
 
-def loads_during_turn(page: Any) -> list[dict[str, Any]]:
-    return [x for x in page.evaluate("window.__loads") if x["running"]]
+def loads_during_turn(page: Any, kind: str = "src") -> list[dict[str, Any]]:
+    return [x for x in page.evaluate("window.__loads") if x["running"] and x["kind"] == kind]
+
+
+def checks_at_the_end(page: Any) -> int:
+    """The check lines of the turn's reply (live ones, one per check and round)."""
+    return int(page.locator("#messages .msg.ai li.check").count())
 
 
 def turn_to_its_end(browser: Any, server: Server, prompt: str, kind: str) -> tuple[Any, Any]:  # noqa: F811
@@ -66,15 +82,27 @@ def test_the_preview_shows_each_build_before_its_checks_end(
     server: Server,
 ) -> None:
     """``[[flaw=potemkin]]``: the first build's acceptance check fails and a repair round
-    rebuilds: the frame loaded the first build while its checks ran, then the repaired one."""
+    rebuilds: the frame loaded the first build before its checks ended, then the repaired
+    one before its own checks ended."""
     page, _ = turn_to_its_end(browser, server, "A page about otters [[flaw=potemkin]]", "html")
     assert page.locator('#messages .msg.ai[data-turn="succeeded"]').count() == 1
+    everything = page.evaluate("window.__loads")
     during = loads_during_turn(page)
-    assert len(during) >= 2, page.evaluate("window.__loads")
+    assert len(during) >= 2, everything
     # Each load came with more of the reply drawn: the second after the repair round's build.
     assert during[0]["steps"] < during[-1]["steps"]
     repair = page.locator("#messages .msg.ai li.repair")
     assert repair.count() >= 1
+    # The frame had loaded each build while the turn ran, before that build's checks ended:
+    # the first with no check line yet, the repaired one before the repair round's lines.
+    loaded = [x for x in loads_during_turn(page, "load") if x["fresh"]]
+    assert loaded, everything
+    first = loaded[0]
+    assert first["checks"] == 0 and first["repairs"] == 0, everything
+    assert first["steps"] == during[0]["steps"], everything  # nothing drawn since its src
+    repaired = [x for x in loaded if x["repairs"] >= 1]
+    assert repaired, everything
+    assert 1 <= repaired[0]["checks"] < checks_at_the_end(page), everything
     page.frame_locator("#preview").locator("h1").first.wait_for()
     shot(page, "preview-early-repaired")
     assert page.errors == []
@@ -86,6 +114,11 @@ def test_a_vue_preview_shows_before_the_turn_ends(
 ) -> None:
     page, _ = turn_to_its_end(browser, server, "A Vue todo app with an about page", "vue_project")
     assert page.locator('#messages .msg.ai[data-turn="succeeded"]').count() == 1
-    assert loads_during_turn(page), page.evaluate("window.__loads")
+    everything = page.evaluate("window.__loads")
+    assert loads_during_turn(page), everything
+    # The frame loaded the build before its checks ended (their lines came after).
+    loaded = [x for x in loads_during_turn(page, "load") if x["fresh"]]
+    assert loaded and loaded[0]["checks"] == 0, everything
+    assert checks_at_the_end(page) >= 1, everything
     page.frame_locator("#preview").locator("#app *").first.wait_for()
     assert page.errors == []
