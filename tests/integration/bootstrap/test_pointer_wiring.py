@@ -1,9 +1,10 @@
 """AWS wiring of the site pointers (issue 27): with ZEROCODE_POINTERS_TABLE the DynamoDB
-table is the truth and the KeyValueStore its hot set; without it, the store alone."""
+table is the truth and the KeyValueStore its hot set, bounded by a ledger in the table;
+without it, the store alone."""
 
 from __future__ import annotations
 
-from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
+from zerocode.adapters.aws.cloudfront_publisher import HotSetLedger, KvsPublisher
 from zerocode.adapters.dynamodb.pointers import DynamoPointerStore, create_pointers_table
 from zerocode.bootstrap import aws_parts
 from zerocode.bootstrap.settings import Settings
@@ -32,5 +33,6 @@ def test_with_a_pointer_table_it_is_the_truth_and_the_store_its_hot_set(aws: Non
     assert isinstance(publisher.truth, DynamoPointerStore)
     assert publisher.truth.table == "zc-pointers"
     assert isinstance(publisher.hot, KvsPublisher) and publisher.hot.kvs_arn == KVS_ARN
+    assert isinstance(publisher.ledger, HotSetLedger) and publisher.ledger.table == "zc-pointers"
     publisher.truth.point("site:deploykey1", SiteTarget("app1", "b1"))
     assert publisher.target("site:deploykey1") == SiteTarget("app1", "b1")

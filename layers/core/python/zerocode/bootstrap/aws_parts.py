@@ -54,15 +54,18 @@ def codebuild(settings: Settings) -> Builder:
 
 def site_publisher(settings: Settings) -> Publisher:
     """The KeyValueStore; with a pointer table, the table as the truth and the store as its
-    hot set (``publishing.hot_set``; docs/operations.md, "Routing a million sites")."""
+    hot set, bounded by a ledger of promotions in the table (``publishing.hot_set``;
+    docs/operations.md, "Routing a million sites")."""
     kvs = kvs_publisher(settings)
     if not settings.pointers_table:
         return kvs
+    from zerocode.adapters.aws.cloudfront_publisher import HotSetLedger
     from zerocode.adapters.dynamodb.pointers import DynamoPointerStore
     from zerocode.publishing.hot_set import HotSetPublisher
 
-    table = DynamoPointerStore(aws_client("dynamodb", settings), settings.pointers_table)
-    return HotSetPublisher(table, kvs)
+    dynamodb = aws_client("dynamodb", settings)
+    table = DynamoPointerStore(dynamodb, settings.pointers_table)
+    return HotSetPublisher(table, kvs, HotSetLedger(dynamodb, settings.pointers_table))
 
 
 def kvs_publisher(settings: Settings) -> Publisher:

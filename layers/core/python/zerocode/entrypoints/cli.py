@@ -54,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
         help="keep every build asked for less than this long ago "
         "(default ZEROCODE_BUILD_SWEEP_KEEP_SECONDS, 3600)",
     )
+    promote = sub.add_parser(
+        "promote",
+        help="put a site into the KeyValueStore's hot set (AWS mode with a pointer table), so "
+        "its next rollback or deploy is seen at once; a rollback does it by itself",
+    )
+    promote.add_argument("key", help="the site's deploy key, or a pointer (site:KEY, preview:KEY)")
     window = sub.add_parser("window", help="print the window the model would see for an app")
     window.add_argument("app_id")
     window.add_argument("--system", default="")
@@ -69,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {
         k: v
         for k, v in (
-            ("data_dir", args.data_dir),
+            ("data_dir", getattr(args, "data_dir", None)),
             ("host", getattr(args, "host", None)),
             ("port", getattr(args, "port", None)),
             ("sites_port", getattr(args, "sites_port", None)),
@@ -87,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         return _admin_create(settings, args.account, password_stdin=args.password_stdin)
     if args.command == "sweep-builds":
         return _sweep_builds(settings)
+    if args.command == "promote":
+        return _promote(settings, args.key)
     if args.command == "eval":
         from zerocode.entrypoints.eval import run_eval
 
@@ -169,6 +177,31 @@ def _sweep_builds(settings: Any) -> int:
     report = build_sweep(settings).run(time.time())
     print(json.dumps(report.as_dict()))
     return 1 if report.failed else 0
+
+
+def _promote(settings: Any, key: str) -> int:
+    """``HotSetPublisher.promote`` from the command line; prints the outcome."""
+    from zerocode.bootstrap import aws_parts
+    from zerocode.errors import InvalidInput
+    from zerocode.publishing.hot_set import Promoter, Promotion
+    from zerocode.publishing.pointers import PREVIEW_PREFIX, SITE_PREFIX, site_pointer
+
+    if settings.mode != "aws" or not settings.pointers_table:
+        print(
+            "zerocode promote: AWS mode with ZEROCODE_POINTERS_TABLE only (the hot set)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        pointer = key if key.startswith((SITE_PREFIX, PREVIEW_PREFIX)) else site_pointer(key)
+    except InvalidInput as exc:
+        print(f"zerocode promote: {exc}", file=sys.stderr)
+        return 2
+    publisher = aws_parts.site_publisher(settings)
+    assert isinstance(publisher, Promoter)
+    outcome = publisher.promote(pointer)
+    print(json.dumps({"pointer": pointer, "outcome": outcome.value}))
+    return 0 if outcome is Promotion.PROMOTED else 1
 
 
 if __name__ == "__main__":

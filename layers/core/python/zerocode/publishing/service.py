@@ -6,7 +6,8 @@ background, and only when that build succeeded and its output was verified flips
 pointer and then writes the app's deploy record naming the same build. A failed build
 changes nothing a visitor sees. Deploys of one app run one at a time, in the order they were
 asked for, so the last one asked for is the one left published. Rollback flips the pointer
-back to an earlier successful deploy build.
+back to an earlier successful deploy build, and (on AWS) puts the site into the hot set so
+the edge serves the rollback at once (``publishing.hot_set``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from zerocode.publishing.builds import (
     snapshot,
 )
 from zerocode.publishing.eviction import DAY, RESTORE_MARGIN_DAYS
+from zerocode.publishing.hot_set import Promoter, Promotion
 from zerocode.publishing.pointers import (
     Publisher,
     SiteTarget,
@@ -424,9 +426,33 @@ class Publishing:
             raise InvalidInput("only a successful deploy build can be published again")
         async with self._locks[app.id]:
             published = await asyncio.to_thread(self.publish, build)
+            if published is not None:
+                await asyncio.to_thread(self._promote, published)
         if published is None:
             raise NotFound(f"app {app.id} not found")
         return published
+
+    def _promote(self, app: App) -> None:
+        """Put the rolled-back site into the hot set (AWS), so visitors see the rollback
+        within the KeyValueStore's propagation instead of the routing's 90 s. A failure is
+        logged, never raised: the pointer table is the truth and already names the build,
+        and a key left out of the hot set is served from it (docs/operations.md, "Instant
+        rollback: promotion into the hot set")."""
+        if not isinstance(self.publisher, Promoter) or app.deploy_key is None:
+            return
+        failed: BaseException | None = None
+        try:
+            outcome = self.publisher.promote(site_pointer(app.deploy_key)).value
+        except Exception as exc:
+            failed, outcome = exc, "failed"
+        if outcome != Promotion.PROMOTED.value:
+            log.warning(
+                "rollback of app %s not in the hot set (%s): visitors see it within 90 s",
+                app.id,
+                outcome,
+                exc_info=failed,
+                extra={"app_id": app.id, "build_id": app.deploy_build_id, "hot_set": outcome},
+            )
 
     def unpublish(self, app: App) -> None:
         """Stop serving the app's site and preview (it is being deleted)."""

@@ -16,6 +16,10 @@ pointers with ``remove_if``, and ``size`` reports what it holds.
 
 The data-plane API is signed with SigV4A, which botocore does only with ``awscrt``
 installed (``botocore[crt]``); without it every call fails before reaching AWS.
+
+With the pointer table as the truth the store is its hot set, and :class:`HotSetLedger`
+keeps the order of its promotions (``zerocode.publishing.hot_set``) in that table, with only
+the calls a publisher may make there (GetItem, UpdateItem).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws.errors import error_code, error_message
 from zerocode.errors import Conflict
+from zerocode.publishing.hot_set import RING_SLOTS, RingFull, Slot
 from zerocode.publishing.pointers import SiteTarget
 
 _MISSING = {"ResourceNotFoundException"}
@@ -145,6 +150,105 @@ class KvsPublisher:
                 if not _stale_etag(exc):
                     raise
         raise Conflict("publishing raced other updates; try again")
+
+
+POINTER = "pointer"  # the pointer table's key (zerocode.adapters.dynamodb.pointers)
+# Ledger items: never a pointer's key (those start "site:" or "preview:"), so neither the edge
+# router nor the preview sweep reads them.
+NEXT, PLACE = "hotset:next", "hotset:place:"
+_FAILED = "ConditionalCheckFailedException"
+
+
+class HotSetLedger:
+    """The hot set's promotions, as a ring of ``slots`` places in the pointer table.
+
+    ``hotset:next`` counts promotions (``ADD``, one write per promotion); promotion ``n``
+    takes the place ``hotset:place:{(n - 1) % slots}`` (one item: ``p`` the pointer, ``q`` the
+    promotion's number, ``t`` its time), written only while its holder is older than the
+    time kept, and the write returns that holder: the oldest promotion of the ring. The
+    pointer's own item carries ``hot_seq``, its latest promotion, so a holder promoted again
+    since (or removed: the item goes with it) is not demoted. Promotions are rollbacks and an
+    operator's, a few a second at most, so the one counter item is no hot partition.
+    """
+
+    def __init__(self, client: Any, table: str, slots: int = RING_SLOTS) -> None:
+        if slots < 1:
+            raise ValueError("slots must be at least 1")
+        self.client, self.table, self.slots = client, table, slots
+
+    def take(self, pointer: str, now: float, keep_after: float) -> Slot:
+        # Looked at first, so a refused promotion does not move the ring past the oldest
+        # (only two promotions racing for one place can still skip it).
+        held = self._item(self._place(self._item(NEXT).get("n", {}).get("N", "0"), 1))
+        if "t" in held and float(held["t"]["N"]) >= keep_after:
+            raise RingFull("the oldest promotion is kept")
+        counted = self.client.update_item(
+            TableName=self.table,
+            Key={POINTER: {"S": NEXT}},
+            UpdateExpression="ADD n :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="UPDATED_NEW",
+        )
+        seq = int(counted["Attributes"]["n"]["N"])
+        try:
+            answer = self.client.update_item(
+                TableName=self.table,
+                Key={POINTER: {"S": self._place(seq)}},
+                UpdateExpression="SET p = :p, q = :q, t = :t",
+                ConditionExpression="attribute_not_exists(t) OR t < :keep",
+                ExpressionAttributeValues={
+                    ":p": {"S": pointer},
+                    ":q": {"N": str(seq)},
+                    ":t": {"N": repr(float(now))},
+                    ":keep": {"N": repr(float(keep_after))},
+                },
+                ReturnValues="ALL_OLD",
+            )
+        except ClientError as exc:
+            if error_code(exc) == _FAILED:
+                raise RingFull(f"place of promotion {seq} is held by a recent one") from exc
+            raise
+        old = answer.get("Attributes") or {}
+        evicted = (str(old["p"]["S"]), int(old["q"]["N"])) if "p" in old and "q" in old else None
+        return Slot(seq, evicted)
+
+    def holds(self, pointer: str, seq: int) -> bool:
+        return str(self._item(pointer).get("hot_seq", {}).get("N")) == str(seq)
+
+    def _place(self, seq: int | str, ahead: int = 0) -> str:
+        return f"{PLACE}{(int(seq) + ahead - 1) % self.slots}"
+
+    def _item(self, key: str) -> dict[str, Any]:
+        item = self.client.get_item(
+            TableName=self.table, Key={POINTER: {"S": key}}, ConsistentRead=True
+        ).get("Item")
+        return dict(item or {})
+
+    def mark(self, pointer: str, seq: int) -> bool:
+        return self._update(
+            pointer,
+            "SET hot_seq = :q",
+            "attribute_exists(app_id)",  # never an item of its own: the pointer must exist
+            {":q": {"N": str(seq)}},
+        )
+
+    def unmark(self, pointer: str, seq: int) -> None:
+        self._update(pointer, "REMOVE hot_seq", "hot_seq = :q", {":q": {"N": str(seq)}})
+
+    def _update(self, pointer: str, update: str, condition: str, values: dict[str, Any]) -> bool:
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key={POINTER: {"S": pointer}},
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as exc:
+            if error_code(exc) == _FAILED:
+                return False
+            raise
+        return True
 
 
 def _decoded(value: str) -> SiteTarget | None:
