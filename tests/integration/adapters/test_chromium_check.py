@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests import shared_loop
 from tests.integration.adapters.test_chromium_covers import Secret, chromium_or_skip
 from zerocode.adapters.local.browser_pool import BrowserPool
 from zerocode.adapters.local.chromium_check import (
@@ -137,7 +138,7 @@ def problems_of(
     site.start()
     try:
         check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip(), timeout_ms=5000)
-        problems = asyncio.run(check.check_url(site.url, vue=vue))
+        problems = shared_loop.run(check.check_url(site.url, vue=vue))
         assert problems is not None, "the page was not checked"
         return problems, site
     finally:
@@ -239,7 +240,7 @@ def test_reaching_another_origin_is_blocked_and_not_a_problem(secret: Secret) ->
   const x = new XMLHttpRequest(); x.open("GET", "http://{loop}/xhr"); x.send();
 </script></body>"""
     problems, site = problems_of(page)
-    asyncio.run(asyncio.sleep(0.5))  # anything still in flight would arrive by now
+    time.sleep(0.5)  # anything still in flight would arrive by now
     assert problems == [], problems
     assert (secret.connections, secret.packets) == (0, 0)
     assert site.requests[0] == "/"
@@ -269,12 +270,12 @@ def test_the_preview_key_never_appears_in_a_problem() -> None:
         )
         publisher = Pointers({preview_pointer(key): SiteTarget(app.id, build.id)})
         check: RuntimeCheck = ChromiumCheck(urls, chromium_or_skip(), publisher=publisher)
-        problems = asyncio.run(check.check(app, build))
+        problems = shared_loop.run(check.check(app, build))
         assert len(site.requests) == 1
         assert problems == ["uncaught Error: / (at /:1:31)"], problems
         # a preview that shows another build is not checked (nothing is loaded)
         publisher.pointers[preview_pointer(key)] = SiteTarget(app.id, "b0000000000000000000")
-        assert asyncio.run(check.check(app, build)) is None and len(site.requests) == 1
+        assert shared_loop.run(check.check(app, build)) is None and len(site.requests) == 1
         failed = Build(
             id=build.id,
             app_id=app.id,
@@ -282,7 +283,7 @@ def test_the_preview_key_never_appears_in_a_problem() -> None:
             kind=CodeGenType.HTML,
             source_digest="d",
         )
-        assert asyncio.run(check.check(app, failed.failed("no"))) is None
+        assert shared_loop.run(check.check(app, failed.failed("no"))) is None
     finally:
         site.stop()
 
@@ -352,7 +353,7 @@ def build_and_check(builder: Any, files: dict[str, str]) -> tuple[bool, list[str
     site.start()
     try:
         check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
-        problems = asyncio.run(check.check_url(site.url, vue=True))
+        problems = shared_loop.run(check.check_url(site.url, vue=True))
         assert problems is not None, "the page was not checked"
         return True, problems, outcome.log_tail
     finally:
@@ -473,7 +474,7 @@ def test_what_starts_just_after_load_is_still_seen() -> None:
     site.start()
     try:
         check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
-        problems = asyncio.run(check.check_url(site.url, vue=False))
+        problems = shared_loop.run(check.check_url(site.url, vue=False))
     finally:
         site.stop()
     assert problems is not None and len(problems) == 2, problems
