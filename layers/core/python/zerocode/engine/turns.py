@@ -36,6 +36,8 @@ from zerocode.memory.display import DisplayRole, DisplayStatus
 
 log = logging.getLogger(__name__)
 
+STARTING_POLL_SECONDS = 0.25  # a reader's wait for the first event of a turn run elsewhere
+
 
 @dataclass(frozen=True)
 class Current:
@@ -203,11 +205,13 @@ class Turns:
             return Current(running.turn, running.last_event_id)
         if not self.shared or not await io(self.engine.lease.held, f"turn:{app_id}"):
             return None
-        head = (await io(self.engine.memory.head, app_id)).turn
-        for number in (head + 1, head):
+        head = await io(self.engine.memory.head, app_id)
+        for number in (head.turn + 1, head.turn):
             last = await self.log.last(app_id, number) if number > 0 else None
             if last is not None and not last.done:
                 return Current(number, last.id)
+        if head.turn_open and await self.log.last(app_id, head.turn) is None:
+            return Current(head.turn, "")  # its message is saved, its first event to come
         return None
 
     async def exists(self, app_id: str, turn: int) -> None:
@@ -231,7 +235,7 @@ class Turns:
             async for entry in running.follow(after):
                 yield entry
             return
-        if await self.log.last(app_id, turn) is None:
+        if not await self._logged(app_id, turn):
             status = await self._ended_as(app_id, turn)
             yield logged(turn, max(after, 0) + 1, DoneEvent(status, turn))
             return
@@ -241,6 +245,25 @@ class Turns:
                 yield entry
         finally:
             watchdog.cancel()
+
+    async def _logged(self, app_id: str, turn: int) -> bool:
+        """Whether the turn has a log, waiting for its first event while it runs in another
+        process and has logged nothing yet (its message is saved; the model has yet to
+        answer, which may take seconds): such a turn is not over."""
+        while await self.log.last(app_id, turn) is None:
+            if not await self._starting(app_id, turn):
+                return await self.log.last(app_id, turn) is not None  # it may have just begun
+            await asyncio.sleep(STARTING_POLL_SECONDS)
+        return True
+
+    async def _starting(self, app_id: str, turn: int) -> bool:
+        """The turn is the app's open one and the app's lease is held (shared logs only)."""
+        if not self.shared:
+            return False
+        head = await io(self.engine.memory.head, app_id)
+        if head.turn != turn or not head.turn_open:
+            return False
+        return bool(await io(self.engine.lease.held, f"turn:{app_id}"))
 
     async def _watchdog(self, app_id: str, turn: int) -> None:
         """While someone follows a turn that does not run here: close its log if its turn
