@@ -55,8 +55,10 @@ def test_the_prompts_and_element_fields_are_the_ones_the_platform_uses() -> None
     limits = {
         name: next(m.max_length for m in field.metadata if hasattr(m, "max_length"))
         for name, field in ElementIn.model_fields.items()
+        if name != "buildId"  # the platform's own check, never shown to the model
     }
     assert limits == ELEMENT_LIMITS
+    assert "buildId" not in user_content("x", {"buildId": "b" * 20, "tag": "h1"})
 
 
 def test_the_filler_costs_one_token_a_character() -> None:
