@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from zerocode.apps.guards import BIDI_CONTROLS, invisible
+from zerocode.apps.path_bounds import BOUNDS, shown, too_long
 from zerocode.errors import InvalidInput, NotFound, PayloadTooLarge
 
 
@@ -105,13 +106,17 @@ def check_app_id(app_id: str) -> str:
 def clean_path(path: str) -> str:
     """A normalised workspace-relative POSIX path, or PathRefused.
 
-    Refused: empty, absolute (``/x``, ``C:/x``), any ``..`` segment, control
-    characters, backslashes, bidi controls and other invisible characters (a name must look
-    like what it is), paths into ``node_modules``/``dist``/``.git`` which are build output or
-    tooling, never source, and the platform's temporary names (``.zc-tmp-*``) at any depth.
+    Refused: empty, over the byte bounds (:mod:`zerocode.apps.path_bounds`), absolute
+    (``/x``, ``C:/x``), any ``..`` segment, control characters, backslashes, bidi controls
+    and other invisible characters (a name must look like what it is), paths into
+    ``node_modules``/``dist``/``.git`` which are build output or tooling, never source, and
+    the platform's temporary names (``.zc-tmp-*``) at any depth.
     """
     if not isinstance(path, str) or not path.strip():
         raise PathRefused("path is empty")
+    why = too_long(path)
+    if why is not None:  # first: the messages below show the path
+        raise PathRefused(f"path {shown(path)} is refused: {why}; paths are {BOUNDS}")
     if any(ord(c) < 32 or c == "\x7f" for c in path) or "\\" in path:
         raise PathRefused(f"path {path!r} contains a control character or a backslash")
     _check_characters(path)

@@ -9,7 +9,8 @@ unpacks that stream here, into a fresh directory of its own, accepting only:
   refused;
 - names under the one expected root (``dist/``), relative, with no empty, ``.`` or ``..``
   part, no backslash, no control, bidi or other invisible character, each part at most 255
-  bytes, each name at most 1024, none twice;
+  bytes, each name at most 1024 (:mod:`zerocode.apps.path_bounds`, the rule of every path),
+  none twice;
 - at most ``max_files`` entries and ``max_bytes`` of file data, read through a reader that
   never takes more than that (plus headers) from the stream.
 
@@ -27,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol, cast
 
+from zerocode.apps.path_bounds import too_long
+
 MAX_FILES = 5_000
 MAX_BYTES = 100 << 20
 _HEADER_SLACK = 8 << 20  # tar headers, pax records and padding on top of the file data
-_MAX_PART, _MAX_NAME = 255, 1024
 
 
 class Readable(Protocol):
@@ -88,21 +90,21 @@ class _Bounded:
         return zeros >= 1024  # the end marker: two empty blocks, or the archive was cut
 
 
-def _refuse_name(name: str) -> str | None:
-    """Why ``name`` cannot be a path of the output, or None."""
+def refuse_name(name: str) -> str | None:
+    """Why ``name`` cannot be a path of the output, or None: the output rule, for the
+    archive's names and for a site's paths alike (a site may hold ``dist/``, which no source
+    path may: Vite copies ``public/dist/a.txt`` to the site's ``dist/a.txt``)."""
     if not name or name.startswith("/") or "\\" in name:
         return "an absolute or empty name"
-    if len(name.encode("utf-8", "surrogateescape")) > _MAX_NAME:
-        return "a name longer than 1024 bytes"
+    why = too_long(name)
+    if why is not None:
+        return why
     for ch in name:
         category = unicodedata.category(ch)
         if category in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
             return f"a control or invisible character (U+{ord(ch):04X})"
-    for part in name.split("/"):
-        if part in ("", ".", ".."):
-            return "an empty, '.' or '..' part"
-        if len(part.encode("utf-8", "surrogateescape")) > _MAX_PART:
-            return "a part longer than 255 bytes"
+    if any(part in ("", ".", "..") for part in name.split("/")):
+        return "an empty, '.' or '..' part"
     return None
 
 
@@ -176,7 +178,7 @@ class _Unpacking:
         if name.startswith("./"):
             name = name[2:]
         shown = repr(name[:120])
-        why = _refuse_name(name)
+        why = refuse_name(name)
         if why is not None:
             raise OutputRefused(f"the build's output holds {shown}: {why}")
         root = self.root

@@ -51,6 +51,7 @@ from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.aws.errors import error_code
+from zerocode.adapters.aws.s3_keys import site_objects
 from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
@@ -232,33 +233,37 @@ class CodeBuildBuilder:
             return self._succeeded(prefix, "")  # another finisher got here first
         with tempfile.TemporaryDirectory(prefix="zerocode-output-") as tmp:
             try:
-                out = self._unpack(app_id, build_id, Path(tmp))
+                done = self._finish(app_id, build_id, build, Path(tmp), preview=preview)
             except OutputRefused as exc:
-                return BuildOutcome(ok=False, log_tail=_phases(build), output=None, error=str(exc))
-            log_tail = _text(out / handoff.LOG_FILE, handoff.MAX_LOG_BYTES) if out else ""
-            tail = "\n".join(filter(None, (log_tail, _phases(build))))
-            if status in _FAILED:
-                return BuildOutcome(
-                    ok=False,
-                    log_tail=tail,
-                    output=None,
-                    error=f"the project did not build ({status})",
-                )
-            if out is None:
-                if self._exists(prefix + "index.html"):
-                    return self._succeeded(prefix, tail)
-                return BuildOutcome(
-                    ok=False, log_tail=tail, output=None, error="the build handed back no output"
-                )
-            site = out / handoff.SITE_DIR
-            if not (site / "index.html").is_file():
-                return BuildOutcome(
-                    ok=False,
-                    log_tail=tail,
-                    output=None,
-                    error="the build's output has no index.html",
-                )
-            self._publish_output(app_id, build_id, out, preview=preview)
+                done = BuildOutcome(ok=False, log_tail=_phases(build), output=None, error=str(exc))
+        # Published, failed or refused, the archive has served: nothing of it is left behind.
+        self.s3.delete_object(Bucket=self.bucket, Key=self.staging_key(app_id, build_id))
+        return done
+
+    def _finish(
+        self, app_id: str, build_id: str, build: dict[str, Any], tmp: Path, *, preview: bool
+    ) -> BuildOutcome:
+        """A finished build's outcome from its staging archive, its site published if it
+        succeeded. Raises OutputRefused, before anything is published."""
+        prefix, status = self.output_prefix(app_id, build_id), str(build.get("buildStatus"))
+        out = self._unpack(app_id, build_id, tmp)
+        log_tail = _text(out / handoff.LOG_FILE, handoff.MAX_LOG_BYTES) if out else ""
+        tail = "\n".join(filter(None, (log_tail, _phases(build))))
+        if status in _FAILED:
+            return BuildOutcome(
+                ok=False, log_tail=tail, output=None, error=f"the project did not build ({status})"
+            )
+        if out is None:
+            if self._exists(prefix + "index.html"):
+                return self._succeeded(prefix, tail)
+            return BuildOutcome(
+                ok=False, log_tail=tail, output=None, error="the build handed back no output"
+            )
+        if not (out / handoff.SITE_DIR / "index.html").is_file():
+            return BuildOutcome(
+                ok=False, log_tail=tail, output=None, error="the build's output has no index.html"
+            )
+        self._publish_output(app_id, build_id, out, preview=preview)
         return self._succeeded(prefix, tail)
 
     def _succeeded(self, prefix: str, tail: str) -> BuildOutcome:
@@ -283,19 +288,15 @@ class CodeBuildBuilder:
     def _publish_output(self, app_id: str, build_id: str, out: Path, *, preview: bool) -> None:
         """The site into its prefix (``index.html`` last: the output counts once it is
         there), a deploy's cover into the site and a preview's into the private prefix, the
-        check beside; then the staging archive goes."""
+        check beside. Every site path is checked by the output rule first (raises
+        OutputRefused): a refused site writes nothing."""
         prefix = self.output_prefix(app_id, build_id)
-        site = out / handoff.SITE_DIR
-        files = {
-            p.relative_to(site).as_posix(): p
-            for p in site.rglob("*")
-            if p.is_file() and p.relative_to(site).as_posix() != handoff.COVER_PATH
-        }
+        files = site_objects(out / handoff.SITE_DIR, prefix, leave_out=handoff.COVER_PATH)
         cover = out / handoff.COVER_FILE
         if _is_png(cover) and preview:
             self.preview_covers.put(app_id, build_id, cover.read_bytes())
         elif _is_png(cover):
-            files[handoff.COVER_PATH] = cover
+            files[prefix + handoff.COVER_PATH] = cover
         # A preview's objects expire (the tag); a deploy's stay. The cover is not tagged:
         # an app keeps it until a newer one replaces it.
         tagging = {"Tagging": _PREVIEW_TAGGING} if preview else {}
@@ -306,15 +307,14 @@ class CodeBuildBuilder:
             ContentType="application/json",
             **tagging,
         )
-        for path in sorted(files, key=lambda p: p == "index.html"):
+        for key in sorted(files, key=lambda k: k == prefix + "index.html"):
             self.s3.put_object(
                 Bucket=self.bucket,
-                Key=prefix + clean_path(path),
-                Body=files[path].read_bytes(),
-                ContentType=mimetypes.guess_type(path)[0] or "application/octet-stream",
+                Key=key,
+                Body=files[key].read_bytes(),
+                ContentType=mimetypes.guess_type(key)[0] or "application/octet-stream",
                 **tagging,
             )
-        self.s3.delete_object(Bucket=self.bucket, Key=self.staging_key(app_id, build_id))
 
     def retain_preview(self, app_id: str, shown: str, replaced: str | None) -> None:
         """The preview now shows ``shown``: its objects lose the expiry tag, so the build a

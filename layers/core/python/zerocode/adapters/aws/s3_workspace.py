@@ -10,6 +10,9 @@ flight, or 404 if it deleted the file), and that becomes
 The file-count limit is checked by listing the prefix before a create; two
 concurrent creates may overshoot it by one each, which is acceptable for a
 guard against runaway generation.
+
+A key is the prefix and the path: a path within the path rules whose key would pass S3's
+1,024 bytes is :class:`PathRefused` here (:mod:`.s3_keys`), never S3's ``KeyTooLongError``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws.errors import error_code
+from zerocode.adapters.aws.s3_keys import key_refusal
+from zerocode.apps.path_bounds import shown
 from zerocode.apps.workspace import (
     DEFAULT_LIMITS,
     FileInfo,
@@ -129,7 +134,12 @@ class S3Workspace:
         return f"{self.prefix}{check_app_id(app_id)}/"
 
     def _key(self, app_id: str, path: str) -> str:
-        return self._app_prefix(app_id) + clean_path(path)
+        rel = clean_path(path)
+        key = self._app_prefix(app_id) + rel
+        why = key_refusal(key)
+        if why is not None:
+            raise PathRefused(f"path {shown(rel)} is refused: {why}; shorten the path")
+        return key
 
     def _etag(self, key: str) -> str | None:
         try:

@@ -7,6 +7,10 @@ all: they walk the path one directory file descriptor at a time with
 ``O_NOFOLLOW``, so a link swapped in between a check and the write cannot
 redirect it. Writes go to a temporary file in the same directory and are
 renamed over the target, so a reader never sees half a file.
+
+A name the file system itself refuses although the path rules let it through (too long for
+it: ``ENAMETOOLONG``, or bytes it does not take: ``EILSEQ``) is :class:`PathRefused`, never
+a traceback.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from zerocode.adapters.local.private import DIR_MODE, FILE_MODE, private_dir
+from zerocode.apps.path_bounds import shown
 from zerocode.apps.workspace import (
     DEFAULT_LIMITS,
     NON_SOURCE_DIRS,
@@ -36,6 +41,7 @@ from zerocode.apps.workspace import (
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _TEMP_PREFIX = ".zc-tmp-"
+_NAME_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EILSEQ})
 
 
 class LocalWorkspace:
@@ -52,15 +58,19 @@ class LocalWorkspace:
 
     def read(self, app_id: str, path: str) -> bytes:
         rel = clean_path(path)
+        with _names_refused(rel):
+            return self._read(app_id, rel)
+
+    def _read(self, app_id: str, rel: str) -> bytes:
         app_dir = self._app_dir(app_id)
         try:
             real = (app_dir / rel).resolve()
         except (RuntimeError, OSError) as exc:  # a link loop: RuntimeError before Python 3.13
             if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
                 raise
-            raise PathRefused(f"path {path!r} is a symbolic link loop") from None
+            raise PathRefused(f"path {rel!r} is a symbolic link loop") from None
         if not real.is_relative_to(app_dir):
-            raise PathRefused(f"path {path!r} is a link that leaves the project")
+            raise PathRefused(f"path {rel!r} is a link that leaves the project")
         try:
             if not stat.S_ISREG(real.stat().st_mode):
                 raise PathRefused(f"path {rel!r} is a directory or a special file, not a file")
@@ -75,7 +85,9 @@ class LocalWorkspace:
                 f"file {rel} is {len(data)} bytes; the limit is "
                 f"{self.limits.max_file_bytes} bytes per file"
             )
-        with self._parent(app_id, rel, create=True) as (dir_fd, name):
+        with _names_refused(rel):
+            _by_its_path(self._app_dir(app_id) / rel)
+        with _names_refused(rel), self._parent(app_id, rel, create=True) as (dir_fd, name):
             exists = _lstat(dir_fd, name, rel) is not None
             if not exists and len(self.list(app_id)) >= self.limits.max_files:
                 raise WorkspaceFull(
@@ -87,7 +99,7 @@ class LocalWorkspace:
     def delete(self, app_id: str, path: str) -> None:
         rel = clean_path(path)
         try:
-            with self._parent(app_id, rel, create=False) as (dir_fd, name):
+            with _names_refused(rel), self._parent(app_id, rel, create=False) as (dir_fd, name):
                 if _lstat(dir_fd, name, rel) is None:
                     raise FileMissing(f"file {rel} does not exist")
                 os.unlink(name, dir_fd=dir_fd)
@@ -103,7 +115,8 @@ class LocalWorkspace:
             if here == app_dir:
                 dirnames[:] = [d for d in dirnames if d not in NON_SOURCE_DIRS]
             for name in filenames:
-                st = os.lstat(here / name)
+                with _names_refused((here / name).relative_to(app_dir).as_posix()):
+                    st = os.lstat(here / name)
                 if stat.S_ISREG(st.st_mode) and not name.startswith(_TEMP_PREFIX):
                     out.append(FileInfo((here / name).relative_to(app_dir).as_posix(), st.st_size))
         return sorted(out, key=lambda f: f.path)
@@ -148,6 +161,31 @@ class LocalWorkspace:
             yield fd, name
         finally:
             os.close(fd)
+
+
+@contextlib.contextmanager
+def _names_refused(rel: str) -> Iterator[None]:
+    """PathRefused for a name the file system refuses (too long for it, bytes it does not
+    take): the path rules let it through, and it is the path's fault, not the server's."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _NAME_ERRNOS:
+            raise
+        raise PathRefused(
+            f"path {shown(rel)} is refused by the server's file system ({os.strerror(exc.errno)})"
+        ) from None
+
+
+def _by_its_path(target: Path) -> None:
+    """Raises the file system's ENAMETOOLONG or EILSEQ for ``target``'s whole path: a write
+    walks one directory at a time, so it would make a file that no read by path can reach."""
+    try:
+        os.lstat(target)
+    except OSError as exc:
+        if exc.errno in _NAME_ERRNOS:
+            raise
+        # absent, or a link on the way: the write's own walk decides
 
 
 def _not_a_directory(dir_fd: int, part: str, rel: str, *, create: bool) -> NoReturn:
