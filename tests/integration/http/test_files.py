@@ -27,8 +27,10 @@ def test_list_read_and_download_the_files(api: Api) -> None:
         "attachment; filename=\"Newts & co.zip\"; filename*=UTF-8''Newts%20%26%20co.zip"
     )
     archive = zipfile.ZipFile(io.BytesIO(download.content))
-    assert sorted(archive.namelist()) == ["README.md", "css/site.css", "index.html"]
+    # An html app is its index.html: anything else its workspace holds is named, not zipped.
+    assert sorted(archive.namelist()) == ["README.md", "index.html"]
     assert archive.read("index.html") == b"<h1>Newts</h1>"
+    assert "- `css/site.css`" in archive.read("README.md").decode()
 
 
 def test_refusals(api: Api) -> None:

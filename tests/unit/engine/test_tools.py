@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.unit.publishing.test_export_rules import STORABLE
 from zerocode.apps.workspace import (
     FileInfo,
     FileMissing,
@@ -236,7 +237,7 @@ def test_modify_file_same_text_changes_nothing(box: ToolBox) -> None:
 
 def test_modify_file_missing_or_binary(box: ToolBox, ws: MemoryWorkspace) -> None:
     assert "does not exist" in failed(
-        box.run(call("modify_file", {"path": "x.js", "old": "a", "new": "b"}))
+        box.run(call("modify_file", {"path": "src/x.js", "old": "a", "new": "b"}))
     )
     ws.files[(APP, "img.png")] = b"\xff\xd8\xff"
     assert "UTF-8" in failed(
@@ -485,6 +486,42 @@ def test_build_configuration_cannot_be_written_or_modified(
     assert ws.files[(APP, path)] == b"module.exports = {x: 1}"
     assert box.run(call("delete_file", {"path": path})).changed
     assert (APP, path) not in ws.files
+
+
+NPMRC = "node-options=--require ./src/telemetry.cjs\n"
+
+
+@pytest.mark.parametrize("path", STORABLE)
+def test_what_the_download_leaves_out_cannot_be_written(
+    box: ToolBox, ws: MemoryWorkspace, path: str
+) -> None:
+    """Every file a builder's package manager, editor or other tool would read or run
+    (.npmrc, .yarnrc.yml, .pnpmfile.cjs, bunfig.toml, .vscode/tasks.json, .envrc, hooks...)
+    is a failed result with the reason, planted or not; deleting one is allowed."""
+    result = failed(box.run(call("write_file", {"path": path, "content": "x"})))
+    assert result.endswith("Nothing was written.")
+    assert "cannot be part of the app" in result or "is build configuration" in result
+    assert (APP, clean_path(path)) not in ws.files
+    ws.files[(APP, clean_path(path))] = b"planted x"
+    assert "Nothing was written" in failed(
+        box.run(call("modify_file", {"path": path, "old": "x", "new": "y"}))
+    )
+    assert ws.files[(APP, clean_path(path))] == b"planted x"
+    assert box.run(call("delete_file", {"path": path})).changed
+
+
+def test_the_telemetry_attack_is_refused_with_its_reasons(
+    box: ToolBox, ws: MemoryWorkspace
+) -> None:
+    """The red team's case: .npmrc naming a .cjs file for node to --require."""
+    before = dict(ws.files)
+    npmrc = failed(box.run(call("write_file", {"path": ".npmrc", "content": NPMRC})))
+    assert "a name starting with '.' is configuration or state of a tool" in npmrc
+    cjs = failed(box.run(call("write_file", {"path": "src/telemetry.cjs", "content": "x"})))
+    assert "'.cjs' files are not part of a web app" in cjs
+    root = failed(box.run(call("write_file", {"path": "main.js", "content": "x"})))
+    assert "code goes under src/" in root
+    assert ws.files == before
 
 
 @pytest.mark.parametrize("path", ["vite.config.js", "package-lock.json"])

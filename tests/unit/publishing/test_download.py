@@ -157,17 +157,36 @@ def test_a_vue_project_is_the_build_tree_with_the_platforms_build_files() -> Non
     assert "`dist/`" in readme
 
 
-@pytest.mark.parametrize("kind", [CodeGenType.HTML, CodeGenType.MULTI_FILE])
-def test_a_static_project_is_its_files_and_a_readme(kind: CodeGenType) -> None:
-    files = {"index.html": b"<h1>hi</h1>", "style.css": b"h1{}", "package.json": b"{}"}
+@pytest.mark.parametrize(
+    ("kind", "pages"),
+    [
+        (CodeGenType.HTML, {"index.html"}),
+        (CodeGenType.MULTI_FILE, {"index.html", "style.css", "script.js"}),
+    ],
+)
+def test_a_static_project_is_its_page_files_and_a_readme(
+    kind: CodeGenType, pages: set[str]
+) -> None:
+    """Nothing but the page files its answers carry: no package.json with scripts (it would
+    run at the builder's `npm install`), no other file a workspace may hold from before."""
+    files = {
+        "index.html": b"<h1>hi</h1>",
+        "style.css": b"h1{}",
+        "script.js": b"1",
+        "package.json": b'{"scripts": {"postinstall": "node evil.js"}}',
+        "evil.js": b"require('fs').writeFileSync('marker', '')",
+    }
     tree = project(make_app(kind, "Tea"), files)
-    assert tree == {**files, "README.md": tree["README.md"]}
+    assert tree == {**{p: files[p] for p in pages}, "README.md": tree["README.md"]}
     readme = tree["README.md"].decode()
-    assert readme.startswith("# Tea\n") and "index.html" in readme and "npm" not in readme
+    assert readme.startswith("# Tea\n") and "index.html" in readme and "npm " not in readme
+    left_out = readme.split("## Left out", 1)[1]
+    assert all(f"- `{p}`" in left_out for p in set(files) - pages)
+    assert not any(f"- `{p}`" in left_out for p in pages)
 
 
-def test_an_apps_own_readme_stays_and_the_platforms_goes_beside_it() -> None:
-    tree = project(make_app(CodeGenType.HTML), {"index.html": b"", "README.md": b"mine"})
+def test_a_vue_apps_own_readme_stays_and_the_platforms_goes_beside_it() -> None:
+    tree = project(make_app(CodeGenType.VUE_PROJECT), {**VUE_FILES, "README.md": b"mine"})
     assert tree["README.md"] == b"mine" and tree["BUILDING.md"].startswith(b"# ")
 
 

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import FileMissing, PathRefused, Workspace, WorkspaceFull, clean_path
 from zerocode.engine.acceptance import CheckInvalid, parse_check
 from zerocode.engine.check_suite import CheckStore
 from zerocode.errors import Conflict, NotFound, ZerocodeError
 from zerocode.memory.messages import ToolCall, ToolResult
-from zerocode.publishing import toolchain
+from zerocode.publishing import export_rules, toolchain
 
 DEFAULT_PROTECTED = frozenset({"package.json", "vite.config.js", "index.html", "src/main.js"})
 
@@ -67,7 +68,8 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
         "Create a file or replace its whole content. Prefer modify_file for "
         "small changes to an existing file. Build configuration is the platform's and is "
         "refused: vite.config.js, lockfiles, postcss/tailwind/babel configs, tsconfig.json, "
-        ".env files. " + _PATH_RULES,
+        ".env files; so are names starting with '.', tool configs (*.config.*) and files "
+        "that are not web sources or assets. Code goes under src/. " + _PATH_RULES,
         {
             "path": "File to write, e.g. 'src/components/Hero.vue'.",
             "content": "The complete new content of the file.",
@@ -363,8 +365,10 @@ class ToolBox:
 def _check_build_file(path: str) -> None:
     """The build configuration is the platform's (docs/security.md): vite.config.js and the
     lockfile cannot be written, nor any other file a build tool would run or read as its
-    configuration (postcss.config.js, tsconfig.json, .env, ...: ``toolchain.config_refusal``).
-    Deleting one is allowed: no build reads it either way."""
+    configuration (postcss.config.js, tsconfig.json, .env, ...: ``toolchain.config_refusal``),
+    nor anything the download leaves out (``export_rules.refusal``: .npmrc, .vscode/,
+    bunfig.toml, src/x.cjs...), so what the model writes is what the builder gets.
+    Deleting one is allowed: no build or download carries it either way."""
     if path in toolchain.PLATFORM_OWNED:
         raise _Failed(
             f"{path} is the platform's and cannot be written: every build uses the "
@@ -377,6 +381,13 @@ def _check_build_file(path: str) -> None:
         raise _Failed(
             f"{path} is build configuration, which the platform owns: no build runs or reads "
             f"a project's own, so it cannot be written. Instead: {why}. Nothing was written."
+        )
+    why = export_rules.refusal(CodeGenType.VUE_PROJECT, path)
+    if why is not None:
+        raise _Failed(
+            f"{path} cannot be part of the app, which holds only what the platform builds "
+            f"from and publishes (the download carries nothing else): {why}. "
+            "Nothing was written."
         )
 
 

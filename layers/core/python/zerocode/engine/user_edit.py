@@ -28,7 +28,9 @@ from zerocode.engine.parts import EngineParts, app_lease
 from zerocode.engine.restore import code_blocks, finish_interrupted_restore, tell_note
 from zerocode.engine.text_edit import edit_text
 from zerocode.errors import InvalidInput, ZerocodeError
+from zerocode.publishing import export_rules, toolchain
 from zerocode.publishing.builds import Build, built_from, new_build_id, snapshot
+from zerocode.publishing.export_rules import FileRefused
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +65,34 @@ class Edited:
     build: Build | None  # the preview build of the edited files
 
 
-def editable(app: App, path: str) -> None:
-    """InvalidInput for a path the app's kind cannot hold: an html / multi-file app's
-    answers carry only its page files, so a hand edit may touch only those."""
-    if app.code_gen_type is CodeGenType.VUE_PROJECT:
+def editable(app: App, path: str, data: bytes | None = None) -> None:
+    """FileRefused for a path the app cannot hold, as the model's tools refuse it: an html /
+    multi-file app's answers carry only its page files; a Vue app's build configuration is
+    the platform's, and nothing the download leaves out (``export_rules``: .npmrc,
+    .vscode/, bunfig.toml...) may be written, so a hand edit cannot plant what a builder's
+    own tools would run. ``data`` of a package.json is checked as the tools check it."""
+    if app.code_gen_type is not CodeGenType.VUE_PROJECT:
+        allowed = (
+            ("index.html",)
+            if app.code_gen_type is CodeGenType.HTML
+            else tuple(codegen.FILES.values())
+        )
+        if path not in allowed:
+            raise FileRefused(
+                f"this app's files are {', '.join(allowed)}; {path} is not one of them"
+            )
         return
-    allowed = (
-        ("index.html",) if app.code_gen_type is CodeGenType.HTML else tuple(codegen.FILES.values())
-    )
-    if path not in allowed:
-        raise InvalidInput(f"this app's files are {', '.join(allowed)}; {path} is not one of them")
+    if path in toolchain.PLATFORM_OWNED:
+        raise FileRefused(
+            f"{path} is the platform's: every build and download uses the platform's own"
+        )
+    why = export_rules.refusal(app.code_gen_type, path)
+    if why is not None:
+        raise FileRefused(f"{path} cannot be part of the app: {why}")
+    if path == toolchain.PACKAGE_JSON and data is not None:
+        refused = toolchain.check_package_json(data)
+        if refused is not None:
+            raise FileRefused(refused)
 
 
 async def save(engine: EngineParts, app: App, edit: Edit, *, expect: str | None = None) -> Edited:
@@ -121,6 +141,7 @@ async def _locked(
     async with app_lease(engine, app.id, BUSY):
         await asyncio.to_thread(finish_interrupted_work, engine, app)
         edit, expect = await asyncio.to_thread(make)
+        editable(app, edit.path, edit.data)  # every edit, whatever chose its file
         done = await asyncio.to_thread(_write, engine, app, edit, expect)
         if done is None:
             latest = await asyncio.to_thread(versions.store.latest, app.id)

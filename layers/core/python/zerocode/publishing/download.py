@@ -1,11 +1,13 @@
 """An app's download: the project as the platform builds it, zipped, and the header naming it.
 
-A Vue app's zip is the build tree (:func:`zerocode.publishing.toolchain.build_tree`, the
-function every build uses): the app's sources without any build configuration of its own,
-with the platform's package.json, vite.config.js and TypeScript settings, plus the
-platform's lockfile and the platform's npm scripts, so ``npm ci && npm run build`` builds it
-anywhere as the platform does. An html or multi_file app's zip is its files. Each has a
-short README.md (``BUILDING.md`` when the app has a README.md of its own). Nothing else of
+Only what :func:`zerocode.publishing.export_rules.select` allows of the app's files goes in
+(the export's allow-list: nothing the builder's package manager, editor or other tools read as
+configuration or run on their own); what it leaves out is named, with why, in the README. A
+Vue app's zip is then the build tree (:func:`zerocode.publishing.toolchain.build_tree`, the
+function every build uses) with the platform's package.json, vite.config.js and TypeScript
+settings, plus the platform's lockfile and npm scripts, so ``npm ci && npm run build`` builds
+it anywhere as the platform does. An html or multi_file app's zip is its page files. Each has
+a short README.md (``BUILDING.md`` when the app has a README.md of its own). Nothing else of
 the platform's goes in. The archive is deterministic: sorted entries, fixed times and modes.
 
 The file name travels in ``Content-Disposition`` as RFC 6266 says (:func:`content_disposition`):
@@ -25,7 +27,7 @@ from collections.abc import Mapping
 
 from zerocode.apps.guards import BIDI_CONTROLS
 from zerocode.apps.records import App, CodeGenType
-from zerocode.publishing import toolchain
+from zerocode.publishing import export_rules, toolchain
 
 README, README_ASIDE = "README.md", "BUILDING.md"
 # Every entry's time: the earliest a zip can hold, so the same files make the same bytes.
@@ -43,15 +45,16 @@ _FALLBACK_DROP = re.compile(r"[^A-Za-z0-9 ._()\-+!&'~@#$^\[\]{}]+")
 
 def project(app: App, files: Mapping[str, bytes]) -> dict[str, bytes]:
     """The files of the downloaded project, by path: what :func:`archive` zips."""
+    export = export_rules.select(app.code_gen_type, files)
     if app.code_gen_type is CodeGenType.VUE_PROJECT:
-        tree = toolchain.build_tree(files)
+        tree = toolchain.build_tree(export.files)
         package = json.loads(tree[toolchain.PACKAGE_JSON])
         package["scripts"] = dict(toolchain.PLATFORM_SCRIPTS)  # `npm run build` is vite build
         tree[toolchain.PACKAGE_JSON] = (json.dumps(package, indent=2) + "\n").encode()
         tree[toolchain.LOCKFILE] = toolchain.manifest()[toolchain.LOCKFILE]
     else:
-        tree = dict(files)
-    tree[README_ASIDE if README in tree else README] = readme(app).encode()
+        tree = dict(export.files)
+    tree[README_ASIDE if README in tree else README] = readme(app, export.left_out).encode()
     return tree
 
 
@@ -68,7 +71,31 @@ def archive(app: App, files: Mapping[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def readme(app: App) -> str:
+def readme(app: App, left_out: Mapping[str, str] | None = None) -> str:
+    """How to build or open the project, and which of the app's files were left out, why."""
+    return _how(app) + _left_out(left_out or {})
+
+
+def _left_out(left_out: Mapping[str, str]) -> str:
+    """The app's files the export's allow-list left out, grouped by reason (nothing is
+    dropped without saying so)."""
+    if not left_out:
+        return ""
+    by_reason: dict[str, list[str]] = {}
+    for path, why in sorted(left_out.items()):
+        by_reason.setdefault(why, []).append(path)
+    text = (
+        "\n## Left out\n\n"
+        f"{len(left_out)} of the app's files are not in this download: only what the platform\n"
+        "builds from and publishes is, never a file your package manager, editor or other\n"
+        "tools would read as configuration or run on their own.\n"
+    )
+    for why, paths in by_reason.items():
+        text += f"\n{why[:1].upper()}{why[1:]}:\n\n" + "".join(f"- `{p}`\n" for p in paths)
+    return text
+
+
+def _how(app: App) -> str:
     name = _printable(app.name) or app.id
     if app.code_gen_type is CodeGenType.VUE_PROJECT:
         return (

@@ -49,9 +49,10 @@ async def save_file(
     of kind ``edit``. 409 while a turn runs; 412 ``file_changed`` when ``If-Match`` names
     other content than the file holds (someone wrote it since it was read)."""
     rel = clean_path(path)
-    editable(app, rel)
+    data = body.content.encode("utf-8")
+    editable(app, rel, data)  # refused before it is charged: 400 file_refused, with why
     await quota.charge("deploy", user.id)  # an edit builds, like a deploy
-    edit = Edit(path=rel, data=body.content.encode("utf-8"), how=How.HAND, what="edited by hand")
+    edit = Edit(path=rel, data=data, how=How.HAND, what="edited by hand")
     return edit_out(await save(engine, app, edit, expect=_etag(if_match)))
 
 
