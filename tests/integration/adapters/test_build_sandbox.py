@@ -284,7 +284,7 @@ def test_a_build_whose_cgroup_cannot_be_made_is_refused(tmp_path: Path, box: Any
     broken.mkdir()
     (broken / "memory").write_text("not a directory")  # mkdir under it fails
     (broken / "pids").mkdir()
-    refusing = Bubblewrap(box.bwrap, box.node, broken)
+    refusing = Bubblewrap(box.bwrap, box.node, [broken / "memory", broken / "pids"])
 
     class Store:
         compile_cache = tmp_path / "no-compile-cache"
@@ -314,10 +314,9 @@ def test_cgroups_are_removed_after_each_build_and_stale_ones_swept(
 ) -> None:
     from zerocode.adapters.local import cgroups
 
-    base = cgroups.root()
-    if base is None:
+    if cgroups.root() is None:
         pytest.skip("no cgroup hierarchy this platform may use")
-    parents = [base] if (base / "cgroup.controllers").is_file() else [base / "pids"]
+    parents = list(box.cgroups)  # the builds' cgroup under the server's own (build_slice.py)
 
     def ours() -> set[str]:
         return {
@@ -341,7 +340,7 @@ def test_cgroups_are_removed_after_each_build_and_stale_ones_swept(
     assert ours() == before
     # A stale cgroup of a server that is gone (pid 1 with another start time), with a
     # process in it: the sweep kills the process and removes the group; ours are kept.
-    stale = cgroups.BuildCgroup.make(base, 64 << 20, 8)
+    stale = cgroups.BuildCgroup.make(parents, 64 << 20, 8)
     renamed = []
     for group in stale.dirs:
         target = group.with_name(f"{cgroups.PREFIX}1.0-{group.name[-8:]}")
@@ -353,8 +352,8 @@ def test_cgroups_are_removed_after_each_build_and_stale_ones_swept(
     try:
         for group in renamed:
             (group / "cgroup.procs").write_text(str(sleeper.pid))
-        live = cgroups.BuildCgroup.make(base, 64 << 20, 8)
-        cgroups.sweep(base)  # (another test worker's start may sweep them first: same end)
+        live = cgroups.BuildCgroup.make(parents, 64 << 20, 8)
+        cgroups.sweep(parents)
         assert not any(g.exists() for g in renamed)
         assert sleeper.wait(5) == -9
         assert all(g.exists() for g in live.dirs)

@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import build_sandbox_or_skip
 from tests.integration.publishing.test_vue_template_builds import created_files
+from zerocode.adapters.local import build_quota
 from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.adapters.local.sandbox import BoxUnavailable, Limits
 from zerocode.adapters.local.toolchain_store import ToolchainStore
@@ -215,10 +216,18 @@ def test_a_prepared_box_dies_with_its_server(tmp_path: Path, toolchain_dir: Path
             time.sleep(0.1)
         assert gone(pid)
         assert all(gone(m) for m in members), members
+        # Its box's disk quota (a tmpfs over the work directory) outlives it, until the next
+        # start on this data directory lets it go.
+        data = tmp_path / "data"
+        if os.geteuid() == 0:
+            assert len(build_quota.mounted_under(data)) == 1
+        builder(tmp_path, toolchain_dir)
+        assert build_quota.mounted_under(data) == []
     finally:
         if server.poll() is None:
             os.kill(server.pid, signal.SIGKILL)
             server.wait(10)
+        build_quota.release_under(tmp_path)
 
 
 CACHE_PROBE = textwrap.dedent(

@@ -175,13 +175,14 @@ class BuildStore(Protocol):
     def delete_app(self, app_id: str) -> int: ...
 
 
-def job_of(build: Build, source: Snapshot) -> BuildJob:
+def job_of(build: Build, source: Snapshot, owner: str = "") -> BuildJob:
     return BuildJob(
         app_id=build.app_id,
         build_id=build.id,
         kind=build.kind,
         source=source,
         preview=build.purpose is BuildPurpose.PREVIEW,
+        owner=owner,
     )
 
 
@@ -202,6 +203,7 @@ class BuildJob:
     # A preview's page carries the console's element picker (where the builder, not the
     # server, has to put it there: CloudFront serves previews straight from S3).
     preview: bool = False
+    owner: str = ""  # the app's owner: build slots are shared per user (adapters/local)
 
 
 @dataclass(frozen=True, kw_only=True)

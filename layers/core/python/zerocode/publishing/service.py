@@ -466,8 +466,10 @@ class Publishing:
         the sites server reads the output from the record)."""
         build = build.running()
         await asyncio.to_thread(self.builds.put, build)
+        app = await asyncio.to_thread(self.apps.get, build.app_id)
+        owner = app.owner if app is not None else ""  # build slots are shared per user
         try:
-            outcome = await self.builder.build(job_of(build, source))
+            outcome = await self.builder.build(job_of(build, source, owner))
         except Exception as exc:  # the builder's own failure is a failed build, not a crash
             refused = refusal(exc)
             if refused is not None:  # nor the app's: no repair can help (503, error event)

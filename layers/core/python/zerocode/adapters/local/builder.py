@@ -32,6 +32,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from zerocode import faults
+from zerocode.adapters.local import build_quota, build_slice, cgroups
+from zerocode.adapters.local.build_shares import BuildShares, NoBuildSlot
 from zerocode.adapters.local.private import private_dir
 from zerocode.adapters.local.sandbox import (
     Box,
@@ -76,10 +78,12 @@ class LocalBuilder:
         *,
         prepared_max: int = 2,
         prepared_seconds: float = 120.0,
+        shares: BuildShares | None = None,
     ) -> None:
         root = root.resolve()  # the sandbox binds absolute paths; data_dir may be relative
         self.outputs, self.work = root / "builds", root / "build-work"
         self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
+        self.shares = shares or BuildShares(default_slots(self.limits), 2, 120.0)
         self.prepared_max, self.prepared_seconds = prepared_max, prepared_seconds
         self._prepared: dict[str, PreparedBox] = {}  # app id → its box, waiting
         # Apps whose box is being prepared, each set once that preparation ended.
@@ -88,6 +92,7 @@ class LocalBuilder:
         self._cache_tried = False
         for directory in (self.outputs, self.work):
             private_dir(directory)
+        build_quota.release_under(self.work)  # a crashed server's quotas (no build runs yet)
 
     # -- boxes prepared ahead ---------------------------------------------------------------
 
@@ -261,6 +266,14 @@ class LocalBuilder:
             return BuildOutcome(
                 ok=False, log_tail=self.sandbox.refusal, output=None, error=self.sandbox.refusal
             )
+        try:
+            async with self.shares.slot(job.owner or job.app_id, job.app_id):
+                return await self._build_vue(job)
+        except NoBuildSlot as exc:
+            why = f"the build was refused: {exc}"
+            return BuildOutcome(ok=False, log_tail=why, output=None, error=why)
+
+    async def _build_vue(self, job: BuildJob) -> BuildOutcome:
         modules, install_log = await self.store.ensure()
         if modules is None:
             return BuildOutcome(
@@ -380,6 +393,7 @@ class LocalBuilder:
         if box is not None:
             box.kill()  # its uid and cgroup are let go at its bound (_reap_later)
         removed = 0
+        build_quota.release_under(self.work / check_app_id(app_id))  # else rmtree meets them
         for root in (self.outputs, self.work):
             target = root / check_app_id(app_id)
             if target.exists():
@@ -410,6 +424,14 @@ class LocalBuilder:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return final
+
+
+def default_slots(limits: Limits) -> int:
+    """Builds at once by default: as many as the builds' aggregate memory holds at their
+    own cap, at most two per core (``build_slice.slots``)."""
+    base = cgroups.root() or cgroups.BASE
+    aggregate, _limit = build_slice.here(base)
+    return build_slice.slots(aggregate, limits.memory_bytes, build_slice.machine()[1])
 
 
 def _failure(reason: str | None, notices: tuple[str, ...]) -> str:

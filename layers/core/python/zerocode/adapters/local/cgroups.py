@@ -1,5 +1,8 @@
 """A build's cgroup: memory and process limits that are always there when the platform is root.
 
+Build cgroups are children of the server's "builds" cgroup (:mod:`.build_slice`), itself
+under the server's own cgroup, which caps all builds together.
+
 Where the platform may make cgroups (root, cgroup v2 or v1 with the memory and pids
 controllers) a build gets one of its own, and a build whose cgroup cannot be made is refused
 (:class:`CgroupUnavailable`), never run without limits. A cgroup is removed only once it is
@@ -22,6 +25,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 PREFIX = "zerocode-build-"
+SLICE = "zerocode-builds-"  # the parent of one server's builds (build_slice.py)
 BASE = Path("/sys/fs/cgroup")
 
 
@@ -48,14 +52,9 @@ def _start_time(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[19]  # field 22: start time in clock ticks
 
 
-def _owner_tag() -> str:
+def owner_tag() -> str:
+    """This server: its pid and start time (a pid alone is reused)."""
     return f"{os.getpid()}.{_start_time(os.getpid())}"
-
-
-def _groups_of(base: Path, name: str) -> list[Path]:
-    if (base / "cgroup.controllers").is_file():
-        return [base / name]
-    return [base / "memory" / name, base / "pids" / name]
 
 
 class BuildCgroup:
@@ -67,26 +66,26 @@ class BuildCgroup:
         return [str(group / "cgroup.procs") for group in self.dirs]
 
     @classmethod
-    def make(cls, base: Path, memory_bytes: int, processes: int) -> BuildCgroup:
-        name = f"{PREFIX}{_owner_tag()}-{secrets.token_hex(4)}"
+    def make(cls, parents: list[Path], memory_bytes: int, processes: int) -> BuildCgroup:
+        """A child of each of ``parents`` (the builds' cgroup: one on v2; memory, pids and
+        cpu on v1), with the build's own memory and process caps."""
+        name = f"{PREFIX}{owner_tag()}-{secrets.token_hex(4)}"
         made: list[Path] = []
         try:
-            if (base / "cgroup.controllers").is_file():  # v2
-                group = base / name
+            for parent in parents:
+                group = parent / name
                 group.mkdir()
                 made.append(group)
-                (group / "memory.max").write_text(str(memory_bytes))
-                with contextlib.suppress(FileNotFoundError):  # no swap accounting here
-                    (group / "memory.swap.max").write_text("0")
-                (group / "pids.max").write_text(str(processes))
-            else:  # v1
-                memory, pids = base / "memory" / name, base / "pids" / name
-                memory.mkdir()
-                made.append(memory)
-                (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
-                pids.mkdir()
-                made.append(pids)
-                (pids / "pids.max").write_text(str(processes))
+                if (parent / "cgroup.controllers").is_file():  # v2
+                    (group / "memory.max").write_text(str(memory_bytes))
+                    with contextlib.suppress(FileNotFoundError):  # no swap accounting here
+                        (group / "memory.swap.max").write_text("0")
+                    (group / "pids.max").write_text(str(processes))
+                elif (parent / "memory.limit_in_bytes").is_file():  # v1 memory
+                    (group / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                elif (parent / "pids.max").is_file():  # v1 pids
+                    (group / "pids.max").write_text(str(processes))
+                # v1 cpu: only the builds' aggregate CPU cap, which holds this build too
         except OSError as exc:
             cls(made).remove(wait=1.0)
             raise CgroupUnavailable(
@@ -150,24 +149,30 @@ class BuildCgroup:
             pause = min(pause * 2, 0.2)
 
 
-def sweep(base: Path | None) -> int:
-    """Remove build cgroups whose owning server is gone (their processes killed first)."""
-    if base is None:
-        return 0
-    parents = (
-        [base] if (base / "cgroup.controllers").is_file() else [base / "memory", base / "pids"]
-    )
+def sweep(places: list[Path]) -> int:
+    """Remove build cgroups (and builds' parents) whose owning server is gone, their
+    processes killed first; ``places`` are the directories they may be in."""
     removed = 0
-    for parent in parents:
+    for parent in dict.fromkeys(places):
         with contextlib.suppress(OSError):
             for group in parent.iterdir():
-                if not group.name.startswith(PREFIX) or not group.is_dir():
+                prefix = next((p for p in (PREFIX, SLICE) if group.name.startswith(p)), None)
+                if prefix is None or not group.is_dir():
                     continue
-                owner = group.name[len(PREFIX) :].split("-", 1)[0]
+                owner = group.name[len(prefix) :].split("-", 1)[0]
                 pid, _, started = owner.partition(".")
                 alive = pid.isdigit() and _start_time(int(pid)) == started
-                if not alive and BuildCgroup([group]).remove(wait=2.0):
+                if not alive and _remove_tree(group):
                     removed += 1
     if removed:
         log.info("removed %d stale build cgroup(s)", removed)
     return removed
+
+
+def _remove_tree(group: Path) -> bool:
+    """A cgroup and its children, deepest first."""
+    with contextlib.suppress(OSError):
+        for child in group.iterdir():
+            if child.is_dir():
+                _remove_tree(child)
+    return BuildCgroup([group]).remove(wait=2.0)

@@ -26,15 +26,22 @@ import contextlib
 import functools
 import os
 import shutil
-import subprocess
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
-from zerocode.adapters.local import cgroups
+from zerocode.adapters.local import build_quota, cgroups
 from zerocode.adapters.local.box_uids import NoUidFree, UidPool
+from zerocode.adapters.local.build_slice import BuildSlice
+from zerocode.adapters.local.host_box import BOX_ENV, Unsandboxed, tar_argv
+from zerocode.adapters.local.sandbox_probe import (
+    OWN_USERNS,
+    own_userns_works,
+    probe,
+    sizes_tmpfs,
+)
 from zerocode.adapters.local.supervisor import (
     Job,
     Limits,
@@ -47,15 +54,23 @@ from zerocode.adapters.local.supervisor import (
 from zerocode.publishing import toolchain
 from zerocode.publishing.output_archive import Readable
 
-__all__ = ["Box", "Limits", "PreparedBox", "Readable", "Refused", "Run", "Sandbox", "sandbox"]
+__all__ = [
+    "Box",
+    "Limits",
+    "PreparedBox",
+    "Readable",
+    "Refused",
+    "Run",
+    "Sandbox",
+    "Unsandboxed",
+    "sandbox",
+]
 
-NOBODY = 65534  # only for the probe: builds run as a uid of the pool
 MISSING = (
     "builds need bubblewrap, the sandbox untrusted code is built in, and `bwrap` is "
     "not installed: install the package `bubblewrap` (apt-get install bubblewrap), or "
     "for development only set ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS=1"
 )
-_BOX_ENV = {"HOME": "/tmp", "CI": "1", "NO_COLOR": "1"}
 # Where the platform's own read-only files are in a box: Node's compile cache (made once per
 # toolchain, docs/builds.md) and the prepared box's runner.
 PLATFORM = "/zerocode"
@@ -116,16 +131,6 @@ class Refusing:
         yield  # pragma: no cover
 
 
-def _tar() -> str:
-    return shutil.which("tar") or "/usr/bin/tar"
-
-
-def _tar_argv(root: str) -> list[str]:
-    # ``root`` itself is archived, not entered: a root the build replaced by a link is a link
-    # member (refused), never followed. No -h: links stay links (refused by the host).
-    return [_tar(), "--create", "--file=-", "--format=posix", "--sort=name", "--", root]
-
-
 class _BubblewrapBox:
     def __init__(
         self,
@@ -136,9 +141,10 @@ class _BubblewrapBox:
         uid: int | None,
         group: cgroups.BuildCgroup | None,
         cache: Path | None = None,
+        quota: Path | None = None,
     ) -> None:
         self.owner, self.project, self.modules, self.limits = owner, project, modules, limits
-        self.uid, self.group, self.cache = uid, group, cache
+        self.uid, self.group, self.cache, self.quota = uid, group, cache, quota
 
     def _job(
         self,
@@ -168,14 +174,19 @@ class _BubblewrapBox:
             {"PATH": "/usr/bin:/bin"},
             self.limits,
             consume,
-            functools.partial(_exit_reason, group=group),
+            functools.partial(
+                build_quota.exit_reason,
+                group=group,
+                quota=self.quota,
+                quota_bytes=self.limits.disk_bytes,
+            ),
         )
 
     async def run(self, argv: Sequence[str]) -> Run:
         return await supervise(self._job(list(argv), None, writable=True))
 
     async def export(self, root: str, consume: Callable[[Readable], object]) -> Run:
-        return await supervise(self._job(_tar_argv(root), consume, writable=False))
+        return await supervise(self._job(tar_argv(root), consume, writable=False))
 
 
 class PreparedBox:
@@ -257,18 +268,31 @@ class Bubblewrap:
     refusal: str | None = None
 
     def __init__(
-        self, bwrap: str, node: str, cgroups_root: Path | None = None, pool: UidPool | None = None
+        self,
+        bwrap: str,
+        node: str,
+        cgroups_parents: list[Path] | None = None,
+        pool: UidPool | None = None,
+        *,
+        quota: str | None = "no disk quota per build",
+        cgroups_said: str = "",
     ) -> None:
-        self.bwrap, self.node, self.cgroups = bwrap, node, cgroups_root
+        """``cgroups_parents``: the builds' cgroup (``build_slice.py``) each build's goes
+        under; ``quota``: None when a disk quota per build can be mounted, else why not."""
+        self.bwrap, self.node, self.cgroups = bwrap, node, cgroups_parents
+        self.quota = quota is None
         self.as_root = os.geteuid() == 0
         self.pool = (pool or UidPool()) if self.as_root else None
-        self.own_userns = self.as_root and _own_userns_works(bwrap, self.pool)
+        self.own_userns = self.as_root and own_userns_works(bwrap, self.pool)
+        self.sized_tmp = sizes_tmpfs(bwrap)
         parts = ["bubblewrap"]
         if self.as_root:
             parts.append("a uid of its own per build")
         parts.append("its own user namespace" if self.own_userns or not self.as_root else
                      "no user namespace (the kernel refuses one)")  # fmt: skip
-        parts.append("cgroup per build" if cgroups_root else "rlimits only (no cgroups)")
+        parts.append("cgroup per build" if cgroups_parents else "rlimits only (no cgroups)")
+        parts += [cgroups_said] if cgroups_said else []
+        parts.append("a tmpfs disk quota per build" if quota is None else quota)
         self.description = "sandboxed (" + ", ".join(parts) + ")"
 
     @contextlib.asynccontextmanager
@@ -287,21 +311,22 @@ class Bubblewrap:
         cache: Path | None,
         *,
         wait: float,
+        quota: bool = False,
     ) -> _BubblewrapBox:
-        """The box's uid (waiting ``wait`` at most) and cgroup, held by ``stack``."""
+        """The box's uid (waiting ``wait`` at most), cgroup and, with ``quota`` (``project``
+        is empty then), its disk quota mounted over ``project``, all held by ``stack``."""
         uid: int | None = None
         if self.pool is not None:
             try:
                 uid = await stack.enter_async_context(self.pool.uid(wait))
             except NoUidFree as exc:
                 raise BoxUnavailable(str(exc)) from None
-        await asyncio.to_thread(_prepare, project, uid)
         group: cgroups.BuildCgroup | None = None
         if self.cgroups is not None:
             try:
                 group = await asyncio.to_thread(
                     cgroups.BuildCgroup.make,
-                    self.cgroups,
+                    list(self.cgroups),
                     limits.memory_bytes,
                     limits.processes,
                 )
@@ -309,7 +334,16 @@ class Bubblewrap:
                 raise BoxUnavailable(str(exc)) from None
             # Removal may wait (and sleep) for the group to empty: never on the loop.
             stack.push_async_callback(asyncio.to_thread, group.remove)
-        return _BubblewrapBox(self, project, modules, limits, uid, group, cache)
+        mounted: Path | None = None
+        if quota and self.quota:
+            try:
+                await asyncio.to_thread(build_quota.mount, project, limits.disk_bytes)
+            except build_quota.QuotaUnavailable as exc:
+                raise BoxUnavailable(str(exc)) from None
+            mounted = project  # unmounted before the cgroup goes: its pages are freed first
+            stack.push_async_callback(asyncio.to_thread, build_quota.unmount, project)
+        await asyncio.to_thread(_prepare, project, uid)
+        return _BubblewrapBox(self, project, modules, limits, uid, group, cache, mounted)
 
     async def prepare(
         self,
@@ -330,7 +364,7 @@ class Bubblewrap:
         stack = contextlib.AsyncExitStack()
         standby: Standby | None = None
         try:
-            box = await self._enter(stack, project, modules, limits, cache, wait=wait)
+            box = await self._enter(stack, project, modules, limits, cache, wait=wait, quota=True)
             job = box._job(
                 ["node", RUNNER], None, writable=True, runner=True, cache_writable=cache_writable
             )
@@ -390,7 +424,7 @@ class Bubblewrap:
                 "--",
             ]
             if self.own_userns:  # then, unprivileged, a user namespace of its own
-                drop += [self.bwrap, *_OWN_USERNS, "--chdir", "/build", "--"]
+                drop += [self.bwrap, *OWN_USERNS, "--chdir", "/build", "--"]
         else:
             unshare, drop = ["--unshare-all", "--cap-drop", "ALL"], []
         node_dir = str(Path(self.node).resolve().parent)
@@ -399,7 +433,7 @@ class Bubblewrap:
             node_dir = f"{MODULES}/{own.rsplit('/', 1)[0]}"
         path = ":".join(dict.fromkeys([node_dir, "/usr/bin", "/bin"]))
         env = ["--setenv", "PATH", path, "--setenv", "NODE_OPTIONS", f"--max-old-space-size={heap}"]
-        for key, value in _BOX_ENV.items():
+        for key, value in BOX_ENV.items():
             env += ["--setenv", key, value]
         platform: list[str] = []
         if cache is not None or runner:  # the directory bwrap makes would be root's, 0700
@@ -407,12 +441,13 @@ class Bubblewrap:
         if cache is not None:  # read-only, except in the box that makes it at install
             env += ["--setenv", "NODE_COMPILE_CACHE", COMPILE_CACHE]
             platform += ["--bind" if cache_writable else "--ro-bind", str(cache), COMPILE_CACHE]
+        tmp = ["--size", str(limits.disk_bytes)] if self.sized_tmp else []  # /tmp is no escape
         if runner:
             with resources.as_file(resources.files(toolchain).joinpath(toolchain.RUNNER)) as f:
                 platform += ["--ro-bind", str(f), RUNNER]
         return [
             self.bwrap, *unshare, "--die-with-parent", "--new-session", "--clearenv", *env,
-            *binds, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+            *binds, "--proc", "/proc", "--dev", "/dev", *tmp, "--tmpfs", "/tmp",
             "--bind" if writable else "--ro-bind", str(project.resolve()), "/build",
             *(["--ro-bind", str(modules.resolve()), MODULES] if writable else []),
             *platform, "--chdir", "/build", "--", *drop, *argv,
@@ -436,125 +471,33 @@ def _prepare(project: Path, uid: int | None) -> None:
     project.chmod(0o700)
 
 
-class _HostBox:
-    """The development override's box: the host itself (loudly named)."""
-
-    def __init__(self, owner: Unsandboxed, project: Path, limits: Limits, modules: Path) -> None:
-        self.owner, self.project, self.limits = owner, project, limits
-        own = toolchain.node_binary()  # the toolchain's Node 22 when it has one, as in a box
-        self.node = str(modules / own) if own and (modules / own).is_file() else owner.node
-
-    def _job(self, argv: list[str], consume: Callable[[Readable], object] | None) -> Job:
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            **_BOX_ENV,
-            "HOME": str(self.project),
-        }
-        boxed = confined(argv, self.limits, nproc=False, procs=[])
-        return Job(boxed, str(self.project), env, self.limits, consume)
-
-    async def run(self, argv: Sequence[str]) -> Run:
-        argv = [self.node, *argv[1:]] if argv[0] == "node" else list(argv)
-        return await supervise(self._job(argv, None))
-
-    async def export(self, root: str, consume: Callable[[Readable], object]) -> Run:
-        return await supervise(self._job(_tar_argv(root), consume))
-
-
-class Unsandboxed:
-    """The development override: the build runs as the platform, with a clean environment
-    and the same limits, but nothing stops code from reading the host. Loudly named."""
-
-    sandboxed = False
-    refusal: str | None = None
-    description = "UNSANDBOXED (ZEROCODE_DANGEROUSLY_UNSANDBOXED_BUILDS is set)"
-
-    def __init__(self, node: str) -> None:
-        self.node = node
-
-    @contextlib.asynccontextmanager
-    async def open(
-        self, project: Path, modules: Path, limits: Limits, *, cache: Path | None = None
-    ) -> AsyncIterator[Box]:
-        await asyncio.to_thread(_link_modules, project, modules)
-        yield _HostBox(self, project, limits, modules)
-
-
-def _link_modules(project: Path, modules: Path) -> None:
-    """The override's node_modules: a link to the toolchain (no box to mount it in)."""
-    link = project / "node_modules"
-    if link.is_symlink() or link.exists():
-        if link.is_dir() and not link.is_symlink():
-            shutil.rmtree(link)
-        else:
-            link.unlink()
-    link.symlink_to(modules.resolve(), target_is_directory=True)
-
-
 def sandbox(*, override: bool, use_cgroups: bool = True) -> Sandbox:
-    """Bubblewrap when it is installed and works; the override, loudly; otherwise refusal."""
+    """Bubblewrap when it is installed and works; the override, loudly; otherwise refusal
+    (also when, as root, the builds' cgroup cannot be made: never builds without limits)."""
     node = shutil.which("node") or "node"
     bwrap = shutil.which("bwrap")
-    broken = _probe(bwrap) if bwrap is not None else MISSING
+    broken = probe(bwrap) if bwrap is not None else MISSING
     if bwrap is not None and broken is None:
-        base = cgroups.root() if use_cgroups else None
-        cgroups.sweep(base)
-        return Bubblewrap(bwrap, node, base)
+        try:
+            parents, said = _builds_cgroup(use=use_cgroups)
+        except cgroups.CgroupUnavailable as exc:
+            return Refusing(str(exc))
+        return Bubblewrap(bwrap, node, parents, quota=build_quota.works(), cgroups_said=said)
     if override:
         return Unsandboxed(node)
     return Refusing(broken or MISSING)
 
 
-@functools.cache
-def _probe(bwrap: str) -> str | None:
-    """None when bwrap can make a box here (as the box's user), else why not."""
-    for tool, why in (("prlimit", "to set a build's limits"), ("tar", "to hand a build's "
-                      "output over")):  # fmt: skip
-        if shutil.which(tool) is None:
-            return f"{tool} is needed {why}"
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            return "setpriv (util-linux) is needed to drop builds to an unprivileged uid"
-        argv = [bwrap, "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--",
-                "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                "--no-new-privs", "--", "true"]  # fmt: skip
-    else:
-        argv = [bwrap, "--unshare-all", "--ro-bind", "/", "/", "--", "true"]
+def _builds_cgroup(*, use: bool) -> tuple[list[Path] | None, str]:
+    """The builds' cgroup under the server's own (stale ones of dead servers swept), and
+    what it caps; None when this platform makes no cgroups (not root, no hierarchy)."""
+    base = cgroups.root() if use else None
+    if base is None:
+        return None, ""
+    roots = [base, *(base / c for c in ("memory", "pids", "cpu"))]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"bubblewrap is installed but cannot run: {exc}"
-    if done.returncode != 0:
-        return (
-            "bubblewrap is installed but cannot create a sandbox here: "
-            + done.stderr.decode(errors="replace").strip()[:300]
-        )
-    return None
-
-
-# As root, bwrap makes the box (it can reach the data directory, which the box's uid cannot),
-# then the command, dropped to the box's uid, enters a user namespace of its own in which it
-# has no capabilities and can make no further user namespace (less kernel surface).
-_OWN_USERNS = ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
-               "--bind", "/", "/", "--dev-bind", "/dev", "/dev"]  # fmt: skip
-
-
-@functools.cache
-def _own_userns_works(bwrap: str, pool: UidPool | None) -> bool:
-    """Whether an unprivileged uid may make a user namespace here (kernel and bwrap >= 0.8)."""
-    uid = pool.first if pool is not None else NOBODY
-    argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
-            "--", bwrap, *_OWN_USERNS, "--", "true"]  # fmt: skip
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=10, check=False, cwd="/")
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
-
-
-def _exit_reason(code: int | None, group: cgroups.BuildCgroup | None) -> str:
-    if group is not None and group.out_of_memory():
-        return "the build ran out of memory (the sandbox's limit) and was stopped"
-    if code is not None and code < 0:
-        return f"the build was killed by signal {-code}"
-    return f"the build exited with code {code}"
+        made = BuildSlice.make(base)
+    finally:
+        cgroups.sweep(roots)  # the layout before slices too
+    cgroups.sweep(made.places())
+    return made.dirs, made.describe()

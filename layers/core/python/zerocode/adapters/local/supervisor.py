@@ -48,6 +48,7 @@ class Limits:
     memory_bytes: int = 2 << 30
     processes: int = 256
     file_bytes: int = 64 << 20  # the largest file a build may write
+    disk_bytes: int = 512 << 20  # all it may write (its work directory's tmpfs; build_quota.py)
     output_bytes: int = 1 << 20  # what a build may print before it is stopped
     log_lines: int = 40
     line_chars: int = 400
