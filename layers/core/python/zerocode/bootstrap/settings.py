@@ -142,6 +142,14 @@ class Settings(BaseSettings):
     build_timeout_seconds: float = Field(180, gt=0, le=900)
     build_memory_mb: int = Field(2048, ge=256)
     build_max_processes: int = Field(256, ge=16)
+    # What one build may write (its work directory is a tmpfs of this size when root;
+    # adapters/local/build_quota.py), and the build slots shared per user (build_shares.py):
+    # at most build_slots at once (0: sized from the machine), build_per_user of one user,
+    # each build waiting build_queue_seconds at most for a slot, then failing saying why.
+    build_disk_mb: int = Field(512, ge=16)
+    build_slots: int = Field(0, ge=0, le=256)
+    build_per_user: int = Field(2, ge=1, le=64)
+    build_queue_seconds: float = Field(120, gt=0, le=900)
     # Vue build boxes prepared ahead (docs/builds.md, "Builds start warm"): at most this many
     # wait at a time (0: none; every build starts its own box), each unused one killed after
     # build_prepared_seconds.

@@ -126,7 +126,8 @@ def platform(
 
         return aws_platform(settings, model, builder, publisher)
     from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
-    from zerocode.adapters.local.builder import LocalBuilder
+    from zerocode.adapters.local.build_shares import BuildShares
+    from zerocode.adapters.local.builder import LocalBuilder, default_slots
     from zerocode.adapters.local.chromium import availability
     from zerocode.adapters.local.chromium_acceptance import ChromiumAcceptance
     from zerocode.adapters.local.chromium_check import chromium_check
@@ -171,6 +172,12 @@ def platform(
         seconds=settings.build_timeout_seconds,
         memory_bytes=settings.build_memory_mb << 20,
         processes=settings.build_max_processes,
+        disk_bytes=settings.build_disk_mb << 20,
+    )
+    shares = BuildShares(
+        settings.build_slots or default_slots(limits),
+        settings.build_per_user,
+        settings.build_queue_seconds,
     )
     publishing = Publishing(
         apps=apps,
@@ -185,6 +192,7 @@ def platform(
             limits,
             prepared_max=settings.build_prepared_boxes,
             prepared_seconds=settings.build_prepared_seconds,
+            shares=shares,
         ),
         publisher=publisher or SqlitePublisher(db),
         workspace=workspace,
@@ -262,7 +270,11 @@ def platform(
             ),
             settings.health_probe_seconds,
         ),
-        build_isolation=box.description if builder is None else "injected builder",
+        build_isolation=(
+            f"{box.description}; {shares.describe()}, {settings.build_disk_mb} MiB per build"
+            if builder is None
+            else "injected builder"
+        ),
         browser=_browser(settings, availability(settings.chromium_path)),
     )
 

@@ -102,7 +102,13 @@ class BuildCgroup:
 
     def out_of_memory(self) -> bool:
         for group in self.dirs:
-            for name, key in (("memory.events", "oom_kill "), ("memory.failcnt", "")):
+            # v2 counts kills here, v1 too (oom_control) when a parent's cap (the builds'
+            # aggregate) was the one hit, and failcnt when it was this group's own.
+            for name, key in (
+                ("memory.events", "oom_kill "),
+                ("memory.oom_control", "oom_kill "),
+                ("memory.failcnt", ""),
+            ):
                 with contextlib.suppress(OSError):
                     text = (group / name).read_text()
                     if key and any(

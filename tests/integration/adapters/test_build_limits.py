@@ -1,0 +1,189 @@
+"""Builds inside the server's limits, with real bubblewrap and cgroups (docs/security.md,
+"Builds inside the server's limits").
+
+The toolchain is a stand-in whose ``vite.js`` is the attacker (as in test_output_handover):
+as if the model's code ran in the box, it allocates, writes and waits. Each build's memory
+and disk stay within its caps, the builds' cgroup is under the server's own and caps their
+sum, and a user over their concurrent-build cap is refused saying so while another user's
+build proceeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import build_sandbox_or_skip
+from tests.integration.adapters.test_output_handover import INDEX, HostileToolchain
+from zerocode.adapters.local import build_quota, cgroups
+from zerocode.adapters.local.build_shares import BuildShares
+from zerocode.adapters.local.build_slice import own_paths
+from zerocode.adapters.local.builder import LocalBuilder
+from zerocode.adapters.local.sandbox import Limits
+from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import Snapshot
+from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
+
+MIB = 1 << 20
+
+# Branches on the app's own main.js: what each build of the test does in the box.
+SCRIPT = r"""
+const fs = require('fs');
+const what = fs.readFileSync('/build/src/main.js', 'utf8').trim();
+const done = () => {
+  fs.mkdirSync('/build/dist', { recursive: true });
+  fs.writeFileSync('/build/dist/index.html', '<h1>built</h1>');
+};
+if (what === 'hog') {  // memory, touched page by page, until killed
+  const held = [];
+  for (let i = 0; i < 64; i++) held.push(Buffer.alloc(8 << 20, 1));
+  done();
+} else if (what === 'fill') {  // the red team's writer: 1 MiB at a time, fsync'd
+  const st = fs.statfsSync('/build');
+  console.log('work directory fs type 0x' + st.type.toString(16));
+  const fd = fs.openSync('/build/fill', 'w');
+  const chunk = Buffer.alloc(1 << 20, 7);
+  for (let i = 0; i < 256; i++) { fs.writeSync(fd, chunk); fs.fsyncSync(fd); }
+  done();
+} else if (what === 'hold') {  // waits until the host opens the gate (its toolchain dir)
+  const wait = () => fs.existsSync('/build/node_modules/gate') ? done() : setTimeout(wait, 20);
+  wait();
+} else {
+  done();
+}
+"""
+
+
+@pytest.fixture
+def box() -> Any:
+    found = build_sandbox_or_skip()
+    if os.geteuid() != 0 or not found.cgroups:
+        pytest.skip("the builds' cgroup and the disk quota need root and a cgroup hierarchy")
+    return found
+
+
+def builder(tmp_path: Path, box: Any, limits: Limits, **kw: Any) -> LocalBuilder:
+    store = HostileToolchain(tmp_path / "tc", SCRIPT)
+    return LocalBuilder(tmp_path / "data", box, store, limits, prepared_max=0, **kw)  # type: ignore[arg-type]
+
+
+def job(what: str, app: str = "app1", owner: str = "alice") -> BuildJob:
+    return BuildJob(
+        app_id=app,
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of({"index.html": INDEX, "src/main.js": what.encode()}),
+        owner=owner,
+    )
+
+
+def memory_dir(box: Any) -> Path:
+    """The builds' cgroup's memory directory (v1's memory hierarchy, or v2's one)."""
+    dirs: list[Path] = box.cgroups
+    return next(d for d in dirs if (d / "memory.limit_in_bytes").exists() or
+                (d / "memory.max").exists())  # fmt: skip
+
+
+def peak(group: Path) -> int:
+    for name in ("memory.max_usage_in_bytes", "memory.peak"):
+        if (group / name).exists():
+            return int((group / name).read_text())
+    pytest.skip("this kernel reports no peak memory of a cgroup")
+
+
+def reset_peak(group: Path) -> None:
+    if (group / "memory.max_usage_in_bytes").exists():
+        (group / "memory.max_usage_in_bytes").write_text("0")
+
+
+def test_the_builds_cgroup_is_under_the_servers_own(box: Any) -> None:
+    group = memory_dir(box)
+    own = own_paths(Path("/proc/self/cgroup").read_text())
+    v2 = (group / "memory.max").exists()
+    server = cgroups.BASE / (own[""] if v2 else "memory" + own["memory"]).lstrip("/")
+    assert group.parent in (server, server.parent)  # v2: the server may sit in its leaf
+    assert group.name == f"{cgroups.SLICE}{cgroups.owner_tag()}"
+    cap = int((group / ("memory.max" if v2 else "memory.limit_in_bytes")).read_text())
+    assert cap < os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")  # a real cap
+
+
+def test_a_build_past_its_memory_cap_is_killed_and_reported_within_the_aggregate(
+    tmp_path: Path, box: Any
+) -> None:
+    group = memory_dir(box)
+    reset_peak(group)
+    b = builder(tmp_path, box, Limits(memory_bytes=96 * MIB, seconds=60))
+    outcome = asyncio.run(b.build(job("hog")))
+    assert not outcome.ok
+    assert outcome.error is not None and "ran out of memory" in outcome.error, outcome
+    # Its memory was charged to the builds' cgroup (under the server's), never past its cap.
+    if (group / "memory.max_usage_in_bytes").exists():
+        assert 48 * MIB <= peak(group) <= 96 * MIB + MIB
+
+
+def test_the_aggregate_caps_the_sum_of_builds_whatever_each_ones_own_cap(
+    tmp_path: Path, box: Any
+) -> None:
+    group = memory_dir(box)
+    v2 = (group / "memory.max").exists()
+    knob = group / ("memory.max" if v2 else "memory.limit_in_bytes")
+    before = knob.read_text().strip()
+    knob.write_text(str(64 * MIB))  # as if the server's own limit were small
+    try:
+        reset_peak(group)
+        b = builder(tmp_path, box, Limits(memory_bytes=1024 * MIB, seconds=60))
+        outcome = asyncio.run(b.build(job("hog")))
+        measured = peak(group) if not v2 or (group / "memory.peak").exists() else 0
+    finally:
+        knob.write_text(before)
+    assert not outcome.ok
+    assert outcome.error is not None and "ran out of memory" in outcome.error, outcome
+    assert measured <= 64 * MIB
+
+
+def test_a_build_past_its_disk_quota_fails_saying_so_and_the_data_disk_is_untouched(
+    tmp_path: Path, box: Any
+) -> None:
+    data = tmp_path / "data"
+    b = builder(tmp_path, box, Limits(memory_bytes=256 * MIB, disk_bytes=32 * MIB, seconds=60))
+    free = os.statvfs(tmp_path)
+    before = free.f_bavail * free.f_frsize
+    outcome = asyncio.run(b.build(job("fill")))
+    free = os.statvfs(tmp_path)
+    after = free.f_bavail * free.f_frsize
+    assert not outcome.ok
+    assert outcome.error is not None
+    assert "the build wrote more than 32 MiB (its disk quota)" in outcome.error, outcome
+    # Its work directory was a tmpfs (TMPFS_MAGIC), not the data disk, and is gone.
+    assert "work directory fs type 0x1021994" in outcome.log_tail
+    assert build_quota.mounted_under(data) == []
+    assert not any(p.is_file() for p in (data / "build-work").rglob("*"))
+    # 256 MiB written with fsync would show on the disk; allow others' writes meanwhile.
+    assert before - after < 64 * MIB
+
+
+def test_a_user_over_their_build_cap_is_refused_while_another_users_build_proceeds(
+    tmp_path: Path, box: Any
+) -> None:
+    shares = BuildShares(slots=4, per_user=1, wait=1.0)
+    b = builder(tmp_path, box, Limits(seconds=60), shares=shares)
+    gate = tmp_path / "tc" / "node_modules" / "gate"
+
+    async def main() -> tuple[BuildOutcome, BuildOutcome, BuildOutcome]:
+        first = asyncio.create_task(b.build(job("hold", "a1", "alice")))
+        await asyncio.sleep(0)  # it runs up to its slot, taken at once (nothing waits)
+        assert shares.by_user == {"alice": 1}  # alice's first build holds her one slot
+        again = await b.build(job("quick", "a2", "alice"))
+        other = await b.build(job("quick", "b1", "bob"))
+        gate.write_text("open")
+        return await first, again, other
+
+    first, again, other = asyncio.run(main())
+    assert not again.ok and again.error is not None
+    assert "the build was refused: you already have 1 builds running (at most 1" in again.error
+    assert other.ok, other
+    assert first.ok, first
