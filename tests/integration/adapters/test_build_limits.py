@@ -187,3 +187,59 @@ def test_a_user_over_their_build_cap_is_refused_while_another_users_build_procee
     assert "the build was refused: you already have 1 builds running (at most 1" in again.error
     assert other.ok, other
     assert first.ok, first
+
+
+SERVER = """
+import asyncio, json, sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from tests.integration.adapters.test_build_limits import SCRIPT, job
+from tests.integration.adapters.test_output_handover import HostileToolchain
+from zerocode.adapters.local.builder import LocalBuilder
+from zerocode.adapters.local.sandbox import sandbox
+
+box = sandbox(override=False)
+b = LocalBuilder(Path({data!r}), box, HostileToolchain(Path({tc!r}), SCRIPT), prepared_max=0)
+outcome = asyncio.run(b.build(job("hog")))
+print(json.dumps({{"said": box.description, "ok": outcome.ok, "error": outcome.error}}))
+"""
+
+
+def test_a_server_in_a_400_mib_cgroup_keeps_its_builds_inside_it(tmp_path: Path, box: Any) -> None:
+    """The red team's setup: the server in a 400 MiB memory cgroup, builds at their default
+    2 GiB cap. Its builds now get 200 MiB together: the hog is killed and reported, and the
+    server (in the same cgroup) lives on to say so."""
+    import json
+    import secrets
+    import subprocess
+    import sys
+
+    group = memory_dir(box).parent / f"zc-test-server-{secrets.token_hex(4)}"
+    group.mkdir()
+    v2 = (group / "memory.max").exists()
+    (group / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(400 * MIB))
+    script = SERVER.format(
+        root=str(Path(__file__).resolve().parents[3]),
+        data=str(tmp_path / "data"),
+        tc=str(tmp_path / "tc"),
+    )
+    enter = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
+    try:
+        done = subprocess.run(
+            ["/bin/sh", "-c", enter, str(group), sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        said = json.loads(done.stdout.strip().splitlines()[-1])
+        if not v2:
+            assert int((group / "memory.max_usage_in_bytes").read_text()) <= 400 * MIB
+    finally:
+        for leftover in sorted(group.rglob("*"), key=lambda p: -len(p.parts)):
+            if leftover.is_dir():
+                leftover.rmdir()
+        group.rmdir()
+    assert "within the server's 400 MiB: 0.2 GiB" in said["said"], said
+    assert not said["ok"] and "ran out of memory" in (said["error"] or ""), said
