@@ -219,3 +219,55 @@ def test_app_written_build_config_runs_nothing_and_the_browser_reaches_nothing(
     assert (victim_ws / "src" / "secret.txt").read_text() == secret
     victim.close()
     client.close()
+
+
+def connection_port(response: httpx.Response) -> int:
+    """The client's local port of the connection ``response`` came on."""
+    return int(response.extensions["network_stream"].get_extra_info("client_addr")[1])
+
+
+def test_a_300_byte_name_is_path_refused_and_the_connection_holds(
+    hostile: tuple[Server, HostileModel],
+) -> None:
+    """Issue 37: a 300-byte file name was a 500 (PUT), a 500 then a reset connection (GET),
+    and a traceback that ended the model's turn with an error. Now the model's write_file
+    with one is a failed result the model reads and the turn goes on; PUT and GET answer 400
+    path_refused, and the next request comes on the same connection."""
+    server, model = hostile
+    client = signed_in(server, "long-names")
+    app = create(client, "A Vue app", "vue_project")
+    long_name = "src/" + "n" * 297 + ".js"  # a name part of 300 bytes
+    model.leak = None
+    model.extra = {long_name: "export default 1\n"}
+    turn = chat(client, app["id"], "Make me an app")
+    refused = [r for r in turn.results if "longer than 255 bytes" in r["summary"]]
+    assert len(refused) == 1 and refused[0]["ok"] is False, turn.results
+    told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert any("a part longer than 255 bytes (300 bytes in UTF-8)" in t for t in told), told
+    # The turn went on (the model answered after reading it), no error, the preview built; it
+    # says failed because its last write was refused (engine/turn_state.py), which is true.
+    assert turn.text == "Done: I changed the files you asked for." and not turn.errors
+    assert turn.builds[-1]["status"] == "succeeded", turn.builds
+    assert turn.ended == ("failed", 1)
+
+    files = f"/api/apps/{app['id']}/files"
+    first = client.get(f"{files}/src/main.js")
+    assert first.status_code == 200
+    too_deep = "/".join(["d" * 200] * 5) + "/" + "x" * 20  # 1,025 bytes, each part within
+    for method, path, why in [
+        ("PUT", long_name, "a part longer than 255 bytes (300 bytes in UTF-8)"),
+        ("GET", long_name, "a part longer than 255 bytes (300 bytes in UTF-8)"),
+        ("GET", too_deep, "a path longer than 1024 bytes (1025 bytes in UTF-8)"),
+    ]:
+        answer = client.request(method, f"{files}/{path}", json={"content": "x"})
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["code"] == "path_refused", answer.text
+        assert why in answer.json()["error"]["message"]
+        assert connection_port(answer) == connection_port(first)  # not closed, not reset
+    code = client.get(f"/api/apps/{app['id']}/code/{long_name}")
+    assert code.status_code == 400 and code.json()["error"]["code"] == "path_refused"
+    after = client.get(f"{files}/src/main.js")
+    assert after.status_code == 200 and connection_port(after) == connection_port(first)
+    listed = {f["path"] for f in client.get(files).json()["files"]}
+    assert long_name not in listed and "src/main.js" in listed
+    client.close()
