@@ -1,11 +1,13 @@
-"""AWS builds: a site's paths are output paths, checked by the output rule before anything is
-written, and the staging archive goes whatever the outcome (issue 37). A Vue app's
-``public/dist/a.txt`` is the site's ``dist/a.txt``: it once raised PathRefused (the source
-rule) after the check was written, and left the archive behind. The in-box program runs for
-real here once (Vite, Chromium, S3 on moto's server), the rest on crafted archives."""
+"""A site's paths are output paths, checked by the output rule on both modes (issue 37). A
+Vue app's ``public/dist/a.txt`` is the site's ``dist/a.txt``: on AWS it once raised
+PathRefused (the source rule) after the check was written, and left the staging archive
+behind. On AWS the whole site is checked before anything is written and the staging archive
+goes whatever the outcome. Real builds (local: the box and Vite; AWS: the in-box program,
+Vite, Chromium, S3 on moto's server), and crafted archives for what no real build makes."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +33,17 @@ from tests.integration.adapters.test_codebuild_builder import (
     keys,
 )
 from tests.integration.publishing.test_vue_template_builds import created_files
-from zerocode.publishing.builds import new_build_id
+from zerocode.adapters.local.builder import LocalBuilder
+from zerocode.apps.records import CodeGenType
+from zerocode.apps.workspace import Snapshot
+from zerocode.publishing.builds import BuildJob, new_build_id
 
 NAME_255 = "n" * 251 + ".txt"
+PUBLIC = {"public/dist/a.txt": b"copied to the site's root by Vite", f"public/{NAME_255}": b"y"}
+
+
+def vue_app() -> dict[str, bytes]:
+    return {**{p: c.encode() for p, c in created_files("A Vue todo list").items()}, **PUBLIC}
 
 
 @pytest.fixture
@@ -100,13 +110,27 @@ def test_a_vue_apps_public_dist_file_is_published_by_a_real_aws_build(
     installed_toolchain: Path,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    files = {p: c.encode() for p, c in created_files("A Vue todo list").items()}
-    files["public/dist/a.txt"] = b"copied to the site's root by Vite"
-    build = vue_build(files)
+    build = vue_build(vue_app())
     done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert outcome.ok, outcome
     s3, bucket = cloud["s3"], cloud["bucket"]
-    key = f"builds/app1/{build.build_id}/dist/a.txt"
-    assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == files["public/dist/a.txt"]
+    for path in PUBLIC:
+        key = f"builds/app1/{build.build_id}/{path.removeprefix('public/')}"
+        assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == PUBLIC[path]
     assert s3.list_objects_v2(Bucket=bucket, Prefix="staging/app1/").get("KeyCount") == 0
+
+
+def test_a_vue_apps_public_dist_file_is_published_by_a_real_local_build(
+    local_builder: LocalBuilder,
+) -> None:
+    job = BuildJob(
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=CodeGenType.VUE_PROJECT,
+        source=Snapshot.of(vue_app()),
+    )
+    outcome = asyncio.run(local_builder.build(job))
+    assert outcome.ok and outcome.output, outcome
+    for path in PUBLIC:
+        assert (Path(outcome.output) / path.removeprefix("public/")).read_bytes() == PUBLIC[path]
