@@ -206,6 +206,11 @@ class BuildJob:
     owner: str = ""  # the app's owner: build slots are shared per user (adapters/local)
 
 
+# How a build the platform could not run begins its error (no slot, no box): the platform's
+# failure, not the app's, which no repair of the app can help.
+REFUSED = "the build was refused: "
+
+
 @dataclass(frozen=True, kw_only=True)
 class BuildOutcome:
     ok: bool

@@ -49,7 +49,7 @@ from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import output_archive, toolchain
-from zerocode.publishing.builds import BuildJob, BuildOutcome
+from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome
 
 log = logging.getLogger(__name__)
 BOX_SAID = "zerocode: vite build in the box took"
@@ -270,7 +270,7 @@ class LocalBuilder:
             async with self.shares.slot(job.owner or job.app_id, job.app_id):
                 return await self._build_vue(job)
         except NoBuildSlot as exc:
-            why = f"the build was refused: {exc}"
+            why = f"{REFUSED}{exc}"
             return BuildOutcome(ok=False, log_tail=why, output=None, error=why)
 
     async def _build_vue(self, job: BuildJob) -> BuildOutcome:
@@ -309,7 +309,7 @@ class LocalBuilder:
             await asyncio.to_thread(_write_tree, work, toolchain.build_tree(job.source.files))
             return await self._build_in_box(job, work, modules, install_log, prepared, how)
         except BoxUnavailable as exc:
-            why = f"the build was refused: {exc}"
+            why = f"{REFUSED}{exc}"
             return BuildOutcome(
                 ok=False, log_tail="\n".join([*install_log, why]), output=None, error=why
             )
