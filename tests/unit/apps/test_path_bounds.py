@@ -36,7 +36,7 @@ def test_a_name_part_may_have_255_bytes_not_256(fits: str, over: str) -> None:
     assert refuse_name(f"dist/{fits}") is None
     with pytest.raises(PathRefused) as refused:
         clean_path(f"src/{over}")
-    assert "path_refused" == refused.value.code
+    assert refused.value.code == "path_refused"
     assert "a part longer than 255 bytes" in refused.value.message
     assert f"({utf8_size(over)} bytes in UTF-8)" in refused.value.message
     assert refuse_name(f"dist/{over}") == too_long(over)
