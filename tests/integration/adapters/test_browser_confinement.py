@@ -121,7 +121,7 @@ def test_the_runtime_check_reaches_nothing_elsewhere_and_still_sees_the_page(
     problems = asyncio.run(check.check_url(app.url, vue=False))
     time.sleep(SPECULATION_WAIT)
     assert listener.connections == 0
-    assert problems is not None, "the page was not checked"
+    assert isinstance(problems, list), f"the page was not checked: {problems}"
     assert any("a deliberate problem" in p for p in problems), problems
     assert app.requests[0] == "/" and "/own.css" in app.requests
     assert "/sw.js" not in app.requests  # service workers are blocked outright

@@ -21,6 +21,7 @@ import pytest
 
 from tests import shared_loop
 from tests.integration.adapters.test_chromium_covers import Secret, chromium_or_skip
+from zerocode.adapters.local import chromium_check as check_module
 from zerocode.adapters.local.browser_pool import BrowserPool
 from zerocode.adapters.local.chromium_check import (
     MAX_PROBLEM_CHARS,
@@ -45,7 +46,7 @@ from zerocode.bootstrap.settings import Settings
 from zerocode.engine import prompts
 from zerocode.engine.codegen import parse_html, parse_multi_file
 from zerocode.engine.repair import Failure, repair_message
-from zerocode.engine.runtime_check import RuntimeCheck
+from zerocode.engine.runtime_check import NotChecked, RuntimeCheck
 from zerocode.publishing.builds import (
     Build,
     BuildJob,
@@ -139,7 +140,7 @@ def problems_of(
     try:
         check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip(), timeout_ms=5000)
         problems = shared_loop.run(check.check_url(site.url, vue=vue))
-        assert problems is not None, "the page was not checked"
+        assert isinstance(problems, list), f"the page was not checked: {problems}"
         return problems, site
     finally:
         site.stop()
@@ -354,7 +355,7 @@ def build_and_check(builder: Any, files: dict[str, str]) -> tuple[bool, list[str
     try:
         check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
         problems = shared_loop.run(check.check_url(site.url, vue=True))
-        assert problems is not None, "the page was not checked"
+        assert isinstance(problems, list), f"the page was not checked: {problems}"
         return True, problems, outcome.log_tail
     finally:
         site.stop()
@@ -430,31 +431,36 @@ def test_the_local_platform_wires_the_check_unless_it_or_covers_are_off(tmp_path
     assert wiring.platform(off).engine.runtime_check is None
 
 
-def test_checks_beyond_the_browser_slots_wait_for_one() -> None:
-    """A burst of turns never starts more browsers than the slots allow."""
+def test_checks_beyond_the_browser_pages_wait_for_one() -> None:
+    """A burst of turns never opens more contexts than the browser's pages allow: the rest
+    wait their turn (browser_shares) and are all checked."""
     site = Site({"/": "<body><h1>fine</h1></body>"})
     site.start()
     try:
-        check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip(), slots=1)
+        check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
+        check.browsers = BrowserPool(check.executable, pages=1)
         running = {"now": 0, "most": 0}
-        real_load = check._load
+        real_inspect = check_module.inspect_page
 
-        async def counted(url: str, findings: Any, *, vue: bool) -> None:
+        async def counted(*args: Any, **kwargs: Any) -> bool:
             running["now"] += 1
             running["most"] = max(running["most"], running["now"])
             try:
-                await real_load(url, findings, vue=vue)
+                return await real_inspect(*args, **kwargs)
             finally:
                 running["now"] -= 1
 
-        check._load = counted  # type: ignore[method-assign]
+        async def burst() -> list[list[str] | NotChecked | None]:
+            try:
+                return list(
+                    await asyncio.gather(*(check.check_url(site.url, vue=False) for _ in range(3)))
+                )
+            finally:
+                await check.browsers.close()
 
-        async def burst() -> list[list[str] | None]:
-            return list(
-                await asyncio.gather(*(check.check_url(site.url, vue=False) for _ in range(3)))
-            )
-
-        assert asyncio.run(burst()) == [[], [], []]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(check_module, "inspect_page", counted)
+            assert asyncio.run(burst()) == [[], [], []]
         assert running["most"] == 1
     finally:
         site.stop()
@@ -477,7 +483,7 @@ def test_what_starts_just_after_load_is_still_seen() -> None:
         problems = shared_loop.run(check.check_url(site.url, vue=False))
     finally:
         site.stop()
-    assert problems is not None and len(problems) == 2, problems
+    assert isinstance(problems, list) and len(problems) == 2, problems
     assert problems[0].startswith("console.error: soon after load"), problems
     assert "late data" in problems[1], problems
 
@@ -518,7 +524,7 @@ def test_a_page_that_never_goes_quiet_is_checked_within_the_settle_bound(
     site = Site(pages, hung=("/hang",), delays={"/poll": 0.03})
     site.start()
 
-    async def timed() -> tuple[list[str] | None, float, list[str]]:
+    async def timed() -> tuple[list[str] | NotChecked | None, float, list[str]]:
         check = ChromiumCheck(SiteUrls("http://127.0.0.1:9"), chromium_or_skip())
         check.browsers = BrowserPool(check.executable)  # its own, started before the clock
         try:
@@ -533,7 +539,7 @@ def test_a_page_that_never_goes_quiet_is_checked_within_the_settle_bound(
         problems, seconds, requests = asyncio.run(timed())
     finally:
         site.stop()
-    assert problems is not None, (seconds, waits)  # checked, not abandoned
+    assert isinstance(problems, list), (problems, seconds, waits)  # checked, not abandoned
     bound = SETTLE_MS / 1000
     assert len(waits) == 1, waits
     # The wait ended by its bound (the event loop's slack aside), the whole check soon

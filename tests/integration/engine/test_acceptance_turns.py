@@ -82,7 +82,13 @@ class SourceRunner:
     def __init__(self, p: Platform) -> None:
         self.p, self.runs = p, 0
 
-    async def run(self, app: App, build: Build | None, checks: Sequence[StoredCheck]) -> RunOutcome:
+    async def run(
+        self,
+        app: App,
+        build: Build | None,
+        checks: Sequence[StoredCheck],
+        seconds: float | None = None,
+    ) -> RunOutcome:
         self.runs += 1
         source = self.p.workspace.read(app.id, "index.html").decode()
         works = "onclick" in source
@@ -268,7 +274,13 @@ def test_vue_check_tools_add_retire_and_refuse_without_failing_the_turn(tmp_path
 
 
 class BrokenRunner:
-    async def run(self, app: App, build: Build | None, checks: Sequence[StoredCheck]) -> RunOutcome:
+    async def run(
+        self,
+        app: App,
+        build: Build | None,
+        checks: Sequence[StoredCheck],
+        seconds: float | None = None,
+    ) -> RunOutcome:
         raise RuntimeError("the runner's own bug")
 
 

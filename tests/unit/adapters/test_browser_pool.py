@@ -14,6 +14,7 @@ import pytest
 from zerocode.adapters.local import browser_pool
 from zerocode.adapters.local.browser_pool import BrowserPool, _Kept
 from zerocode.adapters.local.chromium_check import ChromiumCheck
+from zerocode.engine.runtime_check import NotChecked
 from zerocode.publishing.pointers import SiteUrls
 
 
@@ -37,7 +38,7 @@ def test_a_browser_that_gives_no_context_is_dropped_and_the_check_not_stuck(
     pytest.importorskip("playwright")
     started = time.monotonic()
 
-    async def twice() -> list[list[str] | None]:
+    async def twice() -> list[list[str] | NotChecked | None]:
         return [await check.check_url("http://app1.localhost:9/", vue=False) for _ in range(2)]
 
     assert asyncio.run(twice()) == [None, None]

@@ -209,9 +209,17 @@ class CheckStore(Protocol):
 class AcceptanceRunner(Protocol):
     """Runs an app's checks against its preview in a confined browser."""
 
-    async def run(self, app: App, build: Build | None, checks: Sequence[StoredCheck]) -> RunOutcome:
+    async def run(
+        self,
+        app: App,
+        build: Build | None,
+        checks: Sequence[StoredCheck],
+        seconds: float | None = None,
+    ) -> RunOutcome:
         """Each check's verdict against the preview, which must show ``build`` (or, when it
-        is None, whatever the preview shows now). Never raises for what the page does."""
+        is None, whatever the preview shows now), within ``seconds`` (the turn's browser time
+        left) if given: checks past it are not run, saying so. Never raises for what the
+        page does; the platform's trouble (a busy or failing browser) is ``not_run``."""
         ...
 
 

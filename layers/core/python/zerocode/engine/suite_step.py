@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -33,6 +34,10 @@ log = logging.getLogger("zerocode.engine.turn")
 
 NO_RUNNER = "no browser runs acceptance checks here"
 NOTE_HEAD = "[zerocode checks: what your last answer's checks block did]"
+# A turn's suite runs (its first and each repair round's) share this much browser time: one
+# tenant's slow suite holds the checking browser for a bounded time per turn (issue 37).
+TURN_SUITE_SECONDS = 300.0
+USED_UP = f"this turn's browser time for checks ({TURN_SUITE_SECONDS:g} s) is used up"
 
 
 @dataclass(frozen=True)
@@ -65,12 +70,17 @@ async def run_suite(
     runner = engine.acceptance
     not_run = tuple(CheckResult(check_id=c.id, status="not_run") for c in live)
     outcome = RunOutcome(not_run, NO_RUNNER)
-    if runner is not None:
+    left = TURN_SUITE_SECONDS - st.suite_seconds
+    if runner is not None and left <= 0:
+        outcome = RunOutcome(not_run, USED_UP)
+    elif runner is not None:
+        began = time.monotonic()
         try:
-            outcome = await runner.run(app, build, live)
+            outcome = await runner.run(app, build, live, seconds=left)
         except Exception as exc:  # the runner's own trouble is never the page's verdict
             log.exception("acceptance checks of app=%s could not run", app.id)
             outcome = RunOutcome(not_run, f"the checks could not run ({kind(exc)})")
+        st.suite_seconds += time.monotonic() - began
     digest = build.source_digest if build is not None else None
     if digest is None:
         with logged("could not read the files of app=%s", app.id):

@@ -58,6 +58,7 @@ class TurnState:
     round: int = 0  # the repair round the work is in (0: the first)
     suite_changed: bool = False  # checks were added or retired since the suite last ran
     suite_run: SuiteRun | None = None  # the newest run of the suite in this turn
+    suite_seconds: float = 0.0  # the suite's browser time so far, repair rounds included
     checks_note: list[str] = field(default_factory=list)  # an answer's checks block, done
 
     def record(self, outcome: ToolOutcome) -> None:

@@ -28,6 +28,7 @@ from zerocode.engine.model import (
     ThinkingDelta,
 )
 from zerocode.engine.parts import EngineParts, io, kind
+from zerocode.engine.runtime_check import NotChecked
 from zerocode.engine.suite_step import SuiteVerdict, apply_checks_block, run_suite
 from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
@@ -268,8 +269,10 @@ class TurnSteps:
         if check is not None:
             st.phase = "checking the page in a browser"
             problems = await check.check(self.app, build)
-            if problems is None:  # the check could not run (no browser, no slot): say so
+            if problems is None:  # the check could not run (no browser): say so
                 st.steps.append("– the page was not checked in a browser")
+            elif isinstance(problems, NotChecked):  # the platform's trouble: told, not repaired
+                st.steps.append(f"– the page was not checked in a browser: {problems.why}")
             elif problems:
                 st.steps.append("✗ the page fails in the browser: " + problems[0])
                 why = f"the page fails in the browser: {problems[0]}"

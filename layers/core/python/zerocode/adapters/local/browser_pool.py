@@ -9,13 +9,21 @@ each use and aimed at that one app's origin only when the check takes it
 (:class:`.chromium.Confinement`: until then it fetches nothing), then closed. A context serves
 one check of one app and is never used again.
 
-Replaced, never trusted again: a browser that went away (a crash) is started anew on the next
-need; one that gives no context within :data:`OPEN_SECONDS`, whose context does not close
-within :data:`CLOSE_SECONDS`, or whose check ran past its bound (:meth:`BrowserPool.replace`),
-has its box killed (every process in it) first. At
-most :data:`PAGES` contexts are open per loop. When the loop ends (``asyncio.run``,
-``asyncio.Runner``: the server's stop) its browser's box is killed and the driver stopped; if
-the process dies instead, the driver sees its pipe close and ends the browser.
+A page hurts only its own check (issue 37): its check bounds every step that runs page code,
+and a page that does not answer has its context closed, which ends its renderer too (Chromium
+disposes a context from the browser process, whatever the renderer's main thread is doing:
+tests/integration/adapters/test_browser_pool.py). The browser is replaced only when it is
+broken: it went away (a crash), gives no context within :data:`OPEN_SECONDS`, or a context
+that did not close within :data:`CLOSE_SECONDS` is followed by a fresh context that fails a
+trivial probe. A broken browser still serving other checks is killed only once they are done
+(new checks wait for that, then get a new browser); a check whose browser went away under it
+is the platform's failure, never the page's (:func:`went_away`: its caller re-runs it).
+
+At most :data:`PAGES` contexts are open per loop, shared fairly between users and apps
+(:mod:`.browser_shares`): a wait for one is bounded by :data:`WAIT_SECONDS`. When the loop ends
+(``asyncio.run``, ``asyncio.Runner``: the server's stop) its browser's box is killed and the
+driver stopped; if the process dies instead, the driver sees its pipe close and ends the
+browser.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zerocode.adapters.local.browser_box import BoxProcess
+from zerocode.adapters.local.browser_shares import PLATFORM, FairQueue, Tenant
 from zerocode.adapters.local.chromium import Confinement, confined_context, launch_boxed
 
 if TYPE_CHECKING:
@@ -36,8 +45,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PAGES = 4  # contexts open at once per event loop (the runtime check's slots are within)
-CLOSE_SECONDS = 5.0  # a context that does not close within this: the browser is replaced
+# Contexts open at once per event loop: 2 cores here, and a busy page's renderer takes one;
+# each context is ~60 MB of 24 GB, so the CPU is what bounds them (docs/security.md).
+PAGES = 4
+USER_MOST = PAGES - 1  # contexts one user holds at once: one is always left for another
+# The longest one check holds a context (runtime: GIVE_UP_SECONDS; acceptance: CHECK_SECONDS
+# and its evidence), the context's close included: what the fair queue's bound rests on.
+HOLD_SECONDS = 40.0
+WAIT_SECONDS = 90.0  # a wait for a context; past it the check is "not checked: busy"
+CLOSE_SECONDS = 5.0  # a context that does not close within this: the browser is probed
+PROBE_SECONDS = 5.0  # a fresh context and a trivial script in it: or the browser is broken
 STOP_SECONDS = 5.0  # Playwright's driver, stopped
 OPEN_SECONDS = 30.0  # a context for a check (the browser started first, if need be)
 # A browser serves at most this many checks, or this long, then the next check starts a new
@@ -62,14 +79,17 @@ class Lease:
 class _Kept:
     """One loop's driver and browser, and the context opened ahead for the next check."""
 
-    def __init__(self, executable: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, executable: str, loop: asyncio.AbstractEventLoop, pages: int) -> None:
         self.executable, self.loop = executable, loop
         self.pw: Playwright | None = None
         self.browser: Browser | None = None
         self.box: BoxProcess | None = None
         self.driver: asyncio.subprocess.Process | None = None
         self.starting = asyncio.Lock()
-        self.pages = asyncio.Semaphore(PAGES)
+        self.queue = FairQueue(pages, max(1, min(USER_MOST, pages - 1)))
+        self.broken: Browser | None = None  # found broken while others used it: killed after
+        self.idle = asyncio.Event()  # no context in use
+        self.idle.set()
         self.spare: asyncio.Task[Lease] | None = None
         self.tasks: set[asyncio.Task[object]] = set()  # contexts closing, kept referenced
         self.launches = 0
@@ -136,7 +156,14 @@ class _Kept:
 
     async def take(self) -> Lease:
         """The context opened ahead if it is still good, else a new one; a retired browser
-        is replaced first when no check is using it (else it serves this one too)."""
+        is replaced first when no check is using it (else it serves this one too); a broken
+        one once the checks still in it are done (each is bounded by HOLD_SECONDS)."""
+        if self.broken is not None and self.broken is self.browser:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.idle.wait(), HOLD_SECONDS)
+            if self.broken is self.browser:
+                log.warning("the kept browser is broken: a new one starts")
+                await self.drop()
         if self.retired() and self.out == 0:
             log.info("the kept browser served %d checks: a new one starts", self.served)
             await self.drop()
@@ -160,12 +187,31 @@ class _Kept:
         close in time means a stuck browser: it is replaced."""
 
         async def close() -> None:
-            if not await _close(lease.context) and lease.browser is self.browser:
-                log.warning("a browser context did not close: the kept browser is replaced")
+            if await _close(lease.context) or lease.browser is not self.browser:
+                return
+            if await self.answers(lease.browser):
+                log.warning("a browser context did not close; the browser still answers")
+                return
+            log.warning("a browser context did not close and the browser fails a probe")
+            self.broken = lease.browser
+            if self.out == 0:
                 await self.drop()
 
         self._spawn(close())
         self.ahead()
+
+    async def answers(self, browser: Browser) -> bool:
+        """Whether ``browser`` opens a fresh context and runs a trivial script in it in time."""
+        try:
+            async with asyncio.timeout(PROBE_SECONDS):
+                context = await browser.new_context()
+                try:
+                    page = await context.new_page()
+                    return bool(await page.evaluate("1 + 1") == 2)
+                finally:
+                    await context.close()
+        except Exception:
+            return False
 
     def _spawn(self, work: Coroutine[Any, Any, object]) -> None:
         task = self.loop.create_task(work)
@@ -175,7 +221,7 @@ class _Kept:
     async def drop(self) -> None:
         """Kill the browser's box (everything in it) and stop the driver: nothing is reused."""
         pw, box, spare, driver = self.pw, self.box, self.spare, self.driver
-        self.pw = self.browser = self.box = self.spare = self.driver = None
+        self.pw = self.browser = self.box = self.spare = self.driver = self.broken = None
         if spare is not None:
             spare.cancel()
         if box is not None:
@@ -222,15 +268,15 @@ def _retrieve(task: asyncio.Task[Lease]) -> None:
 class BrowserPool:
     """The kept browser of one Chromium executable, one per event loop (see the module)."""
 
-    def __init__(self, executable: str) -> None:
-        self.executable = executable
+    def __init__(self, executable: str, pages: int = PAGES) -> None:
+        self.executable, self.pages = executable, pages
         self._loops: dict[asyncio.AbstractEventLoop, _Kept] = {}
 
     def _here(self) -> _Kept:
         loop = asyncio.get_running_loop()
         kept = self._loops.get(loop)
         if kept is None:
-            kept = self._loops[loop] = _Kept(self.executable, loop)
+            kept = self._loops[loop] = _Kept(self.executable, loop, self.pages)
             kept.tasks.add(loop.create_task(self._keep(loop, kept)))
         return kept
 
@@ -244,12 +290,22 @@ class BrowserPool:
             await kept.drop()
 
     @contextlib.asynccontextmanager
-    async def page(self, url: str, seen: list[str] | None = None) -> AsyncIterator[Page]:
+    async def page(
+        self,
+        url: str,
+        seen: list[str] | None = None,
+        *,
+        tenant: Tenant = PLATFORM,
+        wait: float | None = None,
+    ) -> AsyncIterator[Page]:
         """A page in a fresh context of the kept browser, confined to ``url``'s origin (what
-        it aborts is appended to ``seen``), closed afterwards; BrowserDidNotStart when there
-        is no browser."""
+        it aborts is appended to ``seen``), closed afterwards. It waits its turn behind other
+        tenants (:mod:`.browser_shares`) at most ``wait`` seconds (WAIT_SECONDS), then
+        BrowserBusy;
+        BrowserDidNotStart when there is no browser. The caller holds it at most
+        HOLD_SECONDS."""
         kept = self._here()
-        async with kept.pages:
+        async with kept.queue.turn(tenant, WAIT_SECONDS if wait is None else wait):
             try:
                 lease = await asyncio.wait_for(kept.take(), OPEN_SECONDS)
             except TimeoutError:  # a browser that hangs: never waited for again
@@ -257,24 +313,23 @@ class BrowserPool:
                 raise BrowserDidNotStart(f"no browser context within {OPEN_SECONDS:g} s") from None
             lease.confinement.aim(url, seen)
             kept.out += 1
+            kept.idle.clear()
             kept.served += 1
             try:
                 yield lease.page
             finally:
                 kept.out -= 1
                 kept.give_back(lease)
+                if kept.out == 0:
+                    kept.idle.set()
+                    if kept.broken is not None and kept.broken is kept.browser:
+                        kept._spawn(kept.drop())  # the last check in it is done
 
     async def warm(self) -> None:
         """Start this loop's browser and open a context ahead, if not done yet."""
         kept = self._here()
         await kept.current()
         kept.ahead()
-
-    async def replace(self) -> None:
-        """Kill this loop's browser (a check ran past its bound): the next need starts one."""
-        kept = self._loops.get(asyncio.get_running_loop())
-        if kept is not None:
-            await kept.drop()
 
     async def close(self) -> None:
         """End this loop's browser and driver now."""
@@ -295,6 +350,21 @@ def kept_browser(executable: str) -> BrowserPool:
     """The process's kept browser for ``executable``: covers, runtime and acceptance checks
     share it."""
     return _POOLS.setdefault(executable, BrowserPool(executable))
+
+
+async def went_away(page: Page) -> bool:
+    """Whether ``page``'s context or browser went away under its check: the platform's
+    failure (a crash, a broken browser killed), which the check re-runs, never the page's.
+    Asked of the browser process (the context's cookies), never of the page's renderer; the
+    news of a crash may trail the error it caused, so the browser is asked, not trusted."""
+    browser = page.context.browser
+    if page.is_closed() or browser is None or not browser.is_connected():
+        return True
+    try:
+        await asyncio.wait_for(page.context.cookies(), PROBE_SECONDS)
+    except Exception:
+        return True
+    return False
 
 
 def _first_line(value: object) -> str:

@@ -6,7 +6,12 @@ The check starts at the app's root; its steps act as a user would (by role and n
 text, or CSS: the first match), then each expectation is polled until it holds or its time
 is up. The first step or expectation that fails ends the check, with evidence: where, what
 was expected, what was found, and a screenshot. :class:`ChromiumAcceptance` runs an app's
-suite this way: a fresh context per check in the kept browser (:mod:`.browser_pool`).
+suite this way: a fresh context per check in the kept browser (:mod:`.browser_pool`), each
+taken in turn with other tenants' checks (:mod:`.browser_shares`: a suite never holds the
+browser between its checks), and every call into the page bounded: a page that does not
+answer fails its own check, naming it. A check whose browser went away under it is run once
+more on a fresh one; a browser busy past the queue's bound, or failing twice, leaves the
+checks not run, saying so: never failed, so never a repair round (issue 37).
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
-from zerocode.adapters.local.browser_pool import BrowserDidNotStart
+from zerocode.adapters.local.browser_pool import BrowserDidNotStart, went_away
+from zerocode.adapters.local.browser_shares import BUSY, BrowserBusy, Tenant
 from zerocode.adapters.local.chromium import confined, playwright_installed
-from zerocode.adapters.local.chromium_check import ChromiumCheck
+from zerocode.adapters.local.chromium_check import ANSWER_SECONDS, BROWSER_FAILED, ChromiumCheck
 from zerocode.apps.records import App
 from zerocode.engine import check_suite
 from zerocode.engine.acceptance import Check, Expectation, Step, Target
@@ -36,8 +42,11 @@ log = logging.getLogger(__name__)
 
 ACTION_MS = 3_000  # one step's action
 EXPECT_MS = 3_000  # one expectation, polled
-CHECK_SECONDS = 60.0  # a whole check, however its steps add up
-SUITE_SECONDS = 180.0  # a whole suite: checks past it are not run, saying so
+# A whole check, however its steps add up; with its evidence (SHOT_MS) and its context's
+# close, within the pool's HOLD_SECONDS, which the fair queue's bound rests on.
+CHECK_SECONDS = 30.0
+SHOT_MS = 3_000  # the failure's screenshot
+SUITE_SECONDS = 180.0  # a whole suite's run: checks past it are not run, saying so
 MAX_ACTUAL = 300
 KEY_NAMES = {"Space": " "}
 
@@ -63,7 +72,16 @@ class ChromiumAcceptance:
     def __init__(self, check: ChromiumCheck) -> None:
         self.check = check
 
-    async def run(self, app: App, build: Build | None, checks: Sequence[StoredCheck]) -> RunOutcome:
+    async def run(
+        self,
+        app: App,
+        build: Build | None,
+        checks: Sequence[StoredCheck],
+        seconds: float | None = None,
+    ) -> RunOutcome:
+        """Each check in turn, in a context of its own (``seconds``: the turn's browser time
+        left, which bounds the run with SUITE_SECONDS)."""
+
         def not_run(why: str, done: Sequence[CheckResult] = ()) -> RunOutcome:
             rest = [CheckResult(check_id=c.id, status="not_run") for c in checks[len(done) :]]
             return RunOutcome((*done, *rest), why)
@@ -77,20 +95,41 @@ class ChromiumAcceptance:
             return not_run("the preview does not show this build")
         if not playwright_installed():
             return not_run("no browser is installed here")
+        bound = SUITE_SECONDS if seconds is None else min(SUITE_SECONDS, seconds)
+        tenant = Tenant(app.owner, app.id)
         done: list[CheckResult] = []
-        async with self.check.slots_here():
-            try:
-                async with asyncio.timeout(SUITE_SECONDS):
-                    for stored in checks:
-                        async with self.check.browsers.page(url) as page:
-                            outcome = await check_in_page(page, url, stored.check)
-                        done.append(_result(stored, outcome))
-            except BrowserDidNotStart as exc:
-                log.warning("acceptance checks not run: Chromium did not start (%s)", exc)
-                return not_run("the browser did not start", done)
-            except TimeoutError:
-                return not_run(f"the suite took longer than {SUITE_SECONDS:g} s", done)
+        try:
+            async with asyncio.timeout(bound):
+                for stored in checks:
+                    result = await self._one(url, stored, tenant)
+                    if result is None:
+                        return not_run(BROWSER_FAILED, done)
+                    done.append(result)
+        except BrowserDidNotStart as exc:
+            log.warning("acceptance checks not run: Chromium did not start (%s)", exc)
+            return not_run("the browser did not start", done)
+        except BrowserBusy as exc:
+            log.warning("acceptance checks of app %s: %s", app.id, exc)
+            return not_run(BUSY, done)
+        except TimeoutError:
+            return not_run(f"the suite took longer than {bound:g} s", done)
         return RunOutcome(tuple(done))
+
+    async def _one(self, url: str, stored: StoredCheck, tenant: Tenant) -> CheckResult | None:
+        """One check's verdict; run again once if its browser went away under it (the
+        platform's failure, not the page's); None if it went away again."""
+        for _ in range(2):
+            async with self.check.browsers.page(url, tenant=tenant) as page:
+                try:
+                    outcome = await check_in_page(page, url, stored.check)
+                except Exception:
+                    if not await went_away(page):
+                        raise
+                    outcome = None
+                if outcome is not None and not await went_away(page):
+                    return _result(stored, outcome)
+            log.warning("acceptance check %s: the browser went away under it", stored.id)
+        return None
 
 
 def _result(stored: StoredCheck, outcome: CheckOutcome) -> CheckResult:
@@ -136,12 +175,20 @@ async def check_in_page(
 ) -> CheckOutcome:
     """Run ``check`` against the app at ``url`` (its root) in ``page``, of a fresh context
     confined to that origin."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     try:
         async with asyncio.timeout(CHECK_SECONDS):
-            await page.goto(url, wait_until="load", timeout=action_ms * 3)
+            try:
+                async with asyncio.timeout(action_ms * 3 / 1000 + ANSWER_SECONDS):
+                    await page.goto(url, wait_until="load", timeout=action_ms * 3)
+            except TimeoutError:
+                raise _Failed("the check", "the page loaded", _silent(page)) from None
+            except PlaywrightTimeout as exc:  # the page's load never ended (others: ours)
+                raise _Failed("the check", "the page loaded", _first_line(exc)) from None
             for i, step in enumerate(check.steps):
                 await _step(page, url, step, f"steps[{i}]", action_ms)
             for i, expectation in enumerate(check.expect):
@@ -159,7 +206,9 @@ async def check_in_page(
 async def _evidence(page: Page, failed: _Failed) -> Evidence:
     shot = None
     with contextlib.suppress(Exception):
-        shot = await page.screenshot(type="png", timeout=5_000)
+        shot = await asyncio.wait_for(
+            page.screenshot(type="png", timeout=SHOT_MS), SHOT_MS / 1000 + 1
+        )
     return Evidence(failed.where, failed.expected, failed.actual, shot)
 
 
@@ -193,21 +242,31 @@ async def _step(page: Page, url: str, step: Step, where: str, ms: float) -> None
             origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
             await page.goto(origin + step.path, wait_until="load", timeout=ms * 3)
         elif step.action == "wait":
-            await page.wait_for_timeout(step.ms or 0)
+            await asyncio.sleep((step.ms or 0) / 1000)  # the platform's clock, not the page's
         else:
             assert step.target is not None
             found = _locator(page, step.target)
-            if step.action == "click":
-                await found.click(timeout=ms)
-            elif step.action == "fill":
-                await found.fill(step.value or "", timeout=ms)
-            elif step.action == "press":
-                key = step.value or ""
-                await found.press(KEY_NAMES.get(key, key), timeout=ms)
-            else:
-                await found.select_option(label=step.value, timeout=ms)
+            # Playwright's own timeout, and ours over it: a hung renderer answers neither.
+            async with asyncio.timeout(ms / 1000 + ANSWER_SECONDS):
+                if step.action == "click":
+                    await found.click(timeout=ms)
+                elif step.action == "fill":
+                    await found.fill(step.value or "", timeout=ms)
+                elif step.action == "press":
+                    key = step.value or ""
+                    await found.press(KEY_NAMES.get(key, key), timeout=ms)
+                else:
+                    await found.select_option(label=step.value, timeout=ms)
     except PlaywrightError as exc:
         raise _Failed(where, what, _first_line(exc)) from None
+    except TimeoutError:
+        raise _Failed(where, what, _silent(page)) from None
+
+
+def _silent(page: Page) -> str:
+    """What a page that does not answer is told (its path: the origin holds the key)."""
+    path = urlsplit(page.url).path or "/"
+    return f"the page {path} did not answer within {ANSWER_SECONDS:g} s (a script that never ends?)"
 
 
 async def _expect(
@@ -217,7 +276,10 @@ async def _expect(
     expected, probe = _probe(page, expectation, errors)
     deadline = time.monotonic() + ms / 1000
     while True:
-        held, actual = await probe()
+        try:  # each look into the page bounded: a busy renderer never answers
+            held, actual = await asyncio.wait_for(probe(), ANSWER_SECONDS)
+        except TimeoutError:
+            raise _Failed(where, expected, _silent(page)) from None
         if held:
             return
         if time.monotonic() >= deadline:

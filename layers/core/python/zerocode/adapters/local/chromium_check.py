@@ -16,7 +16,10 @@ Problems, in the order they happened:
 - an empty mount point: for a Vue project, the mounted element (``[data-v-app]``, else
   ``#app``) has no child element after load, or there is none; for html / multi_file, a
   ``<body>`` with neither text nor an element other than script, style and the like;
-- a load that does not finish within the timeout (10 s), itself a problem.
+- a load that does not finish within the timeout (10 s), itself a problem;
+- a page that does not answer a trivial script within :data:`ANSWER_SECONDS` after load (a
+  script that never ends): its check stops there and its context is closed, which ends its
+  renderer; other checks in the browser go on (issue 37: a page hurts only its own check).
 
 What the confinement caused is not a problem: a request to another origin is aborted
 (``ERR_BLOCKED_BY_CLIENT``), and neither its console message nor the failed ``fetch`` that
@@ -26,7 +29,9 @@ the preview's only secret, and the model needs only the path). Bounded: at most
 
 Best effort: the check never raises for anything the page does. When Chromium cannot start,
 the sites server does not answer, or the preview does not point at the build any more, it
-logs why and reports no problems: a turn is never failed by the check's own trouble.
+logs why and reports no problems: a turn is never failed by the check's own trouble. When the
+browser was busy past the fair queue's bound (:mod:`.browser_shares`), or went away under the
+check twice (it is re-run once on a fresh browser), it reports :class:`NotChecked` with why.
 """
 
 from __future__ import annotations
@@ -35,11 +40,17 @@ import asyncio
 import contextlib
 import logging
 import re
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from zerocode.adapters.local.browser_pool import BrowserDidNotStart, BrowserPool, kept_browser
+from zerocode.adapters.local.browser_pool import (
+    BrowserDidNotStart,
+    BrowserPool,
+    kept_browser,
+    went_away,
+)
+from zerocode.adapters.local.browser_shares import BUSY, PLATFORM, BrowserBusy, Tenant
 from zerocode.adapters.local.chromium import (
     confined,
     find_chromium,
@@ -48,6 +59,7 @@ from zerocode.adapters.local.chromium import (
     usable,
 )
 from zerocode.apps.records import App, AppStore, CodeGenType
+from zerocode.engine.runtime_check import NotChecked
 from zerocode.publishing.builds import Build, BuildState
 from zerocode.publishing.pointers import Publisher, SiteTarget, SiteUrls, preview_pointer
 
@@ -61,8 +73,11 @@ MAX_PROBLEM_CHARS = 300
 LOAD_TIMEOUT_MS = 10_000  # the page's load event; past it the page is reported as hanging
 SETTLE_MS = 2_000  # after load: until no request is in flight for QUIET_MS, at most this long
 QUIET_MS = 100  # no request in flight this long: settled (a router's first view has loaded)
-# Past this the whole check is abandoned (a browser that does not close, say): no problems.
-GIVE_UP_SECONDS = 45.0
+ANSWER_SECONDS = 5.0  # a trivial script evaluated in the loaded page; past it: not answering
+# Past this the check of a page it holds is abandoned, not checked (each step has its bound:
+# this is the whole's); within the pool's HOLD_SECONDS, the context's close included.
+GIVE_UP_SECONDS = 30.0
+BROWSER_FAILED = "not checked: the checking browser failed (twice)"
 _KEY = re.compile(r"[A-Za-z0-9_-]{20,}")  # a preview key, in a URL written to the log
 # What a request aborted by the confinement looks like to the page.
 _BLOCKED = ("ERR_BLOCKED_BY_CLIENT", "Failed to fetch", "NetworkError", "Load failed")
@@ -96,6 +111,7 @@ class Findings:
     problems: list[str] = field(default_factory=list)
     dropped: int = 0
     checked: bool = True  # False when the page could not be loaded for a reason not its own
+    why: str | None = None  # said to the user and the model when it was not checked
 
     def add(self, text: str) -> None:
         text = _clean(text, self.origin)
@@ -106,12 +122,13 @@ class Findings:
             return
         self.problems.append(text)
 
-    def discard(self) -> None:
+    def discard(self, why: str | None = None) -> None:
         """Forget what was found: the page was never properly loaded (not the page's fault),
-        so the page was not checked."""
+        so the page was not checked (``why``: what the user and the model are told)."""
         self.problems.clear()
         self.dropped = 0
         self.checked = False
+        self.why = why
 
     def by_confinement(self, text: str) -> bool:
         """Whether a failure is the confinement's doing (a request elsewhere was aborted)."""
@@ -137,19 +154,14 @@ class ChromiumCheck:
         publisher: Publisher | None = None,
         timeout_ms: float = LOAD_TIMEOUT_MS,
         settle_ms: float = SETTLE_MS,
-        slots: int = 2,
         browsers: BrowserPool | None = None,
     ) -> None:
         self.urls, self.executable = urls, executable
         self.browsers = browsers or kept_browser(executable)
         self.apps, self.publisher = apps, publisher
         self.timeout_ms, self.settle_ms = timeout_ms, settle_ms
-        self.slots = slots
-        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
 
-    async def check(self, app: App, build: Build) -> list[str] | None:
+    async def check(self, app: App, build: Build) -> list[str] | NotChecked | None:
         """The problems of ``build``'s preview page (it must be the one the preview shows)."""
         if build.state is not BuildState.SUCCEEDED:
             return None
@@ -160,7 +172,8 @@ class ChromiumCheck:
             return None
         if url is None:
             return None
-        return await self.check_url(url, vue=build.kind is CodeGenType.VUE_PROJECT)
+        vue = build.kind is CodeGenType.VUE_PROJECT
+        return await self.check_url(url, vue=vue, tenant=Tenant(app.owner, app.id))
 
     def preview_url(self, app: App, build: Build | None) -> str | None:
         """The preview's URL, if the preview shows ``build`` (when given; the key in ``app``
@@ -184,65 +197,71 @@ class ChromiumCheck:
                 return None
         return self.urls.preview(key)
 
-    def slots_here(self) -> asyncio.Semaphore:
-        """The browsers that may run at once on this event loop (acceptance runs share them)."""
-        loop = asyncio.get_running_loop()
-        return self._slots.setdefault(loop, asyncio.Semaphore(self.slots))
+    async def check_url(
+        self, url: str, *, vue: bool, tenant: Tenant = PLATFORM
+    ) -> list[str] | NotChecked | None:
+        """The problems of the page at ``url`` (see the module's docstring), None when it
+        could not be checked for a reason of the preview's, :class:`NotChecked` for one of
+        the browser's. It waits its turn for a context of the kept browser among tenants
+        (:mod:`.browser_shares`); a check whose browser went away under it is run once more
+        (on a fresh browser), never reported as the page's."""
+        for _ in range(2):
+            findings = Findings(origin=origin_of(url))
+            try:
+                again = await self._load(url, findings, vue=vue, tenant=tenant)
+            except BrowserBusy as exc:
+                log.warning("runtime check of %s: %s", _public(url), exc)
+                return NotChecked(BUSY)
+            except Exception as exc:  # never a turn's failure
+                log.warning("runtime check of %s abandoned: %s", _public(url), _first_line(exc))
+                return None
+            if not again:
+                if findings.why is not None:
+                    return NotChecked(findings.why)
+                return findings.result() if findings.checked else None
+            log.warning("runtime check of %s: the browser went away; run again", _public(url))
+        return NotChecked(BROWSER_FAILED)
 
-    async def check_url(self, url: str, *, vue: bool) -> list[str] | None:
-        """The problems of the page at ``url`` (see the module's docstring), or None when
-        it could not be checked. At most ``slots`` checks run at once, per event loop, each
-        in a context of its own in the kept browser (:mod:`.browser_pool`): a burst of turns
-        waits for a slot (up to GIVE_UP_SECONDS). A check past GIVE_UP_SECONDS has the
-        browser replaced."""
-        findings = Findings(origin=origin_of(url))
-        slots = self.slots_here()
-        try:
-            async with asyncio.timeout(GIVE_UP_SECONDS):
-                await slots.acquire()
-        except TimeoutError:
-            log.warning("runtime check of %s skipped: every browser slot was busy", _public(url))
-            return None
-        try:
-            await asyncio.wait_for(self._load(url, findings, vue=vue), GIVE_UP_SECONDS)
-        except TimeoutError:
-            log.warning("runtime check of %s abandoned: timeout; browser replaced", _public(url))
-            await self.browsers.replace()
-            return None
-        except Exception as exc:  # never a turn's failure
-            log.warning(
-                "runtime check of %s abandoned: %s", _public(url), _first_line(exc) or "timeout"
-            )
-            return None
-        finally:
-            slots.release()
-        return findings.result() if findings.checked else None
-
-    async def _load(self, url: str, findings: Findings, *, vue: bool) -> None:
+    async def _load(self, url: str, findings: Findings, *, vue: bool, tenant: Tenant) -> bool:
+        """Check the page into ``findings``; whether the browser went away under it."""
         if not playwright_installed():
             log.warning("runtime check skipped: Playwright's package is not installed")
             findings.discard()
-            return
+            return False
         try:
-            async with self.browsers.page(url, findings.blocked) as page:
-                await inspect_page(
-                    page,
-                    url,
-                    findings,
-                    vue=vue,
-                    timeout_ms=self.timeout_ms,
-                    settle_ms=self.settle_ms,
-                )
+            async with self.browsers.page(url, findings.blocked, tenant=tenant) as page:
+                try:
+                    async with asyncio.timeout(GIVE_UP_SECONDS):
+                        await inspect_page(
+                            page,
+                            url,
+                            findings,
+                            vue=vue,
+                            timeout_ms=self.timeout_ms,
+                            settle_ms=self.settle_ms,
+                        )
+                except Exception as exc:
+                    if await went_away(page):
+                        return True
+                    if not isinstance(exc, TimeoutError):
+                        raise
+                    log.warning("runtime check of %s abandoned: past its bound", _public(url))
+                    took = f"the check took longer than {GIVE_UP_SECONDS:g} s"
+                    findings.discard(f"not checked: {took}")
+                    return False
+                if await went_away(page):
+                    return True
         except BrowserDidNotStart as exc:
             log.warning("runtime check skipped: Chromium did not start (%s)", exc)
             findings.discard()
-            return
+            return False
         if findings.blocked:
             log.info(
                 "runtime check of %s: %d request(s) elsewhere aborted",
                 _public(url),
                 len(findings.blocked),
             )
+        return False
 
 
 async def inspect(browser: Browser, url: str, findings: Findings, **how: Any) -> Page | None:
@@ -290,10 +309,23 @@ async def inspect_page(
         findings.discard()
         return False
     await traffic.settled(QUIET_MS, settle_ms)
-    empty = await page.evaluate(_EMPTY, vue)
+    try:
+        empty = await asyncio.wait_for(page.evaluate(_EMPTY, vue), ANSWER_SECONDS)
+    except TimeoutError:
+        findings.add(not_answering(url))
+        return False
     if isinstance(empty, str):
         findings.add(empty)
     return True
+
+
+def not_answering(url: str) -> str:
+    """The problem of a page that does not answer (its path named: the origin holds the key)."""
+    path = urlsplit(url).path or "/"
+    return (
+        f"the page {path} did not answer within {ANSWER_SECONDS:g} s after load: a script "
+        "that never ends (a loop, say) keeps it busy; its check stopped and it was closed"
+    )
 
 
 class Traffic:
