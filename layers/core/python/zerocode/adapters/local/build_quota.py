@@ -18,6 +18,7 @@ file-size rlimit only; the banner says so.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import ctypes.util
@@ -39,6 +40,11 @@ class QuotaUnavailable(Exception):
     """The build's quota could not be mounted: the build is refused, saying why."""
 
 
+# This process's quotas still mounted: at its exit they go (a box whose event loop closed
+# before it was closed, in tests); a killed server's go at the next start (release_under).
+_MOUNTED: set[Path] = set()
+
+
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
@@ -52,13 +58,21 @@ def mount(target: Path, size: int) -> None:
             f"the build's disk quota (a tmpfs of {size >> 20} MiB) could not be mounted: "
             f"{os.strerror(err)}"
         )
+    _MOUNTED.add(target)
 
 
 def unmount(target: Path) -> None:
     """Detach it (lazily: nothing may be using it by now, but nothing waits if something
     does); its pages are freed with the last user."""
+    _MOUNTED.discard(target)
     if _libc().umount2(os.fsencode(target), MNT_DETACH) and ctypes.get_errno() != 22:
         log.warning("build quota %s not unmounted: %s", target, os.strerror(ctypes.get_errno()))
+
+
+@atexit.register
+def _at_exit() -> None:
+    for target in list(_MOUNTED):
+        unmount(target)
 
 
 def mounted_under(root: Path) -> list[Path]:
