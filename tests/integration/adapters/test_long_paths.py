@@ -15,9 +15,10 @@ import pytest
 
 from zerocode.adapters.aws.s3_workspace import S3Workspace
 from zerocode.adapters.local.workspace import LocalWorkspace
-from zerocode.apps.workspace import PathRefused
+from zerocode.apps.workspace import FileMissing, PathRefused
 from zerocode.engine.tools import ToolBox
 from zerocode.memory.messages import FAILED_PREFIX, ToolCall
+from zerocode.publishing.builds import snapshot
 
 LONG = "n" * 250 + ".js"  # 253 bytes: within the path rules
 TOO_LONG = "n" * 297 + ".js"  # 300 bytes
@@ -35,13 +36,15 @@ def deep_root(tmp_path: Path, length: int) -> Path:
     return root
 
 
-def plant(app_dir: Path, directory: str, name: str) -> None:
+def plant(app_dir: Path, directories: str, name: str) -> None:
     """A file made one directory at a time (no whole path is ever given to the kernel)."""
     fd = os.open(app_dir, os.O_RDONLY | os.O_DIRECTORY)
-    os.mkdir(directory, dir_fd=fd)
-    sub = os.open(directory, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-    os.close(os.open(name, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=sub))
-    os.close(sub)
+    for part in directories.split("/"):
+        os.mkdir(part, dir_fd=fd)
+        sub = os.open(part, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = sub
+    os.close(os.open(name, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
     os.close(fd)
 
 
@@ -58,14 +61,30 @@ def test_a_name_the_file_system_refuses_is_path_refused_never_an_os_error(
     with pytest.raises(PathRefused, match="File name too long"):
         ws.read("app1", path)
     assert [f.path for f in ws.list("app1")] == ["index.html"]
-    # Such a file made another way: listing and reading it are refused, deleting it works.
+    # Such a file made another way: reading it is refused and the listing leaves it out (so
+    # the app's snapshot still reads every listed file); deleting it works.
     plant(ws.path("app1"), "src", LONG)
-    with pytest.raises(PathRefused, match="File name too long"):
-        ws.list("app1")
+    assert (ws.path("app1") / "src").is_dir()
+    assert [f.path for f in ws.list("app1")] == ["index.html"]
     with pytest.raises(PathRefused, match="File name too long"):
         ws.read("app1", path)
     ws.delete("app1", path)
+    with pytest.raises(FileMissing):
+        ws.delete("app1", path)
+
+
+def test_a_file_made_before_the_bounds_is_left_out_of_the_listing(tmp_path: Path) -> None:
+    """A path past 1,024 bytes (each part within 255) from before the rule: the listing
+    leaves it out, as the S3 workspace leaves out keys that are not clean paths, so the
+    app's snapshot (every listed file read) still works."""
+    ws = LocalWorkspace(tmp_path / "ws")
+    ws.write("app1", "index.html", b"<h1>fits</h1>")
+    deep = "/".join(["d" * 250] * 5)
+    plant(ws.path("app1"), deep, "old.js")  # 1,261 bytes in all
     assert [f.path for f in ws.list("app1")] == ["index.html"]
+    assert snapshot(ws, "app1").files == {"index.html": b"<h1>fits</h1>"}
+    with pytest.raises(PathRefused, match="a path longer than 1024 bytes"):
+        ws.read("app1", f"{deep}/old.js")
 
 
 def call(tools: ToolBox, name: str, **args: str) -> tuple[bool, str]:

@@ -107,7 +107,10 @@ class LocalWorkspace:
             raise FileMissing(f"file {rel} does not exist") from None
 
     def list(self, app_id: str) -> list[FileInfo]:
-        """Regular files only: links and build/tooling directories are not source."""
+        """Regular files a read can reach: links, build/tooling directories, names the path
+        rules refuse (made before a rule, or planted) and files whose whole path the file
+        system refuses are not source (as the S3 workspace leaves such keys out), so one such
+        file never stops the app's snapshot and builds."""
         app_dir = self._app_dir(app_id)
         out: list[FileInfo] = []
         for dirpath, dirnames, filenames in os.walk(app_dir):
@@ -115,10 +118,15 @@ class LocalWorkspace:
             if here == app_dir:
                 dirnames[:] = [d for d in dirnames if d not in NON_SOURCE_DIRS]
             for name in filenames:
-                with _names_refused((here / name).relative_to(app_dir).as_posix()):
+                rel = (here / name).relative_to(app_dir).as_posix()
+                try:
                     st = os.lstat(here / name)
-                if stat.S_ISREG(st.st_mode) and not name.startswith(_TEMP_PREFIX):
-                    out.append(FileInfo((here / name).relative_to(app_dir).as_posix(), st.st_size))
+                except OSError as exc:
+                    if exc.errno not in _NAME_ERRNOS:
+                        raise
+                    continue
+                if stat.S_ISREG(st.st_mode) and _is_clean(rel):
+                    out.append(FileInfo(rel, st.st_size))
         return sorted(out, key=lambda f: f.path)
 
     def delete_app(self, app_id: str) -> int:
@@ -175,6 +183,15 @@ def _names_refused(rel: str) -> Iterator[None]:
         raise PathRefused(
             f"path {shown(rel)} is refused by the server's file system ({os.strerror(exc.errno)})"
         ) from None
+
+
+def _is_clean(rel: str) -> bool:
+    """Whether ``rel`` is a workspace path as the rules make it (the platform's temporary
+    names are not)."""
+    try:
+        return clean_path(rel) == rel
+    except PathRefused:
+        return False
 
 
 def _by_its_path(target: Path) -> None:
