@@ -211,7 +211,11 @@ def test_a_browser_serves_a_bounded_number_of_checks(monkeypatch: pytest.MonkeyP
     assert launches == [1, 1, 2, 2, 3]
 
 
-SPIN = "<body><h1>spins</h1><script>setTimeout(() => { for (;;) {} }, 50)</script></body>"
+# Spins once loaded: its load ends, then no script of the check is ever answered.
+SPIN = (
+    "<body><h1>spins</h1><script>addEventListener('load', () => "
+    "setTimeout(() => { for (;;) {} }, 50))</script></body>"
+)
 FINE = "<body><h1>fine</h1></body>"
 
 

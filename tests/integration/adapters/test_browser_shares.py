@@ -27,7 +27,11 @@ from zerocode.engine.runtime_check import NotChecked
 from zerocode.publishing.builds import Build, BuildPurpose, BuildState
 from zerocode.publishing.pointers import SiteUrls
 
-SPIN = "<body><h1>spins</h1><script>setTimeout(() => { for (;;) {} }, 50)</script></body>"
+# Spins once loaded: its load ends, then no script of the check is ever answered.
+SPIN = (
+    "<body><h1>spins</h1><script>addEventListener('load', () => "
+    "setTimeout(() => { for (;;) {} }, 50))</script></body>"
+)
 FINE = "<body><h1>Fine</h1><button>Go</button></body>"
 
 

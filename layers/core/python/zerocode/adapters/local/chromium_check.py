@@ -294,7 +294,7 @@ async def inspect_page(
     try:
         response = await page.goto(url, wait_until="load", timeout=timeout_ms)
     except PlaywrightTimeout:
-        findings.add(f"the page did not finish loading within {timeout_ms / 1000:g} s")
+        findings.add(f"the page {_path(url)} did not finish loading within {timeout_ms / 1000:g} s")
         return False
     except PlaywrightError as exc:  # the sites server, not the page
         log.warning("runtime check of %s skipped: %s", _public(url), _first_line(exc))
@@ -321,11 +321,14 @@ async def inspect_page(
 
 def not_answering(url: str) -> str:
     """The problem of a page that does not answer (its path named: the origin holds the key)."""
-    path = urlsplit(url).path or "/"
     return (
-        f"the page {path} did not answer within {ANSWER_SECONDS:g} s after load: a script "
+        f"the page {_path(url)} did not answer within {ANSWER_SECONDS:g} s after load: a script "
         "that never ends (a loop, say) keeps it busy; its check stopped and it was closed"
     )
+
+
+def _path(url: str) -> str:
+    return urlsplit(url).path or "/"
 
 
 class Traffic:
