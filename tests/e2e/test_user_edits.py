@@ -99,7 +99,7 @@ def test_bad_hand_edits_are_clear_errors_and_change_nothing(
     url = f"/api/apps/{app_id}/files"
     for path, body, headers, status, code in [
         ("index.html", {"content": page + "x"}, {"If-Match": '"nope"'}, 412, "file_changed"),
-        ("style.css", {"content": "h1{}"}, {}, 400, "invalid_input"),  # not an html app's file
+        ("style.css", {"content": "h1{}"}, {}, 400, "file_refused"),  # not an html app's file
         ("..%2Fescape.html", {"content": "x"}, {}, 400, None),
         ("index.html", {"content": "x" * 600_000}, {}, 422, "validation_error"),
         ("index.html", {"content": "é" * 300_000}, {}, 413, "workspace_full"),
