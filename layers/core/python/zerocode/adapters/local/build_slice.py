@@ -178,10 +178,11 @@ class BuildSlice:
         try:
             (parent / "cgroup.subtree_control").write_text(enable)
         except OSError as exc:
-            if exc.errno != errno.EBUSY or parent == base:
+            if exc.errno != errno.EBUSY:
                 raise
-            # A v2 cgroup with processes in it has no children with controllers: the server
-            # moves itself into a leaf of its own cgroup (same limits), then enables them.
+            # A v2 cgroup with processes in it has no children with controllers (the real
+            # root excepted; a container's is not): the server moves itself into a leaf of
+            # its own cgroup (same limits), then enables them.
             leaf = parent / LEAF
             leaf.mkdir(exist_ok=True)
             (leaf / "cgroup.procs").write_text(str(os.getpid()))
