@@ -243,3 +243,24 @@ def test_a_server_in_a_400_mib_cgroup_keeps_its_builds_inside_it(tmp_path: Path,
         group.rmdir()
     assert "within the server's 400 MiB: 0.2 GiB" in said["said"], said
     assert not said["ok"] and "ran out of memory" in (said["error"] or ""), said
+
+
+def test_a_dead_servers_builds_cgroup_is_swept_with_its_builds(box: Any) -> None:
+    """A server killed mid-build leaves its builds' cgroup with a build's group (and a
+    process) in it: the next start's sweep kills the process and removes both; ours stay."""
+    import subprocess
+
+    stale = [d.parent / f"{cgroups.SLICE}1.0" for d in box.cgroups]  # pid 1, another start
+    inner = [s / f"{cgroups.PREFIX}1.0-0000abcd" for s in stale]
+    for group in (*stale, *inner):
+        group.mkdir(exist_ok=True)
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        for group in inner:
+            (group / "cgroup.procs").write_text(str(sleeper.pid))
+        cgroups.sweep([d.parent for d in box.cgroups])
+        assert sleeper.wait(5) == -9
+        assert not any(g.exists() for g in (*stale, *inner))
+        assert all(d.is_dir() for d in box.cgroups)
+    finally:
+        sleeper.kill()

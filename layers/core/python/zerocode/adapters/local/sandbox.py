@@ -6,8 +6,9 @@ the box the build sees only its own directory (writable, at ``/build``), the too
 no network, no other process, a clean environment (bubblewrap itself is started with only
 ``PATH``, so even the box's ``/proc/1/environ`` holds nothing of the platform's), an
 unprivileged uid of its own (when the platform runs as root: one of a pool, see
-``box_uids.py``, so process limits are per build), its own cgroup (``cgroups.py``), and
-limits on time, memory, processes, file size and output.
+``box_uids.py``, so process limits are per build), its own cgroup (``cgroups.py``) inside
+the server's builds' cgroup (``build_slice.py``), a work directory that is a size-bounded
+tmpfs (``build_quota.py``), and limits on time, memory, processes, file size and output.
 
 A build is a :class:`Box` session: its commands run one after another, then its output
 leaves as one tar stream written by ``tar`` in a second, read-only box (nothing the build
