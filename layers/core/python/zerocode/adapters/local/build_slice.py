@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from zerocode.adapters.local import cgroups
 from zerocode.adapters.local.cgroups import CgroupUnavailable, owner_tag
 
 SLICE = "zerocode-builds-"
@@ -217,3 +218,18 @@ class BuildSlice:
         """Where stale build cgroups may be: these parents' parents (other slices of dead
         servers) and the hierarchy's roots (the layout before slices)."""
         return [group.parent for group in self.dirs]
+
+
+def builds_cgroup(*, use: bool) -> tuple[list[Path] | None, str]:
+    """The builds' cgroup under the server's own (stale ones of dead servers swept), and
+    what it caps; None when this platform makes no cgroups (not root, no hierarchy)."""
+    base = cgroups.root() if use else None
+    if base is None:
+        return None, ""
+    roots = [base, *(base / c for c in ("memory", "pids", "cpu"))]
+    try:
+        made = BuildSlice.make(base)
+    finally:
+        cgroups.sweep(roots)  # the layout before slices too
+    cgroups.sweep(made.places())
+    return made.dirs, made.describe()

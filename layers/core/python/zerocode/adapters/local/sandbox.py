@@ -35,7 +35,7 @@ from typing import Protocol
 
 from zerocode.adapters.local import build_quota, cgroups
 from zerocode.adapters.local.box_uids import NoUidFree, UidPool
-from zerocode.adapters.local.build_slice import BuildSlice
+from zerocode.adapters.local.build_slice import builds_cgroup
 from zerocode.adapters.local.host_box import BOX_ENV, Unsandboxed, tar_argv
 from zerocode.adapters.local.sandbox_probe import (
     OWN_USERNS,
@@ -480,25 +480,10 @@ def sandbox(*, override: bool, use_cgroups: bool = True) -> Sandbox:
     broken = probe(bwrap) if bwrap is not None else MISSING
     if bwrap is not None and broken is None:
         try:
-            parents, said = _builds_cgroup(use=use_cgroups)
+            parents, said = builds_cgroup(use=use_cgroups)
         except cgroups.CgroupUnavailable as exc:
             return Refusing(str(exc))
         return Bubblewrap(bwrap, node, parents, quota=build_quota.works(), cgroups_said=said)
     if override:
         return Unsandboxed(node)
     return Refusing(broken or MISSING)
-
-
-def _builds_cgroup(*, use: bool) -> tuple[list[Path] | None, str]:
-    """The builds' cgroup under the server's own (stale ones of dead servers swept), and
-    what it caps; None when this platform makes no cgroups (not root, no hierarchy)."""
-    base = cgroups.root() if use else None
-    if base is None:
-        return None, ""
-    roots = [base, *(base / c for c in ("memory", "pids", "cpu"))]
-    try:
-        made = BuildSlice.make(base)
-    finally:
-        cgroups.sweep(roots)  # the layout before slices too
-    cgroups.sweep(made.places())
-    return made.dirs, made.describe()
