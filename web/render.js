@@ -141,6 +141,9 @@ export function storedStep(line) {
                       evidence: ev ? { where: ev[1], expected: ev[2], actual: ev[3], screenshot: null } : null } };
   }
   if (rest === "the page was not checked in a browser") return { state, label: t("step.notChecked") };
+  if ((m = rest.match(/^the page was not checked in a browser: (.*)$/))) {
+    return { state, label: t("step.notCheckedWhy", { why: m[1] }) };  // busy, or failing
+  }
   if (rest === "the page loads in a browser without errors") return { state, label: t("step.checked") };
   if ((m = rest.match(/^the page fails in the browser: (.*)$/))) {
     return { state, label: t("step.checkFailed", { why: m[1] }) };

@@ -20,9 +20,12 @@ from tests.e2e.conftest import Server, Turn, create, parse_sse, signed_in
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
 from zerocode.adapters.local.browser_pool import HOLD_SECONDS
 
-SPIN = (  # spins once loaded: its load ends, then no script of a check is ever answered
-    "<h1>Spins</h1><script>addEventListener('load', () => "
-    "setTimeout(() => { for (;;) {} }, 50))</script>"
+# Spins once loaded, deterministically: the runtime check's look at the page (it reads
+# document.body) spins, and so does a timer 50 ms after load.
+SPIN = (
+    "<h1>Spins</h1><script>addEventListener('load', () => {"
+    " Object.defineProperty(document, 'body', { get() { for (;;) {} } });"
+    " setTimeout(() => { for (;;) {} }, 50); })</script>"
 )
 FINE = "<h1>Fine</h1>"
 

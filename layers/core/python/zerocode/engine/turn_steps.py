@@ -272,7 +272,8 @@ class TurnSteps:
             if problems is None:  # the check could not run (no browser): say so
                 st.steps.append("– the page was not checked in a browser")
             elif isinstance(problems, NotChecked):  # the platform's trouble: told, not repaired
-                st.steps.append(f"– the page was not checked in a browser: {problems.why}")
+                why = problems.why.removeprefix("not checked: ")
+                st.steps.append(f"– the page was not checked in a browser: {why}")
             elif problems:
                 st.steps.append("✗ the page fails in the browser: " + problems[0])
                 why = f"the page fails in the browser: {problems[0]}"

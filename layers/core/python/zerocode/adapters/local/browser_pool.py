@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
@@ -45,9 +46,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Contexts open at once per event loop: 2 cores here, and a busy page's renderer takes one;
-# each context is ~60 MB of 24 GB, so the CPU is what bounds them (docs/security.md).
-PAGES = 4
+# Contexts open at once per event loop: two per core (a page that spins takes a core of its
+# own until its check's bound; 4 on the 2-core machine this was sized on), 2 to 8. A context
+# renderer is tens of MB and the machine has GBs: the CPU bounds them (docs/security.md).
+PAGES = max(2, min(8, 2 * (os.cpu_count() or 1)))
 USER_MOST = PAGES - 1  # contexts one user holds at once: one is always left for another
 # The longest one check holds a context (runtime: GIVE_UP_SECONDS; acceptance: CHECK_SECONDS
 # and its evidence), the context's close included: what the fair queue's bound rests on.
@@ -308,8 +310,10 @@ class BrowserPool:
         async with kept.queue.turn(tenant, WAIT_SECONDS if wait is None else wait):
             try:
                 lease = await asyncio.wait_for(kept.take(), OPEN_SECONDS)
-            except TimeoutError:  # a browser that hangs: never waited for again
-                await kept.drop()
+            except TimeoutError:  # a browser that hangs: broken, killed once no check is in it
+                kept.broken = kept.browser
+                if kept.out == 0:
+                    await kept.drop()
                 raise BrowserDidNotStart(f"no browser context within {OPEN_SECONDS:g} s") from None
             lease.confinement.aim(url, seen)
             kept.out += 1
