@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 # renderer is tens of MB and the machine has GBs: the CPU bounds them (docs/security.md).
 PAGES = max(2, min(8, 2 * (os.cpu_count() or 1)))
 USER_MOST = PAGES - 1  # contexts one user holds at once: one is always left for another
-# The longest one check holds a context (runtime: GIVE_UP_SECONDS; acceptance: CHECK_SECONDS
+# The longest one check holds a context (runtime: PAGE_SECONDS; acceptance: CHECK_SECONDS
 # and its evidence), the context's close included: what the fair queue's bound rests on.
 HOLD_SECONDS = 40.0
 WAIT_SECONDS = 90.0  # a wait for a context; past it the check is "not checked: busy"

@@ -67,7 +67,7 @@ class CheckOutcome:
 
 class ChromiumAcceptance:
     """:class:`zerocode.engine.check_suite.AcceptanceRunner` in the runtime check's confined
-    Chromium, sharing its browser slots."""
+    Chromium, sharing its kept browser's contexts fairly (:mod:`.browser_shares`)."""
 
     def __init__(self, check: ChromiumCheck) -> None:
         self.check = check

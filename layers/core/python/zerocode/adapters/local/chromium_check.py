@@ -74,9 +74,10 @@ LOAD_TIMEOUT_MS = 10_000  # the page's load event; past it the page is reported 
 SETTLE_MS = 2_000  # after load: until no request is in flight for QUIET_MS, at most this long
 QUIET_MS = 100  # no request in flight this long: settled (a router's first view has loaded)
 ANSWER_SECONDS = 5.0  # a trivial script evaluated in the loaded page; past it: not answering
-# Past this the check of a page it holds is abandoned, not checked (each step has its bound:
-# this is the whole's); within the pool's HOLD_SECONDS, the context's close included.
-GIVE_UP_SECONDS = 30.0
+# Past this the check of a page in the kept browser is abandoned, not checked (each step
+# has its bound: this is the whole's); within the pool's HOLD_SECONDS, its close included.
+PAGE_SECONDS = 30.0
+GIVE_UP_SECONDS = 45.0  # the AWS build box's whole check, its own browser's start included
 BROWSER_FAILED = "not checked: the checking browser failed (twice)"
 _KEY = re.compile(r"[A-Za-z0-9_-]{20,}")  # a preview key, in a URL written to the log
 # What a request aborted by the confinement looks like to the page.
@@ -231,7 +232,7 @@ class ChromiumCheck:
         try:
             async with self.browsers.page(url, findings.blocked, tenant=tenant) as page:
                 try:
-                    async with asyncio.timeout(GIVE_UP_SECONDS):
+                    async with asyncio.timeout(PAGE_SECONDS):
                         await inspect_page(
                             page,
                             url,
@@ -246,7 +247,7 @@ class ChromiumCheck:
                     if not isinstance(exc, TimeoutError):
                         raise
                     log.warning("runtime check of %s abandoned: past its bound", _public(url))
-                    took = f"the check took longer than {GIVE_UP_SECONDS:g} s"
+                    took = f"the check took longer than {PAGE_SECONDS:g} s"
                     findings.discard(f"not checked: {took}")
                     return False
                 if await went_away(page):

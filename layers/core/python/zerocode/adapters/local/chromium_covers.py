@@ -16,6 +16,7 @@ docs/security.md, "Origins and the console".
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import shutil
@@ -53,6 +54,7 @@ __all__ = [  # the browser's helpers were here first; covers' tests still import
 ]
 
 log = logging.getLogger(__name__)
+SHOT_MS = 5_000  # the screenshot itself (a page that spins never gives one)
 _KEY = re.compile(r"[a-z0-9]{20,}")  # a preview key (the preview's only secret), in a URL
 
 
@@ -93,15 +95,22 @@ class ChromiumCovers:
         return (await self._shoot(url, None))[0]
 
     async def _shoot(self, url: str, target: Path | None) -> tuple[bytes, list[str]]:
-        from zerocode.adapters.local.chromium_check import QUIET_MS, SETTLE_MS, Traffic
+        """The screenshot, in a context taken in turn with the checks (the platform's own
+        share) and held at most PAGE_SECONDS: a page that spins holds it no longer."""
+        from zerocode.adapters.local.chromium_check import (
+            PAGE_SECONDS,
+            QUIET_MS,
+            SETTLE_MS,
+            Traffic,
+        )
 
         blocked: list[str] = []
-        async with self.browsers.page(url, blocked) as page:
+        async with self.browsers.page(url, blocked) as page, asyncio.timeout(PAGE_SECONDS):
             traffic = Traffic(page)
             await page.goto(url, wait_until="load", timeout=self.timeout_ms)
             await traffic.settled(QUIET_MS, SETTLE_MS)
             png = await page.screenshot(
-                path=str(target) if target is not None else None, type="png"
+                path=str(target) if target is not None else None, type="png", timeout=SHOT_MS
             )
         if blocked:
             log.info("cover of %s: %d request(s) elsewhere aborted", _public(url), len(blocked))
