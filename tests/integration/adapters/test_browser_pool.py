@@ -366,6 +366,63 @@ def test_a_browser_that_went_away_under_a_check_has_it_run_again_not_failed() ->
     assert found == [] and launches == 2
 
 
+def _browser_process(box: int) -> int:
+    """The boxed Chromium's browser process (not bwrap's; its children say ``--type=``)."""
+    found = []
+    for pid in _boxed_pids():
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        child = any(arg.startswith(b"--type=") for arg in argv)
+        if _descends(pid, box) and argv[0].endswith(b"/chromium") and not child:
+            found.append(pid)
+    [main] = found
+    return main
+
+
+def test_a_broken_browser_is_replaced_only_once_no_check_runs_in_it() -> None:
+    """The browser process stopped (SIGSTOP): a used context does not close and the probe
+    of a fresh one fails, so the browser is broken; but a check still holds a context of
+    it, so it is not killed under that check (which works on once the process resumes);
+    when that check is done, the next check gets a new browser."""
+    site = Site({"/": FINE})
+    site.start()
+    pool = BrowserPool(boxed_or_skip())
+    stopped = [0]  # the process stopped, to resume it whatever happens
+
+    async def run() -> tuple[bool, bool, int, int, bool]:
+        try:
+            await pool.warm()
+            kept = pool._loops[asyncio.get_running_loop()]
+            assert kept.box is not None
+            first, stopped[0] = kept.browser, _browser_process(kept.box.pid)
+            main = stopped[0]
+            async with pool.page(site.url) as held:
+                await held.goto(site.url)
+                async with pool.page(site.url):
+                    os.kill(main, signal.SIGSTOP)
+                closing = [t for t in kept.tasks if "_keep" not in repr(t.get_coro())]
+                await asyncio.wait(closing)  # the close timed out, then the probe failed
+                broken = kept.broken is first and kept.browser is first
+                os.kill(main, signal.SIGCONT)
+                answers = await held.evaluate("1 + 1") == 2  # never killed under it
+                launches = pool.launches()
+            async with pool.page(site.url) as page:
+                await page.goto(site.url)
+                fresh = kept.browser is not first
+            return broken, answers, launches, pool.launches(), fresh
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                if stopped[0]:
+                    os.kill(stopped[0], signal.SIGCONT)
+            await pool.close()
+
+    try:
+        broken, answers, before, after, fresh = asyncio.run(run())
+    finally:
+        site.stop()
+    assert broken and answers and fresh
+    assert (before, after) == (1, 2)
+
+
 SERVER = """
 import asyncio, sys, time
 sys.path.insert(0, {root!r})

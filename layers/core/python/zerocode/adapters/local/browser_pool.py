@@ -156,16 +156,20 @@ class _Kept:
         old = time.monotonic() - self.born > MAX_SECONDS
         return self.browser is not None and (self.served >= MAX_CHECKS or old)
 
+    async def mend(self) -> None:
+        """A broken browser is killed once the checks still in it are done (each is bounded
+        by HOLD_SECONDS), so the next check gets a new one; never under a running check."""
+        if self.broken is None or self.broken is not self.browser:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.idle.wait(), HOLD_SECONDS)
+        if self.broken is self.browser:
+            log.warning("the kept browser is broken: a new one starts")
+            await self.drop()
+
     async def take(self) -> Lease:
         """The context opened ahead if it is still good, else a new one; a retired browser
-        is replaced first when no check is using it (else it serves this one too); a broken
-        one once the checks still in it are done (each is bounded by HOLD_SECONDS)."""
-        if self.broken is not None and self.broken is self.browser:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.idle.wait(), HOLD_SECONDS)
-            if self.broken is self.browser:
-                log.warning("the kept browser is broken: a new one starts")
-                await self.drop()
+        is replaced first when no check is using it (else it serves this one too)."""
         if self.retired() and self.out == 0:
             log.info("the kept browser served %d checks: a new one starts", self.served)
             await self.drop()
@@ -308,6 +312,7 @@ class BrowserPool:
         HOLD_SECONDS."""
         kept = self._here()
         async with kept.queue.turn(tenant, WAIT_SECONDS if wait is None else wait):
+            await kept.mend()
             try:
                 lease = await asyncio.wait_for(kept.take(), OPEN_SECONDS)
             except TimeoutError:  # a browser that hangs: broken, killed once no check is in it
