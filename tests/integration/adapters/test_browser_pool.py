@@ -378,11 +378,16 @@ def _browser_process(box: int) -> int:
     return main
 
 
-def test_a_broken_browser_is_replaced_only_once_no_check_runs_in_it() -> None:
+def test_a_broken_browser_is_replaced_only_once_no_check_runs_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The browser process stopped (SIGSTOP): a used context does not close and the probe
     of a fresh one fails, so the browser is broken; but a check still holds a context of
     it, so it is not killed under that check (which works on once the process resumes);
-    when that check is done, the next check gets a new browser."""
+    when that check is done, the next check gets a new browser. (The close's and the
+    probe's bounds are shortened: a stopped process answers neither, however long.)"""
+    monkeypatch.setattr(browser_pool, "CLOSE_SECONDS", 1.0)
+    monkeypatch.setattr(browser_pool, "PROBE_SECONDS", 1.0)
     site = Site({"/": FINE})
     site.start()
     pool = BrowserPool(boxed_or_skip())
