@@ -240,7 +240,8 @@ async def _step(page: Page, url: str, step: Step, where: str, ms: float) -> None
         if step.action == "goto":
             assert step.path is not None
             origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
-            await page.goto(origin + step.path, wait_until="load", timeout=ms * 3)
+            async with asyncio.timeout(ms * 3 / 1000 + ANSWER_SECONDS):  # as actions, below
+                await page.goto(origin + step.path, wait_until="load", timeout=ms * 3)
         elif step.action == "wait":
             await asyncio.sleep((step.ms or 0) / 1000)  # the platform's clock, not the page's
         else:
