@@ -21,12 +21,16 @@ from tests.integration.engine.test_acceptance_turns import (
     setup,
 )
 from zerocode.adapters.local.browser_shares import BUSY
-from zerocode.apps.records import App
+from zerocode.adapters.local.build_shares import BuildShares
+from zerocode.adapters.local.builder import LocalBuilder
+from zerocode.apps.records import App, CodeGenType, new_app_id
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.settings import Settings
 from zerocode.engine import suite_step
 from zerocode.engine.check_suite import CheckResult, Evidence, RunOutcome, StoredCheck
-from zerocode.engine.events import CheckEvent, DoneEvent, RepairEvent
+from zerocode.engine.events import BuildEvent, CheckEvent, DoneEvent, RepairEvent
 from zerocode.engine.runtime_check import NotChecked
-from zerocode.publishing.builds import Build
+from zerocode.publishing.builds import REFUSED, Build
 
 
 class SlowFailingRunner:
@@ -82,3 +86,39 @@ def test_a_page_the_busy_browser_did_not_check_is_told_never_repaired(tmp_path: 
     assert isinstance(done, DoneEvent) and done.status == "succeeded", events
     latest = p.display.page(app.id, limit=1).entries[0].content
     assert "– the page was not checked in a browser: the checking browser was busy" in latest
+
+
+def test_a_build_the_platform_refused_is_told_never_repaired(tmp_path: Path) -> None:
+    """A Vue turn of the offline model with no build slot for its user (the real
+    LocalBuilder's shares; the user's one slot held by another of their builds): the turn
+    fails saying the preview was not built and why, the model is told its files stand, and
+    no repair round asks it to change them."""
+    p = wiring.platform(Settings(data_dir=tmp_path, runtime_check=False))
+    app = App(
+        id=new_app_id(),
+        owner="local",
+        name="Todos",
+        code_gen_type=CodeGenType.VUE_PROJECT,
+        init_prompt="A Vue todo app",
+    )
+    p.apps.put(app)
+    builder = p.publishing.builder
+    assert isinstance(builder, LocalBuilder)
+    builder.shares = BuildShares(slots=1, per_user=1, wait=0.0)
+    builder.shares.by_user[app.owner] = 1  # another build of this user's holds its one slot
+    events = run(p, app, "A Vue todo app")
+    assert of(events, RepairEvent) == []
+    failed = [e for e in of(events, BuildEvent) if e.status == "failed"]
+    assert len(failed) == 1 and failed[0].error.startswith(REFUSED), events
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.status == "failed", events
+    latest = p.display.page(app.id, limit=1).entries[0].content
+    assert "✗ preview not built" in latest
+    assert "**Failed:** the preview was not built: the build was refused: you already have" in (
+        latest
+    )
+    assert p.workspace.list(app.id), "the turn's files stand"
+    said = [str(m.content) for m in p.memory.window(app.id, "").messages]
+    told = [m for m in said if m.startswith("[zerocode note: the preview was not built]")]
+    assert len(told) == 1 and "not a fault in the app's files" in told[0], said[-3:]
+    assert not any(m.startswith("[zerocode repair") for m in said)

@@ -98,7 +98,7 @@ def test_a_toolchain_that_cannot_be_installed_fails_cleanly(tmp_path: Path) -> N
     )
     outcome = build(builder, "A quiz")
     assert not outcome.ok and outcome.error == (
-        "the platform's build toolchain could not be installed"
+        "the build was refused: the platform's build toolchain could not be installed"
     )
     assert "installing the toolchain failed" in outcome.log_tail
     assert not (tmp_path / "tc" / toolchain.digest()).exists()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 REPAIR_MARK = "[zerocode repair"
 CONTINUE_MARK = "[zerocode continue"
+NOTE_MARK = "[zerocode"  # a platform note that is no repair request
 MAX_LINES = 30  # of a log shown to the model
 MAX_CHARS = 3000
 MAX_CONTINUATIONS = 2
@@ -35,7 +36,7 @@ _ERRORISH = re.compile(
 class Failure:
     """Why the preview does not stand: the build failed, or the page fails at runtime."""
 
-    kind: str  # "build" | "runtime" | "acceptance"
+    kind: str  # "build" | "runtime" | "acceptance" | "refused" (the platform's, not repaired)
     summary: str  # one line for people (the SSE repair event's reason)
     details: tuple[str, ...]  # log lines or browser errors, for the model
 
@@ -87,6 +88,16 @@ def repair_message(failure: Failure, attempt: int, rounds: int, *, tools: bool =
         f"{REPAIR_MARK} {attempt}/{rounds}: {what}]\n"
         f"{failure.summary}\n\nErrors:\n{body}\n\n"
         "Fix the code so that it works; change only what is needed."
+    )
+
+
+def refused_message(failure: Failure) -> str:
+    """The platform could not build the preview (no build slot, no box): the model is told
+    the files stand and the failure is not theirs, so it changes nothing because of it."""
+    return (
+        f"{NOTE_MARK} note: the preview was not built]\n{failure.summary}\n\n"
+        "This is the platform's limit, not a fault in the app's files, which are saved as "
+        "they are; do not change them because of it. The user can rebuild the preview later."
     )
 
 

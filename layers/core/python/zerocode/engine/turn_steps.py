@@ -35,7 +35,7 @@ from zerocode.engine.turn_state import TurnState
 from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
 from zerocode.memory.messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
-from zerocode.publishing.builds import Build, BuildState, new_build_id
+from zerocode.publishing.builds import REFUSED, Build, BuildState, new_build_id
 from zerocode.storage_refusal import refusal
 
 log = logging.getLogger("zerocode.engine.turn")
@@ -258,10 +258,11 @@ class TurnSteps:
         tail = "\n".join(lines[-15:])
         if build.state is not BuildState.SUCCEEDED:
             st.build_failures += 1
-            st.steps.append("✗ preview build failed")
             why = build.error or "the build failed"
+            kind = "refused" if why.startswith(REFUSED) else "build"  # the platform's: no repair
+            st.steps.append("✗ preview " + ("not built" if kind == "refused" else "build failed"))
             yield BuildEvent(status="failed", buildId=build_id, log_tail=tail, error=why)
-            yield Built(repair.Failure("build", why, repair.relevant(lines)))
+            yield Built(repair.Failure(kind, why, repair.relevant(lines)))
             return
         st.steps.append(f"✓ preview built in {build.seconds or 0:.1f} s")
         yield BuildEvent(status="succeeded", buildId=build_id, log_tail=tail)

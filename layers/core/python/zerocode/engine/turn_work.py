@@ -119,6 +119,10 @@ class TurnWork:
         if failure is None:
             work.closed = True
             await self._commit_final(turn, answer or "Done.")
+        elif failure.kind == "refused":  # the platform could not build: no repair round
+            work.closed = True
+            self.state.error = f"the preview was not built: {failure.summary}"
+            await self._close_failed_work(turn, answer, repair.refused_message(failure))
         elif work.attempt >= self.engine.limits.repair_rounds:
             work.closed = True
             await self._give_up(turn, answer, failure, work.attempt)

@@ -262,10 +262,9 @@ class LocalBuilder:
             log_tail = f"checked {len(job.source.files)} file(s); index.html present"
             place = await asyncio.to_thread(self._place_files, job)
             return BuildOutcome(ok=True, log_tail=log_tail, output=str(place))
-        if self.sandbox.refusal is not None:
-            return BuildOutcome(
-                ok=False, log_tail=self.sandbox.refusal, output=None, error=self.sandbox.refusal
-            )
+        if self.sandbox.refusal is not None:  # the platform's: no repair of the app helps
+            why = f"{REFUSED}{self.sandbox.refusal}"
+            return BuildOutcome(ok=False, log_tail=why, output=None, error=why)
         try:
             async with self.shares.slot(job.owner or job.app_id, job.app_id):
                 return await self._build_vue(job)
@@ -280,7 +279,7 @@ class LocalBuilder:
                 ok=False,
                 log_tail="\n".join(install_log),
                 output=None,
-                error="the platform's build toolchain could not be installed",
+                error=f"{REFUSED}the platform's build toolchain could not be installed",
             )
         prepared = await self._take(job.app_id)
         work = (
