@@ -116,13 +116,18 @@ def test_a_build_past_its_memory_cap_is_killed_and_reported_within_the_aggregate
 ) -> None:
     group = memory_dir(box)
     reset_peak(group)
+    # What the builds' cgroup holds already: on v1 a removed build cgroup's page cache (the
+    # toolchain's files an earlier build of this process read) is charged to its parent.
+    held = (group / "memory.usage_in_bytes").exists() and int(
+        (group / "memory.usage_in_bytes").read_text()
+    )
     b = builder(tmp_path, box, Limits(memory_bytes=96 * MIB, seconds=60))
     outcome = asyncio.run(b.build(job("hog")))
     assert not outcome.ok
     assert outcome.error is not None and "ran out of memory" in outcome.error, outcome
     # Its memory was charged to the builds' cgroup (under the server's), never past its cap.
     if (group / "memory.max_usage_in_bytes").exists():
-        assert 48 * MIB <= peak(group) <= 96 * MIB + MIB
+        assert 48 * MIB <= peak(group) - held <= 96 * MIB + MIB, (peak(group), held)
 
 
 def test_the_aggregate_caps_the_sum_of_builds_whatever_each_ones_own_cap(

@@ -19,7 +19,7 @@ from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot
 from zerocode.publishing import toolchain
-from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
+from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome, new_build_id
 
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 
@@ -150,7 +150,7 @@ def test_without_a_sandbox_vue_builds_are_refused_and_html_still_copies(tmp_path
         tmp_path, Refusing(), ToolchainStore(tmp_path / "tc", tmp_path / "cache")
     )
     _, vue = build(builder, "app1", vue_files())
-    assert not vue.ok and vue.error == MISSING and "bubblewrap" in MISSING
+    assert not vue.ok and vue.error == REFUSED + MISSING and "bubblewrap" in MISSING
     assert not (tmp_path / "tc").exists()  # nothing installed, nothing run
     _, page = build(builder, "app2", {"index.html": b"<h1>hi</h1>"}, CodeGenType.HTML)
     assert page.ok

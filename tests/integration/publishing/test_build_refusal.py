@@ -15,6 +15,7 @@ from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints.server import banner
 from zerocode.http.app import create_app
+from zerocode.publishing.builds import REFUSED
 
 
 def admin_headers(p: Platform) -> dict[str, str]:
@@ -58,7 +59,7 @@ def test_without_bubblewrap_vue_previews_fail_naming_the_package(
         assert "event: done" in body and '"status":"failed"' in body
         assert "bubblewrap" in body  # the build event's error says what to install
         builds = client.get(f"/api/apps/{app['id']}/builds").json()["builds"]
-        assert builds[0]["state"] == "failed" and builds[0]["error"] == MISSING
+        assert builds[0]["state"] == "failed" and builds[0]["error"] == REFUSED + MISSING
     assert not (tmp_path / "toolchain").exists()  # nothing was installed or run
 
 
