@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +58,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for module in {item.nodeid.split("::", 1)[0] for item in items}:
         weight[work_unit(module)] += seconds.get(module, 1.0)
     items.sort(key=lambda item: (-weight[work_unit(item.nodeid)], work_unit(item.nodeid)))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Build quotas (tmpfs mounts, adapters/local/build_quota.py) that servers of this run
+    left mounted are unmounted: a server killed on purpose (the crash tests) or stopped
+    before its boxes prepared ahead were closed is never started again on its data
+    directory, where a server's next start would release them, so without this each run
+    would leave mounts under the basetemp that pytest can no longer remove. Run once, by
+    the process that owns the whole basetemp (the controller under xdist, after its workers)."""
+    if "PYTEST_XDIST_WORKER" in os.environ or not sys.platform.startswith("linux"):
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    from zerocode.adapters.local import build_quota
+
+    build_quota.release_under(factory.getbasetemp())
 
 
 def redis_client_or_skip() -> Any:
