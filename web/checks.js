@@ -156,8 +156,28 @@ export function checksView(appId, { api, report, notify, loadImage, busy, onApp 
     t("checks.require"));
   const summary = h("p", { class: "small", id: "checks-summary" });
   const list = h("ol", { class: "checks", id: "checks-list" });
+  // Runs the checks on the preview now (issue 38): after a hand edit, a restore, or a
+  // restart that left them not run; the answer is the suite with the new run.
+  const runButton = h("button", { type: "button", class: "secondary small-button", id: "run-checks" },
+    t("checks.runNow"));
   const el = h("div", { class: "checks-view", id: "checks-view" },
-    h("div", { class: "checks-head" }, requireRow, summary), list);
+    h("div", { class: "checks-head" }, requireRow, runButton, summary), list);
+
+  runButton.addEventListener("click", async () => {
+    runButton.disabled = true;
+    runButton.textContent = t("checks.running");
+    try {
+      const suite = await api("POST", `/api/apps/${appId}/checks/run`);
+      render(suite);
+      notify(t("checks.ran", { tally: tallyLabel((suite.runs || [])[0]?.checks) }));
+    } catch (err) {
+      if (err.status === 409) notify(t("checks.runFailed", { message: err.message }), true);
+      else report(err);
+    } finally {
+      runButton.textContent = t("checks.runNow");
+      runButton.disabled = busy();
+    }
+  });
 
   requireBox.addEventListener("change", async () => {
     const on = requireBox.checked;
@@ -231,27 +251,40 @@ export function checksView(appId, { api, report, notify, loadImage, busy, onApp 
     return h("li", { class: `check-item ${check.status}`, "data-check": check.id, "data-status": check.status }, body);
   }
 
+  // While a run started by an edit, a restore or a rebuild is under way, the tab asks again
+  // until it has ended, so its verdicts show when they come.
+  let polling = null;
+  function render(suite) {
+    requireBox.checked = Boolean(suite.requireChecks);
+    const checks = suite.checks || [];
+    // Live ones first (failed, not run, passed), retired ones last.
+    const order = { failed: 0, not_run: 1, passed: 2, retired: 3 };
+    checks.sort((a, b) => (order[a.status] ?? 1) - (order[b.status] ?? 1) ||
+      Number(a.id.slice(1)) - Number(b.id.slice(1)));
+    const newest = (suite.runs || [])[0];
+    summary.textContent = !checks.length ? t("checks.empty")
+      : newest ? t("checks.newestRun", { turn: newest.turn, tally: tallyLabel(newest.checks) })
+      : t("checks.notYet");
+    list.replaceChildren(...checks.map(item));
+    runButton.hidden = !checks.some((c) => c.status !== "retired");
+    if (suite.running) summary.textContent = t("checks.runningNote");
+    clearTimeout(polling);
+    polling = suite.running && el.isConnected && !el.hidden ? setTimeout(refresh, 1000) : null;
+  }
+
   async function refresh() {
     try {
-      const suite = await api("GET", `/api/apps/${appId}/checks`);
-      requireBox.checked = Boolean(suite.requireChecks);
-      const checks = suite.checks || [];
-      // Live ones first (failed, not run, passed), retired ones last.
-      const order = { failed: 0, not_run: 1, passed: 2, retired: 3 };
-      checks.sort((a, b) => (order[a.status] ?? 1) - (order[b.status] ?? 1) ||
-        Number(a.id.slice(1)) - Number(b.id.slice(1)));
-      const newest = (suite.runs || [])[0];
-      summary.textContent = !checks.length ? t("checks.empty")
-        : newest ? t("checks.newestRun", { turn: newest.turn, tally: tallyLabel(newest.checks) })
-        : t("checks.notYet");
-      list.replaceChildren(...checks.map(item));
+      render(await api("GET", `/api/apps/${appId}/checks`));
     } catch (err) {
       if (err.status === 404 && err.code !== "not_found") { list.replaceChildren(); summary.textContent = err.message; }
       else report(err);
     }
   }
 
-  function setBusy(on) { list.querySelectorAll("button.retire").forEach((b) => { b.disabled = on; }); }
+  function setBusy(on) {
+    list.querySelectorAll("button.retire").forEach((b) => { b.disabled = on; });
+    runButton.disabled = on;
+  }
   return { el, refresh, setBusy };
 }
 

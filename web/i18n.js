@@ -242,6 +242,11 @@ const en = {
     "and they run against every new preview.",
   "checks.notYet": "These checks have not run yet.",
   "checks.newestRun": "Newest run (turn {turn}): {tally}",
+  "checks.runNow": "Run checks now",
+  "checks.running": "Running the checks…",
+  "checks.runningNote": "The checks are running on the new preview…",
+  "checks.ran": "The checks ran: {tally}",
+  "checks.runFailed": "Could not run the checks: {message}",
 
   "code.files": "Files",
   "code.none": "No files yet.",
@@ -570,6 +575,11 @@ const zh = {
   "checks.empty": "还没有验收检查：AI 在实现你的需求时会写下检查，每次生成新预览都会运行它们。",
   "checks.notYet": "这些检查还没有运行过。",
   "checks.newestRun": "最近一次运行（第 {turn} 轮）：{tally}",
+  "checks.runNow": "立即运行检查",
+  "checks.running": "正在运行检查…",
+  "checks.runningNote": "正在新的预览上运行检查…",
+  "checks.ran": "检查已运行：{tally}",
+  "checks.runFailed": "无法运行检查：{message}",
 
   "code.files": "文件",
   "code.none": "还没有文件。",

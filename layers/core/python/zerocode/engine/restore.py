@@ -23,6 +23,7 @@ from zerocode.engine import codegen
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.parts import EngineParts, app_lease
+from zerocode.engine.suite_follow import follow
 from zerocode.errors import InvalidInput
 from zerocode.memory.display import DisplayRole, DisplayStatus
 from zerocode.publishing.builds import Build, BuildState, built_from, new_build_id, snapshot
@@ -58,7 +59,8 @@ async def restore(engine: EngineParts, app: App, version_id: str) -> Restored:
         version = await asyncio.to_thread(_record, engine, app, target, turn, build)
         await asyncio.to_thread(_tell_people, engine, app, target, version, delta, turn, build)
         await asyncio.to_thread(engine.journal.clear, app.id)
-        return Restored(version=version, changed=tuple(delta), build=build)
+    follow(engine, app, build)  # the checks judge the restored files (issue 38)
+    return Restored(version=version, changed=tuple(delta), build=build)
 
 
 def finish_interrupted_restore(engine: EngineParts, app: App) -> None:

@@ -24,6 +24,7 @@ from zerocode.engine.check_suite import (
 )
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.parts import EngineParts, app_lease, io
+from zerocode.engine.suite_follow import running
 from zerocode.engine.suite_step import screenshot_url
 from zerocode.errors import Conflict, NotFound
 
@@ -83,10 +84,18 @@ def gate_deploy(store: CheckStore, app_id: str, digest: str, *, required: bool) 
     if required and short:
         raise ChecksFailed(
             "this app requires its acceptance checks to pass before a deploy, and on the "
-            "files to deploy " + ", ".join(short) + " (run a turn or rebuild the preview to "
-            "check them, or retire a check that no longer applies)"
+            "files to deploy " + ", ".join(short) + " (" + _next_step(app_id) + ")"
         )
     return verdicts.tally
+
+
+def _next_step(app_id: str) -> str:
+    if running(app_id):
+        return "the checks are running on these files now: deploy once they pass"
+    return (
+        "run the checks (the Checks tab's Run checks now), retire a check that "
+        "no longer applies, or rebuild the preview"
+    )
 
 
 def suite_json(store: CheckStore, versions: Versions | None, app_id: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.parts import EngineParts, app_lease
 from zerocode.engine.restore import code_blocks, finish_interrupted_restore, tell_note
+from zerocode.engine.suite_follow import follow
 from zerocode.engine.text_edit import edit_text
 from zerocode.errors import InvalidInput, ZerocodeError
 from zerocode.publishing import export_rules, toolchain
@@ -153,7 +154,8 @@ async def _locked(
         version = await asyncio.to_thread(_record, engine, app, source, edit.what, turn, build)
         await asyncio.to_thread(_tell_people, engine, app, edit, version, turn, build)
         await asyncio.to_thread(engine.journal.clear, app.id)
-        return Edited(version=version, changed=(edit.path,), build=build)
+    follow(engine, app, build)  # the checks judge the edited files (issue 38)
+    return Edited(version=version, changed=(edit.path,), build=build)
 
 
 def _write(

@@ -1,5 +1,6 @@
-"""An app's acceptance checks: the suite with its runs, a failed check's screenshot, and a
-check retired from the console (docs/api.md, "Acceptance checks")."""
+"""An app's acceptance checks: the suite with its runs, a failed check's screenshot, a
+check retired from the console, and a run of the checks asked for now (docs/api.md,
+"Acceptance checks")."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import asyncio
 from fastapi import APIRouter, Response
 
 from zerocode.engine.check_suite import CheckStore, check_number
+from zerocode.engine.suite_follow import follow, running, settled
 from zerocode.engine.suite_view import retire_by_user, suite_json
-from zerocode.errors import NotFound
-from zerocode.http.deps import EngineDep, MaybeVersionsDep, OwnedApp
-from zerocode.http.schemas import CheckOut, ChecksOut, RetireIn
+from zerocode.errors import Conflict, NotFound, PreviewOutOfDate
+from zerocode.http.deps import EngineDep, MaybeVersionsDep, OwnedApp, PublishingDep
+from zerocode.http.schemas import CheckOut, RetireIn
+from zerocode.http.suite_schemas import ChecksOut
 
 router = APIRouter(prefix="/api/apps/{app_id}/checks", tags=["checks"])
 
@@ -24,9 +27,10 @@ def _store(engine: EngineDep) -> CheckStore:
 
 @router.get("", response_model=ChecksOut)
 async def checks(app: OwnedApp, engine: EngineDep, versions: MaybeVersionsDep) -> ChecksOut:
-    """The suite: each check with its newest verdict and history, and the newest runs."""
+    """The suite: each check with its newest verdict and history, the newest runs, and
+    whether a run is under way (after an edit, a restore or a rebuild)."""
     body = await asyncio.to_thread(suite_json, _store(engine), versions, app.id)
-    return ChecksOut(requireChecks=app.require_checks, **body)
+    return ChecksOut(requireChecks=app.require_checks, running=running(app.id), **body)
 
 
 @router.get(
@@ -57,3 +61,32 @@ async def retire(
     retired = await retire_by_user(engine, app.id, check_id, body.reason)
     listed = await asyncio.to_thread(suite_json, _store(engine), versions, app.id)
     return CheckOut(**next(c for c in listed["checks"] if c["id"] == retired.id))
+
+
+@router.post("/run", response_model=ChecksOut)
+async def run_now(
+    app: OwnedApp, engine: EngineDep, versions: MaybeVersionsDep, publishing: PublishingDep
+) -> ChecksOut:
+    """Run the app's live checks against its preview now (owner or admin; the console's
+    "Run checks now"); answers with the suite once the run is recorded. 409 while a turn
+    runs (its end runs them), 409 ``preview_out_of_date`` when the preview is older than
+    the files (a rebuild runs them on the new preview)."""
+    store = _store(engine)
+    if await asyncio.to_thread(engine.lease.held, f"turn:{app.id}"):
+        raise Conflict(
+            "this app's files are being changed (a turn, an edit or a restore); "
+            "its checks run on the new preview when that ends"
+        )
+    state = await asyncio.to_thread(publishing.preview_state, app)
+    build = None
+    if state.build_id is not None and state.up_to_date:
+        build = await asyncio.to_thread(publishing.builds.get, app.id, state.build_id)
+    if build is None:
+        raise PreviewOutOfDate(
+            "the preview does not show the app's files as they are: rebuild the preview "
+            "(its checks run on the new preview)"
+        )
+    follow(engine, app, build)
+    await settled(app.id)
+    body = await asyncio.to_thread(suite_json, store, versions, app.id)
+    return ChecksOut(requireChecks=app.require_checks, running=running(app.id), **body)
