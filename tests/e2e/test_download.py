@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import chat, create
+from tests.unit.publishing.test_download import unzipped
 from zerocode.bootstrap.settings import Settings
 from zerocode.publishing import toolchain
 
@@ -31,9 +32,9 @@ PLATFORM_FILES = {
 }
 
 
-def download(client: httpx.Client, app_id: str) -> tuple[str, str, zipfile.ZipFile]:
+def download(client: httpx.Client, app_id: str) -> tuple[str, str, dict[str, bytes]]:
     """The ASCII fallback, the exact file name (as Python's email package and urllib read the
-    header) and the zip."""
+    header) and the zip's files under its one top-level folder."""
     response = client.get(f"/api/apps/{app_id}/download")
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/zip"
@@ -48,7 +49,7 @@ def download(client: httpx.Client, app_id: str) -> tuple[str, str, zipfile.ZipFi
     encoded = re.search(r"filename\*=UTF-8''([^;\s]+)", header)
     assert encoded is not None and urllib.parse.unquote(encoded.group(1)) == exact
     assert plain.isascii() and plain.endswith(".zip") and plain != ".zip"
-    return plain, exact, zipfile.ZipFile(io.BytesIO(response.content))
+    return plain, exact, unzipped(response.content)[1]
 
 
 def test_a_chinese_prompts_app_downloads_under_the_models_name(client: httpx.Client) -> None:
@@ -61,8 +62,8 @@ def test_a_chinese_prompts_app_downloads_under_the_models_name(client: httpx.Cli
     assert exact == f"{name}.zip"
     if not re.search(r"[A-Za-z0-9]", name):
         assert plain == f"{app['id']}.zip"
-    assert sorted(zf.namelist()) == ["README.md", "index.html"]
-    assert zf.read("README.md").decode().startswith(f"# {name}\n")
+    assert sorted(zf) == ["README.md", "index.html"]
+    assert zf["README.md"].decode().startswith(f"# {name}\n")
 
 
 @pytest.mark.parametrize(
@@ -87,7 +88,7 @@ def test_renamed_apps_download_under_their_exact_name(
     assert exact == f"{name}.zip"
     assert plain == f"{fallback or app['id']}.zip"
     files = [f["path"] for f in client.get(f"/api/apps/{app['id']}/files").json()["files"]]
-    assert sorted(zf.namelist()) == sorted([*files, "README.md"])
+    assert sorted(zf) == sorted([*files, "README.md"])
 
 
 def npm(args: list[str], cwd: Path) -> None:
@@ -116,17 +117,19 @@ def test_a_vue_apps_zip_builds_with_npm(client: httpx.Client, tmp_path: Path) ->
     assert (plain, exact) == ("Todos.zip", f"{name}.zip")
 
     files = {f["path"] for f in client.get(f"/api/apps/{app['id']}/files").json()["files"]}
-    names = set(zf.namelist())
+    names = set(zf)
     assert names - files <= PLATFORM_FILES <= names
-    assert zf.read("vite.config.js") == toolchain.vite_config()
-    assert zf.read("package-lock.json") == toolchain.manifest()["package-lock.json"]
-    package = json.loads(zf.read("package.json"))
+    assert zf["vite.config.js"] == toolchain.vite_config()
+    assert zf["package-lock.json"] == toolchain.manifest()["package-lock.json"]
+    package = json.loads(zf["package.json"])
     assert package["scripts"]["build"] == "vite build"
-    readme = zf.read("README.md").decode()
-    assert readme.startswith(f"# {name}\n") and "npm ci && npm run build" in readme
+    readme = zf["README.md"].decode()
+    assert readme.startswith(f"# {name}\n") and "cd todos\n    npm ci && npm run build" in readme
 
-    project = tmp_path / "project"
-    zf.extractall(project)
+    response = client.get(f"/api/apps/{app['id']}/download")
+    zipfile.ZipFile(io.BytesIO(response.content)).extractall(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["todos"]  # one folder, nothing spilt
+    project = tmp_path / "todos"
     # The platform's npm cache (its server filled it installing the toolchain): fast, and
     # the registry only for what it lacks.
     cache = Settings().npm_cache

@@ -26,6 +26,7 @@ import pytest
 
 from tests.e2e.conftest import Server, chat, create, free_port, signed_in
 from tests.e2e.hostile_model import HostileModel
+from tests.unit.publishing.test_download import unzipped
 from zerocode.bootstrap.settings import Settings
 
 PLATFORM = {"package.json", "package-lock.json", "vite.config.js", ".zerocode/tsconfig.json"}
@@ -96,13 +97,15 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
             srv.stop()
 
 
-def npm(args: list[str], cwd: Path) -> None:
-    """npm as the builder runs it on their own machine: a plain subprocess, no sandbox."""
+def npm(args: list[str], cwd: Path) -> str:
+    """npm as the builder runs it on their own machine: a plain subprocess, no sandbox; what
+    it printed."""
     done = subprocess.run(
         ["npm", *args], cwd=cwd, env=_env(), stdin=subprocess.DEVNULL,
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, f"npm {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
 
 
 def _env() -> dict[str, str]:
@@ -112,11 +115,11 @@ def _env() -> dict[str, str]:
 
 def dev_server_answers(cwd: Path) -> None:
     """``npm run dev`` until the dev server answers its page, then stopped: it waits for the
-    line Vite prints once it listens (bounded by a timer that stops it), not for a time."""
+    URL Vite prints once it listens (as the builder reads it: no log flag of ours; bounded by
+    a timer that stops it), not for a time."""
     port = free_port()
     proc = subprocess.Popen(
-        ["npm", "run", "dev", "--", "--host", "127.0.0.1", "--port", str(port), "--strictPort",
-         "--logLevel", "info"],
+        ["npm", "run", "dev", "--", "--host", "127.0.0.1", "--port", str(port), "--strictPort"],
         cwd=cwd, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
@@ -127,7 +130,7 @@ def dev_server_answers(cwd: Path) -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             said.append(line)
-            if f"127.0.0.1:{port}" in line:
+            if f"http://127.0.0.1:{port}/" in line:
                 break
         else:
             raise AssertionError("npm run dev stopped before it listened:\n" + "".join(said))
@@ -181,17 +184,20 @@ def test_the_download_of_a_hostile_app_runs_nothing_on_the_builders_machine(
 
     download = client.get(f"/api/apps/{app['id']}/download")
     assert download.status_code == 200, download.text
-    zf = zipfile.ZipFile(io.BytesIO(download.content))
-    assert set(zf.namelist()) == APP | PLATFORM | {"README.md"}
-    left_out = zf.read("README.md").decode().split("## Left out", 1)[1]
+    top, zipped = unzipped(download.content)
+    assert set(zipped) == APP | PLATFORM | {"README.md"}
+    left_out = zipped["README.md"].decode().split("## Left out", 1)[1]
     assert all(f"- `{path}`\n" in left_out for path in planted)
 
-    project = tmp_path / "project"
-    zf.extractall(project)
+    unpacked = tmp_path / "unpacked"
+    zipfile.ZipFile(io.BytesIO(download.content)).extractall(unpacked)
+    assert [p.name for p in unpacked.iterdir()] == [top]  # one folder of its own
+    project = unpacked / top
     cache = str(Settings().npm_cache)
     npm(["ci", "--prefer-offline", "--no-audit", "--no-fund", "--cache", cache], project)
-    npm(["run", "build"], project)
+    built = npm(["run", "build"], project)
     assert (project / "dist" / "index.html").is_file()
+    assert "dist/index.html" in built and "built in" in built, built  # it says what it built
     dev_server_answers(project)
     assert sorted(p.name for p in model.markers.iterdir()) == []
 

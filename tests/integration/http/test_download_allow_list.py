@@ -4,13 +4,12 @@ before the rule, or a restore) downloads without them, each named in the README.
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from typing import Any
 from urllib.parse import quote
 
 from tests.integration.http.conftest import Api
+from tests.unit.publishing.test_download import unzipped
 from tests.unit.publishing.test_export_rules import STORABLE
 from zerocode.apps.workspace import clean_path
 from zerocode.publishing import toolchain
@@ -77,14 +76,12 @@ def test_a_workspace_holding_them_downloads_without_them(api: Api) -> None:
         api.platform.workspace.write(app["id"], path, data)
     for path in PLANTED:  # as if written before the rule, or put back by a restore
         api.platform.workspace.write(app["id"], path, b"require('fs').writeFileSync('m', '')")
-    zf = zipfile.ZipFile(
-        io.BytesIO(c.get(f"/api/apps/{app['id']}/download", headers=owner).content)
-    )
-    names = set(zf.namelist())
-    assert names == set(VUE_APP) | PLATFORM | {"README.md"}
-    assert zf.read("vite.config.js") == toolchain.vite_config()
-    assert set(json.loads(zf.read("package.json"))["scripts"]) == {"dev", "build", "preview"}
-    readme = zf.read("README.md").decode()
+    top, zipped = unzipped(c.get(f"/api/apps/{app['id']}/download", headers=owner).content)
+    assert top == app["id"] or top.isascii()
+    assert set(zipped) == set(VUE_APP) | PLATFORM | {"README.md"}
+    assert zipped["vite.config.js"] == toolchain.vite_config()
+    assert set(json.loads(zipped["package.json"])["scripts"]) == {"dev", "build", "preview"}
+    readme = zipped["README.md"].decode()
     left_out = readme.split("## Left out", 1)[1]
     assert f"{len(PLANTED)} of the app's files are not in this download" in readme
     assert all(f"- `{clean_path(p)}`\n" in left_out for p in PLANTED)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 from tests.integration.http.conftest import Api
+from tests.unit.publishing.test_download import unzipped
 
 
 def test_list_read_and_download_the_files(api: Api) -> None:
@@ -26,11 +24,12 @@ def test_list_read_and_download_the_files(api: Api) -> None:
     assert download.headers["content-disposition"] == (
         "attachment; filename=\"Newts & co.zip\"; filename*=UTF-8''Newts%20%26%20co.zip"
     )
-    archive = zipfile.ZipFile(io.BytesIO(download.content))
+    top, zipped = unzipped(download.content)
+    assert top == "newts-co"  # one folder, named after the app
     # An html app is its index.html: anything else its workspace holds is named, not zipped.
-    assert sorted(archive.namelist()) == ["README.md", "index.html"]
-    assert archive.read("index.html") == b"<h1>Newts</h1>"
-    assert "- `css/site.css`" in archive.read("README.md").decode()
+    assert sorted(zipped) == ["README.md", "index.html"]
+    assert zipped["index.html"] == b"<h1>Newts</h1>"
+    assert "- `css/site.css`" in zipped["README.md"].decode()
 
 
 def test_refusals(api: Api) -> None:

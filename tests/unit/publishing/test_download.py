@@ -14,7 +14,13 @@ import pytest
 
 from zerocode.apps.records import App, CodeGenType
 from zerocode.publishing import toolchain
-from zerocode.publishing.download import archive, ascii_fallback, content_disposition, project
+from zerocode.publishing.download import (
+    archive,
+    ascii_fallback,
+    content_disposition,
+    folder,
+    project,
+)
 
 APP_ID = "a1b2c3d4e5f6g7h8i9j0"
 
@@ -121,6 +127,15 @@ def test_ascii_fallback() -> None:
     assert ascii_fallback("") == ascii_fallback("-- --") == ""
 
 
+def unzipped(data: bytes) -> tuple[str, dict[str, bytes]]:
+    """A download's one top-level folder and its files by path under it (other tests read
+    zips through this)."""
+    zf = zipfile.ZipFile(io.BytesIO(data))
+    tops = {n.split("/", 1)[0] for n in zf.namelist()}
+    assert len(tops) == 1 and all("/" in n for n in zf.namelist()), zf.namelist()
+    return tops.pop(), {n.split("/", 1)[1]: zf.read(n) for n in zf.namelist()}
+
+
 def make_app(kind: CodeGenType, name: str = "番茄钟") -> App:
     return App(id=APP_ID, owner="u1", name=name, code_gen_type=kind, init_prompt="p")
 
@@ -197,7 +212,52 @@ def test_the_archive_is_deterministic() -> None:
     zf = zipfile.ZipFile(io.BytesIO(first))
     names = zf.namelist()
     assert names == sorted(names)
-    assert {zf.read(n) for n in names} == set(project(app, VUE_FILES).values())
+    tree = project(app, VUE_FILES)
+    assert names == [f"{APP_ID}/{p}" for p in sorted(tree)]  # "番茄钟" has no ASCII: the id
+    assert {n: zf.read(n) for n in names} == {f"{APP_ID}/{p}": d for p, d in tree.items()}
     for info in zf.infolist():
         assert info.date_time == (1980, 1, 1, 0, 0, 0)
         assert info.external_attr >> 16 == 0o100644
+
+
+@pytest.mark.parametrize(
+    ("name", "top"),
+    [
+        ("Todo App", "todo-app"),
+        ("待办事项 ✅ Todos", "todos"),
+        ("Café crème", "cafe-creme"),
+        ("../../etc/passwd", "etc-passwd"),
+        ("  .hidden  ", "hidden"),
+        ('Tea "time"; now\r\n', "tea-time-now"),
+        ("番茄钟", APP_ID),
+        ("🍅 --- 🍅", APP_ID),
+        ("a" * 300, "a" * 60),
+        ("x" * 59 + " y", "x" * 59),  # cut at 60, no dangling "-"
+    ],
+)
+def test_the_zip_is_one_folder_named_after_the_app(name: str, top: str) -> None:
+    """Unzipping makes one folder, never files in the current directory; its name is a safe
+    ASCII slug (no dot at its start, no separator, no quote), or the app id."""
+    app = make_app(CodeGenType.MULTI_FILE, name)
+    assert folder(app) == top
+    zf = zipfile.ZipFile(io.BytesIO(archive(app, {"index.html": b"<h1>hi</h1>"})))
+    assert {n.split("/", 1)[0] for n in zf.namelist()} == {top}
+    assert sorted(n.split("/", 1)[1] for n in zf.namelist()) == ["README.md", "index.html"]
+    readme = zf.read(f"{top}/README.md").decode()
+    assert f"the folder `{top}/`" in readme and f"cd {top} && python3" in readme
+
+
+def test_a_vue_readme_says_where_to_build_and_what_dev_prints() -> None:
+    app = make_app(CodeGenType.VUE_PROJECT, "Todo App")
+    readme = project(app, VUE_FILES)["README.md"].decode()
+    assert "    cd todo-app\n    npm ci && npm run build\n" in readme
+    assert "npm run dev" in readme and "prints its address" in readme
+
+
+def test_the_downloaded_config_logs_as_vite_does_and_platform_builds_stay_quiet() -> None:
+    """The download's vite.config.js sets no logLevel (so `npm run dev` prints its URL and
+    `npm run build` its files); the platform's builds pass --logLevel warn themselves."""
+    lines = toolchain.vite_config().decode().splitlines()
+    assert not [line for line in lines if line.strip().startswith("logLevel")]
+    assert toolchain.VITE_ARGS[-2:] == ("--logLevel", "warn")
+    assert b"'--logLevel', 'warn'" in toolchain.runner()  # the prepared box's run, the same

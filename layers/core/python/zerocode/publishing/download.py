@@ -8,7 +8,9 @@ function every build uses) with the platform's package.json, vite.config.js and 
 settings, plus the platform's lockfile and npm scripts, so ``npm ci && npm run build`` builds
 it anywhere as the platform does. An html or multi_file app's zip is its page files. Each has
 a short README.md (``BUILDING.md`` when the app has a README.md of its own). Nothing else of
-the platform's goes in. The archive is deterministic: sorted entries, fixed times and modes.
+the platform's goes in. Every entry is under one top-level folder named after the app
+(:func:`folder`), so unzipping never spills files into the current directory. The archive
+is deterministic: sorted entries, fixed times and modes.
 
 The file name travels in ``Content-Disposition`` as RFC 6266 says (:func:`content_disposition`):
 an ASCII ``filename`` fallback and the exact name, UTF-8 and percent-encoded, in
@@ -41,6 +43,9 @@ MAX_FALLBACK_CHARS = 80
 # header parser reads as syntax (no quote, backslash, semicolon, equals sign, percent, slash
 # or comma).
 _FALLBACK_DROP = re.compile(r"[^A-Za-z0-9 ._()\-+!&'~@#$^\[\]{}]+")
+# The zip's top-level folder: lower-case ASCII letters and digits joined by "-", bounded.
+MAX_FOLDER_CHARS = 60
+_SLUG_DROP = re.compile(r"[^a-z0-9]+")
 
 
 def project(app: App, files: Mapping[str, bytes]) -> dict[str, bytes]:
@@ -58,12 +63,24 @@ def project(app: App, files: Mapping[str, bytes]) -> dict[str, bytes]:
     return tree
 
 
+def folder(app: App) -> str:
+    """The zip's one top-level folder: the app's name as a safe ASCII slug ("Café Todos" is
+    ``cafe-todos``), or the app id when nothing of the name is ASCII. A slug, not the exact
+    name: it becomes a directory on any file system and in any shell without quoting."""
+    folded = unicodedata.normalize("NFKD", _printable(app.name)).encode("ascii", "ignore")
+    slug = _SLUG_DROP.sub("-", folded.decode("ascii").lower()).strip("-")
+    slug = slug[:MAX_FOLDER_CHARS].rstrip("-")
+    return slug if any(c.isalnum() for c in slug) else app.id
+
+
 def archive(app: App, files: Mapping[str, bytes]) -> bytes:
-    """The downloaded project as a zip (the same files make the same bytes)."""
+    """The downloaded project as a zip, under :func:`folder` (the same files make the same
+    bytes)."""
+    top = folder(app)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         for path, data in sorted(project(app, files).items()):
-            info = zipfile.ZipInfo(path, date_time=_EPOCH)
+            info = zipfile.ZipInfo(f"{top}/{path}", date_time=_EPOCH)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3  # Unix, so the mode below is read as one
             info.external_attr = _FILE_MODE
@@ -73,7 +90,7 @@ def archive(app: App, files: Mapping[str, bytes]) -> bytes:
 
 def readme(app: App, left_out: Mapping[str, str] | None = None) -> str:
     """How to build or open the project, and which of the app's files were left out, why."""
-    return _how(app) + _left_out(left_out or {})
+    return _how(app, folder(app)) + _left_out(left_out or {})
 
 
 def _left_out(left_out: Mapping[str, str]) -> str:
@@ -95,26 +112,33 @@ def _left_out(left_out: Mapping[str, str]) -> str:
     return text
 
 
-def _how(app: App) -> str:
+def _how(app: App, top: str) -> str:
     name = _printable(app.name) or app.id
     if app.code_gen_type is CodeGenType.VUE_PROJECT:
         return (
             f"# {name}\n\n"
             "A Vue 3 + Vite project made with zerocode, as the platform builds it: the app's\n"
             "sources with the platform's package.json, package-lock.json, vite.config.js and\n"
-            ".zerocode/tsconfig.json (build configuration of the app's own is left out).\n\n"
+            ".zerocode/tsconfig.json (build configuration of the app's own is left out).\n"
+            f"Unzipped, it is the folder `{top}/`.\n\n"
             "## Build\n\n"
             "With Node.js 20.19 or newer and npm:\n\n"
+            f"    cd {top}\n"
             "    npm ci && npm run build\n\n"
-            "`dist/` is then the static site: put it on any static host (its paths are\n"
-            "relative, so any folder works). `npm run dev` serves the project while you edit.\n"
+            "`npm run build` lists the files it wrote: `dist/` is then the static site, for\n"
+            "any static host (its paths are relative, so any folder works).\n\n"
+            "## Edit\n\n"
+            "    npm run dev\n\n"
+            "serves the project while you edit and prints its address (e.g.\n"
+            "http://localhost:5173/); the page reloads as you save.\n"
         )
     what = "a single HTML file" if app.code_gen_type is CodeGenType.HTML else "HTML, CSS and JS"
     return (
         f"# {name}\n\n"
-        f"A static web page made with zerocode ({what}); there is nothing to build.\n\n"
+        f"A static web page made with zerocode ({what}); there is nothing to build.\n"
+        f"Unzipped, it is the folder `{top}/`.\n\n"
         "Open `index.html` in a browser, or serve the folder with any static web server,\n"
-        "e.g. `python3 -m http.server 8000` and then http://localhost:8000/.\n"
+        f"e.g. `cd {top} && python3 -m http.server 8000` and then http://localhost:8000/.\n"
     )
 
 

@@ -62,8 +62,12 @@ TSCONFIG_JSON = b'{"compilerOptions": {}}\n'
 # How the toolchain is installed, wherever it is (locally, and in the AWS build image's
 # Dockerfile): from the platform's lockfile only, integrity-checked, no install script.
 NPM_CI_ARGS = ("ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline")
-# The one command a Vue build runs (no npm scripts, so no script of the app's can run).
-VITE_ARGS = ("node_modules/vite/bin/vite.js", "build", "--configLoader", "native")
+# The one command a Vue build runs (no npm scripts, so no script of the app's can run). Its
+# log is warnings and errors only (what a failed build reports); vite.config.js leaves Vite's
+# normal output to a downloaded project's own `npm run dev` / `npm run build`.
+VITE_ARGS = (
+    "node_modules/vite/bin/vite.js", "build", "--configLoader", "native", "--logLevel", "warn",
+)  # fmt: skip
 
 
 def node_binary() -> str | None:

@@ -4,9 +4,9 @@
 // Node's compile cache (NODE_COMPILE_CACHE, made once when the toolchain was installed and
 // read-only here), loads Vite, the Vue plugin and Vue's SFC compiler from the toolchain, and
 // waits for one line on stdin. The platform writes the build tree, then that line; only then
-// does this run `vite build --configLoader native` exactly as the CLI does (the same bin, the
-// same arguments, the platform's vite.config.js resolved from /build as in a cold build). A
-// box runs at most one build: after it, the process ends and the box is gone.
+// does this run `vite build --configLoader native --logLevel warn` exactly as the CLI does
+// (the same bin, the same arguments, the platform's vite.config.js resolved from /build as in
+// a cold build). A box runs at most one build: after it, the process ends and the box is gone.
 import fs from 'node:fs'
 import module, { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
@@ -47,5 +47,5 @@ if (waitForGo() !== 'go') {
   process.exit(125)
 }
 const bin = MODULES + 'vite/bin/vite.js'
-process.argv = [process.argv[0], bin, 'build', '--configLoader', 'native']
+process.argv = [process.argv[0], bin, 'build', '--configLoader', 'native', '--logLevel', 'warn']
 await import(pathToFileURL(bin).href)

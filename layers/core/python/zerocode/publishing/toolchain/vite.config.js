@@ -150,7 +150,8 @@ export default defineConfig({
   // A worker is bundled by a build of its own, which runs none of the plugins above unless
   // named here: without this, a worker could import '../../x.js' from outside the project.
   worker: { plugins: () => [confine()] },
-  logLevel: 'warn',
+  // No logLevel: a downloaded project's `npm run dev` prints its URL and `npm run build` the
+  // files it wrote. The platform's own builds pass `--logLevel warn` (toolchain.VITE_ARGS).
   clearScreen: false,
   publicDir: 'public',
   // Nothing below is looked up in the project: .env files are not read and no variable is
