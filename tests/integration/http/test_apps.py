@@ -40,6 +40,12 @@ def test_refusals(api: Api) -> None:
     assert c.get("/api/apps").status_code == 401  # scope=mine needs a caller
     blank = c.post("/api/apps", headers=owner, json={"initPrompt": "   "})
     assert blank.status_code == 422 and error_code(blank) == "validation_error"
+    # The fields as data beside the message, for a client to word (docs/api.md).
+    assert blank.json()["error"]["fields"] == [{"field": "initPrompt", "type": "value_error"}]
+    empty = c.post("/api/apps", headers=owner, json={"initPrompt": ""})
+    assert empty.json()["error"]["fields"] == [
+        {"field": "initPrompt", "type": "string_too_short", "limit": 1}
+    ]
     mode = c.post("/api/apps", headers=owner, json={"initPrompt": "x", "codeGenType": "php"})
     assert mode.status_code == 422
     for method in ("GET", "PATCH", "DELETE"):  # another user's app does not exist for them

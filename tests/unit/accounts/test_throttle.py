@@ -70,7 +70,8 @@ class FakeAccounts:
 def door(clock: Clock, failed: int = 5, attempts: int = 20) -> tuple[FrontDoor, FakeAccounts]:
     accounts = FakeAccounts()
     limiter = InProcessRateLimiter(now=clock)
-    return FrontDoor(accounts, limiter, FrontDoorLimits(failed, attempts, WINDOW)), accounts
+    limits = FrontDoorLimits(failed, attempts, WINDOW)
+    return FrontDoor(accounts, limiter, limits, now=clock), accounts
 
 
 def status(front: FrontDoor, account: str, password: str, address: str | None) -> int:
@@ -92,6 +93,15 @@ def test_failed_sign_ins_lock_the_account_even_for_the_right_password() -> None:
     with pytest.raises(RateLimited, match="this account") as caught:
         front.login("BOB-1", "right", "10.0.1.1")  # the right password, any case
     assert caught.value.retry_after == WINDOW
+    # What happened and when it ends, in words and as data (T0 is 22:13:20 UTC).
+    assert caught.value.message == (
+        "this account is locked after 5 wrong passwords; try again at 22:28 UTC (in 15 minutes)"
+    )
+    assert caught.value.lockout == {
+        "reason": "wrong_passwords",
+        "after": 5,
+        "until": "2023-11-14T22:28:20Z",
+    }
     assert front.login("amy-1", "right", "10.0.1.1")[1].account == "amy-1"  # others are free
     clock.at = T0 + WINDOW  # the failures left the window
     assert front.login("bob-1", "right", "10.0.1.1")[0] == "token"

@@ -40,9 +40,14 @@ class RateLimited(ZerocodeError):
     status = 429
     code = "rate_limited"
 
-    def __init__(self, message: str, retry_after: float) -> None:
+    def __init__(
+        self, message: str, retry_after: float, lockout: dict[str, object] | None = None
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after  # for the Retry-After header
+        # What is locked, after how many tries, until when (the error's optional "lockout",
+        # docs/api.md): a client words it in its person's language and time zone.
+        self.lockout = lockout
 
 
 def enforce(limiter: RateLimiter, key: str, limit: int, window_seconds: float) -> RateDecision:

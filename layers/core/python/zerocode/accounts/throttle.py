@@ -19,7 +19,11 @@ A refused attempt is not counted (the limiter's rule), so hammering never extend
 from __future__ import annotations
 
 import hashlib
+import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from zerocode.accounts.ratelimit import RateLimited, RateLimiter, enforce
 from zerocode.accounts.service import AccountService, InvalidCredentials, User
@@ -44,18 +48,25 @@ def address_key(address: str) -> str:
 
 class FrontDoor:
     def __init__(
-        self, accounts: AccountService, limiter: RateLimiter, limits: FrontDoorLimits
+        self,
+        accounts: AccountService,
+        limiter: RateLimiter,
+        limits: FrontDoorLimits,
+        now: Callable[[], float] = time.time,
     ) -> None:
         self.accounts, self.limiter, self.limits = accounts, limiter, limits
+        self.now = now  # the clock a lockout's end is told by (the limiter's, in tests)
 
     def login(self, account: object, password: object, address: str | None) -> tuple[str, User]:
         self._count_attempt(address)
         key = account_key(account)
         state = self.limiter.peek(key, self.limits.failed_logins, self.limits.window_seconds)
         if not state.allowed:
-            raise RateLimited(
-                f"too many failed sign-ins to this account; try again in "
-                f"{_minutes(state.retry_after)}",
+            raise _locked(
+                self.now(),
+                f"this account is locked after {self.limits.failed_logins} wrong passwords",
+                "wrong_passwords",
+                self.limits.failed_logins,
                 state.retry_after,
             )
         try:
@@ -83,14 +94,32 @@ class FrontDoor:
                 self.limits.window_seconds,
             )
         except RateLimited as exc:
-            raise RateLimited(
-                f"too many sign-in or registration attempts from this address; try again in "
-                f"{_minutes(exc.retry_after)}",
+            raise _locked(
+                self.now(),
+                f"sign-in and registration from this address are paused after "
+                f"{self.limits.attempts} attempts",
+                "attempts_from_address",
+                self.limits.attempts,
                 exc.retry_after,
             ) from None
 
 
-def _minutes(seconds: float) -> str:
+def _locked(now: float, what: str, reason: str, after: int, retry_after: float) -> RateLimited:
+    """A lockout said as what happened and when it ends ("... ; try again at 19:42 UTC (in 15
+    minutes)"), with the same facts as data for a client to word in its own language."""
+    until = datetime.fromtimestamp(math.ceil(now + max(1.0, retry_after)), UTC)
+    message = f"{what}; try again at {until:%H:%M} UTC (in {_duration(retry_after)})"
+    lockout: dict[str, object] = {
+        "reason": reason,
+        "after": after,
+        "until": until.isoformat().replace("+00:00", "Z"),
+    }
+    return RateLimited(message, retry_after, lockout)
+
+
+def _duration(seconds: float) -> str:
     if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    return f"{round(seconds / 60)} min"
+        n = max(1, math.ceil(seconds))
+        return f"{n} second{'s' if n != 1 else ''}"
+    n = round(seconds / 60)
+    return f"{n} minutes"

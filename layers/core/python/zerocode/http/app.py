@@ -122,11 +122,30 @@ def _install_docs(app: FastAPI, *, offline: bool) -> None:
 
 
 def error_response(
-    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+    status: int,
+    code: str,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    **extra: object,
 ) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
-    )
+    """The API's error body; ``extra`` are optional fields beside code and message (a
+    lockout, the fields a validation error names), each documented in docs/api.md."""
+    body = {"code": code, "message": message, **{k: v for k, v in extra.items() if v}}
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+def _field(err: Mapping[str, Any]) -> str:
+    return ".".join(str(x) for x in err.get("loc", ()) if x != "body")
+
+
+def _field_problem(err: Mapping[str, Any]) -> dict[str, object]:
+    ctx = err.get("ctx") or {}
+    limit = next((ctx[k] for k in _LIMITS if isinstance(ctx.get(k), int | float)), None)
+    found: dict[str, object] = {"field": _field(err), "type": str(err.get("type", "invalid"))}
+    return found if limit is None else {**found, "limit": limit}
+
+
+_LIMITS = ("min_length", "max_length", "ge", "gt", "le", "lt")
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -134,16 +153,20 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def domain_error(_: Request, exc: ZerocodeError) -> JSONResponse:
         wait = exc.retry_after if isinstance(exc, RateLimited | StorageUnavailable) else None
         headers = {"Retry-After": str(max(1, math.ceil(wait)))} if wait is not None else None
-        return error_response(exc.status, exc.code, exc.message, headers)
+        lockout = exc.lockout if isinstance(exc, RateLimited) else None
+        return error_response(exc.status, exc.code, exc.message, headers, lockout=lockout)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()[:5]
         problems = "; ".join(
-            f"{'.'.join(str(x) for x in err.get('loc', ()) if x != 'body') or 'body'}: "
-            f"{err.get('msg', 'invalid')}"
-            for err in exc.errors()[:5]
+            f"{_field(err) or 'body'}: {err.get('msg', 'invalid')}" for err in errors
         )
-        return error_response(422, "validation_error", problems or "invalid request")
+        # The same, as data a client can word for people: the field, pydantic's kind of
+        # problem and its limit (e.g. {"field": "initPrompt", "type": "string_too_short",
+        # "limit": 1}).
+        fields = [_field_problem(err) for err in errors]
+        return error_response(422, "validation_error", problems or "invalid request", fields=fields)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
