@@ -990,7 +990,7 @@ async function appPage(appId, openVersion = null) {
   // -- the views: preview, code, versions -------------------------------------------------
   const code = codeView(appId, { api, raw: apiRaw, report, explain, busy, busyChanged: () => showBusy(), onSaved: edited });
   const versions = versionsView(appId, { api, report, restore, busy });
-  const checks = checksView(appId, { api, report, notify, loadImage, busy, onApp: (a) => { app = a; } });
+  const checks = checksView(appId, { api, report, notify, loadImage, busy, restore, onApp: (a) => { app = a; } });
   const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, staleNotice, placeholder, frame);
   for (const pane of [code, versions, checks]) pane.el.classList.add("pane");
   const panes = { preview: previewPane, code: code.el, versions: versions.el, checks: checks.el };

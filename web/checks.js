@@ -150,7 +150,7 @@ function historyDots(history) {
     }));
 }
 
-export function checksView(appId, { api, report, notify, loadImage, busy, onApp }) {
+export function checksView(appId, { api, report, notify, loadImage, busy, onApp, restore }) {
   const requireBox = h("input", { type: "checkbox", id: "require-checks" });
   const requireRow = h("label", { class: "require-checks", for: "require-checks" }, requireBox, " ",
     t("checks.require"));
@@ -190,8 +190,8 @@ export function checksView(appId, { api, report, notify, loadImage, busy, onApp 
   });
 
   // Retire: a reason asked inline, then POST; the API's own message when it refuses.
-  function retireForm(check, slot, button) {
-    const reason = h("input", { class: "retire-reason", maxlength: "300", required: true,
+  function retireForm(check, slot, button, said = "") {
+    const reason = h("input", { class: "retire-reason", maxlength: "300", required: true, value: said,
                                 "aria-label": t("checks.reasonLabel", { id: check.id }),
                                 placeholder: t("checks.reason") });
     const confirm = h("button", { type: "submit", class: "danger small-button retire-confirm" }, t("checks.retire"));
@@ -218,6 +218,42 @@ export function checksView(appId, { api, report, notify, loadImage, busy, onApp 
     reason.focus();
   }
 
+  // A check the builder's own edit broke (issue 38): the edit is final, so the check follows
+  // it (updated to what the page shows, or retired), unless the builder undoes the edit.
+  function editChoices(check) {
+    const changed = check.editChanged;
+    const box = h("div", { class: "edit-changed", role: "group", "aria-label": t("checks.editChanged") },
+      h("p", {}, h("b", {}, t("checks.editChanged")), " ", t("checks.editChangedWhy", { version: changed.versionId })));
+    const row = h("div", { class: "row" });
+    const act = (label, cls, run) => {
+      const b = h("button", { type: "button", class: `secondary small-button ${cls}`, disabled: busy() }, label);
+      b.addEventListener("click", async () => {
+        b.disabled = true;
+        try { await run(b); } catch (err) {
+          if (err.status === 409 || err.status === 422) notify(t("checks.changeFailed", { message: err.message }), true);
+          else report(err);
+        } finally { b.disabled = busy(); }
+      });
+      row.append(b);
+    };
+    if (changed.updatable) {
+      act(t("checks.update"), "update-check", async () => {
+        const added = await api("POST", `/api/apps/${appId}/checks/${encodeURIComponent(check.id)}/update`);
+        notify(t("checks.updated", { id: check.id, to: added.id }));
+        await refresh();
+      });
+    }
+    act(t("checks.retire"), "retire-edit", (b) => retireForm(check, box, b, t("checks.editReason")));
+    if (changed.beforeId && restore) {
+      act(t("checks.undoEdit", { version: changed.beforeId }), "undo-edit", async () => {
+        await restore(changed.beforeId);
+        await refresh();
+      });
+    }
+    box.append(row);
+    return box;
+  }
+
   function item(check) {
     const last = check.lastRun;
     const body = h("div", { class: "check-body" });
@@ -237,6 +273,7 @@ export function checksView(appId, { api, report, notify, loadImage, busy, onApp 
         version: last.versionId || "—" })));
     }
     if (check.status === "failed" && last) body.append(evidenceView(last.evidence, check.description, loadImage));
+    if (check.editChanged) body.append(editChoices(check));
     if (check.status === "not_run" && last && last.note) body.append(h("p", { class: "small" }, last.note));
     body.append(details);
     const foot = h("div", { class: "row check-foot" }, historyDots(check.history));
@@ -282,7 +319,7 @@ export function checksView(appId, { api, report, notify, loadImage, busy, onApp 
   }
 
   function setBusy(on) {
-    list.querySelectorAll("button.retire").forEach((b) => { b.disabled = on; });
+    list.querySelectorAll("button.retire, .edit-changed button").forEach((b) => { b.disabled = on; });
     runButton.disabled = on;
   }
   return { el, refresh, setBusy };

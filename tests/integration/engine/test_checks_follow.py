@@ -26,8 +26,10 @@ from zerocode.engine.acceptance import parse_check
 from zerocode.engine.check_suite import CheckResult, Evidence, RunOutcome, StoredCheck
 from zerocode.engine.rebuild import rebuild_preview
 from zerocode.engine.restore import restore
+from zerocode.engine.suite_update import rewrite_of, update_by_user
 from zerocode.engine.suite_view import ChecksFailed, gate_deploy
 from zerocode.engine.user_edit import Edit, How, save, save_text
+from zerocode.errors import InvalidInput
 from zerocode.http.app import create_app
 from zerocode.publishing.builds import Build, snapshot
 
@@ -124,19 +126,29 @@ def test_hand_and_text_edits_restores_and_rebuilds_run_the_checks(tmp_path: Path
     assert not suite_follow.running(app.id)
 
 
-def test_checks_run_now_and_a_deploy_that_requires_them(tmp_path: Path) -> None:
-    p, app = bakery(tmp_path)
+def owned(p: Platform, app: App) -> tuple[App, dict[str, str]]:
+    """The app given to a new account, and that account's bearer headers."""
     p.accounts.register("baker", "correct horse")
     token, user = p.accounts.login("baker", "correct horse")
     app = App(**{**app.__dict__, "owner": user.id})
     p.apps.put(app)
-    me = {"Authorization": f"Bearer {token}"}
+    return app, {"Authorization": f"Bearer {token}"}
+
+
+def hand_edit(c: TestClient, base: str, me: dict[str, str], app: App) -> None:
+    """Deploys need passing checks; the heading edited by hand; its checks' run awaited."""
+    assert c.patch(base, headers=me, json={"requireChecks": True}).status_code == 200
+    fresh = BAKERY.replace("Bakery", "Fresh Bread")
+    assert c.put(f"{base}/files/index.html", headers=me, json={"content": fresh}).is_success
+    c.portal.call(suite_follow.settled, app.id)  # type: ignore[union-attr]
+
+
+def test_checks_run_now_and_a_deploy_that_requires_them(tmp_path: Path) -> None:
+    p, app = bakery(tmp_path)
+    app, me = owned(p, app)
     base = f"/api/apps/{app.id}"
     with TestClient(create_app(p)) as c:
-        assert c.patch(base, headers=me, json={"requireChecks": True}).status_code == 200
-        fresh = BAKERY.replace("Bakery", "Fresh Bread")
-        assert c.put(f"{base}/files/index.html", headers=me, json={"content": fresh}).is_success
-        c.portal.call(suite_follow.settled, app.id)  # type: ignore[union-attr]
+        hand_edit(c, base, me, app)
         suite = c.get(f"{base}/checks", headers=me).json()
         assert suite["running"] is False and suite["checks"][0]["status"] == "failed"
         refused = c.post(f"{base}/deploy", headers=me)
@@ -162,3 +174,48 @@ def test_checks_run_now_and_a_deploy_that_requires_them(tmp_path: Path) -> None:
         theirs, _ = p.accounts.login("stranger", "correct horse")
         stranger = {"Authorization": f"Bearer {theirs}"}
         assert c.post(f"{base}/checks/run", headers=stranger).status_code == 404
+
+
+def test_a_check_the_builders_edit_broke_is_marked_and_updated(tmp_path: Path) -> None:
+    p, app = bakery(tmp_path)
+    app, me = owned(p, app)
+    base = f"/api/apps/{app.id}"
+    with TestClient(create_app(p)) as c:
+        hand_edit(c, base, me, app)
+        [c1] = c.get(f"{base}/checks", headers=me).json()["checks"]
+        assert c1["status"] == "failed"
+        assert c1["editChanged"] == {"versionId": "v2", "beforeId": "v1", "updatable": True}
+
+        updated = c.post(f"{base}/checks/c1/update", headers=me)
+        assert updated.status_code == 200, updated.text
+        assert updated.json()["id"] == "c2"
+        assert updated.json()["expect"] == [{"text": {"css": "h1"}, "equals": "Fresh Bread"}]
+        c.portal.call(suite_follow.settled, app.id)  # type: ignore[union-attr]
+        suite = {x["id"]: x for x in c.get(f"{base}/checks", headers=me).json()["checks"]}
+        assert suite["c2"]["status"] == "passed" and suite["c2"]["editChanged"] is None
+        assert suite["c1"]["status"] == "retired"
+        assert "after their edit: c2" in suite["c1"]["retired"]["reason"]
+        told = str(p.memory.units(app.id)[-1].messages[0].content)
+        assert "the edit is deliberate" in told and "c1 is retired and c2 takes its place" in told
+        assert c.post(f"{base}/deploy", headers=me).status_code == 202
+
+        again = c.post(f"{base}/checks/c1/update", headers=me)
+        assert again.status_code == 409  # retired already
+        # Undoing the edit instead: the version before it restored, the checks run again.
+        assert c.post(f"{base}/versions/v1/restore", headers=me).is_success
+        c.portal.call(suite_follow.settled, app.id)  # type: ignore[union-attr]
+        [c2] = [x for x in c.get(f"{base}/checks", headers=me).json()["checks"] if x["id"] == "c2"]
+        assert c2["status"] == "failed" and c2["editChanged"] is None  # a restore, not an edit
+        assert c.post(f"{base}/checks/c2/update", headers=me).status_code == 200
+
+
+def test_a_failure_that_names_no_text_cannot_be_updated(tmp_path: Path) -> None:
+    p, app = bakery(tmp_path)
+    shown = {"description": "A heading shows", "expect": [{"visible": {"role": "heading"}}]}
+    assert p.engine.checks is not None
+    stored = p.engine.checks.add(app.id, parse_check(shown), 1)
+    evidence = Evidence(where="expect[0]", expected="visible", actual="hidden")
+    seen = CheckResult(check_id=stored.id, status="failed", evidence=evidence)
+    assert rewrite_of(stored, seen) is None
+    with pytest.raises(InvalidInput, match="retire it, or undo the edit"):
+        asyncio.run(update_by_user(p.engine, app.id, stored.id))

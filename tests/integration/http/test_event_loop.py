@@ -170,6 +170,8 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     )
     assert call("GET", f"{ap}/preview", f"{base}/preview", 200, headers=me).json()["upToDate"]
     call("POST", f"{ck}/run", f"{base}/checks/run", 200, headers=me)
+    upd = f"{base}/checks/{first_check}/update"
+    call("POST", f"{ck}/{{check_id}}/update", upd, 409, headers=me)  # retired above
     api.platform.workspace.write(app["id"], "index.html", b"<h1>Changed by hand</h1>")
     rebuilt = call("POST", f"{ap}/preview", f"{base}/preview", 200, headers=me).json()
     assert rebuilt["upToDate"] and rebuilt["build"]["state"] == "succeeded"

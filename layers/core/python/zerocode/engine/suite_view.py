@@ -26,6 +26,7 @@ from zerocode.engine.closing import close_crashed
 from zerocode.engine.parts import EngineParts, app_lease, io
 from zerocode.engine.suite_follow import running
 from zerocode.engine.suite_step import screenshot_url
+from zerocode.engine.suite_update import edit_changed
 from zerocode.errors import Conflict, NotFound
 
 RUNS_SHOWN = 20
@@ -93,8 +94,8 @@ def _next_step(app_id: str) -> str:
     if running(app_id):
         return "the checks are running on these files now: deploy once they pass"
     return (
-        "run the checks (the Checks tab's Run checks now), retire a check that "
-        "no longer applies, or rebuild the preview"
+        "run the checks (the Checks tab's Run checks now), update or retire a check "
+        "that no longer applies, or rebuild the preview"
     )
 
 
@@ -103,6 +104,7 @@ def suite_json(store: CheckStore, versions: Versions | None, app_id: str) -> dic
     checks = store.list(app_id)
     runs = store.runs(app_id, RUNS_SHOWN)
     made_from = versions.made_from(app_id) if versions is not None else {}
+    newest = versions.store.list(app_id, None, 50) if versions is not None else []
 
     def run_head(run: SuiteRun) -> dict[str, Any]:
         return {
@@ -138,6 +140,7 @@ def suite_json(store: CheckStore, versions: Versions | None, app_id: str) -> dic
                 if not check.live
                 else None,
                 "lastRun": last_run,
+                "editChanged": edit_changed(check, runs, newest),
                 "history": [
                     {"run": r.number, "turn": r.turn, "status": x.status}
                     for r in runs

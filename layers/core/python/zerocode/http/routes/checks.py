@@ -8,13 +8,17 @@ import asyncio
 
 from fastapi import APIRouter, Response
 
+from zerocode.apps.records import App
 from zerocode.engine.check_suite import CheckStore, check_number
 from zerocode.engine.suite_follow import follow, running, settled
+from zerocode.engine.suite_update import update_by_user
 from zerocode.engine.suite_view import retire_by_user, suite_json
 from zerocode.errors import Conflict, NotFound, PreviewOutOfDate
 from zerocode.http.deps import EngineDep, MaybeVersionsDep, OwnedApp, PublishingDep
 from zerocode.http.schemas import CheckOut, RetireIn
-from zerocode.http.suite_schemas import ChecksOut
+from zerocode.http.suite_schemas import ChecksOut, SuiteCheckOut
+from zerocode.publishing.builds import Build
+from zerocode.publishing.service import Publishing
 
 router = APIRouter(prefix="/api/apps/{app_id}/checks", tags=["checks"])
 
@@ -77,10 +81,7 @@ async def run_now(
             "this app's files are being changed (a turn, an edit or a restore); "
             "its checks run on the new preview when that ends"
         )
-    state = await asyncio.to_thread(publishing.preview_state, app)
-    build = None
-    if state.build_id is not None and state.up_to_date:
-        build = await asyncio.to_thread(publishing.builds.get, app.id, state.build_id)
+    build = await _shown(publishing, app)
     if build is None:
         raise PreviewOutOfDate(
             "the preview does not show the app's files as they are: rebuild the preview "
@@ -90,3 +91,32 @@ async def run_now(
     await settled(app.id)
     body = await asyncio.to_thread(suite_json, store, versions, app.id)
     return ChecksOut(requireChecks=app.require_checks, running=running(app.id), **body)
+
+
+@router.post("/{check_id}/update", response_model=SuiteCheckOut)
+async def update(
+    app: OwnedApp,
+    engine: EngineDep,
+    versions: MaybeVersionsDep,
+    publishing: PublishingDep,
+    check_id: str,
+) -> SuiteCheckOut:
+    """A check the builder's own edit changed, updated to what the page showed when it
+    failed (its failing text expectation takes the text found): the new check answers, the
+    old one is retired naming it, the model is told (M9), and the checks run again on the
+    preview. 409 while a turn runs, 422 when the failure names no text to put in it."""
+    store = _store(engine)
+    added = await update_by_user(engine, app.id, check_id)
+    build = await _shown(publishing, app)
+    if build is not None:
+        follow(engine, app, build)
+    listed = await asyncio.to_thread(suite_json, store, versions, app.id)
+    return SuiteCheckOut(**next(c for c in listed["checks"] if c["id"] == added.id))
+
+
+async def _shown(publishing: Publishing, app: App) -> Build | None:
+    """The preview's build when it shows the app's files as they are (else None)."""
+    state = await asyncio.to_thread(publishing.preview_state, app)
+    if state.build_id is None or not state.up_to_date:
+        return None
+    return await asyncio.to_thread(publishing.builds.get, app.id, state.build_id)
