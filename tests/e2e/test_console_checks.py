@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, create, wait_for_build
+from tests.e2e.test_console_text_edit import edit_in_place
 from tests.e2e.test_console_turns import open_app, send, signed_up
 from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
     TURN_MS,
@@ -22,6 +23,7 @@ from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
     new_page,
     shot,
 )
+from tests.e2e.test_crash_points import context
 
 # The check lines a reply showed while its turn ran, as the page saw them (installed before
 # the console's scripts): id → status, in the order they came.
@@ -266,4 +268,45 @@ def test_checks_still_failing_show_in_the_tab_and_stop_a_deploy_that_requires_th
     assert status.inner_text() == f"Not deployed: {said['message']}"
     assert owner.get(f"/api/apps/{app['id']}/builds?purpose=deploy").json()["builds"] == []
     shot(page, "checks-7-deploy-refused")
+    assert page.errors == []
+
+
+def test_a_heading_edited_by_hand_reruns_the_checks_and_its_check_follows_the_edit(
+    browser: Any,  # noqa: F811
+    server: Server,
+) -> None:
+    """Issue 38: the heading edited in place; the checks run again on their own; the heading's
+    check shows "Your edit changed this"; updated to what the page shows, it passes, and a
+    deploy that requires passing checks goes through."""
+    page, owner, app = built_with_checks(browser, server, "A page for a bakery called Bakery")
+    app_id = app["id"]
+    assert owner.patch(f"/api/apps/{app_id}", json={"requireChecks": True}).status_code == 200
+    heading = next(c for c in suite(owner, app_id)["checks"] if "heading" in c["description"])
+    assert heading["status"] == "passed"
+    page.click("#edit")
+    edit_in_place(page, "h1", "Fresh Bread")
+    page.frame_locator("#preview").locator("h1", has_text="Fresh Bread").wait_for()
+    page.click("#edit")
+
+    page.click("#tab-checks")  # the tab polls while the checks run on the edited preview
+    item = page.locator(f'#checks-list li[data-check="{heading["id"]}"]')
+    item.locator(".edit-changed").wait_for(timeout=TURN_MS)
+    assert "Your edit changed this" in item.inner_text()
+    assert item.locator("button.undo-edit").is_visible()  # the third choice: restore v1
+    shot(page, "checks-8-edit-changed")
+
+    item.locator("button.update-check").click()
+    page.locator(f'#checks-list li[data-check="{heading["id"]}"][data-status="retired"]').wait_for()
+    updated = page.locator('#checks-list li[data-status="passed"]', has_text="Fresh Bread")
+    updated.wait_for(timeout=TURN_MS)  # its run on the preview, shown when it came
+    assert not suite(owner, app_id)["running"]
+    told = context(owner, app_id)[-1]["content"]
+    assert "the edit is deliberate" in told
+    shot(page, "checks-9-updated")
+
+    page.click("#deploy")
+    page.wait_for_selector("#panel tr[data-build]", timeout=TURN_MS)
+    builds = owner.get(f"/api/apps/{app_id}/builds?purpose=deploy").json()["builds"]
+    assert builds and builds[0]["checks"]["failed"] == 0 and builds[0]["checks"]["notRun"] == 0
+    assert page.locator("#deploy-status.failed").count() == 0
     assert page.errors == []

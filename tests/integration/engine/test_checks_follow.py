@@ -190,6 +190,7 @@ def test_a_check_the_builders_edit_broke_is_marked_and_updated(tmp_path: Path) -
         assert updated.status_code == 200, updated.text
         assert updated.json()["id"] == "c2"
         assert updated.json()["expect"] == [{"text": {"css": "h1"}, "equals": "Fresh Bread"}]
+        assert updated.json()["description"] == "The heading reads Fresh Bread"
         c.portal.call(suite_follow.settled, app.id)  # type: ignore[union-attr]
         suite = {x["id"]: x for x in c.get(f"{base}/checks", headers=me).json()["checks"]}
         assert suite["c2"]["status"] == "passed" and suite["c2"]["editChanged"] is None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from zerocode.apps.versions import Version, VersionKind
-from zerocode.engine.acceptance import MAX_TEXT, Check
+from zerocode.engine.acceptance import MAX_DESCRIPTION, MAX_TEXT, Check
 from zerocode.engine.check_suite import CheckResult, StoredCheck, SuiteRun, check_number
 from zerocode.engine.check_suite import check_id as check_id_of
 from zerocode.engine.closing import close_crashed
@@ -58,8 +58,8 @@ def rewrite_of(check: StoredCheck, result: CheckResult | None) -> Rewrite | None
 
 
 def rewritten(check: Check, rewrite: Rewrite) -> Check:
-    """``check`` expecting ``rewrite.text`` where it expected another: an exact text stays
-    exact, a "contains" now contains the whole text found."""
+    """``check`` expecting ``rewrite.text`` where it expected another (an exact text stays
+    exact, a "contains" now contains the whole text found), its description naming it."""
     old = check.expect[rewrite.index]
     new = (
         replace(old, equals=rewrite.text)
@@ -67,7 +67,12 @@ def rewritten(check: Check, rewrite: Rewrite) -> Check:
         else replace(old, contains=rewrite.text)
     )
     expect = (*check.expect[: rewrite.index], new, *check.expect[rewrite.index + 1 :])
-    return replace(check, expect=expect)
+    was = old.equals if old.contains is None else old.contains
+    said = check.description  # "The heading reads “Bakery”" says the new text too
+    if isinstance(was, str) and was.strip() and was in said:
+        said = said.replace(was, rewrite.text)
+        said = said if len(said) <= MAX_DESCRIPTION else said[: MAX_DESCRIPTION - 1] + "…"
+    return replace(check, description=said, expect=expect)
 
 
 def edit_changed(
