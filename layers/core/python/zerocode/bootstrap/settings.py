@@ -161,6 +161,9 @@ class Settings(BaseSettings):
     # stay whatever they are (keep it longer than a turn: turn_timeout_seconds).
     build_sweep_seconds: float = Field(3600, ge=0)
     build_sweep_keep_seconds: float = Field(3600, ge=0)
+    # On SIGINT/SIGTERM the running turns get this long to end by themselves, their checks
+    # included (the previews and the checking browser stay up); then they are stopped.
+    shutdown_seconds: float = Field(30, ge=0, le=600)
 
     # Per-user quotas: requests allowed in any window of rate_window_seconds.
     rate_chat: int = Field(5, ge=1)

@@ -42,6 +42,7 @@ from zerocode.engine.parts import (
     kind,
     logged,
 )
+from zerocode.engine.stopped_checks import mark_not_run
 from zerocode.engine.suite_step import tell_checks
 from zerocode.engine.tools import ToolBox
 from zerocode.engine.turn_state import Status, TurnState
@@ -259,6 +260,9 @@ class TurnRun:
                 await io(interrupt, e, turn, reason, st.pending)
         if self._rebuild_when_stopped:
             async for event in self._rebuild():
+                yield event
+        else:  # the server is stopping: files its checks never saw are not judged now
+            async for event in mark_not_run(e, self.app, st):
                 yield event
         await self._settle_ahead()
         if turn is not None:

@@ -31,12 +31,18 @@ from zerocode.engine.parts import io, kind
 from zerocode.engine.turn import Engine, TurnRun
 from zerocode.engine.turn_log import Entries, Logged, TurnLog, logged
 from zerocode.engine.turn_state import Status
-from zerocode.errors import Conflict, NotFound
+from zerocode.errors import Conflict, NotFound, Unavailable
 from zerocode.memory.display import DisplayRole, DisplayStatus
 
 log = logging.getLogger(__name__)
 
 STARTING_POLL_SECONDS = 0.25  # a reader's wait for the first event of a turn run elsewhere
+
+
+class ServerStopping(Unavailable):
+    """A turn asked for while the server is stopping (503): nothing was started."""
+
+    code = "server_stopping"
 
 
 @dataclass(frozen=True)
@@ -96,12 +102,14 @@ class Turns:
         self.watch_seconds, self.write_attempts = watch_seconds, write_attempts
         self._running: dict[str, Running] = {}
         self._drivers: set[asyncio.Task[None]] = set()
+        self.stopping = False  # the server is stopping: no new turn starts (drain)
 
     # -- starting and driving ---------------------------------------------------------------
 
     async def start(self, app: App, message: str, element: dict[str, Any] | None) -> Running:
         """Take the app's lease (409 when a turn runs) and start the turn in a task of its
         own; the caller follows it with :meth:`Running.follow` (or not at all)."""
+        self.refuse_if_stopping()
         run = await asyncio.to_thread(self.engine.start, app, message, element)
         run.release_on_end = False  # released once the log has the done (_drive)
         try:
@@ -314,6 +322,42 @@ class Turns:
         if current is None or current.turn != turn:
             raise Conflict(f"turn {turn} is not running")
         await self.log.request_stop(app_id, turn)
+
+    def running_here(self) -> int:
+        """How many turns run in this process now."""
+        return len(self._running)
+
+    def refuse_if_stopping(self) -> None:
+        """ServerStopping (503, said in words) once the server has begun to stop."""
+        if self.stopping:
+            raise ServerStopping(
+                "the server is stopping: no new turn starts now; send again once it is back"
+            )
+
+    async def drain(self, bound: float, cut: asyncio.Event | None = None) -> bool:
+        """The server is stopping: no new turn starts, the running ones go on to their end
+        (their checks included, the preview and the browser still up) for up to ``bound``
+        seconds or until ``cut`` is set (a second Ctrl-C); then the rest are stopped
+        (:meth:`shutdown`). Whether every turn ended by itself."""
+        self.stopping = True
+        if self._drivers:
+            waits: set[asyncio.Future[Any]] = set(self._drivers)
+            cutter = asyncio.ensure_future(cut.wait()) if cut is not None else None
+            if cutter is not None:
+                waits.add(cutter)
+            try:
+                async with asyncio.timeout(bound):
+                    while self._drivers and not (cut is not None and cut.is_set()):
+                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                        waits = {w for w in waits if not w.done()} | set(self._drivers)
+            except TimeoutError:
+                pass
+            finally:
+                if cutter is not None:
+                    cutter.cancel()
+        ended = not self._drivers
+        await self.shutdown()
+        return ended
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """The server is stopping: stop the turns running here (no rebuild) and give them

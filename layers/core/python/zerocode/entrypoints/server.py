@@ -22,10 +22,13 @@ from zerocode import __version__
 from zerocode.adapters.local.free_space import data_dir_refusal
 from zerocode.adapters.local.private import UMASK, private_data_dir
 from zerocode.adapters.sqlite.builds import SqliteBuildStore
+from zerocode.adapters.sqlite.checks import SqliteCheckStore
 from zerocode.adapters.sqlite.lease import SqliteLease
 from zerocode.bootstrap import local_sweep, wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
+from zerocode.engine.stopped_checks import STOPPING, rerun
+from zerocode.entrypoints.stopping import Held, Stop, signals, stop_in_order
 from zerocode.http.app import create_app
 from zerocode.http.headers import WithPolicy, console_policy
 from zerocode.http.sites import console_origin, create_sites_app
@@ -206,10 +209,11 @@ def _warnings(platform: Platform) -> list[str]:
 
 
 def _servers(settings: Settings, platform: Platform) -> list[uvicorn.Server]:
-    """The API (with the console) and the sites origin, each its own uvicorn server."""
+    """The API (with the console) and the sites origin, each its own uvicorn server; they
+    stop when told, once the turns are done (entrypoints/stopping.py)."""
     # uvicorn's access log stays off: RequestContext writes ours (ZEROCODE_ACCESS_LOG).
     return [
-        uvicorn.Server(
+        Held(
             uvicorn.Config(
                 with_console(create_app(platform), settings),
                 host=settings.host,
@@ -219,7 +223,7 @@ def _servers(settings: Settings, platform: Platform) -> list[uvicorn.Server]:
                 timeout_graceful_shutdown=5,
             )
         ),
-        uvicorn.Server(
+        Held(
             uvicorn.Config(
                 create_sites_app(platform),
                 host=settings.host,
@@ -237,25 +241,48 @@ async def _run(
     sockets: tuple[socket.socket, socket.socket],
     failed: list[str],
 ) -> None:
-    """Both servers until one stops (Ctrl-C, or it failed to start), then the other too;
-    the deletion sweep meanwhile. ``failed`` gets the address of a server that could not
-    start."""
-    sweeper = asyncio.create_task(_sweep(platform))
-    builds_sweeper = asyncio.create_task(_sweep_builds(platform.settings))
-    warming = asyncio.create_task(_warm_browser(platform))
+    """Both servers until a signal (then the turns end first: stop_in_order) or one stops
+    (it failed to start), then both; the sweeps and the rerun of the checks an earlier stop
+    left unrun meanwhile. ``failed`` gets the address of a server that could not start."""
+    stop = Stop()
+    background = [
+        asyncio.create_task(_sweep(platform)),
+        asyncio.create_task(_sweep_builds(platform.settings)),
+        asyncio.create_task(_warm_browser(platform)),
+        asyncio.create_task(_rerun_stopped_checks(platform)),
+    ]
     tasks = [
         asyncio.create_task(_run_server(s, sock, failed))
         for s, sock in zip(servers, sockets, strict=True)
     ]
-    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    asked = asyncio.create_task(stop.asked.wait())
+    with signals(stop):
+        await asyncio.wait([*tasks, asked], return_when=asyncio.FIRST_COMPLETED)
+        if stop.asked.is_set():
+            await stop_in_order(platform.turns, stop, platform.settings.shutdown_seconds)
+    asked.cancel()
     for s in servers:
         s.should_exit = True
     await asyncio.gather(*tasks, return_exceptions=True)
-    sweeper.cancel()
-    builds_sweeper.cancel()
-    warming.cancel()
+    for task in background:
+        task.cancel()
     # Turns outlive their requests, not the server: stopped, each closed as interrupted.
     await platform.turns.shutdown()
+
+
+async def _rerun_stopped_checks(platform: Platform) -> None:
+    """The checks an earlier stop left not run (engine/stopped_checks.py) run again now."""
+    store = platform.engine.checks
+    if not isinstance(store, SqliteCheckStore):
+        return
+    try:
+        apps = await asyncio.to_thread(store.left_not_run, STOPPING)
+        if apps:
+            await _warm_browser(platform)
+            ran = await rerun(platform.engine, apps, platform.apps.get, platform.builds)
+            log.info("ran again the checks of %d app(s) an earlier stop left unrun", ran)
+    except Exception:
+        log.exception("the checks an earlier stop left unrun could not run again")
 
 
 async def _run_server(server: uvicorn.Server, sock: socket.socket, failed: list[str]) -> None:

@@ -99,6 +99,11 @@ async def launch_boxed(pw: Playwright, executable: str) -> tuple[Browser, BoxPro
             args=launch_args(),
             chromium_sandbox=True,
             timeout=LAUNCH_TIMEOUT_MS,
+            # The server's Ctrl-C (the terminal's, sent to its process group) or SIGTERM is
+            # the server's to handle: it keeps the browser until its last turn is checked.
+            handle_sigint=False,
+            handle_sigterm=False,
+            handle_sighup=False,
         )
         return browser, BoxProcess.of(boxed)
 

@@ -156,6 +156,16 @@ class SqliteCheckStore:
             for n, turn, round_, build_id, digest, at, results, why in rows
         ]
 
+    def left_not_run(self, why: str) -> builtins.list[str]:
+        """The apps whose newest run was not run for ``why`` (a stopping server's, to run
+        again at the next start: engine/stopped_checks.py)."""
+        rows = self.db.query(
+            "SELECT app_id FROM check_runs AS r WHERE why_not_run = ? AND n = "
+            "(SELECT MAX(n) FROM check_runs WHERE app_id = r.app_id) ORDER BY app_id",
+            (why,),
+        )
+        return [app_id for (app_id,) in rows]
+
     def screenshot(self, app_id: str, run: int, check_id_: str) -> bytes | None:
         rows = self.db.query(
             "SELECT png FROM check_shots WHERE app_id = ? AND run = ? AND check_id = ?",

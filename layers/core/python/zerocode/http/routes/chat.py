@@ -86,6 +86,7 @@ async def chat_post(
     check_request(text, element, max_chars)
     if element:
         await check_picked(publishing, app, element["buildId"])
+    turns.refuse_if_stopping()  # before the quota: a refused chat costs nothing
     await quota.charge("chat", user.id)
     running = await turns.start(app, text, element or None)
     return TurnStream(running.follow(), hold=running.ended.wait if hold else None)
