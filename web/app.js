@@ -11,6 +11,7 @@ import {
   stepItem, tallyLine, toolStep, userBubble, when,
 } from "./render.js";
 import { announce, foldingNotice, narrow, phoneSwitch, rove, tabKeys, themeSwitch } from "./layout.js";
+import { unreachable } from "./reach.js";  // also: a banner while the server cannot be reached
 
 const API = ((window.ZEROCODE_CONFIG && window.ZEROCODE_CONFIG.api) || "").replace(/\/+$/, "");
 const view = document.getElementById("view");
@@ -171,7 +172,7 @@ let flashed = null;
 function flash(text) { flashed = text; }
 
 function report(err) {
-  notify(explain(err), true);
+  notify(unreachable(err) ? t("reach.notSent") : explain(err), true);
   if (err instanceof ApiError && err.status === 401) signOut(false);
 }
 

@@ -54,6 +54,9 @@ const en = {
   "storage.advice": "Saving may fail until it is fixed (new apps, chat turns, deploys); " +
     "what was saved is safe.",
   "storage.reason": "Why: {reason}",
+  "reach.down": "The server cannot be reached; retrying…",
+  "reach.notSent": "The server cannot be reached; retrying. Nothing was sent: " +
+    "send it again once it answers.",
 
   "offline.title": "No model endpoint is configured: an offline scripted model answers.",
   "offline.body": "It is not an AI. It builds a single page, a small multi-file site or a Vue app " +
@@ -398,6 +401,8 @@ const zh = {
   "storage.degraded": "存储空间不足或无法写入。",
   "storage.advice": "在修复之前，保存可能失败（新建应用、对话、部署）；已保存的内容不受影响。",
   "storage.reason": "原因：{reason}",
+  "reach.down": "无法连接服务器；正在重试…",
+  "reach.notSent": "无法连接服务器；正在重试。没有发送任何内容：服务器恢复后请重新发送。",
 
   "offline.title": "未配置模型端点：由离线脚本模型作答。",
   "offline.body": "它不是 AI。它按你的描述命名，用模板生成单个页面、多文件小网站或 Vue 应用，" +
