@@ -43,8 +43,8 @@ BAKERY = "<html><body><h1>Bakery</h1><p>Bread daily.</p></body></html>"
 class HeadingRunner:
     """Judges each ``text`` expectation of ``h1`` by the heading in the page's source."""
 
-    def __init__(self, p: Platform) -> None:
-        self.p, self.runs = p, 0
+    def __init__(self, p: Platform, path: str = "index.html") -> None:
+        self.p, self.path, self.runs = p, path, 0
 
     async def run(
         self,
@@ -54,7 +54,7 @@ class HeadingRunner:
         seconds: float | None = None,
     ) -> RunOutcome:
         self.runs += 1
-        source = self.p.workspace.read(app.id, "index.html").decode()
+        source = self.p.workspace.read(app.id, self.path).decode()
         found = re.search(r"<h1>(.*?)</h1>", source)
         heading = found.group(1) if found else ""
         out = []
@@ -104,6 +104,9 @@ def test_hand_and_text_edits_restores_and_rebuilds_run_the_checks(tmp_path: Path
         assert (number, status) == (2, "failed")
         assert digest == done.version.digest == snapshot(p.workspace, app.id).digest
         assert turn == done.version.turn  # the note that told the model of the edit
+        told = str(p.memory.units(app.id)[-1].messages[0].content)  # and then what it broke
+        assert told.startswith("[zerocode checks: the user's own edit (v2) changed what")
+        assert "- c1: expect[0]: expected" in told and "never undo it" in told
         with pytest.raises(ChecksFailed, match="c1 failed"):
             gate_deploy(store, app.id, digest, required=True)
 

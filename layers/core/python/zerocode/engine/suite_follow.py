@@ -15,6 +15,7 @@ import logging
 
 from zerocode.apps.records import App
 from zerocode.engine.check_suite import CheckResult, RunOutcome, SuiteRun
+from zerocode.engine.edit_guard import tell_broken
 from zerocode.engine.parts import EngineParts, io, kind
 from zerocode.engine.suite_step import NO_RUNNER
 from zerocode.publishing.builds import Build, BuildState
@@ -89,4 +90,6 @@ async def run_checks(engine: EngineParts, app: App, build: Build) -> SuiteRun | 
         results=outcome.results,
         why_not_run=outcome.why_not_run,
     )
-    return await io(store.record_run, app.id, run)
+    run = await io(store.record_run, app.id, run)
+    await tell_broken(engine, app.id, run)
+    return run

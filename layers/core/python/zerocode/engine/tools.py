@@ -168,10 +168,15 @@ class ToolOutcome:
     changed: bool  # a file was created, modified or deleted
     exit: bool
     suite: bool = False  # an acceptance check was added or retired
+    kept: bool = False  # a write refused for undoing the builder's edit: fails the call only
 
 
 class _Failed(ZerocodeError):
     """A refusal the model caused; becomes a failed tool result."""
+
+
+class _Kept(_Failed):
+    """A write refused because it undid the builder's own edit (engine/edit_guard.py)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,6 +208,9 @@ class ToolBox:
         self.protected = protected
         self.checks, self.turn = checks, turn
         self.calls = 0
+        # Set by a repair round (engine/edit_guard.py): why a write undoes the builder's own
+        # edit (path, what the file holds, what it would hold), or None when it does not.
+        self.guard: Callable[[str, bytes | None, bytes], str | None] | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], _Done]] = {
             "read_dir": self._read_dir,
             "read_file": self._read_file,
@@ -244,6 +252,7 @@ class ToolBox:
                 summary=_one_line(exc.message),
                 changed=False,
                 exit=False,
+                kept=isinstance(exc, _Kept),
             )
         return self._outcome(call, path, done)
 
@@ -291,6 +300,7 @@ class ToolBox:
                 text=f"{path} already has this content; nothing changed",
                 summary=f"{path} unchanged",
             )
+        self._guarded(path, current, data)
         self.workspace.write(self.app_id, path, data)
         verb = "created" if current is None else "replaced"
         return _Done(
@@ -320,10 +330,16 @@ class ToolBox:
             )
         changed = text.replace(old, new, 1).encode("utf-8")
         _check_package_json(path, changed)
+        self._guarded(path, text.encode("utf-8"), changed)
         self.workspace.write(self.app_id, path, changed)
         added, removed = _changed_chars(old, new)
         summary = f"modified {path} (+{added} −{removed} chars)"
         return _Done(text=summary, summary=summary, changed=True)
+
+    def _guarded(self, path: str, current: bytes | None, data: bytes) -> None:
+        refused = self.guard(path, current, data) if self.guard is not None else None
+        if refused is not None:
+            raise _Kept(refused)
 
     def _delete_file(self, args: dict[str, Any]) -> _Done:
         path = clean_path(args["path"])

@@ -71,9 +71,14 @@ class TurnState:
             self.failure_after_change = False
         elif outcome.suite and outcome.result.ok:
             self.suite_changed = True
-        elif not outcome.result.ok and outcome.result.name not in CHECK_TOOL_NAMES:
+        elif (
+            not outcome.result.ok
+            and not outcome.kept
+            and outcome.result.name not in CHECK_TOOL_NAMES
+        ):
             # A refused check fails its call, not the turn: the model reads why and may
-            # state it again; the display shows the refusal.
+            # state it again; the display shows the refusal. So does a write refused for
+            # undoing the builder's edit (the edit stands: nothing is broken by it).
             self.failure_after_change = True
 
     def report(self, status: str) -> None:

@@ -11,6 +11,7 @@ from zerocode.apps.records import App, CodeGenType
 from zerocode.engine import repair
 from zerocode.engine.build_ahead import Ahead, BuildAhead
 from zerocode.engine.closing import did
+from zerocode.engine.edit_guard import edit_guard, repair_note
 from zerocode.engine.events import ErrorEvent, RepairEvent, TurnEvent
 from zerocode.engine.parts import EngineParts, io
 from zerocode.engine.turn_state import TurnState
@@ -145,11 +146,25 @@ class TurnWork:
         self, turn: Turn, answer: str, failure: repair.Failure, attempt: int
     ) -> None:
         """The failure shown to the model as a feedback unit, for another round."""
-        self.state.phase = "saving the repair request"
         message = repair.repair_message(
             failure, attempt, self.engine.limits.repair_rounds, tools=self._tools
         )
+        if failure.kind == "acceptance":
+            message += await self._keep_edit(turn)
+        self.state.phase = "saving the repair request"
         await io(self.engine.memory.commit_feedback, turn, answer, message)
+
+    async def _keep_edit(self, turn: Turn) -> str:
+        """Checks the builder's own edit broke, failing now: the repair message says the
+        edit is final and the check is to change; writes undoing it are refused (issue 38)."""
+        self.state.phase = "reading the builder's edits"
+        run = self.state.suite_run
+        failing = {r.check_id for r in run.failed()} if run is not None else set()
+        guard = await io(edit_guard, self.engine, self.app.id, turn.number)
+        if guard is None or not guard.broke & failing:
+            return ""
+        self.steps.toolbox.guard = guard.refusal
+        return "\n\n" + repair_note(guard, tools=self._tools)
 
     async def _out_of_steps(self, turn: Turn) -> ErrorEvent:
         """The model kept calling tools past the per-turn limit: the turn is closed."""
