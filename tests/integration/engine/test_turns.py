@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import REDIS_URL, redis_client_or_skip
 from tests.integration.engine.test_engine import platform
 from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
@@ -21,7 +23,7 @@ from zerocode.apps.records import CodeGenType
 from zerocode.bootstrap.platform import Platform
 from zerocode.engine.events import TextEvent, TurnEvent
 from zerocode.engine.turn_log import Logged
-from zerocode.engine.turns import Turns
+from zerocode.engine.turns import ServerStopping, Turns
 from zerocode.memory.display import DisplayRole, DisplayStatus
 from zerocode.memory.transcript import EntryKind
 from zerocode.memory.validation import validate
@@ -226,3 +228,33 @@ def test_a_renewal_that_lands_after_the_turn_ended_does_not_hold_the_app(tmp_pat
         return entries[-1].data
 
     assert asyncio.run(go()).startswith('{"status":"succeeded","turn":1')
+
+
+def test_a_stopping_server_refuses_new_turns_and_a_second_ctrl_c_stops_the_running_one(
+    tmp_path: Path,
+) -> None:
+    """Turns.drain (the server's stop, entrypoints/stopping.py): a new turn is refused at once
+    (503 server_stopping), the running one goes on until the bound or a second Ctrl-C (here),
+    then it is stopped as interrupted, saying the server stopped."""
+    p = platform(tmp_path)
+    app = asyncio.run(p.create_app("local", "A page about voles", CodeGenType.HTML))
+    other = asyncio.run(p.create_app("local", "A page about shrews", CodeGenType.HTML))
+
+    async def go() -> tuple[bool, list[Logged]]:
+        turns = Turns(p.engine, InProcessTurnLog(), shared=False)
+        running = await turns.start(app, "Write it slowly [[slow]]", None)
+        await anext(running.follow())  # the turn has begun
+        cut = asyncio.Event()
+        drain = asyncio.create_task(turns.drain(600, cut))
+        await asyncio.sleep(0)  # the drain has begun: nothing starts any more
+        with pytest.raises(ServerStopping) as refused:
+            await turns.start(other, "Hello", None)
+        assert refused.value.status == 503 and "the server is stopping" in refused.value.message
+        assert not drain.done() and turns.running_here() == 1  # the turn goes on
+        cut.set()
+        return await drain, await collect(running.follow())
+
+    ended, seen = asyncio.run(go())
+    assert not ended
+    assert '"message":"the server stopped before the turn ended"' in seen[-2].data
+    assert seen[-1].data == '{"status":"interrupted","turn":1}'
