@@ -14,7 +14,14 @@ from zerocode.engine.suite_follow import follow, running, settled
 from zerocode.engine.suite_update import update_by_user
 from zerocode.engine.suite_view import retire_by_user, suite_json
 from zerocode.errors import Conflict, NotFound, PreviewOutOfDate
-from zerocode.http.deps import EngineDep, MaybeVersionsDep, OwnedApp, PublishingDep
+from zerocode.http.deps import (
+    Caller,
+    EngineDep,
+    MaybeVersionsDep,
+    OwnedApp,
+    PublishingDep,
+    QuotaDep,
+)
 from zerocode.http.schemas import CheckOut, RetireIn
 from zerocode.http.suite_schemas import ChecksOut, SuiteCheckOut
 from zerocode.publishing.builds import Build
@@ -69,12 +76,19 @@ async def retire(
 
 @router.post("/run", response_model=ChecksOut)
 async def run_now(
-    app: OwnedApp, engine: EngineDep, versions: MaybeVersionsDep, publishing: PublishingDep
+    app: OwnedApp,
+    user: Caller,
+    engine: EngineDep,
+    versions: MaybeVersionsDep,
+    publishing: PublishingDep,
+    quota: QuotaDep,
 ) -> ChecksOut:
     """Run the app's live checks against its preview now (owner or admin; the console's
-    "Run checks now"); answers with the suite once the run is recorded. 409 while a turn
-    runs (its end runs them), 409 ``preview_out_of_date`` when the preview is older than
-    the files (a rebuild runs them on the new preview)."""
+    "Run checks now"); answers with the suite once the run is recorded. A run already under
+    way is awaited, not repeated; a new one counts against the deploy quota (it holds the
+    checking browser as a build holds a builder). 409 while a turn runs (its end runs
+    them), 409 ``preview_out_of_date`` when the preview is older than the files (a rebuild
+    runs them on the new preview)."""
     store = _store(engine)
     if await asyncio.to_thread(engine.lease.held, f"turn:{app.id}"):
         raise Conflict(
@@ -87,7 +101,9 @@ async def run_now(
             "the preview does not show the app's files as they are: rebuild the preview "
             "(its checks run on the new preview)"
         )
-    follow(engine, app, build)
+    if not running(app.id):
+        await quota.charge("deploy", user.id)
+        follow(engine, app, build)
     await settled(app.id)
     body = await asyncio.to_thread(suite_json, store, versions, app.id)
     return ChecksOut(requireChecks=app.require_checks, running=running(app.id), **body)
