@@ -503,6 +503,19 @@ def test_an_acceptance_repair_of_a_change_retires_the_stale_failing_check() -> N
     assert "c1" in vue.retired and "retired check c1: the user changed the heading" in text
 
 
+def test_a_check_the_users_own_edit_changed_is_retired_not_fought() -> None:
+    """Issue 38: AboutView's heading edited by hand to "About Us", then a title change; the
+    repair says the user's edit (deliberate) broke c3: it is retired, no file is touched."""
+    vue = App("vue_project")
+    vue.turn("A vue shop")
+    vue.turn('Change the title to "Soup"')
+    why = "expect[0]: expected the text of css 'h1' equal to 'About', found 'About Us'"
+    said = "The user's own edit (v2) changed what c3 expected; the edit is deliberate and final."
+    text = vue.repair(acceptance_feedback(vue, {"c3": why}) + "\n\n" + said)
+    assert vue.retired["c3"] == "the user's own edit (v2) changed what it expected, on purpose"
+    assert "modify_file" not in text and "write_file" not in text
+
+
 def creation_answer(kind: str) -> str:
     return answer(
         [

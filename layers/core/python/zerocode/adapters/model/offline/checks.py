@@ -184,10 +184,12 @@ def _asserts(known: Known, edit: Edit) -> bool:
 def stale_on_repair(req: Request) -> list[dict[str, str]]:
     """Retirements for the checks an acceptance repair says fail because they assert what the
     user asked to change (checks the window had lost when the change was made): with a
-    selected element, those asserting its old text; without, the headings but the new one."""
+    selected element, those asserting its old text; without, the headings but the new one.
+    And those the repair says the user's own edit changed: the edit stands (issue 38)."""
+    edited = _edited_on_repair(req)
     new = req.quoted
     if new is None:
-        return []
+        return edited
     old = (req.element.get("text") or "").strip()
     stale = [
         k
@@ -196,7 +198,23 @@ def stale_on_repair(req: Request) -> list[dict[str, str]]:
     ]
     said = f"“{_cut(old)}”" if old else "the heading"
     reason = f"the user changed {said} to “{_cut(new)}”"
-    return [{"id": k.id, "reason": reason} for k in stale]
+    kept = {r["id"] for r in edited}
+    return edited + [{"id": k.id, "reason": reason} for k in stale if k.id not in kept]
+
+
+# engine/edit_guard.py's repair_note: "The user's own edit (v5) changed what c1, c3 expected"
+_EDIT_CHANGED = re.compile(
+    r"The user's own edit \((v\d+)\) changed what (c\d+(?:, c\d+)*) expected"
+)
+
+
+def _edited_on_repair(req: Request) -> list[dict[str, str]]:
+    """The checks an acceptance repair says the user's own edit changed, to retire."""
+    found = _EDIT_CHANGED.search(req.feedback or "") if is_acceptance_repair(req) else None
+    if found is None:
+        return []
+    reason = f"the user's own edit ({found.group(1)}) changed what it expected, on purpose"
+    return [{"id": i, "reason": reason} for i in found.group(2).split(", ")]
 
 
 # -- reading the window ------------------------------------------------------------------------
