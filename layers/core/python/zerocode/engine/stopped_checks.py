@@ -5,7 +5,7 @@ A stopping server lets its turns finish, checks included, within a bound
 were never checked as they are now, its checks are recorded ``not_run`` with the reason
 :data:`STOPPING` (:func:`mark_not_run`) rather than any verdict. At the next start those
 runs are found and the checks run again on their own against each app's current preview
-(:func:`rerun`), recorded as any run.
+(:func:`rerun`), as a preview built outside a turn is checked (engine/suite_follow.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from zerocode.apps.records import App
 from zerocode.engine.check_suite import CheckResult, SuiteRun
 from zerocode.engine.events import CheckEvent
 from zerocode.engine.parts import EngineParts, io, kind, logged
-from zerocode.engine.suite_follow import run_checks
+from zerocode.engine.suite_follow import follow, settled
 from zerocode.engine.turn_state import TurnState
 from zerocode.publishing.builds import Build, BuildPurpose, BuildState, BuildStore, snapshot
 
@@ -104,7 +104,9 @@ async def _rerun_one(
     build = await io(current_preview, builds, app_id)
     if build is None:  # nothing to check: it stays not run, for the next build's run
         return False
-    ran = await run_checks(engine, app, build) is not None
-    if ran:
-        log.info("checks of app=%s left unrun by the server's stop ran again", app_id)
-    return ran
+    # As a preview built outside a turn is checked: the Checks tab says they run meanwhile.
+    if not follow(engine, app, build):
+        return False
+    await settled(app_id)
+    log.info("checks of app=%s left unrun by the server's stop ran again", app_id)
+    return True
