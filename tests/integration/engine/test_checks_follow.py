@@ -107,22 +107,26 @@ def test_hand_and_text_edits_restores_and_rebuilds_run_the_checks(tmp_path: Path
         told = str(p.memory.units(app.id)[-1].messages[0].content)  # and then what it broke
         assert told.startswith("[zerocode checks: the user's own edit (v2) changed what")
         assert "- c1: expect[0]: expected" in told and "never undo it" in told
+        units = len(p.memory.units(app.id))
+        assert done.build is not None
+        await suite_follow.run_checks(p.engine, app, done.build)  # the same files again
+        assert len(p.memory.units(app.id)) == units  # told once
         with pytest.raises(ChecksFailed, match="c1 failed"):
             gate_deploy(store, app.id, digest, required=True)
 
         await save_text(p.engine, app, old="Fresh Bread", new="Bakery", tag="h1", page="/")
         await suite_follow.settled(app.id)
-        assert newest(p, app)[:2] == (3, "passed")
+        assert newest(p, app)[:2] == (4, "passed")
 
         await restore(p.engine, app, done.version.id)  # back to "Fresh Bread"
         await suite_follow.settled(app.id)
-        assert newest(p, app)[:2] == (4, "failed")
+        assert newest(p, app)[:2] == (5, "failed")
 
         p.workspace.write(app.id, "index.html", BAKERY.encode())  # left unbuilt (a dead turn)
         await rebuild_preview(p.engine, app)
         await suite_follow.settled(app.id)
         number, status, digest, _ = newest(p, app)
-        assert (number, status) == (5, "passed")
+        assert (number, status) == (6, "passed")
         assert gate_deploy(store, app.id, digest or "", required=True) is not None
 
     asyncio.run(flow())

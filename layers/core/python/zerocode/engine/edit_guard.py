@@ -113,6 +113,11 @@ async def tell_broken(engine: EngineParts, app_id: str, run: SuiteRun) -> None:
     edited = await io(engine.versions.get, app_id, guard.version)
     if edited.digest != run.digest:
         return  # a run of other files: the edit's own run told it, or will
+    store = engine.checks
+    assert store is not None  # edit_guard found checks
+    told = [r for r in await io(store.runs, app_id, 40) if r.digest == run.digest]
+    if any(r.number < run.number and set(broke) <= {x.check_id for x in r.failed()} for r in told):
+        return  # an earlier run of these files told it already
     lines = [f"- {cid}: {_found(failed[cid])}" for cid in broke]
     note = (
         f"[zerocode checks: the user's own edit ({guard.version}) changed what these checks "
