@@ -29,6 +29,7 @@ from zerocode.engine.events import (
     DoneEvent,
     ErrorEvent,
     RepairEvent,
+    TextEvent,
     ToolEvent,
     TurnEvent,
 )
@@ -271,6 +272,19 @@ def test_vue_check_tools_add_retire_and_refuse_without_failing_the_turn(tmp_path
     done = events[-1]
     assert isinstance(done, DoneEvent) and done.status == "succeeded", events
     assert p.engine.checks is not None and len(p.engine.checks.list(app.id)) == 1
+
+
+def test_the_text_of_two_model_calls_keeps_a_break_between_them(tmp_path: Path) -> None:
+    """Issue 38: "Adding a check." from one call and "Done." from the next ran together as
+    "check.Done." (live and stored); a paragraph break goes between them, streamed too."""
+    add = ToolCall(id="a1", name="add_check", arguments=json.dumps(CHECK))
+    model = Scripted(AssistantMessage("Adding a check.", tool_calls=(add,)), "Done.")
+    p, app = setup(tmp_path, model, CodeGenType.VUE_PROJECT)
+    p.workspace.write(app.id, "index.html", WORKS.encode())
+    events = run(p, app)
+    assert "".join(e.text for e in of(events, TextEvent)) == "Adding a check.\n\nDone."
+    shown = p.display.page(app.id, limit=1).entries[0].content
+    assert shown.startswith("Adding a check.\n\nDone.\n\n- "), shown
 
 
 class BrokenRunner:

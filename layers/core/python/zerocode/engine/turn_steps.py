@@ -320,11 +320,18 @@ class TurnSteps:
         st, e = self.state, self.engine
         st.phase = "asking the model"
         budget: int | None = None
+        before = next((t for t in reversed(st.text) if t), "")  # an earlier call's text
         while True:
             window = await io(e.memory.window, self.app.id, self.system, budget)
             try:
                 async for event in e.model.stream(role, (*window.messages, *extra), tools):
                     if isinstance(event, TextDelta):
+                        if before and event.text:
+                            gap = paragraph_gap(before, event.text)
+                            before = ""
+                            if gap:
+                                st.text.append(gap)
+                                yield TextEvent(gap)
                         st.text.append(event.text)
                         yield TextEvent(event.text)
                         faults.point("mid_stream")
@@ -455,3 +462,12 @@ class _Reply:
     def reply(self) -> ModelReply:
         assert self._reply is not None, "a model stream ended without its reply"
         return self._reply
+
+
+def paragraph_gap(before: str, after: str) -> str:
+    """What goes between one model call's text and the next call's in the turn's answer: a
+    paragraph break unless either side has whitespace there (issue 38: a model's sentences
+    from two steps, "…the files.Now the checks", ran together)."""
+    if before[-1:].isspace() or after[:1].isspace():
+        return ""
+    return "\n\n"

@@ -62,7 +62,7 @@ def vue_answer(req: Request) -> Script:
     if creating:
         files = vue_project_files(app_name(req.description), req.description)
         return Script(
-            "Creating the Vue 3 + Vite project.\n",
+            "Creating the Vue 3 + Vite project.",  # the platform parts it from what follows
             tuple(ScriptedCall.of("write_file", path=p, content=c) for p, c in files.items()),
         )
     if req.quoted is None:
@@ -182,7 +182,7 @@ def _checks_step(
     calls += [ScriptedCall("add_check", json.dumps(c, ensure_ascii=False)) for c in add]
     if not calls:
         return None
-    return Script("Adding the acceptance checks of this request.\n", tuple(calls))
+    return Script("Adding the acceptance checks of this request.", tuple(calls))
 
 
 def _vue_where(req: Request, path: str, old: str) -> str:
