@@ -7,11 +7,12 @@ import { EXAMPLES, LANGS, lang, setLang, t } from "./i18n.js";
 import { codeView, versionsView } from "./code.js";
 import { checkItem, checksView, tallyLabel, tallyShort } from "./checks.js";
 import {
-  STATUS_OF, badge, drawStreaming, entryView, fillReply, foldTurns, h, markdown, parseReply, replyShell,
+  STATUS_OF, badge, drawCheck, drawStreaming, entryView, fillReply, foldTurns, h, markdown, parseReply, replyShell,
   stepItem, tallyLine, toolStep, userBubble, when,
 } from "./render.js";
 import { announce, foldingNotice, narrow, phoneSwitch, rove, tabKeys, themeSwitch } from "./layout.js";
 import { unreachable } from "./reach.js";  // also: a banner while the server cannot be reached
+import { ApiError, blank, explain } from "./messages.js";
 
 const API = ((window.ZEROCODE_CONFIG && window.ZEROCODE_CONFIG.api) || "").replace(/\/+$/, "");
 const view = document.getElementById("view");
@@ -20,13 +21,6 @@ const toast = document.getElementById("toast");
 let me = null;
 
 // -- the API --------------------------------------------------------------------------------
-
-class ApiError extends Error {
-  constructor(status, code, message, retryAfter) {
-    super(message);
-    this.status = status; this.code = code; this.retryAfter = retryAfter;
-  }
-}
 
 function token() { return localStorage.getItem("zc_token"); }
 
@@ -37,14 +31,14 @@ function headers(extra = {}) {
 }
 
 async function failure(response) {
-  let code = "http_error", message = response.statusText || `HTTP ${response.status}`;
+  let code = "http_error", message = response.statusText || `HTTP ${response.status}`, detail = {};
   try {
     const body = await response.json();
-    if (body && body.error) ({ code, message } = body.error);
+    if (body && body.error) ({ code, message } = detail = body.error);
   } catch (_) { /* not JSON */ }
   if (code === "storage_unavailable") checkStorage();
   return new ApiError(response.status, code, message,
-                      Number(response.headers.get("Retry-After") || 0));
+                      Number(response.headers.get("Retry-After") || 0), detail);
 }
 
 async function api(method, path, body) {
@@ -124,34 +118,6 @@ function checkStorage() {
       if (storageAgain) { storageAgain = false; checkStorage(); }
     });
   return storageAsked;
-}
-
-// What a person should read for an error: by the API's error code first (a 409 may be a
-// running turn or a taken account name), then by the status.
-const BY_CODE = {
-  account_taken: (err) => t("err.account_taken", { message: err.message }),
-  invalid_credentials: () => t("err.invalid_credentials"),
-  rate_limited: (err) => t("err.rate_limited", { seconds: err.retryAfter || 60 }),
-  busy: (err) => t("err.busy", { message: err.message }),
-  unavailable: (err) => t("err.unavailable", { message: err.message }),
-  storage_unavailable: (err) => t("err.storage_unavailable", { message: err.message }),
-  preview_out_of_date: () => t("err.preview_out_of_date"),
-  checks_failed: (err) => t("err.checks_failed", { message: err.message }),
-};
-
-function explain(err) {
-  if (!(err instanceof ApiError)) return t("err.network", { message: err.message });
-  if (BY_CODE[err.code]) return BY_CODE[err.code](err);
-  const message = err.message;
-  if (err.status === 429) return t("err.rate_limited", { seconds: err.retryAfter || 60 });
-  if (err.status === 409) return t("err.busy", { message });
-  if (err.status === 413) return t("err.too_large", { message });
-  if (err.status === 401) return t("err.unauthenticated");
-  if (err.status === 403) return t("err.forbidden", { message });
-  if (err.status === 404) return t("err.not_found");
-  if (err.status === 400 || err.status === 422) return t("err.invalid", { message });
-  if (err.status === 503) return t("err.unavailable", { message });
-  return t("err.other", { status: err.status, message });
 }
 
 function notify(text, isError = false) {
@@ -360,6 +326,7 @@ function home() {
   const form = h("form", { class: "card create", onsubmit: async (e) => {
     e.preventDefault();
     if (promptCount.over()) return;
+    if (!prompt.value.trim()) { notify(blank("initPrompt"), true); prompt.focus(); return; }
     go.disabled = true;
     try {
       const body = { initPrompt: prompt.value };
@@ -710,7 +677,7 @@ async function appPage(appId, openVersion = null) {
         // The preview shows a new build at once, not only when the turn ends.
         if (data.status === "succeeded") { hasPreview = true; heard(data.buildId); loadFrame(true); framed = true; }
       } else if (event === "check") {
-        shell.steps.append(checkItem(data, loadImage));
+        drawCheck(shell.steps, checkItem(data, loadImage), data.id);
       } else if (event === "repair") {
         shell.steps.append(stepItem({ state: "repair", label: t(data.kind === "acceptance" ? "step.repairChecks" : "step.repair",
           { attempt: data.attempt, max: data.max, why: data.reason }) }));
@@ -1147,6 +1114,7 @@ async function appPage(appId, openVersion = null) {
     const field = h("input", { id: "rename-input", value: app.name, maxlength: "60", "aria-label": t("app.renameLabel") });
     const form = h("form", { class: "row rename", onsubmit: async (e) => {
       e.preventDefault();
+      if (!field.value.trim()) { notify(blank("name"), true); field.focus(); return; }
       try {
         app = await api("PATCH", `/api/apps/${appId}`, { name: field.value });
         nameEl.textContent = app.name;

@@ -81,6 +81,7 @@ export function drawStreaming(answer, text) {
     const part = parts[2 * k];
     if (k % 2 === 0) { html += markdown(part); continue; }
     const lang = (parts[2 * k - 1] || "").toLowerCase();
+    if (lang === "checks") continue;  // the checks' own lines say them (engine/turn_state.py)
     const body = part.replace(/\n$/, "");
     const n = body ? body.split("\n").length : 0;
     const done = 2 * k + 1 < parts.length;
@@ -109,7 +110,7 @@ function pathOf(summary) {
 export function toolStep(name, ok, summary) {
   if (!ok) return { state: "failed", label: `${name} — ${summary}` };
   // add_check / retire_check: "added check c3: …" says it all.
-  if (/^(?:add|retire)_check$/.test(name)) return { state: "ok", label: summary };
+  if (/^(?:add|retire)_check$/.test(name)) return { state: "ok", label: summary, adds: addedId(summary) };
   const path = pathOf(summary);
   return { state: "ok", label: path ? `${name} ${path}` : name, title: summary };
 }
@@ -148,12 +149,33 @@ export function storedStep(line) {
   if ((m = rest.match(/^the page fails in the browser: (.*)$/))) {
     return { state, label: t("step.checkFailed", { why: m[1] }) };
   }
-  return { state, label: rest.replace(/`/g, "") };
+  return { state, label: rest.replace(/`/g, ""), adds: addedId(rest) };
 }
 
 export function stepItem(step) {
   if (step.check) return checkItem(step.check, () => Promise.reject(new Error("no screenshot")));
-  return h("li", { class: step.state, title: step.title || null }, step.label);
+  return h("li", { class: step.state, title: step.title || null, "data-adds": step.adds || null }, step.label);
+}
+
+// -- each check once per reply (issue 38) ------------------------------------------------------
+
+// A check is listed once in a reply: by its verdict. The step that added it ("added check
+// c1: …" of add_check, "added c1: …" of an answer's checks block) and the model's own echo
+// of that line in its text go when the reply has the check's verdict.
+const ADDED = /^(?:added check|added) (c\d+): /;
+function addedId(line) { const m = ADDED.exec(line || ""); return m ? m[1] : null; }
+
+function withoutEchoes(text, listed) {
+  const lines = text.split("\n").filter((line) => !listed.has(addedId(line.trim())));
+  // A heading the echo leaves with nothing under it ("Acceptance checks:").
+  return lines.filter((line, i) => !(/^acceptance checks:$/i.test(line.trim()) && !(lines[i + 1] || "").trim()))
+    .join("\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+// A check's verdict drawn live: the step that added it goes, the verdict stands for both.
+export function drawCheck(steps, item, id) {
+  steps.querySelectorAll(`li[data-adds="${CSS.escape(id)}"]`).forEach((li) => li.remove());
+  steps.append(item);
 }
 
 const STEP_LINE = /^- [✓✗↻–] /;
@@ -178,8 +200,10 @@ export function parseReply(content) {
       outcome.push({ kind: "text", text: part });  // e.g. an interrupted turn's report
     }
   }
-  const joined = text.join("\n\n");
-  return { text: joined === "(no answer)" ? t("reply.empty") : joined, steps, outcome };
+  const listed = new Set(steps.filter((s) => s.check).map((s) => s.check.id));
+  const joined = withoutEchoes(text.join("\n\n"), listed);
+  return { text: joined === "(no answer)" ? t("reply.empty") : joined,
+           steps: steps.filter((s) => !listed.has(s.adds)), outcome };
 }
 
 // -- messages -------------------------------------------------------------------------------

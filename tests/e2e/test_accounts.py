@@ -77,6 +77,26 @@ def test_wrong_password_and_unknown_account_look_the_same_and_are_counted(server
     assert failed_logins(server, "bob-1") == 1
 
 
+def test_a_locked_account_is_told_what_happened_and_when_it_ends(server: Server) -> None:
+    """Issue 38: after 5 wrong passwords the 429 names the account's state and the time it
+    ends, in words and as the optional lockout field."""
+    register(server, "locked-1")
+    login = {"account": "locked-1", "password": "not the password"}
+    for _ in range(5):
+        assert httpx.post(f"{server.api}/api/users/login", json=login).status_code == 401
+    login["password"] = "correct horse"
+    locked = httpx.post(f"{server.api}/api/users/login", json=login)
+    assert locked.status_code == 429 and int(locked.headers["Retry-After"]) > 800
+    error = locked.json()["error"]
+    assert error["code"] == "rate_limited"
+    until = error["lockout"].pop("until")
+    assert error["lockout"] == {"reason": "wrong_passwords", "after": 5}
+    assert error["message"] == (
+        f"this account is locked after 5 wrong passwords; try again at {until[11:16]} UTC "
+        "(in 15 minutes)"
+    )
+
+
 @pytest.mark.parametrize("header", ["", "Bearer", "Bearer not-a-token", "Basic abc"])
 def test_bad_credentials_are_401(server: Server, header: str) -> None:
     response = httpx.get(f"{server.api}/api/apps", headers={"Authorization": header})

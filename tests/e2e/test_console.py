@@ -159,7 +159,10 @@ def test_errors_are_explained_and_a_narrow_screen_stacks_the_page(
     )
     page.click("text=Create app")
     toast = page.wait_for_selector("#toast.error")
-    assert "check your input" in toast.inner_text()
+    said = toast.inner_text()
+    # a sentence about what the person wrote, not the API's field (issue 38)
+    assert "check your input" in said and "your description looks like" in said, said
+    assert "initPrompt" not in said, said
     page.set_viewport_size({"width": 390, "height": 844})
     page.fill("textarea[aria-label='describe your app']", "A page about owls")
     page.select_option("select[aria-label=mode]", "html")

@@ -16,7 +16,7 @@ import pytest
 
 from tests.e2e.conftest import Server, create, wait_for_build
 from tests.e2e.test_console_text_edit import edit_in_place
-from tests.e2e.test_console_turns import open_app, send, signed_up
+from tests.e2e.test_console_turns import live_text, open_app, send, signed_up
 from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
     TURN_MS,
     browser,
@@ -121,6 +121,8 @@ def test_a_turns_checklist_is_drawn_live_tallied_and_drawn_again_after_a_reload(
     run = has["runs"][0]["checks"]
     tally = page.inner_text("#messages .msg.ai:last-of-type .checks-tally")
     assert tally == tally_text(run)
+    assert "checks ·" not in live_text(page)  # the answer's checks block is not drawn as code
+    listed_once(page, live)
     shot(page, "checks-0-turn")
 
     # After a reload the stored reply draws the same lines and tally.
@@ -128,6 +130,44 @@ def test_a_turns_checklist_is_drawn_live_tallied_and_drawn_again_after_a_reload(
     page.wait_for_selector("#messages .msg.ai li.check")
     assert [(i, s) for i, s, _ in checklist(page)] == [(i, s) for i, s, _ in lines]
     assert page.inner_text("#messages .msg.ai:last-of-type .checks-tally") == tally
+    listed_once(page, live)
+    assert page.errors == []
+
+
+def listed_once(page: Any, checks: list[dict[str, Any]]) -> None:
+    """Issue 38: each check once in the newest reply (its verdict), not also as the step that
+    added it or the model's echo of that step."""
+    reply = page.inner_text("#messages .msg.ai:last-of-type")
+    for check in checks:
+        assert reply.count(check["description"]) == 1, reply
+    assert "added check" not in reply and "Acceptance checks" not in reply, reply
+
+
+def test_a_vue_reply_lists_each_check_once_and_keeps_its_sentences_apart(
+    browser: Any,  # noqa: F811
+    server: Server,
+) -> None:
+    """The Vue turn's three model calls ("…project." "Adding the acceptance checks…"
+    "Created…") stream as paragraphs, not run together; its add_check steps and the
+    answer's echo of them give way to each check's one verdict line, live and reloaded."""
+    page, owner = signed_up(browser, server)
+    app = create(owner, "A Vue todo app with an about page", "vue_project")
+    open_app(page, server.api, app["id"])
+    send(page, app["initPrompt"])
+    page.wait_for_selector(
+        '#messages .msg.ai:not([data-turn="running"])[data-turn]', timeout=TURN_MS
+    )
+    said = live_text(page)
+    assert (
+        "Creating the Vue 3 + Vite project.\n\nAdding the acceptance checks of this request."
+        "\n\nCreated Todo App" in said
+    ), said
+    checks = [c for c in suite(owner, app["id"])["checks"] if c["status"] != "retired"]
+    assert len(checks) == 3, checks
+    listed_once(page, checks)
+    page.reload()
+    page.wait_for_selector("#messages .msg.ai li.check")
+    listed_once(page, checks)
     assert page.errors == []
 
 

@@ -238,6 +238,82 @@ def test_errors_are_named_by_code_in_both_languages_and_cleared_on_leaving(
     shot(page, "3-chinese-error")
 
 
+# The console's wording of the API's own answer to a request it would not send (issue 38):
+# the sentence for the field, never the field's name.
+WORDED = """async ([api, body]) => {
+  const m = await import('./messages.js');
+  const r = await fetch(api + '/api/apps', { method: 'POST', body: JSON.stringify(body),
+    headers: { 'Content-Type': 'application/json',
+               Authorization: 'Bearer ' + localStorage.getItem('zc_token') } });
+  const e = (await r.json()).error;
+  return m.explain(new m.ApiError(r.status, e.code, e.message, 0, e));
+}"""
+
+
+def test_forms_say_what_to_fix_and_a_lockout_says_when_it_ends(
+    browser: Any, server: Server
+) -> None:
+    """Issue 38: an empty Create and a blank rename are sentences about the form (checked
+    before sending; the API's answer worded alike), in both languages; the sixth sign-in
+    after five wrong passwords says the account is locked and when it opens again."""
+    page = new_page(browser)
+    account = register(page, server)
+    page.fill("#prompt", "   ")
+    page.click("#create")
+    assert toast_text(page) == "Describe the app you want before creating it."
+    assert page.url.endswith("#/")  # nothing was sent
+    said = page.evaluate(WORDED, [server.api, {"initPrompt": ""}])
+    assert said == "Describe the app you want before creating it."
+    long = page.evaluate(WORDED, [server.api, {"initPrompt": "x", "codeGenType": "php"}])
+    assert long == "Choose one of the kinds of app in the list." and "codeGenType" not in long
+
+    app = create(api_for(page, server), "A page about herons", "html")
+    page.goto(f"{server.api}/console/#/apps/{app['id']}")
+    page.click("#rename")
+    page.fill("#rename-input", "  ")
+    page.click("#rename-save")
+    assert toast_text(page) == "An app needs a name: type one before saving."
+    toast, hint = page.locator("#toast").bounding_box(), page.locator("#send-hint").bounding_box()
+    assert (
+        toast
+        and hint
+        and (  # the toast leaves the send hint in sight
+            toast["y"] + toast["height"] <= hint["y"] or hint["y"] + hint["height"] <= toast["y"]
+        )
+    ), (toast, hint)
+    assert api_for(page, server).get(f"/api/apps/{app['id']}").json()["name"] == app["name"]
+
+    page.goto(f"{server.api}/console/#/")
+    page.select_option("#lang", "zh-CN")
+    page.fill("#prompt", "")
+    page.click("#create")
+    assert toast_text(page) == "请先描述你想要的应用，再创建。"
+    said = page.evaluate(WORDED, [server.api, {"initPrompt": ""}])
+    assert said == "请先描述你想要的应用，再创建。"
+    page.select_option("#lang", "en")
+
+    page.evaluate("localStorage.removeItem('zc_token')")
+    page.goto(f"{server.api}/console/#/login")
+    page.reload()
+    for _ in range(5):
+        page.fill("input[name=account]", account)
+        page.fill("input[name=password]", "not the password")
+        page.click("button[type=submit]")
+        assert toast_text(page) == "Wrong account or password."
+        page.evaluate("document.getElementById('toast').className = ''")  # the next one's
+    page.fill("input[name=account]", account)
+    page.fill("input[name=password]", "correct horse")  # the right one: locked all the same
+    page.click("button[type=submit]")
+    said = toast_text(page)
+    assert re.fullmatch(
+        r"This account is locked after 5 wrong passwords; try again at \d\d:\d\d( [AP]M)? "
+        r"\(in 15 minutes\)\.",
+        said,
+    ), said
+    shot(page, "8-locked")
+    assert page.errors == []
+
+
 # -- the owner's rename and delete --------------------------------------------------------------
 
 

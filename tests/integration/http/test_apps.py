@@ -41,7 +41,7 @@ def test_refusals(api: Api) -> None:
     blank = c.post("/api/apps", headers=owner, json={"initPrompt": "   "})
     assert blank.status_code == 422 and error_code(blank) == "validation_error"
     # The fields as data beside the message, for a client to word (docs/api.md).
-    assert blank.json()["error"]["fields"] == [{"field": "initPrompt", "type": "value_error"}]
+    assert blank.json()["error"]["fields"] == [{"field": "initPrompt", "type": "string_blank"}]
     empty = c.post("/api/apps", headers=owner, json={"initPrompt": ""})
     assert empty.json()["error"]["fields"] == [
         {"field": "initPrompt", "type": "string_too_short", "limit": 1}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from zerocode.accounts.service import ACCOUNT_PATTERN, MAX_PASSWORD, MIN_PASSWORD, User
 from zerocode.apps.guards import MAX_MESSAGE
@@ -82,8 +83,8 @@ class CreateAppIn(BaseModel):
     @field_validator("initPrompt")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("initPrompt is blank")
+        if not value.strip():  # its own type, so a client can say "describe your app"
+            raise PydanticCustomError("string_blank", "initPrompt is blank")
         return value
 
 
