@@ -243,7 +243,7 @@ def test_fragments_without_index_write_and_delete(
     app_id = vue_app(client, server, **{"old.txt": "stale\n"})
     model.reset(fixture_stream("no_index_fragments.sse"))
     said = talk(client, app_id, "Add notes, drop the old file")
-    assert said.text == "Writing two files." + FINAL
+    assert said.text == "Writing two files.\n\n" + FINAL  # two model calls: two paragraphs
     assert said.results() == [("write_file", "README.md", True), ("delete_file", "old.txt", True)]
     assert [b["status"] for b in said.turn.builds] == ["running", "succeeded"], said.turn.builds
     assert said.status == "succeeded"

@@ -320,7 +320,9 @@ class TurnSteps:
         st, e = self.state, self.engine
         st.phase = "asking the model"
         budget: int | None = None
-        before = next((t for t in reversed(st.text) if t), "")  # an earlier call's text
+        # An earlier call's text, parted from this one's; never a cut-off answer's, which a
+        # continuation (``extra``: the cut answer and the ask to go on) carries on exactly.
+        before = "" if extra else next((t for t in reversed(st.text) if t), "")
         while True:
             window = await io(e.memory.window, self.app.id, self.system, budget)
             try:
