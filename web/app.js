@@ -900,6 +900,7 @@ async function appPage(appId, openVersion = null) {
     try {
       const state = await api("POST", `/api/apps/${appId}/preview`);
       if (state.buildId) { hasPreview = true; heard(state.buildId); loadFrame(true); }
+      if (currentTab === "checks") checks.refresh();  // they run on the rebuilt preview
       showStale(!state.upToDate);
       if (state.build && state.build.state === "failed") {
         notify(t("preview.rebuildFailed", { why: state.build.error || t("build.failed") }), true);
@@ -926,6 +927,7 @@ async function appPage(appId, openVersion = null) {
       await reloadHistory();
       if (currentTab === "versions") await versions.refresh();
       if (currentTab === "code") await code.refresh();
+      if (currentTab === "checks") checks.refresh();  // they run on the restored preview
       checkPreview();
       notify(result.changed.length
         ? t("versions.restored", { from: versionId, to: result.version.id })
@@ -951,6 +953,9 @@ async function appPage(appId, openVersion = null) {
     if (hasPreview) loadFrame(true);
     await reloadHistory();
     await versions.refresh();
+    // The checks now run on the edited preview (issue 38): the tab, if shown, follows that
+    // run; read before the edit's answer came, it showed the verdicts of the files before.
+    if (currentTab === "checks") checks.refresh();
     checkPreview();
     return build;
   }
