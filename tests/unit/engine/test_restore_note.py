@@ -6,7 +6,7 @@ from __future__ import annotations
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.versions import Change, Version, VersionKind, changes, file_diff
 from zerocode.engine.journal import PendingStep
-from zerocode.engine.restore import restore_note
+from zerocode.engine.restore_steps import restore_note
 
 
 def target() -> Version:

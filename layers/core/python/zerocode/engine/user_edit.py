@@ -19,13 +19,18 @@ from enum import StrEnum
 
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
-from zerocode.apps.versions import Version, VersionKind, Versions, file_diff, sha256
+from zerocode.apps.versions import Version, VersionKind, file_diff, sha256
 from zerocode.apps.workspace import FileMissing, Snapshot
 from zerocode.engine import codegen
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.parts import EngineParts, app_lease
-from zerocode.engine.restore import code_blocks, finish_interrupted_restore, tell_note
+from zerocode.engine.restore_steps import (
+    code_blocks,
+    finish_interrupted_restore,
+    tell_note,
+    versions_of,
+)
 from zerocode.engine.suite_follow import follow
 from zerocode.engine.text_edit import edit_text
 from zerocode.errors import InvalidInput, ZerocodeError
@@ -138,7 +143,7 @@ def _cut(text: str, most: int = 60) -> str:
 async def _locked(
     engine: EngineParts, app: App, make: Callable[[], tuple[Edit, str | None]]
 ) -> Edited:
-    versions = _versions(engine)
+    versions = versions_of(engine)
     async with app_lease(engine, app.id, BUSY):
         await asyncio.to_thread(finish_interrupted_work, engine, app)
         edit, expect = await asyncio.to_thread(make)
@@ -201,7 +206,7 @@ def _note(
     """Tell the model (M9): which file, what changed, and for apps whose answers carry the
     whole code, the code as it now is."""
     files = source.files
-    latest = _versions(engine).store.latest(app.id)
+    latest = versions_of(engine).store.latest(app.id)
     number = (latest.number if latest else 0) + 1
     text = (
         f"[zerocode: the user edited {path} outside any turn ({what}); it is now version v{number}."
@@ -222,7 +227,7 @@ def _note(
 def _record(
     engine: EngineParts, app: App, source: Snapshot, what: str, turn: int, build: Build | None
 ) -> Version:
-    versions = _versions(engine)
+    versions = versions_of(engine)
     version = versions.record(
         app.id,
         source.files,
@@ -290,9 +295,3 @@ def _read(engine: EngineParts, app_id: str, path: str) -> bytes | None:
         return engine.workspace.read(app_id, path)
     except FileMissing:
         return None
-
-
-def _versions(engine: EngineParts) -> Versions:
-    if engine.versions is None:
-        raise InvalidInput("versions are not kept on this platform")
-    return engine.versions
