@@ -55,7 +55,7 @@ def test_the_cheap_profile_has_no_network_to_pay_for(cheap: Synth) -> None:
 
 
 def test_no_function_runs_in_a_vpc_or_knows_a_cache(cheap: Synth) -> None:
-    from zerocode.bootstrap import wiring
+    from zerocode.bootstrap import parts
     from zerocode.bootstrap.settings import Settings
 
     # ... and the Lambda@Edge router (test_edge_routing.py), which never runs in a VPC
@@ -66,8 +66,8 @@ def test_no_function_runs_in_a_vpc_or_knows_a_cache(cheap: Synth) -> None:
         assert "ZEROCODE_REDIS_URL" not in env(cheap, handler), handler
     # ... so the platform keeps window tails in the container and rate limits in DynamoDB.
     settings = Settings(mode="aws", leases_table="t-leases")
-    assert type(wiring.window_cache(settings)).__name__ == "LruWindowCache"
-    assert type(wiring.rate_limiter(settings)).__name__ == "DynamoRateLimiter"
+    assert type(parts.window_cache(settings)).__name__ == "LruWindowCache"
+    assert type(parts.rate_limiter(settings)).__name__ == "DynamoRateLimiter"
 
 
 def test_everything_else_is_the_same_stack(cheap: Synth) -> None:

@@ -32,7 +32,7 @@ from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.adapters.model.openai import OpenAIChatModel
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.adapters.sqlite.publisher import SqlitePublisher
-from zerocode.bootstrap import aws_parts, wiring
+from zerocode.bootstrap import aws_parts, parts, wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints import build_events, cli
@@ -631,13 +631,13 @@ def test_the_model_key_is_read_from_secrets_manager_once_per_container(aws: None
     arn = secrets.create_secret(Name="zc-model-key", SecretString="sk-test-123\n")["ARN"]
     settings = Settings(model_base_url="http://127.0.0.1:9/v1", model_api_key_secret_arn=arn)
     aws_parts.model_api_key.cache_clear()
-    assert cast(OpenAIChatModel, wiring.chat_model(settings)).client.api_key == "sk-test-123"
+    assert cast(OpenAIChatModel, parts.chat_model(settings)).client.api_key == "sk-test-123"
     secrets.put_secret_value(SecretId=arn, SecretString="sk-rotated")
     assert (
-        cast(OpenAIChatModel, wiring.chat_model(settings)).client.api_key == "sk-test-123"
+        cast(OpenAIChatModel, parts.chat_model(settings)).client.api_key == "sk-test-123"
     )  # cached
     aws_parts.model_api_key.cache_clear()  # what a new container sees
-    assert cast(OpenAIChatModel, wiring.chat_model(settings)).client.api_key == "sk-rotated"
+    assert cast(OpenAIChatModel, parts.chat_model(settings)).client.api_key == "sk-rotated"
     empty = secrets.create_secret(Name="zc-empty", SecretBinary=b"\x00")["ARN"]
     with pytest.raises(RuntimeError, match="no string value"):
         aws_parts.model_api_key(empty, "us-east-1")

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from zerocode.bootstrap import wiring
+from zerocode.bootstrap import parts, wiring
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ModelError, ModelEvent, ModelRole
 from zerocode.engine.summary import ModelSummarizer
@@ -58,7 +58,7 @@ def summaries(memory: Memory) -> list[str]:
 
 def test_the_routing_model_writes_the_summary_into_the_transcript(tmp_path: Path) -> None:
     s = settings(tmp_path, window_max_tokens=BUDGET)
-    memory = wiring.memory(s, model=wiring.chat_model(s))
+    memory = parts.memory(s, model=parts.chat_model(s))
     turns(memory, 8)
     stored = summaries(memory)
     assert stored, "turns left the window, so a summary was written"
@@ -81,7 +81,7 @@ def test_the_summary_is_bounded_in_tokens(tmp_path: Path) -> None:
     s = settings(
         tmp_path, window_max_tokens=window_minimum(1000, 60).tokens, window_summary_max_tokens=60
     )
-    memory = wiring.memory(s, model=wiring.chat_model(s))
+    memory = parts.memory(s, model=parts.chat_model(s))
     turns(memory, 10)
     stored = summaries(memory)
     assert stored and all(count_tokens(text) <= 60 for text in stored)
@@ -101,7 +101,7 @@ class Failing:
 
 def test_a_failing_summary_model_never_fails_a_turn(tmp_path: Path, caplog: Any) -> None:
     s = settings(tmp_path, window_max_tokens=BUDGET)
-    memory = wiring.memory(s, model=Failing())
+    memory = parts.memory(s, model=Failing())
     with caplog.at_level(logging.WARNING):
         turns(memory, 6)
     assert memory.head(APP).turn == 6 and not summaries(memory)
@@ -113,7 +113,7 @@ def test_a_failing_summary_model_never_fails_a_turn(tmp_path: Path, caplog: Any)
 
 def test_a_summary_asked_for_at_an_older_head_is_dropped(tmp_path: Path) -> None:
     s = settings(tmp_path, window_max_tokens=BUDGET)
-    memory = wiring.memory(s, model=wiring.chat_model(s))
+    memory = parts.memory(s, model=parts.chat_model(s))
     turns(memory, 3)
     stale = NewSummary(head=1, text=SUMMARY_PREFIX + "stale", covers=1)
     memory.begin_turn(APP, "next", system=SYSTEM, summary=stale)
@@ -195,8 +195,8 @@ def test_the_summarizer_is_wired_only_with_the_setting_on(tmp_path: Path) -> Non
     assert on.memory.summarizer.model is on.model
     off = wiring.platform(Settings(data_dir=tmp_path / "off", covers=False))
     assert off.memory.summarizer is None and not off.memory.policy.summary
-    # Both modes build their memory through wiring.memory with the platform's model.
+    # Both modes build their memory through parts.memory with the platform's model.
     store = on.memory.store
     aws = Settings(mode="aws", window_summary=True)
-    assert isinstance(wiring.memory(aws, store, on.model).summarizer, ModelSummarizer)
-    assert wiring.memory(aws, store).summarizer is None
+    assert isinstance(parts.memory(aws, store, on.model).summarizer, ModelSummarizer)
+    assert parts.memory(aws, store).summarizer is None

@@ -26,8 +26,8 @@ from zerocode.adapters.model.offline.script import answer, route
 from zerocode.adapters.model.offline.transport import OfflineTransport, argument_pieces
 from zerocode.adapters.model.offline.vue import BROKEN_HOME_VIEW, HOME_VIEW, VERSIONS
 from zerocode.adapters.model.openai import OFFLINE_DESCRIPTION, build_offline_model
+from zerocode.bootstrap.parts import chat_model
 from zerocode.bootstrap.settings import Settings
-from zerocode.bootstrap.wiring import chat_model
 from zerocode.engine import prompts
 from zerocode.engine.codegen import CodeParseError, parse_html
 from zerocode.engine.repair import Failure, continue_message, repair_message

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.factories import final, step, turn_entries, user
-from zerocode.bootstrap import wiring
+from zerocode.bootstrap import parts
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ModelError, ModelEvent, ModelRole
 from zerocode.engine.summary import ModelSummarizer, request, turn_lines
@@ -114,7 +114,7 @@ def test_one_long_line_is_cut_by_characters_keeping_its_end() -> None:
 
 
 def test_the_offline_model_summarises_deterministically(tmp_path: Path) -> None:
-    model = wiring.chat_model(Settings(data_dir=tmp_path))
+    model = parts.chat_model(Settings(data_dir=tmp_path))
     summarizer = ModelSummarizer(model)
     evicted = units(turn_entries(1, 1) + turn_entries(5, 2))
     first = asyncio.run(summarizer.summarize(None, evicted))

@@ -20,9 +20,7 @@ from zerocode.bootstrap.aws_parts import (
     s3_versions,
     site_publisher,
 )
-from zerocode.bootstrap.platform import Platform, purge_steps
-from zerocode.bootstrap.settings import Settings
-from zerocode.bootstrap.wiring import (
+from zerocode.bootstrap.parts import (
     chat_model,
     engine_limits,
     memory,
@@ -31,6 +29,8 @@ from zerocode.bootstrap.wiring import (
     turn_log,
     workspace_limits,
 )
+from zerocode.bootstrap.platform import Platform, purge_steps
+from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel
 from zerocode.engine.turn import Engine
 from zerocode.engine.turns import Turns

@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pydantic import ValidationError
 
-    from zerocode.bootstrap import wiring
+    from zerocode.bootstrap import parts
     from zerocode.bootstrap.settings import Settings, settings_errors
 
     overrides = {
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
         run_demo(settings, args.turns)
     else:
-        w = wiring.memory(settings).window(args.app_id, args.system)
+        w = parts.memory(settings).window(args.app_id, args.system)
         json.dump(
             {
                 "messages": w.openai(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zerocode.adapters.inprocess.cache import LruWindowCache
-from zerocode.bootstrap import wiring
+from zerocode.bootstrap import parts
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints.sample_session import vue_editing_session
 from zerocode.memory.facade import Memory
@@ -23,8 +23,8 @@ APP = "demo-app"
 
 
 def run_demo(settings: Settings, turns: int = 12, out: Callable[[str], None] = print) -> None:
-    transcript, _ = wiring.stores(settings)
-    memory = wiring.memory(settings, transcript)
+    transcript, _ = parts.stores(settings)
+    memory = parts.memory(settings, transcript)
     memory.delete(APP)
     out(f"zerocode memory demo — transcript in {settings.sqlite_path} (app {APP!r})")
     out(f"policy: {settings.window_policy()}\n")
