@@ -5,7 +5,7 @@
 // Screenshots are behind the API's bearer auth: they are fetched as blobs (loadImage).
 
 import { t } from "./i18n.js";
-import { h } from "./render.js";
+import { h } from "./dom.js";
 
 // A verdict's mark, so a status never rests on colour alone.
 const MARK = { passed: "✓", failed: "✗", not_run: "–", retired: "⊘" };

@@ -5,19 +5,9 @@
 
 import { lang, t } from "./i18n.js";
 import { checkItem, checksTallyOf, tallyText } from "./checks.js";
+import { h } from "./dom.js";
 
-export function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else if (value === true) el.setAttribute(key, "");
-    else if (value !== false && value != null) el.setAttribute(key, value);
-  }
-  for (const child of children.flat()) {
-    if (child != null) el.append(child instanceof Node ? child : String(child));
-  }
-  return el;
-}
+export { h };  // the views that draw with render.js's helpers import h from here too
 
 export function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;",
