@@ -1,5 +1,8 @@
 """The API's request and response bodies (their field names are the wire names), and the
-mappings from domain records to them."""
+mappings from domain records to them: here the rules on text every body shares, the element
+picked in the preview, errors, apps, builds and deploys, users and health; by domain beside
+it, a turn's (turn_schemas.py), files' and versions' (version_schemas.py) and the checks'
+(check_schemas.py, suite_schemas.py)."""
 
 from __future__ import annotations
 
@@ -11,12 +14,6 @@ from pydantic_core import PydanticCustomError
 from zerocode.accounts.service import ACCOUNT_PATTERN, MAX_PASSWORD, MIN_PASSWORD, User
 from zerocode.apps.guards import MAX_MESSAGE
 from zerocode.apps.records import MAX_NAME, MAX_PRIORITY, App, CodeGenType
-from zerocode.apps.versions import Version, VersionKind, version_id
-from zerocode.apps.workspace import DEFAULT_LIMITS
-from zerocode.engine.check_suite import MAX_REASON
-from zerocode.engine.text_edit import MAX_NEW_TEXT
-from zerocode.engine.user_edit import Edited
-from zerocode.memory.display import DisplayEntry
 from zerocode.publishing.builds import BUILD_ID_PATTERN, Build, BuildPurpose, BuildState
 from zerocode.publishing.pointers import SiteUrls
 
@@ -31,10 +28,6 @@ TEXT_PATTERN = f"^[^{_BANNED}]*[^\\s{_BANNED}][^{_BANNED}]*$"
 _FIELD: dict[str, Any] = {"pattern": f"^[^{_BANNED}]*$"}  # a picked element's field
 _LINE_BANNED = "\\u0000-\\u001f\\u007f-\\u009f" + _BIDI + _LONE  # one line: no tab, no newline
 LINE_PATTERN = f"^[^{_LINE_BANNED}]*[^\\s{_LINE_BANNED}][^{_LINE_BANNED}]*$"
-
-
-# A file's characters: at most its bytes (the workspace's limit, checked when written).
-MAX_FILE_CHARS = DEFAULT_LIMITS.max_file_bytes
 
 
 def text_rule(most: int) -> dict[str, Any]:
@@ -67,12 +60,6 @@ class TextElementIn(ElementIn):
     """A picked element whose text is to change: it has some."""
 
     text: str = Field(max_length=500, json_schema_extra=text_rule(500))
-
-
-class ChatIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    message: str = Field(json_schema_extra=text_rule(MAX_MESSAGE))
-    element: ElementIn | None = None
 
 
 class CreateAppIn(BaseModel):
@@ -109,70 +96,10 @@ class DeployIn(BaseModel):
     requireChecks: bool | None = None  # None: the app's setting
 
 
-class RetireIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    reason: str = Field(json_schema_extra=text_rule(MAX_REASON))
-
-
 class TallyOut(BaseModel):
     passed: int
     failed: int
     notRun: int
-
-
-class EvidenceOut(BaseModel):
-    where: str
-    expected: str
-    actual: str
-    screenshot: str | None
-
-
-class RetiredOut(BaseModel):
-    reason: str
-    turn: int | None
-
-
-class CheckHistoryOut(BaseModel):
-    run: int
-    turn: int
-    status: Literal["passed", "failed", "not_run"]
-
-
-class RunHeadOut(BaseModel):
-    run: int
-    turn: int
-    round: int
-    versionId: str | None
-    buildId: str | None
-    at: float
-
-
-class LastRunOut(RunHeadOut):
-    status: Literal["passed", "failed", "not_run"]
-    evidence: EvidenceOut | None
-
-
-class CheckOut(BaseModel):
-    id: str
-    description: str
-    steps: list[dict[str, Any]]
-    expect: list[dict[str, Any]]
-    status: Literal["passed", "failed", "not_run", "retired"]
-    addedTurn: int
-    retired: RetiredOut | None
-    lastRun: LastRunOut | None
-    history: list[CheckHistoryOut]
-
-
-class RunOut(RunHeadOut):
-    checks: TallyOut
-    whyNotRun: str | None
-
-
-class ChecksOut(BaseModel):
-    requireChecks: bool
-    checks: list[CheckOut]
-    runs: list[RunOut]
 
 
 class ErrorBody(BaseModel):
@@ -271,50 +198,6 @@ class AdminUserOut(BaseModel):
 class AdminUserListOut(BaseModel):
     users: list[AdminUserOut]
     nextCursor: str | None
-
-
-class HistoryEntryOut(BaseModel):
-    id: str
-    role: str
-    content: str
-    status: str
-    turn: int
-    createdAt: float
-    element: dict[str, Any] | None
-
-
-class HistoryOut(BaseModel):
-    entries: list[HistoryEntryOut]
-    nextCursor: str | None
-
-
-class CurrentTurnOut(BaseModel):
-    turn: int
-    status: Literal["running"]
-    lastEventId: str = Field(description='the id of its newest event, "" before the first')
-
-
-class CancelOut(BaseModel):
-    turn: int
-    status: Literal["stopping"]
-
-
-class ContextOut(BaseModel):
-    messages: list[dict[str, Any]]
-    tokens: list[int]
-    totalTokens: int
-    evictedUnits: int
-    elidedPayloads: int
-    summaryIncluded: bool
-
-
-class FileOut(BaseModel):
-    path: str
-    size: int
-
-
-class FilesOut(BaseModel):
-    files: list[FileOut]
 
 
 class RegisterIn(BaseModel):
@@ -437,50 +320,6 @@ def build_out(
     )
 
 
-def entry_out(e: DisplayEntry) -> HistoryEntryOut:
-    return HistoryEntryOut(
-        id=e.id,
-        role=e.role.value,
-        content=e.content,
-        status=e.status.value,
-        turn=e.turn,
-        createdAt=e.created_at,
-        element=e.element,
-    )
-
-
-class VersionOut(BaseModel):
-    id: str
-    number: int
-    turn: int
-    createdAt: float
-    summary: str
-    kind: VersionKind
-    restoredFrom: str | None
-    files: int
-    buildId: str | None
-    current: bool  # the newest version: what the workspace holds between turns
-
-
-class VersionListOut(BaseModel):
-    versions: list[VersionOut]
-    nextCursor: str | None
-
-
-class FileDiffOut(BaseModel):
-    path: str
-    status: Literal["added", "modified", "deleted"]
-    diff: str  # unified diff; empty for a binary file
-    html: str  # the diff highlighted (Pygments, CSS class "hl")
-    binary: bool
-
-
-class DiffOut(BaseModel):
-    version: str
-    against: str | None
-    files: list[FileDiffOut]
-
-
 class PreviewOut(BaseModel):
     buildId: str | None = Field(description="the build the preview shows; null before the first")
     upToDate: bool = Field(description="the preview was built from the files as they are now")
@@ -493,70 +332,3 @@ class RestoreBuildOut(BaseModel):
     id: str
     state: BuildState
     error: str | None
-
-
-class RestoreOut(BaseModel):
-    version: VersionOut  # the current version after the restore
-    changed: list[str]  # paths the restore changed; empty when they already were that version
-    build: RestoreBuildOut | None  # the preview build of the restored files
-
-
-class FileEditIn(BaseModel):
-    """A file's whole new content, as the code editor holds it."""
-
-    model_config = ConfigDict(extra="forbid")
-    content: str = Field(max_length=MAX_FILE_CHARS)
-
-
-class TextEditIn(BaseModel):
-    """A text element picked in the preview and the text it should show instead."""
-
-    model_config = ConfigDict(extra="forbid")
-    element: TextElementIn
-    # The URL path of the preview page it was picked on (a static site's page file).
-    page: str | None = Field(None, max_length=300)
-    newText: str = Field(
-        json_schema_extra={"minLength": 1, "maxLength": MAX_NEW_TEXT, "pattern": LINE_PATTERN}
-    )
-
-
-class EditOut(BaseModel):
-    version: VersionOut  # the current version after the edit
-    changed: list[str]  # the path edited; empty when it already held that
-    build: RestoreBuildOut | None  # the preview build of the edited files
-
-
-ERROR_412: dict[int | str, dict[str, Any]] = {
-    412: {"model": ErrorOut, "description": "file_changed: If-Match names other content"}
-}
-
-
-def edit_out(done: Edited) -> EditOut:
-    build = done.build
-    return EditOut(
-        version=version_out(done.version, current=True),
-        changed=list(done.changed),
-        build=RestoreBuildOut(id=build.id, state=build.state, error=build.error) if build else None,
-    )
-
-
-class CodeOut(BaseModel):
-    path: str
-    version: str | None  # None: the workspace as it is now
-    language: str
-    html: str  # the file highlighted (Pygments, CSS class "hl")
-
-
-def version_out(v: Version, *, current: bool) -> VersionOut:
-    return VersionOut(
-        id=v.id,
-        number=v.number,
-        turn=v.turn,
-        createdAt=v.created_at,
-        summary=v.summary,
-        kind=v.kind,
-        restoredFrom=version_id(v.restored_from) if v.restored_from else None,
-        files=len(v.manifest),
-        buildId=v.build_id,
-        current=current,
-    )

@@ -1,12 +1,13 @@
-"""The Checks tab's bodies as issue 38 extends them (kept apart from http/schemas.py, which
-is full): whether a run of the checks is under way, and which checks a builder's own edit
-changed. New fields are optional: no client of ``GET /api/apps/{id}/checks`` breaks."""
+"""The Checks tab's bodies as issue 38 extends them (apart from http/check_schemas.py,
+whose bodies they extend): whether a run of the checks is under way, and which checks a
+builder's own edit changed. New fields are optional: no client of
+``GET /api/apps/{id}/checks`` breaks."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from zerocode.http import schemas
+from zerocode.http import check_schemas
 
 
 class EditChangedOut(BaseModel):
@@ -19,10 +20,10 @@ class EditChangedOut(BaseModel):
     updatable: bool
 
 
-class SuiteCheckOut(schemas.CheckOut):
+class SuiteCheckOut(check_schemas.CheckOut):
     editChanged: EditChangedOut | None = None
 
 
-class ChecksOut(schemas.ChecksOut):  # the same name: the same schema in the OpenAPI document
+class ChecksOut(check_schemas.ChecksOut):  # the same name: the same schema in the OpenAPI document
     checks: list[SuiteCheckOut]  # type: ignore[assignment]
     running: bool = False  # a run of the checks is under way (the tab polls until it ends)

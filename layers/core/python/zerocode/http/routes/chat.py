@@ -24,7 +24,8 @@ from zerocode.http.deps import (
     TurnsDep,
     on_lambda,
 )
-from zerocode.http.schemas import (
+from zerocode.http.sse import TurnStream
+from zerocode.http.turn_schemas import (
     CancelOut,
     ChatIn,
     ContextOut,
@@ -32,7 +33,6 @@ from zerocode.http.schemas import (
     HistoryOut,
     entry_out,
 )
-from zerocode.http.sse import TurnStream
 from zerocode.memory.display import KEY_PATTERN
 from zerocode.publishing.builds import check_build_id
 from zerocode.publishing.service import Publishing

@@ -14,6 +14,7 @@ from zerocode.engine.suite_follow import follow, running, settled
 from zerocode.engine.suite_update import update_by_user
 from zerocode.engine.suite_view import retire_by_user, suite_json
 from zerocode.errors import Conflict, NotFound, PreviewOutOfDate
+from zerocode.http.check_schemas import CheckOut, RetireIn
 from zerocode.http.deps import (
     Caller,
     EngineDep,
@@ -22,7 +23,6 @@ from zerocode.http.deps import (
     PublishingDep,
     QuotaDep,
 )
-from zerocode.http.schemas import CheckOut, RetireIn
 from zerocode.http.suite_schemas import ChecksOut, SuiteCheckOut
 from zerocode.publishing.builds import Build
 from zerocode.publishing.service import Publishing

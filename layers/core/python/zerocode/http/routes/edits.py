@@ -8,7 +8,7 @@ from zerocode.apps.guards import check_element
 from zerocode.engine.user_edit import save_text
 from zerocode.http.deps import Caller, EngineDep, OwnedApp, PublishingDep, QuotaDep
 from zerocode.http.routes.chat import check_picked
-from zerocode.http.schemas import EditOut, TextEditIn, edit_out
+from zerocode.http.version_schemas import EditOut, TextEditIn, edit_out
 
 router = APIRouter(prefix="/api/apps/{app_id}/edits", tags=["files"])
 

@@ -10,7 +10,14 @@ from zerocode.apps.versions import sha256
 from zerocode.apps.workspace import clean_path
 from zerocode.engine.user_edit import Edit, How, editable, save
 from zerocode.http.deps import Caller, EngineDep, OwnedApp, QuotaDep, WorkspaceDep
-from zerocode.http.schemas import ERROR_412, EditOut, FileEditIn, FileOut, FilesOut, edit_out
+from zerocode.http.version_schemas import (
+    ERROR_412,
+    EditOut,
+    FileEditIn,
+    FileOut,
+    FilesOut,
+    edit_out,
+)
 from zerocode.publishing.builds import snapshot
 from zerocode.publishing.download import archive, content_disposition
 

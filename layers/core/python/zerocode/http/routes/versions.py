@@ -21,11 +21,11 @@ from zerocode.http.deps import (
     WorkspaceDep,
 )
 from zerocode.http.highlight import code_html, diff_html
-from zerocode.http.schemas import (
+from zerocode.http.schemas import RestoreBuildOut
+from zerocode.http.version_schemas import (
     CodeOut,
     DiffOut,
     FileDiffOut,
-    RestoreBuildOut,
     RestoreOut,
     VersionListOut,
     version_out,
