@@ -136,12 +136,23 @@ def saved(
 
 
 def not_saved(
-    start: int, end: int, text: str, why: str, *, multi: bool, status: str = NOT_SAVED
+    start: int,
+    end: int,
+    text: str,
+    why: str,
+    *,
+    multi: bool,
+    status: str = NOT_SAVED,
+    why_of: Mapping[str, str] | None = None,
 ) -> CodeReport:
-    """An answer none of whose files were saved (cut off, refused, a failed save), for ``why``;
-    ``status`` NOT_KNOWN when the turn ended while they were being saved."""
+    """An answer none of whose files were saved (cut off, refused, a failed save), for ``why``
+    (or, per file, ``why_of``); ``status`` NOT_KNOWN when the turn ended while they were
+    being saved."""
+    own = why_of or {}
     shown = [
-        None if target is None else FileChange(path=target[0], status=status, note=why)
+        None
+        if target is None
+        else FileChange(path=target[0], status=status, note=own.get(target[0], why))
         for target in _targets(blocks(text), multi=multi)
     ]
     return CodeReport(start=start, end=end, text=text, blocks=tuple(shown))

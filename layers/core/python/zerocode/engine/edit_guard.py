@@ -5,7 +5,8 @@ When a turn's checks fail and some of them are checks the builder's own edit bro
 (engine/suite_update.py: they fail on an edit's files and passed before), the repair
 message names them and says the edit is deliberate: the model updates or retires those
 checks. For the rest of the turn, a tool call that would put back what the edit removed
-while taking out what it wrote is refused, as a failed tool result saying why.
+while taking out what it wrote is refused, as a failed tool result saying why; so is an
+html / multi-file answer whose file would (engine/answer_guard.py).
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ class EditGuard:
     broke: frozenset[str]
     lines: Mapping[str, tuple[frozenset[str], frozenset[str]]]  # path -> (written, removed)
 
-    def refusal(self, path: str, current: bytes | None, new: bytes) -> str | None:
+    def refusal(
+        self, path: str, current: bytes | None, new: bytes, *, tools: bool = True
+    ) -> str | None:
         """Why writing ``new`` over ``current`` undoes the edit (None when it does not):
-        it drops a line the edit wrote and brings back a line the edit took out."""
+        it drops a line the edit wrote and brings back a line the edit took out. ``tools``:
+        the advice names the check tools, else an answer's ```checks block."""
         if path not in self.lines or current is None:
             return None
         written, removed = self.lines[path]
@@ -46,11 +50,16 @@ class EditGuard:
         if not dropped or not back:
             return None
         line = dropped[0] if len(dropped[0]) <= MAX_SHOWN else dropped[0][: MAX_SHOWN - 1] + "…"
+        how = (
+            "retire_check it, then add_check one that expects what the page shows now"
+            if tools
+            else "retire it and add one that expects what the page shows now, in the "
+            "```checks block"
+        )
         return (
             f"refused: this would undo the user's own edit of {path} ({self.version}: "
             f"{line!r}), which is deliberate and final. A check that expects what was there "
-            "before is out of date: update it (retire_check it, then add_check one that "
-            "expects what the page shows now) instead of changing the user's edit."
+            f"before is out of date: update it ({how}) instead of changing the user's edit."
         )
 
 

@@ -159,10 +159,13 @@ def _failure(run: SuiteRun, checks: dict[str, StoredCheck]) -> repair.Failure | 
 
 async def tell_checks(engine: EngineParts, app_id: str, st: TurnState) -> None:
     """What an answer's checks block did, told to the model once its turn is closed (a
-    one-shot answer has no tool result to carry it): a note of its own (M9)."""
-    if not st.checks_note or st.turn is None or not st.turn.closed:
+    one-shot answer has no tool result to carry it): a note of its own (M9). An answer
+    not saved for undoing the builder's edit and not yet told (the turn's last answer)
+    is told in the same note (engine/answer_guard.py)."""
+    if not (st.checks_note or st.refused) or st.turn is None or not st.turn.closed:
         return
-    text = NOTE_HEAD + "\n" + "\n".join(st.checks_note)
+    said = NOTE_HEAD + "\n" + "\n".join(st.checks_note) if st.checks_note else ""
+    text = (st.take_refused() + said).strip()
     st.checks_note = []
     with logged("could not tell the model about the checks of app=%s", app_id):
         await io(engine.memory.record_note, app_id, text)

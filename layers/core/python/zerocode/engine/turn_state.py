@@ -60,6 +60,9 @@ class TurnState:
     suite_run: SuiteRun | None = None  # the newest run of the suite in this turn
     suite_seconds: float = 0.0  # the suite's browser time so far, repair rounds included
     checks_note: list[str] = field(default_factory=list)  # an answer's checks block, done
+    # An answer not saved for undoing the builder's edit (engine/answer_guard.py): told to
+    # the model after that answer, in the repair message or the note after the turn.
+    refused: list[str] = field(default_factory=list)
 
     def record(self, outcome: ToolOutcome) -> None:
         self.tool_calls += 1
@@ -80,6 +83,12 @@ class TurnState:
             # state it again; the display shows the refusal. So does a write refused for
             # undoing the builder's edit (the edit stands: nothing is broken by it).
             self.failure_after_change = True
+
+    def take_refused(self) -> str:
+        """The refusals not yet told to the model, as the start of a message to it ("" for
+        none); once taken they are told."""
+        told, self.refused = self.refused, []
+        return "".join(f"{line}\n\n" for line in told)
 
     def report(self, status: str) -> None:
         """The turn's log line and metrics (tokens, tools, builds, duration), once it ended."""

@@ -15,7 +15,7 @@ from typing import Any
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.workspace import PathRefused, clean_path
-from zerocode.engine import code_report, codegen, recovery, repair
+from zerocode.engine import answer_guard, code_report, codegen, recovery, repair
 from zerocode.engine.build_ahead import Ahead
 from zerocode.engine.events import BuildEvent, TextEvent, ThinkingEvent, ToolEvent, TurnEvent
 from zerocode.engine.journal import PendingCall, PendingStep
@@ -154,8 +154,9 @@ class TurnSteps:
             yield ToolsRan(changed=changed)
 
     async def generate(self) -> Step:
-        """One whole answer without tools; its code blocks are saved all-or-nothing. The
-        display tells what each block did (engine/code_report.py), also when the answer
+        """One whole answer without tools; its code blocks are saved all-or-nothing (none
+        when one would undo the builder's edit, engine/answer_guard.py). The display tells
+        what each block did (engine/code_report.py), also when the answer
         never finished (the stream failed, the turn was stopped)."""
         st, start = self.state, len(self.state.text)
         told, multi = len(st.code), self.app.code_gen_type is not CodeGenType.HTML
@@ -189,17 +190,26 @@ class TurnSteps:
             yield Answered(answer=text, changed=False)  # a question or an explanation: that is fine
             return
         parse = codegen.parse_multi_file if multi else codegen.parse_html
-        st.phase = SAVING
         try:
             files = parse(text)
-            st.saving = tuple(files)
-            saved = await io(codegen.save_files, self.engine.workspace, self.app.id, files)
-            st.saving = ()
-            st.saved.extend(saved)
+            guard = self.toolbox.guard  # in a repair round: the builder's edit is kept
+            args = (guard, self.engine.workspace, self.app.id, files)
+            refused = await io(answer_guard.refused_files, *args)
+            if not refused:
+                st.phase = SAVING
+                st.saving = tuple(files)
+                saved = await io(codegen.save_files, self.engine.workspace, self.app.id, files)
+                st.saving = ()
+                st.saved.extend(saved)
         except ZerocodeError as exc:
             reason = f"the generated code could not be saved: {exc.message}"
             st.code.append(code_report.not_saved(start, end, text, exc.message, multi=multi))
             yield Failed(exc.code, reason, text)
+            return
+        if refused:  # none of its files is written; the model and the user are told why
+            for event in answer_guard.refuse(st, refused, start, end, text, multi=multi):
+                yield event
+            yield Answered(answer=text, changed=False)
             return
         report = code_report.saved(start, end, text, multi=multi, before=saved, after=files)
         st.code.append(report)

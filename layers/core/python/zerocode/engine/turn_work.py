@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
 from zerocode.apps.records import App, CodeGenType
 from zerocode.engine import repair
@@ -146,7 +147,7 @@ class TurnWork:
         self, turn: Turn, answer: str, failure: repair.Failure, attempt: int
     ) -> None:
         """The failure shown to the model as a feedback unit, for another round."""
-        message = repair.repair_message(
+        message = self.state.take_refused() + repair.repair_message(
             failure, attempt, self.engine.limits.repair_rounds, tools=self._tools
         )
         if failure.kind == "acceptance":
@@ -156,14 +157,15 @@ class TurnWork:
 
     async def _keep_edit(self, turn: Turn) -> str:
         """Checks the builder's own edit broke, failing now: the repair message says the
-        edit is final and the check is to change; writes undoing it are refused (issue 38)."""
+        edit is final and the check is to change; writes undoing it are refused, by a
+        tool or in an answer's code blocks (issue 38)."""
         self.state.phase = "reading the builder's edits"
         run = self.state.suite_run
         failing = {r.check_id for r in run.failed()} if run is not None else set()
         guard = await io(edit_guard, self.engine, self.app.id, turn.number)
         if guard is None or not guard.broke & failing:
             return ""
-        self.steps.toolbox.guard = guard.refusal
+        self.steps.toolbox.guard = partial(guard.refusal, tools=self._tools)
         return "\n\n" + repair_note(guard, tools=self._tools)
 
     async def _out_of_steps(self, turn: Turn) -> ErrorEvent:
@@ -196,6 +198,6 @@ class TurnWork:
         st, memory = self.state, self.engine.memory
         assert st.error is not None
         st.phase = "saving the answer"
-        if answer:
-            await io(memory.commit_feedback, turn, answer, feedback)
+        if answer:  # an answer refused for undoing the builder's edit is told with it
+            await io(memory.commit_feedback, turn, answer, st.take_refused() + feedback)
         await io(memory.mark_interrupted, turn, st.error, did(self.engine, turn, st.pending))
