@@ -11,6 +11,7 @@ import {
   stepItem, tallyLine, toolStep, userBubble, when,
 } from "./render.js";
 import { announce, foldingNotice, narrow, phoneSwitch, rove, tabKeys, themeSwitch } from "./layout.js";
+import { afterTurn, turnWrote } from "./turns.js";  // what a stopped turn kept, and its undo
 import { unreachable } from "./reach.js";  // also: a banner while the server cannot be reached
 import { ApiError, blank, explain } from "./messages.js";
 
@@ -561,7 +562,7 @@ async function appPage(appId, openVersion = null) {
       for (const e of page.entries) if (e.role === "user") asked.set(e.turn, { content: e.content, element: e.element });
       const newest = page.entries[0];
       if (!older && newest && newest.role !== "user" && (newest.status === "failed" || newest.status === "interrupted")) {
-        offerRetry(messages.lastElementChild, asked.get(newest.turn));
+        offerRetry(messages.lastElementChild, asked.get(newest.turn), newest.turn);
       }
       before = page.nextCursor;
       if (older) messages.scrollTop = messages.scrollHeight - height;
@@ -764,14 +765,14 @@ async function appPage(appId, openVersion = null) {
   stopButton.addEventListener("click", stop);
 
   // Retry, on the newest reply when its turn failed or was interrupted: a new turn with the
-  // same message and element.
-  function offerRetry(el, ask) {
+  // same message and element; what the turn kept, with its undo, first (turns.js).
+  function offerRetry(el, ask, turn) {
     clearRetry();
     if (!ask) return;
-    el.append(h("button", { type: "button", class: "secondary small-button retry", title: t("reply.retryHint"),
-      onclick: () => chat(ask.content, ask.element ? pickedElement(ask.element) : null, false) }, t("reply.retry")));
+    afterTurn(el, { wrote: turnWrote(api, appId, turn), undo: restore,
+      retry: () => chat(ask.content, ask.element ? pickedElement(ask.element) : null, false) });
   }
-  function clearRetry() { messages.querySelectorAll(".retry").forEach((b) => b.remove()); }
+  function clearRetry() { messages.querySelectorAll(".retry, .turn-kept, .retry-choice").forEach((b) => b.remove()); }
 
   // Follow a turn to its end, then draw the stored reply over the live one and bring the
   // preview, the code and the versions up to date. Sending waits meanwhile. `ask` is the
@@ -791,7 +792,7 @@ async function appPage(appId, openVersion = null) {
       if (done && done.checks && !shell.el.querySelector(":scope > .checks-tally")) {
         shell.el.querySelector(":scope > .status").after(tallyLine(done.checks));
       }
-      if (status === "failed" || status === "interrupted") offerRetry(shell.el, ask);
+      if (status === "failed" || status === "interrupted") offerRetry(shell.el, ask, done.turn);
       messages.scrollTop = messages.scrollHeight;
     } finally {
       running = false;
@@ -914,13 +915,15 @@ async function appPage(appId, openVersion = null) {
   rebuildButton.addEventListener("click", rebuild);
 
   // -- versions: restore one, then show what it changed everywhere -----------------------
+  // Whether the files were restored (a failure is said).
   async function restore(versionId) {
-    if (busy()) return;
+    if (busy()) return false;
     restoring = true;
     showBusy();
     notify(t("versions.restoring", { version: versionId }));
+    let result = null;
     try {
-      const result = await api("POST", `/api/apps/${appId}/versions/${versionId}/restore`);
+      result = await api("POST", `/api/apps/${appId}/versions/${versionId}/restore`);
       const build = await settled(result.build);
       if (build && build.state === "succeeded") { hasPreview = true; heard(build.id); }
       if (hasPreview) loadFrame(true);
@@ -933,6 +936,7 @@ async function appPage(appId, openVersion = null) {
         ? t("versions.restored", { from: versionId, to: result.version.id })
         : t("versions.same", { version: versionId }));
     } catch (err) { report(err); } finally { restoring = false; showBusy(); }
+    return result !== null;
   }
 
   // A file saved by hand in the Code tab (PUT …/files/{path}): the platform made a version and

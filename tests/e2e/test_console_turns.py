@@ -133,7 +133,9 @@ def test_stop_ends_the_turn_interrupted_and_retry_sends_its_message_again(
     page.click("#stop")
     stopped = page.wait_for_selector('#messages .msg.ai[data-turn="interrupted"]', timeout=TURN_MS)
     assert "stopped by the user" in stopped.inner_text()
-    page.wait_for_selector("#messages .msg.ai .retry")
+    # Stopped before it wrote anything (issue 38): nothing kept to say, no undo offered.
+    page.wait_for_selector("#messages .msg.ai .retry[data-wrote='']")
+    assert page.locator(".turn-kept, .undo-turn").count() == 0
     assert page.is_hidden("#stop") and page.is_enabled("#send")
     shot(page, "turns-2-stopped")
 
