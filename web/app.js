@@ -11,6 +11,7 @@ import {
   stepItem, tallyLine, toolStep, userBubble, when,
 } from "./render.js";
 import { announce, foldingNotice, narrow, phoneSwitch, rove, tabKeys, themeSwitch } from "./layout.js";
+import { otherTabs } from "./tabs.js";  // many tabs, one truth
 import { afterTurn, turnWrote } from "./turns.js";  // what a stopped turn kept, and its undo
 import { unreachable } from "./reach.js";  // also: a banner while the server cannot be reached
 import { ApiError, blank, explain } from "./messages.js";
@@ -746,6 +747,7 @@ async function appPage(appId, openVersion = null) {
   // Stop: the running turn ends interrupted, "stopped by the user"; its stream says so.
   function showStop(turn) {
     stoppable = turn;
+    others.following(turn);
     stopButton.hidden = false;
     stopButton.disabled = false;
   }
@@ -781,8 +783,9 @@ async function appPage(appId, openVersion = null) {
     running = true;
     framed = false;
     showBusy();
+    let done = null;
     try {
-      const done = await streamTurn(shell, response, turn);
+      done = await streamTurn(shell, response, turn);
       const status = done ? done.status : "lost";
       if (!done || !(await settle(shell, done.turn))) {
         shell.el.append(badge(status));
@@ -806,6 +809,7 @@ async function appPage(appId, openVersion = null) {
       if (currentTab === "versions") versions.refresh();
       if (currentTab === "checks") checks.refresh();
       checkPreview();
+      if (done) others.tell("ended", done.turn);
     }
   }
 
@@ -914,6 +918,14 @@ async function appPage(appId, openVersion = null) {
   }
   rebuildButton.addEventListener("click", rebuild);
 
+  // Another tab or device changed the app (its turn ended, a restore, an edit): read it again.
+  async function caughtUp() {
+    await reloadHistory();
+    hasPreview = hasPreview || await previewBuilt(appId).catch(() => false);
+    if (currentTab !== "preview") ({ code, versions, checks })[currentTab].refresh();
+    checkPreview();
+  }
+
   // -- versions: restore one, then show what it changed everywhere -----------------------
   // Whether the files were restored (a failure is said).
   async function restore(versionId) {
@@ -935,7 +947,11 @@ async function appPage(appId, openVersion = null) {
       notify(result.changed.length
         ? t("versions.restored", { from: versionId, to: result.version.id })
         : t("versions.same", { version: versionId }));
-    } catch (err) { report(err); } finally { restoring = false; showBusy(); }
+    } catch (err) { report(err); } finally {
+      restoring = false;
+      showBusy();
+      if (result) others.tell("changed");  // the other tabs read the restored files
+    }
     return result !== null;
   }
 
@@ -961,6 +977,7 @@ async function appPage(appId, openVersion = null) {
     // run; read before the edit's answer came, it showed the verdicts of the files before.
     if (currentTab === "checks") checks.refresh();
     checkPreview();
+    others.tell("changed");
     return build;
   }
 
@@ -1173,6 +1190,8 @@ async function appPage(appId, openVersion = null) {
   workspace.append(phone.el, chatSection, previewSection);
   input.setAttribute("aria-describedby", "send-hint");
   view.replaceChildren(workspace);
+  const others = otherTabs(appId, { api, alive: () => messages.isConnected, idle: () => !busy(),
+    follow: reattach, catchUp: caughtUp });
   // Opening (a reload too): the history, whether a turn runs, whether a preview was built.
   // A turn that ended between the two answers is in the history whole: not followed again.
   const start = sessionStorage.getItem(`zc_start_${appId}`);

@@ -218,6 +218,9 @@ def test_older_history_loads_on_scroll_and_errors_name_the_conflict(
     # The oldest turn is there (folded): its message; its reply shows no code to quote.
     assert "Moths 0" in page.locator("#messages .msg").nth(0).text_content()
 
+    # Another client's turn, between two of this page's polls (turned off: issue 38's tabs
+    # follow a turn started elsewhere within seconds): the API's 409 is said.
+    page.evaluate("window.ZEROCODE_CONFIG.turnPollMs = 0")
     slow = threading.Thread(target=chat, args=(api, app["id"], "[[slow]] Change the title"))
     slow.start()
     time.sleep(1.0)  # the slow turn holds the app's lease now

@@ -210,6 +210,8 @@ def test_a_hand_edit_is_saved_versioned_previewed_and_a_stale_one_refused(
     assert page.is_disabled("#code-save")
 
     # A save while a turn runs: 409, said plainly, with Reload.
+    # (Between two of this page's polls, turned off here: it would follow the turn.)
+    page.evaluate("window.ZEROCODE_CONFIG.turnPollMs = 0")
     slow = threading.Thread(target=chat, args=(owner, app["id"], "[[slow]] Change the title"))
     slow.start()
     try:

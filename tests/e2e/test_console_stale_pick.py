@@ -108,8 +108,10 @@ def test_a_pick_of_a_preview_that_moved_on_behind_the_console_is_refused_then_pi
     chip = pick_h1(page)
     assert chip.inner_text().startswith("<h1> Herons") and chip.get_attribute("data-build") == first
 
-    # Another tab's turn changes the title and builds a new preview; this console's frame
-    # still shows the old one, and its chip names the old heading.
+    # Another device's turn changes the title and builds a new preview, between two of this
+    # console's polls (turned off here: it would follow the turn); its frame still shows the
+    # old one, and its chip names the old heading.
+    page.evaluate("window.ZEROCODE_CONFIG.turnPollMs = 0")
     assert chat(owner, app_id, 'Change the title to "Slow Herons"').done is not None
     now = shown_build(owner, app_id)
     assert now != first

@@ -136,6 +136,8 @@ def test_a_version_is_diffed_and_restoring_v1_brings_the_old_title_back(
     page.frame_locator("#preview").locator("h1", has_text="Sandpipers").wait_for()
 
     # While a turn runs, a restore is refused and the console says why.
+    # (Between two of this page's polls, turned off here: it would follow the turn.)
+    page.evaluate("window.ZEROCODE_CONFIG.turnPollMs = 0")
     slow = threading.Thread(target=chat, args=(owner, app["id"], "[[slow]] Change the title"))
     slow.start()
     try:
