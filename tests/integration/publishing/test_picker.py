@@ -50,11 +50,13 @@ def chromium() -> Iterator[Any]:
         browser.close()
 
 
-def open_page(chromium: Any, origin: str, name: str, script: bytes) -> Any:
+def open_page(
+    chromium: Any, origin: str, name: str, script: bytes, preview: str = PREVIEW_PAGE
+) -> Any:
     context = chromium.new_context()
     pages: dict[str, tuple[str, bytes]] = {
         f"{origin}/": ("text/html", framing_page(name).encode()),
-        f"{PREVIEW}/": ("text/html", PREVIEW_PAGE.encode()),
+        f"{PREVIEW}/": ("text/html", preview.encode()),
         f"{PREVIEW}/__zerocode/picker.js": ("text/javascript", script),
     }
 
@@ -120,3 +122,59 @@ def test_without_a_console_origin_the_picker_stays_silent(chromium: Any) -> None
     for name in ("", "preview", "zerocode-console javascript:alert(1)"):
         page = open_page(chromium, CONSOLE, name, picker_script())
         assert command_and_click(page) == [], name
+
+
+KEYBOARD_PAGE = """<!doctype html><html><body><header><h1>Owls</h1></header>
+<div><p>Night birds</p><div tabindex="-1" id="own">Its own tabindex</div></div>
+<a href="/elsewhere">More</a><script src="/__zerocode/picker.js"></script></body></html>"""
+
+
+def test_in_edit_mode_the_keyboard_tabs_through_elements_picks_and_edits_text(
+    chromium: Any,
+) -> None:
+    """Tab stops on the pickable elements only while edit mode is on (an element's own
+    tabindex untouched), Enter picks the focused one (a link is not followed), F2 edits its
+    text in place and Enter sends it."""
+    page = open_page(
+        chromium, CONSOLE, f"zerocode-console {CONSOLE}", picker_script([CONSOLE]), KEYBOARD_PAGE
+    )
+    frame = page.query_selector("#preview").content_frame()
+    stops = "() => [...document.querySelectorAll('[tabindex]')].map(e => e.tagName + e.tabIndex)"
+    assert frame.evaluate(stops) == ["DIV-1"]
+
+    def edit(*, on: bool) -> None:
+        page.evaluate(
+            "on => document.getElementById('preview').contentWindow.postMessage("
+            "{zerocode: 'edit', on}, '*')",
+            on,
+        )
+        frame.wait_for_function(
+            "on => (document.documentElement.style.cursor === 'crosshair') === on", arg=on
+        )
+
+    edit(on=True)
+    assert frame.evaluate(stops) == ["HEADER0", "H10", "P0", "DIV-1", "A0"]
+    focused = []
+    for _ in range(4):
+        page.keyboard.press("Tab")
+        focused.append(frame.evaluate("document.activeElement.tagName"))
+    assert focused == ["HEADER", "H1", "P", "A"]  # the page's own tabindex=-1 is skipped
+    assert frame.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    page.keyboard.press("Enter")  # on the link: picked, not followed
+    page.keyboard.press("Shift+Tab")
+    assert frame.evaluate("document.activeElement.tagName") == "P"
+    page.keyboard.press("F2")
+    frame.wait_for_selector("p[contenteditable]")
+    page.keyboard.type("Day birds")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.got.length >= 3")
+    got = [m["data"] for m in page.evaluate("window.got")]
+    assert [m["zerocode"] for m in got] == ["ready", "picked", "textEdit"]
+    assert (got[1]["element"]["tag"], got[1]["element"]["text"]) == ("a", "More")
+    assert (got[2]["element"]["text"], got[2]["newText"]) == ("Night birds", "Day birds")
+    assert frame.url == f"{PREVIEW}/"
+
+    edit(on=False)  # the Tab order is the page's own again, outlines gone
+    assert frame.evaluate(stops) == ["DIV-1"]
+    assert frame.evaluate("document.querySelectorAll('[data-zc-stop]').length") == 0
+    assert frame.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "solid"
