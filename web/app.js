@@ -11,6 +11,7 @@ import {
   stepItem, tallyLine, toolStep, userBubble, when,
 } from "./render.js";
 import { announce, foldingNotice, narrow, phoneSwitch, rove, tabKeys, themeSwitch } from "./layout.js";
+import { editMode, focusNext } from "./keyboard.js";
 import { otherTabs } from "./tabs.js";  // many tabs, one truth
 import { afterTurn, turnWrote } from "./turns.js";  // what a stopped turn kept, and its undo
 import { unreachable } from "./reach.js";  // also: a banner while the server cannot be reached
@@ -342,6 +343,7 @@ function home() {
     prompt.value = text; mode.value = ""; promptCount.update(); prompt.focus();
   });
   view.replaceChildren(notice, form, appList(t("home.mine"), "mine"), appList(t("home.featured"), "featured"));
+  focusNext(prompt);  // after registering or signing in, the next thing is the prompt
 }
 
 // -- the app page -------------------------------------------------------------------------------
@@ -436,6 +438,7 @@ async function appPage(appId, openVersion = null) {
                               sandbox: "allow-scripts allow-forms" });
   const placeholder = h("div", { class: "placeholder", id: "preview-placeholder", role: "status", hidden: true });
   const editButton = h("button", { class: "secondary", id: "edit", "aria-pressed": "false" }, t("app.edit"));
+  const edit = editMode(editButton, frame);  // the builder's wish, paused while the preview changes
   // Over the preview when it is older than the app's files (a turn cut off, a failed build).
   const rebuildButton = h("button", { type: "button", id: "rebuild" }, t("preview.rebuild"));
   const staleNotice = h("div", { class: "notice stale", id: "preview-stale", role: "status", hidden: true },
@@ -446,7 +449,7 @@ async function appPage(appId, openVersion = null) {
   const panel = h("section", { class: "panel", id: "panel", hidden: true });
   const contextPanel = h("section", { class: "panel", id: "context-panel", hidden: true,
                                       "aria-labelledby": "context-title" });
-  let picked = null, editing = false, running = false, restoring = false, rebuilding = false,
+  let picked = null, running = false, restoring = false, rebuilding = false,
     savingText = false, before = null, loadingOlder = false, hasPreview = false, stale = false,
     stoppable = null, framed = false;
   // Which preview build the frame shows (issue 24): an element picked in it names that build,
@@ -484,15 +487,6 @@ async function appPage(appId, openVersion = null) {
       h("p", {}, building ? t("preview.building") : t("preview.none")));
   }
 
-  function setEditing(on) {
-    editing = on;
-    editButton.classList.toggle("edit-on", on);
-    editButton.setAttribute("aria-pressed", String(on));
-    editButton.textContent = on ? t("app.editOn") : t("app.edit");
-    // An opaque origin cannot be named as the target: "*" it is, and the message says only
-    // "edit on/off". The picker obeys it only because it comes from this origin.
-    frame.contentWindow && frame.contentWindow.postMessage({ zerocode: "edit", on }, "*");
-  }
   function showChip() {
     chipSlot.replaceChildren(picked ? h("span", { class: "chip", id: "picked", "data-build": picked.buildId },
       `<${picked.tag}> ${picked.text.slice(0, 40)}`,
@@ -503,15 +497,16 @@ async function appPage(appId, openVersion = null) {
   // to this page; what it says is untrusted input, kept to the fields and sizes the API takes.
   window.onmessage = (e) => {
     if (e.source !== frame.contentWindow || e.origin !== "null" || !e.data) return;
-    if (e.data.zerocode === "ready" && editing) setEditing(true);
-    if (e.data.zerocode === "picked" && editing) {
+    if (e.data.zerocode === "ready" && edit.on) edit.tell();
+    if (e.data.zerocode === "picked" && edit.active) {
       picked = pickedElement(e.data.element, frameBuild);
       showChip();
+      announce(t("edit.picked", { element: `<${picked.tag}> ${picked.text.slice(0, 40)}` }));
       if (narrow.matches) phone.show("chat", true);  // on a phone: back to the message, chip and all
       input.focus();
     }
-    if (e.data.zerocode === "textEdit" && editing) saveText(e.data);
-    if (e.data.zerocode === "escape" && editing) setEditing(false);  // Esc inside the preview
+    if (e.data.zerocode === "textEdit" && edit.active) saveText(e.data);
+    if (e.data.zerocode === "escape") edit.set(false);  // Esc inside the preview
   };
   // A text edited in place in the preview (picker.js): saved without a model turn when the
   // platform finds the one place in the source that writes it; else a model turn is offered,
@@ -545,8 +540,7 @@ async function appPage(appId, openVersion = null) {
     } finally { savingText = false; showBusy(); }
   }
   // Esc leaves Edit mode (from anywhere on the page but the preview itself).
-  document.onkeydown = (e) => { if (e.key === "Escape" && editing) setEditing(false); };
-  editButton.addEventListener("click", () => setEditing(!editing && !stale && !locked()));
+  document.onkeydown = (e) => { if (e.key === "Escape") edit.set(false); };
 
   // -- the chat ----------------------------------------------------------------------------
   // A page of the history drawn (newest last); its entries, newest first.
@@ -616,14 +610,13 @@ async function appPage(appId, openVersion = null) {
 
   // One change at a time: a running turn, a restore or a rebuild disables the others.
   function busy() { return running || restoring || rebuilding || savingText || code.saving(); }
-  // What changes the preview under a pick: Edit mode is off and the pick dropped meanwhile
+  // What changes the preview under a pick: picking pauses and the pick is dropped meanwhile
   // (issue 24; a text saved in place keeps Edit mode: its new build drops an older pick).
+  // Edit mode itself stays as the builder set it, and picks again in the new preview.
   function locked() { return running || restoring || rebuilding; }
   function showEditable() {
     const off = stale || locked();
-    editButton.disabled = off;
-    editButton.title = stale ? t("preview.staleEdit") : off ? t("preview.busyEdit") : "";
-    if (off && editing) setEditing(false);
+    edit.pause(off, stale ? t("preview.staleEdit") : off ? t("preview.busyEdit") : "");
     if (off) dropPick();
   }
   function showBusy() {
@@ -810,6 +803,7 @@ async function appPage(appId, openVersion = null) {
       if (currentTab === "checks") checks.refresh();
       checkPreview();
       if (done) others.tell("ended", done.turn);
+      focusNext(input, [send, stopButton, messages]);  // the next message, unless put elsewhere
     }
   }
 
@@ -1190,6 +1184,7 @@ async function appPage(appId, openVersion = null) {
   workspace.append(phone.el, chatSection, previewSection);
   input.setAttribute("aria-describedby", "send-hint");
   view.replaceChildren(workspace);
+  if (!openVersion) focusNext(input);  // after Create too: the next message, while the first turn runs
   const others = otherTabs(appId, { api, alive: () => messages.isConnected, idle: () => !busy(),
     follow: reattach, catchUp: caughtUp });
   // Opening (a reload too): the history, whether a turn runs, whether a preview was built.

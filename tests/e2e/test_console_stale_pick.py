@@ -1,9 +1,10 @@
 """An element picked in the preview names the preview build it was picked in, and a pick of
 an older preview is never sent (issue 24, point 4), in real headless Chromium against a real
-server with the offline model: while a turn runs Edit mode is off and nothing can be picked,
-so no pick outlives the turn's new preview; a pick the console still holds when the preview
-moved on behind its back (another tab's turn) is refused by the API (409
-``preview_out_of_date``), dropped, and picked again in the new preview.
+server with the offline model: while a turn runs Edit mode is paused (the button disabled,
+still pressed: issue 38) and nothing can be picked, so no pick outlives the turn's new
+preview; a pick the console still holds when the preview moved on behind its back (another
+tab's turn) is refused by the API (409 ``preview_out_of_date``), dropped, and picked again in
+the new preview.
 ``[[slow]]`` makes the offline model stream for ~5 s before it writes the page."""
 
 from __future__ import annotations
@@ -36,9 +37,12 @@ def frame_shows(page: Any, build: str) -> None:
 
 
 def pick_h1(page: Any) -> Any:
-    """Edit mode on, the preview's first heading picked: the chip."""
-    page.click("#edit")
+    """Edit mode on (it stays on through turns: turned on only if off), the preview's first
+    heading picked: the chip."""
+    if page.get_attribute("#edit", "aria-pressed") != "true":
+        page.click("#edit")
     assert page.get_attribute("#edit", "aria-pressed") == "true"
+    page.frame_locator("#preview").locator("html[style*=crosshair]").wait_for()  # picking
     page.frame_locator("#preview").locator("h1").first.click()
     return page.wait_for_selector("#picked")
 
@@ -70,10 +74,12 @@ def test_nothing_is_picked_while_a_turn_runs_so_no_pick_outlives_its_preview(
     assert page.query_selector("#picked") is None
     send(page, 'Change the title to "Slow Herons" [[slow]]')
     wait_live(page, "2… ")
+    # Edit mode stays as the builder set it (issue 38) but picks nothing meanwhile.
     assert page.is_disabled("#edit")
-    assert page.get_attribute("#edit", "aria-pressed") == "false"
+    assert page.get_attribute("#edit", "aria-pressed") == "true"
     assert page.query_selector("#picked") is None
-    preview.locator("h1").first.click()  # Edit mode is off: a click picks nothing
+    preview.locator("html:not([style*=crosshair])").wait_for()
+    preview.locator("h1").first.click()  # picking is paused: a click picks nothing
     page.wait_for_timeout(600)
     assert page.query_selector("#picked") is None
     shot(page, "stale-pick-0-turn-running")
@@ -128,8 +134,6 @@ def test_a_pick_of_a_preview_that_moved_on_behind_the_console_is_refused_then_pi
     assert page.query_selector("#picked") is None
     shot(page, "stale-pick-1-refused")
 
-    if page.get_attribute("#edit", "aria-pressed") == "true":
-        page.click("#edit")  # off, so pick_h1 turns it on again
     chip = pick_h1(page)
     assert (
         chip.inner_text().startswith("<h1> Slow Herons") and chip.get_attribute("data-build") == now
