@@ -5,13 +5,12 @@ element fails its step in bounded time; addresses and console errors are checked
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
+from tests import shared_loop
 from tests.integration.adapters.test_chromium_check import Site
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
-from zerocode.adapters.local.chromium import launch
 from zerocode.adapters.local.chromium_acceptance import CheckOutcome, run_check
 from zerocode.engine.acceptance import parse_check
 
@@ -48,21 +47,15 @@ def run(pages: dict[str, str], raw: dict[str, Any]) -> tuple[CheckOutcome, float
     site.start()
 
     async def go() -> tuple[CheckOutcome, float]:
-        from playwright.async_api import async_playwright
-
-        async with async_playwright() as pw:
-            browser = await launch(pw, executable, site.url)
-            try:
-                started = time.monotonic()
-                outcome = await run_check(
-                    browser, site.url, parse_check(raw), action_ms=4000, expect_ms=1500
-                )
-                return outcome, time.monotonic() - started
-            finally:
-                await browser.close()
+        browser = await shared_loop.browser(executable)  # one per process (a context each)
+        started = time.monotonic()
+        outcome = await run_check(
+            browser, site.url, parse_check(raw), action_ms=4000, expect_ms=1500
+        )
+        return outcome, time.monotonic() - started
 
     try:
-        return asyncio.run(go())
+        return shared_loop.run(go())
     finally:
         site.stop()
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from tests import shared_loop
 from tests.integration.adapters.test_chromium_check import Site
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
-from zerocode.adapters.local.chromium import launch
 from zerocode.adapters.local.chromium_acceptance import CheckOutcome, run_check
 from zerocode.adapters.model.offline.script import answer
 from zerocode.adapters.model.offline.vue import HOME_VIEW
@@ -63,28 +63,21 @@ def site_of(text: str) -> dict[str, str]:
 def run(
     checks: list[dict[str, Any]], pages: dict[str, str], directory: Path | None = None
 ) -> list[CheckOutcome]:
-    """Each check run, in order, against one origin serving ``pages`` (or ``directory``)."""
+    """Each check run, in order, against one origin serving ``pages`` (or ``directory``), in
+    the process's one boxed Chromium (tests/shared_loop.py), a fresh confined context each."""
     executable = chromium_or_skip()
     site = Site(pages, directory=directory)
     site.start()
 
     async def go() -> list[CheckOutcome]:
-        from playwright.async_api import async_playwright
-
-        async with async_playwright() as pw:
-            browser = await launch(pw, executable, site.url)
-            try:
-                return [
-                    await run_check(
-                        browser, site.url, parse_check(c), action_ms=1500, expect_ms=1500
-                    )
-                    for c in checks
-                ]
-            finally:
-                await browser.close()
+        browser = await shared_loop.browser(executable)
+        return [
+            await run_check(browser, site.url, parse_check(c), action_ms=1500, expect_ms=1500)
+            for c in checks
+        ]
 
     try:
-        return asyncio.run(go())
+        return shared_loop.run(go())
     finally:
         site.stop()
 
