@@ -292,6 +292,28 @@ def wait_for_build(
     raise AssertionError(f"build {build_id} did not finish in {timeout} s")
 
 
+def running_turn(client: httpx.Client, app_id: str, timeout: float = 60) -> int:
+    """The number of the turn running on the app, as soon as one runs: from then on it holds
+    the app's lease (engine/turns.py takes the lease, then lists the turn as current), so
+    another turn or a restore is refused. Asked every 50 ms instead of waiting a fixed time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        current = client.get(f"/api/apps/{app_id}/turns/current")
+        if current.status_code == 200:
+            return int(current.json()["turn"])
+        assert current.status_code == 204, current.text
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"no turn of app {app_id} ran within {timeout} s")
+        time.sleep(0.05)
+
+
+def stop_turn(client: httpx.Client, app_id: str, turn: int) -> None:
+    """Ask the app's running turn to stop (a ``[[slow]]`` turn that served as the one holding
+    the lease need not spend its remaining seconds)."""
+    stopped = client.post(f"/api/apps/{app_id}/turns/{turn}/cancel")
+    assert stopped.status_code in (202, 409), stopped.text  # 409: it had ended already
+
+
 @contextlib.contextmanager
 def chromium_browser() -> Iterator[Any]:
     """Debian's Chromium driven by Playwright (skips the test when it is not installed,

@@ -9,7 +9,6 @@ import os
 import re
 import secrets
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, chromium_browser, create
+from tests.e2e.conftest import (
+    Server,
+    chat,
+    chromium_browser,
+    create,
+    running_turn,
+    stop_turn,
+)
 from tests.e2e.test_accounts import make_admin
 
 ARTIFACTS = Path(os.environ.get("ZEROCODE_TEST_ARTIFACTS", "test-artifacts")) / "console"
@@ -223,11 +229,12 @@ def test_older_history_loads_on_scroll_and_errors_name_the_conflict(
     page.evaluate("window.ZEROCODE_CONFIG.turnPollMs = 0")
     slow = threading.Thread(target=chat, args=(api, app["id"], "[[slow]] Change the title"))
     slow.start()
-    time.sleep(1.0)  # the slow turn holds the app's lease now
+    turn = running_turn(api, app["id"])  # the slow turn holds the app's lease now
     page.fill("#message", "Make it green")
     page.click("#send")
     toast = page.wait_for_selector("#toast.error")
     assert toast.inner_text().startswith("Busy:") and "already running" in toast.inner_text()
+    stop_turn(api, app["id"], turn)  # it served: no need to wait out its paced text
     slow.join()
     shot(page, "11-conflict")
 

@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create
+from tests.e2e.conftest import Server, chat, create, running_turn, stop_turn
 from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
     TURN_MS,
     WEB,
@@ -215,11 +214,12 @@ def test_a_hand_edit_is_saved_versioned_previewed_and_a_stale_one_refused(
     slow = threading.Thread(target=chat, args=(owner, app["id"], "[[slow]] Change the title"))
     slow.start()
     try:
-        time.sleep(1.0)  # the slow turn holds the app's lease now
+        turn = running_turn(owner, app["id"])  # the slow turn holds the app's lease now
         type_into_h1(page, theirs, "?")
         page.click("#code-save")
         said = status(page, "Not saved")
         assert "turn" in said and page.is_visible("#code-reload"), said
+        stop_turn(owner, app["id"], turn)  # it served: no need to wait out its paced text
     finally:
         slow.join()
 

@@ -7,12 +7,11 @@ go to test-artifacts/console-ui/."""
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Server, chat, create
+from tests.e2e.conftest import Server, chat, create, running_turn, stop_turn
 from tests.e2e.test_console_code_edit import bundle, editor_text  # noqa: F401 (a fixture)
 from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
     TURN_MS,
@@ -141,11 +140,12 @@ def test_a_version_is_diffed_and_restoring_v1_brings_the_old_title_back(
     slow = threading.Thread(target=chat, args=(owner, app["id"], "[[slow]] Change the title"))
     slow.start()
     try:
-        time.sleep(1.0)  # the slow turn holds the app's lease now
+        turn = running_turn(owner, app["id"])  # the slow turn holds the app's lease now
         page.click("#tab-versions")
         page.click("#versions li[data-version=v2] button.restore")
         said = toast_text(page)
         assert said.startswith("Busy:") and "turn is running" in said, said
+        stop_turn(owner, app["id"], turn)  # it served: no need to wait out its paced text
     finally:
         slow.join()
     assert page.errors == []
