@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections import defaultdict
@@ -58,6 +59,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for module in {item.nodeid.split("::", 1)[0] for item in items}:
         weight[work_unit(module)] += seconds.get(module, 1.0)
     items.sort(key=lambda item: (-weight[work_unit(item.nodeid)], work_unit(item.nodeid)))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection imported (every test module and the libraries they use: boto3, moto,
+    aws_cdk, Playwright, the package) lives for the whole run: frozen out of the garbage
+    collector's way, so its full collections stop walking it again and again (alone,
+    tests/unit with tests/integration/memory: 11.4 -> 8.3 s in the collector, 39.7 -> 33.7
+    CPU-s; docs/benchmarks.md, "Where the suite's time goes"). Objects the tests make are
+    collected as before."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
