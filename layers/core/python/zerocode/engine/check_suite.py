@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -215,11 +215,14 @@ class AcceptanceRunner(Protocol):
         build: Build | None,
         checks: Sequence[StoredCheck],
         seconds: float | None = None,
+        on_result: Callable[[CheckResult], None] | None = None,
     ) -> RunOutcome:
         """Each check's verdict against the preview, which must show ``build`` (or, when it
         is None, whatever the preview shows now), within ``seconds`` (the turn's browser time
         left) if given: checks past it are not run, saying so. Never raises for what the
-        page does; the platform's trouble (a busy or failing browser) is ``not_run``."""
+        page does; the platform's trouble (a busy or failing browser) is ``not_run``.
+        ``on_result`` is told each check's verdict as it ends (the turn streams it); the
+        outcome has them all, in the order of ``checks``."""
         ...
 
 

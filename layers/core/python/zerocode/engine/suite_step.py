@@ -1,6 +1,8 @@
 """The acceptance step of a turn: the app's suite run against the new preview, each verdict
-streamed and recorded, failures turned into a repair round (docs/engine.md, "Acceptance
-checks"); and an html / multi-file answer's ```checks block applied to the suite.
+streamed (a pass as its check ends, issue 40; a failure, whose screenshot names the stored
+run, once the run is stored) and recorded, failures turned into a repair round
+(docs/engine.md, "Acceptance checks"); and an html / multi-file answer's ```checks block
+applied to the suite.
 
 Kept apart from engine/turn_steps.py so the turn's steps read as the build, the runtime
 check and this, each with its own verdict.
@@ -8,6 +10,8 @@ check and this, each with its own verdict.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -18,6 +22,7 @@ from zerocode.apps.records import App
 from zerocode.engine import repair
 from zerocode.engine.acceptance import CheckInvalid, parse_check
 from zerocode.engine.check_suite import (
+    AcceptanceRunner,
     CheckResult,
     CheckStore,
     RunOutcome,
@@ -71,16 +76,18 @@ async def run_suite(
     runner = engine.acceptance
     not_run = tuple(CheckResult(check_id=c.id, status="not_run") for c in live)
     outcome = RunOutcome(not_run, NO_RUNNER)
+    by_id = {c.id: c for c in live}
+    told: set[str] = set()  # checks whose event went out as they ended
     left = TURN_SUITE_SECONDS - st.suite_seconds
     if runner is not None and left <= 0:
         outcome = RunOutcome(not_run, USED_UP)
     elif runner is not None:
         began = _clock()
-        try:
-            outcome = await runner.run(app, build, live, seconds=left)
-        except Exception as exc:  # the runner's own trouble is never the page's verdict
-            log.exception("acceptance checks of app=%s could not run", app.id)
-            outcome = RunOutcome(not_run, f"the checks could not run ({kind(exc)})")
+        async for item in _streamed(runner, app, build, live, left, st.round, told):
+            if isinstance(item, RunOutcome):
+                outcome = item
+            else:
+                yield item
         st.suite_seconds += _clock() - began
     digest = build.source_digest if build is not None else None
     if digest is None:
@@ -100,33 +107,67 @@ async def run_suite(
     except Exception as exc:  # the verdicts still stand and are told; the record is lost
         log.error("could not record the checks run of app=%s: %s", app.id, kind(exc))
     st.suite_run = run
-    by_id = {c.id: c for c in live}
     for result in run.results:
         check = by_id.get(result.check_id)
         if check is None:
             continue
         st.steps.append(_step_line(check, result, outcome.why_not_run))
-        yield _event(app.id, check, result, run, outcome.why_not_run)
+        if check.id not in told:
+            yield _event(app.id, check, result, run.round, run.number, outcome.why_not_run)
     yield SuiteVerdict(_failure(run, by_id))
 
 
+async def _streamed(
+    runner: AcceptanceRunner,
+    app: App,
+    build: Build | None,
+    live: list[StoredCheck],
+    left: float,
+    round: int,
+    told: set[str],
+) -> AsyncIterator[CheckEvent | RunOutcome]:
+    """The runner's run: a passing check's event as it ends (its id added to ``told``), then
+    the outcome; the runner's own trouble is never the page's verdict."""
+    by_id = {c.id: c for c in live}
+    ended: asyncio.Queue[CheckResult | None] = asyncio.Queue()
+    task = asyncio.ensure_future(
+        runner.run(app, build, live, seconds=left, on_result=ended.put_nowait)
+    )
+    task.add_done_callback(lambda _: ended.put_nowait(None))
+    try:
+        while (result := await ended.get()) is not None:
+            check = by_id.get(result.check_id)
+            # A failure's evidence names the stored run (its screenshot): told once stored.
+            if check is not None and result.status == "passed" and check.id not in told:
+                told.add(check.id)
+                yield _event(app.id, check, result, round, 0, None)
+        yield task.result()
+    except Exception as exc:
+        log.exception("acceptance checks of app=%s could not run", app.id)
+        not_run = tuple(CheckResult(check_id=c.id, status="not_run") for c in live)
+        yield RunOutcome(not_run, f"the checks could not run ({kind(exc)})")
+    finally:
+        if not task.done():  # the turn went away (stopped): so does its suite
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
 def _event(
-    app_id: str, check: StoredCheck, result: CheckResult, run: SuiteRun, why: str | None
+    app_id: str, check: StoredCheck, result: CheckResult, round: int, number: int, why: str | None
 ) -> CheckEvent:
+    """A check's event: ``number`` is its stored run's, 0 when told before the run was
+    stored (a passing check, as it ended) or when it could not be stored."""
     evidence: dict[str, str | None] | None = None
     if result.evidence is not None:
-        shot = (
-            screenshot_url(app_id, check.id, run.number)
-            if result.evidence.shot and run.number
-            else None
-        )
+        shot = screenshot_url(app_id, check.id, number) if result.evidence.shot and number else None
         evidence = {**result.evidence.to_json(), "screenshot": shot}
     return CheckEvent(
         id=check.id,
         description=check.check.description,
         status=result.status,
-        round=run.round,
-        run=run.number,
+        round=round,
+        run=number,
         evidence=evidence,
         note=(why or "not run") if result.status == "not_run" else None,
     )

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from zerocode.adapters.local.browser_box import BoxProcess
 from zerocode.adapters.local.browser_shares import PLATFORM, FairQueue, Tenant
 from zerocode.adapters.local.chromium import Confinement, confined_context, launch_boxed
+from zerocode.adapters.local.served_files import ServedFiles
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -66,6 +67,11 @@ MAX_CHECKS = 50
 MAX_SECONDS = 600.0
 
 
+def user_share(pages: int) -> int:
+    """Contexts one user may hold at once of ``pages``: one is always left for another."""
+    return max(1, min(USER_MOST, pages - 1))
+
+
 class BrowserDidNotStart(RuntimeError):
     """The driver or Chromium could not be started (the browser's trouble, not the page's)."""
 
@@ -88,7 +94,7 @@ class _Kept:
         self.box: BoxProcess | None = None
         self.driver: asyncio.subprocess.Process | None = None
         self.starting = asyncio.Lock()
-        self.queue = FairQueue(pages, max(1, min(USER_MOST, pages - 1)))
+        self.queue = FairQueue(pages, user_share(pages))
         self.broken: Browser | None = None  # found broken while others used it: killed after
         self.idle = asyncio.Event()  # no context in use
         self.idle.set()
@@ -303,13 +309,14 @@ class BrowserPool:
         *,
         tenant: Tenant = PLATFORM,
         wait: float | None = None,
+        files: ServedFiles | None = None,
     ) -> AsyncIterator[Page]:
         """A page in a fresh context of the kept browser, confined to ``url``'s origin (what
         it aborts is appended to ``seen``), closed afterwards. It waits its turn behind other
         tenants (:mod:`.browser_shares`) at most ``wait`` seconds (WAIT_SECONDS), then
         BrowserBusy;
         BrowserDidNotStart when there is no browser. The caller holds it at most
-        HOLD_SECONDS."""
+        HOLD_SECONDS. ``files``: the app's files read once for a suite (:mod:`.served_files`)."""
         kept = self._here()
         async with kept.queue.turn(tenant, WAIT_SECONDS if wait is None else wait):
             await kept.mend()
@@ -320,7 +327,7 @@ class BrowserPool:
                 if kept.out == 0:
                     await kept.drop()
                 raise BrowserDidNotStart(f"no browser context within {OPEN_SECONDS:g} s") from None
-            lease.confinement.aim(url, seen)
+            lease.confinement.aim(url, seen, files)
             kept.out += 1
             kept.idle.clear()
             kept.served += 1
@@ -345,6 +352,11 @@ class BrowserPool:
         kept = self._loops.pop(asyncio.get_running_loop(), None)
         if kept is not None:
             await kept.drop()
+
+    @property
+    def share(self) -> int:
+        """Contexts one user may hold at once: how many checks of one suite run together."""
+        return user_share(self.pages)
 
     def launches(self) -> int:
         """How many browsers this loop has started (tests: one for many checks)."""

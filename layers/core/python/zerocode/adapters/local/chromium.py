@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from zerocode.adapters.local.browser_box import BoxProcess, browser_box, wrapper
+from zerocode.adapters.local.served_files import Served, ServedFiles
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -116,12 +117,16 @@ class Confinement:
     def __init__(self) -> None:
         self.own: str | None = None
         self.seen: list[str] | None = None
+        self.files: ServedFiles | None = None
 
-    def aim(self, url: str, seen: list[str] | None = None) -> None:
-        """Confine the context to ``url``'s origin, once: a context serves one app only."""
+    def aim(
+        self, url: str, seen: list[str] | None = None, files: ServedFiles | None = None
+    ) -> None:
+        """Confine the context to ``url``'s origin, once: a context serves one app only
+        (``files``: that app's files read once for a suite, :mod:`.served_files`)."""
         if self.own is not None:
             raise RuntimeError("a browser context serves one app only")
-        self.own, self.seen = origin_of(url), seen
+        self.own, self.seen, self.files = origin_of(url), seen, files
 
     def blocked(self, target: str) -> None:
         if self.seen is not None:
@@ -140,8 +145,18 @@ class Confinement:
             self.blocked(target)
             await route.abort("blockedbyclient")
             return
+        own = self.own
         try:
-            response = await _fetch(route, target, self.own, self.blocked)
+            if self.files is None:
+                response: APIResponse | Served | None = await _fetch(
+                    route, target, own, self.blocked
+                )
+            else:
+                response = await self.files.get(
+                    route.request.method,
+                    target,
+                    lambda: _fetch(route, target, own, self.blocked),
+                )
         except Exception:  # the sites server does not answer, or the context closed
             with contextlib.suppress(Exception):
                 await route.abort("connectionfailed")
@@ -149,6 +164,10 @@ class Confinement:
         with contextlib.suppress(Exception):  # the page went away meanwhile
             if response is None:
                 await route.abort("blockedbyclient")
+            elif isinstance(response, Served):
+                await route.fulfill(
+                    status=response.status, headers=response.headers, body=response.body
+                )
             else:
                 await route.fulfill(response=response)
 

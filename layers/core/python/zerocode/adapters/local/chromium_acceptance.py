@@ -6,12 +6,14 @@ The check starts at the app's root; its steps act as a user would (by role and n
 text, or CSS: the first match), then each expectation is polled until it holds or its time
 is up. The first step or expectation that fails ends the check, with evidence: where, what
 was expected, what was found, and a screenshot. :class:`ChromiumAcceptance` runs an app's
-suite this way: a fresh context per check in the kept browser (:mod:`.browser_pool`), each
-taken in turn with other tenants' checks (:mod:`.browser_shares`: a suite never holds the
-browser between its checks), and every call into the page bounded: a page that does not
-answer fails its own check, naming it. A check whose browser went away under it is run once
-more on a fresh one; a browser busy past the queue's bound, or failing twice, leaves the
-checks not run, saying so: never failed, so never a repair round (issue 37).
+suite this way: a fresh context per check in the kept browser (:mod:`.browser_pool`), as
+many checks at once as the user's share allows and the rest as those end (issue 40: each
+context still taken in turn with other tenants' checks, :mod:`.browser_shares`), each verdict
+told as its check ends, the app's files read once for the suite (:mod:`.served_files`), and
+every call into the page bounded: a page that does not answer fails its own check, naming it.
+A check whose browser went away under it is run once more on a fresh one; a browser busy
+past the queue's bound, or failing twice, leaves the checks not yet done not run,
+saying so: never failed, so never a repair round (issue 37).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from zerocode.adapters.local.browser_pool import BrowserDidNotStart, went_away
 from zerocode.adapters.local.browser_shares import BUSY, BrowserBusy, Tenant
 from zerocode.adapters.local.chromium import confined, playwright_installed
 from zerocode.adapters.local.chromium_check import ANSWER_SECONDS, BROWSER_FAILED, ChromiumCheck
+from zerocode.adapters.local.served_files import ServedFiles
 from zerocode.apps.records import App
 from zerocode.engine import check_suite
 from zerocode.engine.acceptance import Check, Expectation, Step, Target
@@ -78,48 +81,81 @@ class ChromiumAcceptance:
         build: Build | None,
         checks: Sequence[StoredCheck],
         seconds: float | None = None,
+        on_result: Callable[[CheckResult], None] | None = None,
     ) -> RunOutcome:
-        """Each check in turn, in a context of its own (``seconds``: the turn's browser time
-        left, which bounds the run with SUITE_SECONDS)."""
+        """The checks together, as many at once as the user's share of the browser allows,
+        each in a context of its own (``seconds``: the turn's browser time left, which bounds
+        the run with SUITE_SECONDS; ``on_result``: told each verdict as its check ends)."""
 
-        def not_run(why: str, done: Sequence[CheckResult] = ()) -> RunOutcome:
-            rest = [CheckResult(check_id=c.id, status="not_run") for c in checks[len(done) :]]
-            return RunOutcome((*done, *rest), why)
+        def outcome(done: dict[str, CheckResult], why: str | None = None) -> RunOutcome:
+            rest = CheckResult  # a check not done when the run stopped: not run, saying why
+            found = [done.get(c.id) or rest(check_id=c.id, status="not_run") for c in checks]
+            return RunOutcome(tuple(found), why)
 
         try:
             url = await asyncio.to_thread(self.check.preview_url, app, build)
         except Exception as exc:  # a store failing: the checks are not run, and say so
             log.warning("acceptance checks of app %s not run: %s", app.id, type(exc).__name__)
-            return not_run("the preview could not be found")
+            return outcome({}, "the preview could not be found")
         if url is None:
-            return not_run("the preview does not show this build")
+            return outcome({}, "the preview does not show this build")
         if not playwright_installed():
-            return not_run("no browser is installed here")
+            return outcome({}, "no browser is installed here")
         bound = SUITE_SECONDS if seconds is None else min(SUITE_SECONDS, seconds)
-        tenant = Tenant(app.owner, app.id)
-        done: list[CheckResult] = []
-        try:
-            async with asyncio.timeout(bound):
-                for stored in checks:
-                    result = await self._one(url, stored, tenant)
-                    if result is None:
-                        return not_run(BROWSER_FAILED, done)
-                    done.append(result)
-        except BrowserDidNotStart as exc:
-            log.warning("acceptance checks not run: Chromium did not start (%s)", exc)
-            return not_run("the browser did not start", done)
-        except BrowserBusy as exc:
-            log.warning("acceptance checks of app %s: %s", app.id, exc)
-            return not_run(BUSY, done)
-        except TimeoutError:
-            return not_run(f"the suite took longer than {bound:g} s", done)
-        return RunOutcome(tuple(done))
+        done: dict[str, CheckResult] = {}
+        why = await self._all(url, Tenant(app.owner, app.id), checks, bound, done, on_result)
+        return outcome(done, why)
 
-    async def _one(self, url: str, stored: StoredCheck, tenant: Tenant) -> CheckResult | None:
+    async def _all(
+        self,
+        url: str,
+        tenant: Tenant,
+        checks: Sequence[StoredCheck],
+        bound: float,
+        done: dict[str, CheckResult],
+        on_result: Callable[[CheckResult], None] | None,
+    ) -> str | None:
+        """Run the checks into ``done``; why the others were not run, if any were not."""
+        files = ServedFiles()  # the app's files, read once for the suite's life
+        left = list(reversed(checks))
+
+        async def worker() -> None:
+            while left:
+                stored = left.pop()
+                result = await self._one(url, stored, tenant, files)
+                if result is None:
+                    raise _BrowserFailed
+                done[stored.id] = result
+                if on_result is not None:
+                    on_result(result)
+
+        why: str | None = None
+        try:
+            async with asyncio.timeout(bound), asyncio.TaskGroup() as group:
+                # A worker per context the user's share allows: the rest run as they free.
+                for _ in range(min(len(checks), self.check.browsers.share)):
+                    group.create_task(worker())
+        except* BrowserDidNotStart as caught:
+            log.warning("acceptance checks not run: Chromium did not start (%s)", caught)
+            why = "the browser did not start"
+        except* BrowserBusy as caught:
+            log.warning("acceptance checks of %s: %s", tenant.app, caught.exceptions[0])
+            why = BUSY
+        except* _BrowserFailed:
+            why = BROWSER_FAILED
+        except* TimeoutError:
+            why = f"the suite took longer than {bound:g} s"
+        if why is None and len(done) < len(checks):
+            why = BROWSER_FAILED  # never expected: every worker ran until none was left
+        return why
+
+    async def _one(
+        self, url: str, stored: StoredCheck, tenant: Tenant, files: ServedFiles
+    ) -> CheckResult | None:
         """One check's verdict; run again once if its browser went away under it (the
         platform's failure, not the page's); None if it went away again."""
         for _ in range(2):
-            async with self.check.browsers.page(url, tenant=tenant) as page:
+            async with self.check.browsers.page(url, tenant=tenant, files=files) as page:
                 try:
                     outcome = await check_in_page(page, url, stored.check)
                 except Exception:
@@ -130,6 +166,10 @@ class ChromiumAcceptance:
                     return _result(stored, outcome)
             log.warning("acceptance check %s: the browser went away under it", stored.id)
         return None
+
+
+class _BrowserFailed(Exception):
+    """A check's browser went away under it twice: the rest of the suite is not run."""
 
 
 def _result(stored: StoredCheck, outcome: CheckOutcome) -> CheckResult:
