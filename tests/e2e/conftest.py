@@ -151,6 +151,26 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     srv.stop()
 
 
+@pytest.fixture(scope="session")
+def checking_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One default server with the runtime check on (and so the acceptance checks, in its kept
+    Chromium) per test process, shared by the modules about the checks (their ``server``
+    fixture returns it, started again if a module left it stopped): one server and one
+    browser start-up per worker instead of one per module."""
+    srv = Server(tmp_path_factory.mktemp("zerocode-e2e-checking"))
+    srv.env["ZEROCODE_RUNTIME_CHECK"] = "1"
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def running(server: Server) -> Server:
+    """``server``, started again if it is not running (a module may have stopped it)."""
+    if server.proc is None or server.proc.poll() is not None:
+        server.start()
+    return server
+
+
 @pytest.fixture(scope="module")
 def own_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A default server for one module alone, for a module that reads what is global (the
@@ -165,9 +185,7 @@ def own_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def server(shared_server: Server) -> Iterator[Server]:
     """The shared server, running (a module may have restarted or stopped it); a module
     that needs other settings or a data directory of its own defines its own ``server``."""
-    if shared_server.proc is None or shared_server.proc.poll() is not None:
-        shared_server.start()
-    yield shared_server
+    yield running(shared_server)
 
 
 def signed_in(server: Server, role_hint: str = "user") -> httpx.Client:

@@ -6,13 +6,12 @@ that requires passing checks while one fails."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create, signed_in, wait_for_build
+from tests.e2e.conftest import Server, chat, create, running, signed_in, wait_for_build
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
 from zerocode.memory.messages import from_openai_list
 from zerocode.memory.validation import validate
@@ -21,14 +20,10 @@ COUNTER = "Clicking “Try it” twice shows 2 clicks"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """This module's own server, with the browser checks on."""
+def server(checking_server: Server) -> Server:
+    """The test process's server with the browser checks on (tests/e2e/conftest.py)."""
     chromium_or_skip()
-    srv = Server(tmp_path_factory.mktemp("zerocode-acceptance"))
-    srv.env["ZEROCODE_RUNTIME_CHECK"] = "1"
-    srv.start()
-    yield srv
-    srv.stop()
+    return running(checking_server)
 
 
 def suite(client: httpx.Client, app_id: str) -> dict[str, Any]:

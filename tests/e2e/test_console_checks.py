@@ -8,13 +8,12 @@ history. Screenshots go to test-artifacts/console-ui/."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, create, wait_for_build
+from tests.e2e.conftest import Server, create, running, wait_for_build
 from tests.e2e.test_console_text_edit import edit_in_place
 from tests.e2e.test_console_turns import live_text, open_app, send, signed_up
 from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
@@ -45,13 +44,10 @@ MARKS = {"passed": "✓", "failed": "✗", "not_run": "–"}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """This module's own server, with the runtime check (and so the checks) in Chromium."""
-    srv = Server(tmp_path_factory.mktemp("zerocode-console-checks"))
-    srv.env["ZEROCODE_RUNTIME_CHECK"] = "1"
-    srv.start()
-    yield srv
-    srv.stop()
+def server(checking_server: Server) -> Server:
+    """The test process's server with the runtime check (and so the checks) in Chromium
+    (tests/e2e/conftest.py)."""
+    return running(checking_server)
 
 
 def suite(owner: httpx.Client, app_id: str) -> dict[str, Any]:

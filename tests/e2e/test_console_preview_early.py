@@ -5,12 +5,11 @@ round rebuilds; the turn's verdicts stay its own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Server, create
+from tests.e2e.conftest import Server, create, running
 from tests.e2e.test_console_turns import open_app, send, signed_up
 from tests.e2e.test_console_ui import (  # noqa: F401 (browser is a fixture)
     TURN_MS,
@@ -46,13 +45,10 @@ document.addEventListener("load", (event) => {
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """This module's own server, with the runtime check (and so acceptance checks)."""
-    srv = Server(tmp_path_factory.mktemp("zerocode-preview-early"))
-    srv.env["ZEROCODE_RUNTIME_CHECK"] = "1"
-    srv.start()
-    yield srv
-    srv.stop()
+def server(checking_server: Server) -> Server:
+    """The test process's server with the runtime check (and so acceptance checks)
+    (tests/e2e/conftest.py)."""
+    return running(checking_server)
 
 
 def loads_during_turn(page: Any, kind: str = "src") -> list[dict[str, Any]]:

@@ -4,26 +4,22 @@ fails saying what still fails. What the model was shown is in /context, valid.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create
+from tests.e2e.conftest import Server, chat, create, running
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
 from zerocode.memory.messages import from_openai_list
 from zerocode.memory.validation import validate
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """This module's own server, with the runtime check in Chromium on."""
-    srv = Server(tmp_path_factory.mktemp("zerocode-repair"))
-    srv.env["ZEROCODE_RUNTIME_CHECK"] = "1"
-    srv.start()
-    yield srv
-    srv.stop()
+def server(checking_server: Server) -> Server:
+    """The test process's server with the runtime check in Chromium on
+    (tests/e2e/conftest.py)."""
+    return running(checking_server)
 
 
 def context(client: httpx.Client, app_id: str) -> list[dict[str, Any]]:
