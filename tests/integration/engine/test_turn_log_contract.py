@@ -18,7 +18,7 @@ from zerocode.adapters.dynamodb.turn_log import DynamoTurnLog, create_turn_event
 from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
 from zerocode.adapters.redis.turn_log import RedisTurnLog
 from zerocode.engine.events import BuildEvent, DoneEvent, TextEvent, TurnEvent
-from zerocode.engine.turn_log import TurnLog, logged
+from zerocode.engine.turn_log import Logged, OutOfStep, TurnLog, logged
 
 Factory = Callable[[], TurnLog]  # a new instance over the same storage
 
@@ -162,3 +162,92 @@ def test_a_stop_request_reaches_another_instance_and_names_one_turn(logs: Factor
         assert (await runner.last("app1", 2)) == logged(2, 1, TextEvent("working"))
 
     asyncio.run(go())
+
+
+def _batch(turn: int, first: int, count: int, *, done: bool = False) -> list[Logged]:
+    """``count`` text entries numbered from ``first`` (the last a done when ``done``)."""
+    events: list[TurnEvent] = [TextEvent(f"t{first + i}") for i in range(count)]
+    if done:
+        events[-1] = DoneEvent("succeeded", turn)
+    return [logged(turn, first + i, e) for i, e in enumerate(events)]
+
+
+def test_batches_keep_every_entry_its_own_id_and_a_reader_resumes_mid_batch(
+    logs: Factory,
+) -> None:
+    """A writer appends batches of 1, 5 and 3 events and a batch ending in done; readers on
+    another instance resuming inside a batch get exactly the rest."""
+
+    async def go() -> None:
+        writer, reader = logs(), logs()
+        batches = [_batch(6, 1, 1), _batch(6, 2, 5), _batch(6, 7, 3), _batch(6, 10, 2, done=True)]
+        for batch in batches:
+            await writer.append_many("app1", 6, batch)
+        everything = [e for batch in batches for e in batch]
+        assert await reader.read("app1", 6) == everything
+        for after in (0, 1, 3, 6, 8, 10, 11):
+            assert await reader.read("app1", 6, after) == everything[after:]
+            assert [e async for e in reader.follow("app1", 6, after)] == everything[after:]
+        assert await reader.last("app1", 6) == everything[-1]
+        with pytest.raises(ValueError, match="has ended"):
+            await writer.append_many("app1", 6, _batch(6, 12, 2))
+
+    asyncio.run(go())
+
+
+def test_a_batch_out_of_step_is_refused_whole_and_a_retried_one_is_not_repeated(
+    logs: Factory,
+) -> None:
+    async def go() -> None:
+        log = logs()
+        first = _batch(2, 1, 3)
+        await log.append_many("app1", 2, first)
+        await log.append_many("app1", 2, first)  # the retry of a batch that was written
+        with pytest.raises(OutOfStep):
+            await log.append_many("app1", 2, _batch(2, 6, 2))  # would leave a gap
+        with pytest.raises(OutOfStep):
+            await log.append_many("app1", 2, _batch(2, 3, 2))  # would repeat 3
+        with pytest.raises(ValueError, match="consecutive"):
+            await log.append_many("app1", 2, [*_batch(2, 4, 1), *_batch(2, 6, 1)])
+        assert await log.read("app1", 2) == first
+        await log.append_many("app1", 2, _batch(2, 4, 1, done=True))
+        assert [e.seq for e in await log.read("app1", 2)] == [1, 2, 3, 4]
+
+    asyncio.run(go())
+
+
+def test_followers_of_another_instance_see_concurrent_batches_whole_and_in_order(
+    logs: Factory,
+) -> None:
+    """Two turns written in batches at once, each followed by two readers on other
+    instances (one joins late): every reader gets its turn's entries, no gap, no
+    duplicate."""
+
+    async def go() -> dict[int, list[list[int]]]:
+        writers = {turn: logs() for turn in (1, 2)}
+
+        async def write(turn: int) -> None:
+            seq = 2
+            for size in (1, 4, 2, 7, 1, 3):
+                await writers[turn].append_many("app9", turn, _batch(turn, seq, size))
+                seq += size
+                await asyncio.sleep(0.01)
+            await writers[turn].append_many("app9", turn, _batch(turn, seq, 1, done=True))
+
+        async def follow(turn: int, after: int) -> list[int]:
+            return [e.seq async for e in logs().follow("app9", turn, after)]
+
+        await asyncio.gather(*(writers[t].append("app9", t, TextEvent("s")) for t in (1, 2)))
+        readers = {t: [asyncio.create_task(follow(t, 0))] for t in (1, 2)}
+        writing = asyncio.gather(write(1), write(2))
+        await asyncio.sleep(0.03)
+        for turn in (1, 2):
+            readers[turn].append(asyncio.create_task(follow(turn, 5)))
+        await asyncio.wait_for(writing, 10)
+        return {t: await asyncio.wait_for(asyncio.gather(*readers[t]), 10) for t in (1, 2)}
+
+    seen = asyncio.run(go())
+    for turn in (1, 2):
+        early, late = seen[turn]
+        assert early == list(range(1, 21)), turn  # "s", 18 in batches, done
+        assert late == list(range(6, 21)), turn

@@ -10,7 +10,7 @@ import asyncio
 import json
 import secrets
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,9 @@ class FailingLog(InProcessTurnLog):
     async def append(self, app_id: str, turn: int, event: TurnEvent) -> Logged:
         raise OSError("no space left on device")
 
+    async def append_many(self, app_id: str, turn: int, entries: Sequence[Logged]) -> None:
+        raise OSError("no space left on device")
+
 
 def test_a_log_store_that_fails_costs_the_log_not_the_turn(tmp_path: Path) -> None:
     p = platform(tmp_path)
@@ -100,6 +103,69 @@ def test_a_log_store_that_fails_costs_the_log_not_the_turn(tmp_path: Path) -> No
     # The log has nothing; the display tells a later reader how the turn ended.
     assert len(later) == 1 and later[0].id == "1:5"
     assert later[0].data == '{"status":"succeeded","turn":1}'
+
+
+class HeldLog(InProcessTurnLog):
+    """A store whose first append waits until the test lets it go (a slow round trip), and
+    that fails every append from ``fail_from`` on; it keeps what each append was given."""
+
+    def __init__(self, fail_from: int | None = None) -> None:
+        super().__init__()
+        self.gate, self.fail_from = asyncio.Event(), fail_from
+        self.batches: list[list[int]] = []
+
+    async def append_many(self, app_id: str, turn: int, entries: Sequence[Logged]) -> None:
+        await self.gate.wait()
+        if self.fail_from is not None and len(self.batches) >= self.fail_from:
+            raise OSError("the cache went away")
+        self.batches.append([e.seq for e in entries])
+        await super().append_many(app_id, turn, entries)
+
+
+async def _held_turn(p: Platform, log: HeldLog) -> tuple[list[Logged], list[Logged]]:
+    """A turn whose log store holds its first append until the turn has queued every event
+    before its done; what its stream got, and what a reader gets from the log after."""
+    app = await p.create_app("local", "A page about owls", CodeGenType.HTML)
+    turns = Turns(p.engine, log, shared=False, write_attempts=1)
+    running = await turns.start(app, "A page about owls", None)  # its driver has yet to run
+    queue, put = running.unwritten, running.unwritten.put_nowait
+
+    def put_then_open(item: Logged | None) -> None:
+        put(item)
+        if item is None:  # the turn's last event before its done is queued
+            log.gate.set()
+
+    queue.put_nowait = put_then_open  # type: ignore[method-assign]
+    live = await collect(running.follow())
+    await running.ended.wait()
+    return live, await collect(turns.follow(app.id, 1))
+
+
+def test_events_queued_behind_a_slow_store_are_appended_in_one_batch(tmp_path: Path) -> None:
+    log = HeldLog()
+    live, later = asyncio.run(_held_turn(platform(tmp_path), log))
+    assert [e.seq for e in live] == list(range(1, len(live) + 1)) and live[-1].done
+    assert [seq for batch in log.batches for seq in batch] == [e.seq for e in live]
+    # the first append holds whatever the writer had taken; the rest goes in one, then done
+    assert len(log.batches) <= 3 < len(live)
+    assert log.batches[-1] == [live[-1].seq]  # the done alone, once the rest is in
+    assert later == live  # the log is the stream, id for id
+
+
+def test_a_store_failing_mid_turn_is_reported_and_its_log_closed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The first batch is written, the next fails: the turn still ends for its stream, the
+    failure is logged, and a later reader gets what was written, then the done the display
+    gives (never a log that silently stops short)."""
+    log = HeldLog(fail_from=1)
+    live, later = asyncio.run(_held_turn(platform(tmp_path), log))
+    assert json.loads(live[-1].data)["status"] == "succeeded"
+    assert any("could not keep the log" in r.getMessage() for r in caplog.records)
+    written = log.batches[0]
+    assert [e.seq for e in later] == [*written, written[-1] + 1]
+    assert later[:-1] == live[: len(written)]
+    assert later[-1].done and json.loads(later[-1].data)["status"] == "succeeded"
 
 
 def _redis_turns(p: Platform, prefix: str, **kwargs: Any) -> Turns:

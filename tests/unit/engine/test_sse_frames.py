@@ -120,3 +120,29 @@ def test_an_unheld_stream_answers_as_soon_as_the_client_leaves() -> None:
         return loop.time() - start
 
     assert asyncio.run(go()) < 2
+
+
+def test_frames_queued_meanwhile_go_out_as_one_chunk_each_with_its_id() -> None:
+    """A reader behind under load sends what has queued in one write, frame by frame
+    the same bytes; an error after some entries comes after their frames."""
+    entries = [logged(2, n, TextEvent(f"t{n}")) for n in range(1, 6)]
+
+    async def turn() -> AsyncIterator[Logged]:
+        for entry in entries:
+            yield entry
+        raise OSError("the log went away")
+
+    async def go() -> tuple[list[bytes], BaseException | None]:
+        out = cast(AsyncGenerator[bytes, None], _frames(turn(), keepalive=5))
+        got: list[bytes] = []
+        try:  # the pump never waits on this follower: all is queued before the first read
+            async for chunk in out:
+                got.append(chunk)
+        except OSError as exc:
+            return got, exc
+        return got, None
+
+    chunks, error = asyncio.run(go())
+    assert b"".join(chunks) == b"".join(e.frame() for e in entries)
+    assert len(chunks) < len(entries)
+    assert isinstance(error, OSError)

@@ -164,3 +164,50 @@ def test_a_polled_follower_reads_a_done_written_between_its_read_and_its_check()
         return [e.seq async for e in polled(read, ended_at, 4, 0.01)]
 
     assert asyncio.run(past_the_end()) == []
+
+
+@settings(max_examples=examples(200))
+@given(
+    sizes=st.lists(st.integers(min_value=1, max_value=8), min_size=1, max_size=8),
+    afters=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=4),
+    starts=st.lists(st.integers(min_value=0, max_value=8), min_size=4, max_size=4),
+)
+def test_followers_of_batched_appends_get_exactly_the_rest_wherever_they_resume(
+    sizes: list[int], afters: list[int], starts: list[int]
+) -> None:
+    """Batches of random sizes (the last ends in done); followers join between batches
+    from random points, mid-batch included: each gets every entry after its point, in
+    order, each with its own id."""
+
+    async def go() -> None:
+        log = InProcessTurnLog()
+        total = sum(sizes)
+        entries = [
+            logged(1, n, TextEvent(f"t{n}") if n < total else DoneEvent("succeeded", 1))
+            for n in range(1, total + 1)
+        ]
+        got: dict[int, list[Logged]] = {}
+
+        async def follower(index: int, after: int) -> None:
+            got[index] = [e async for e in log.follow("a", 1, after)]
+
+        await log.append_many("a", 1, entries[:1])  # the log exists before anyone follows
+        tasks, seq = [], 1
+        for n, size in enumerate(sizes):
+            for index, after in enumerate(afters):
+                if starts[index] == n:
+                    tasks.append(asyncio.create_task(follower(index, after)))
+            batch = entries[seq : seq + size] if n else entries[1:size]
+            if batch:
+                await log.append_many("a", 1, batch)
+            seq += len(batch)
+            await asyncio.sleep(0)
+        for index, after in enumerate(afters):
+            if starts[index] >= len(sizes):
+                tasks.append(asyncio.create_task(follower(index, after)))
+        await asyncio.wait_for(asyncio.gather(*tasks), 5)
+        assert await log.read("a", 1) == entries
+        for index, after in enumerate(afters):
+            assert got[index] == entries[after:], (index, after)
+
+    asyncio.run(go())

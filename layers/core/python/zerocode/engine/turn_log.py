@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -48,6 +48,21 @@ class Logged:
         """The SSE frame, with its id."""
         head = f"id: {self.id}\n" + (f"event: {self.name}\n" if self.name else "")
         return (head + f"data: {self.data}\n\n").encode()
+
+
+class OutOfStep(RuntimeError):
+    """A batch numbered from other than the log's next number: appending it would leave a
+    gap or repeat an id, so nothing of it is written."""
+
+
+def check_batch(entries: Sequence[Logged]) -> None:
+    """ValueError unless ``entries`` are of one turn, numbered one after another, with a
+    ``done`` only last: what :meth:`TurnLog.append_many` may write in one go."""
+    for i, entry in enumerate(entries):
+        if entry.turn != entries[0].turn or entry.seq != entries[0].seq + i:
+            raise ValueError("a batch of the turn log must be one turn's consecutive entries")
+        if entry.done and i != len(entries) - 1:
+            raise ValueError("a batch of the turn log may have a done only last")
 
 
 def logged(turn: int, seq: int, event: TurnEvent) -> Logged:
@@ -93,7 +108,11 @@ class Entries:
         return bool(self.items) and self.items[-1].done
 
     def add(self, entry: Logged) -> None:
-        self.items.append(entry)
+        self.extend((entry,))
+
+    def extend(self, entries: Sequence[Logged]) -> None:
+        """Several entries at once: followers are woken once for all of them."""
+        self.items.extend(entries)
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
@@ -131,6 +150,14 @@ class TurnLog(Protocol):
     async def append(self, app_id: str, turn: int, event: TurnEvent) -> Logged:
         """Add ``event`` to the turn's log as its next entry; the entry. Refuses (ValueError)
         to add anything after the log's ``done``."""
+        ...
+
+    async def append_many(self, app_id: str, turn: int, entries: Sequence[Logged]) -> None:
+        """Add ``entries`` (numbered by their one writer, :func:`check_batch`) as the turn's
+        next entries, all in one go where the store allows it (one round trip): what a
+        writer that fell behind has queued. Refuses (ValueError) after the log's ``done``;
+        :class:`OutOfStep` when the log's next number is not ``entries[0].seq``, unless
+        its newest entry is already ``entries[-1]`` (a retry of a batch that was written)."""
         ...
 
     async def read(self, app_id: str, turn: int, after: int = 0) -> list[Logged]:

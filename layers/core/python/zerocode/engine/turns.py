@@ -5,7 +5,9 @@ connection").
 A :class:`Running` turn keeps its events in memory for readers in this process (the
 request that started it among them: no store between the model and the screen) and a
 writer task appends them, in order, to the :class:`~zerocode.engine.turn_log.TurnLog` for
-every other reader: a reattach after a reload, another Lambda container. The turn's
+every other reader (a reattach after a reload, another Lambda container): all it has
+queued in one append, so a store's round trip is paid per batch, not per event, and a
+writer behind under load catches up instead of falling further behind. The turn's
 ``done`` reaches readers only once everything else is settled: the log holds it and the
 app's lease is free, so a client that sees ``done`` can start the next turn at once.
 
@@ -37,6 +39,7 @@ from zerocode.memory.display import DisplayRole, DisplayStatus
 log = logging.getLogger(__name__)
 
 STARTING_POLL_SECONDS = 0.25  # a reader's wait for the first event of a turn run elsewhere
+WRITE_BATCH = 256  # at most this many events in one append (a bounded request to the store)
 
 
 class ServerStopping(Unavailable):
@@ -61,7 +64,7 @@ class Running:
     run: TurnRun
     log: Entries = field(default_factory=Entries)
     # What the writer has yet to append to the TurnLog; None: nothing more will come.
-    unwritten: asyncio.Queue[tuple[Logged, TurnEvent] | None] = field(default_factory=asyncio.Queue)
+    unwritten: asyncio.Queue[Logged | None] = field(default_factory=asyncio.Queue)
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # the driver has finished
 
     @property
@@ -77,7 +80,11 @@ class Running:
         entry = logged(self.turn, len(self.log.items) + 1, event)
         self.log.add(entry)
         if not entry.done:  # the done is written by the driver, once the rest is
-            self.unwritten.put_nowait((entry, event))
+            self.unwritten.put_nowait(entry)
+
+    def next_entry(self, event: TurnEvent) -> Logged:
+        """``event`` numbered as the next entry (not added)."""
+        return logged(self.turn, len(self.log.items) + 1, event)
 
     def follow(self, after: int = 0) -> AsyncIterator[Logged]:
         return self.log.follow(after)
@@ -147,7 +154,7 @@ class Turns:
             running.unwritten.put_nowait(None)
             try:
                 if await asyncio.shield(writer):
-                    await self._append(running, done)
+                    await self._append(running, [running.next_entry(done)])
             except Exception as exc:  # the log is left for a reader to close
                 log.error("could not keep the log of app=%s: %s", running.app_id, kind(exc))
             try:
@@ -160,27 +167,30 @@ class Turns:
             running.ended.set()
 
     async def _write(self, running: Running) -> bool:
-        """Append the turn's events to the log, in order, each as the number it has here;
-        whether all were. A store that keeps failing stops the writing (a reader elsewhere
-        then finds a log whose turn is over and closes it with what the display says)."""
-        while (item := await running.unwritten.get()) is not None:
-            entry, event = item
+        """Append the turn's events to the log, in order, each as the number it has here:
+        whatever has queued meanwhile in one append (the store checks the numbers follow
+        on); whether all were. A store that keeps failing stops the writing (a reader
+        elsewhere then finds a log whose turn is over and closes it with what the display
+        says)."""
+        queue, last = running.unwritten, False
+        while not last:
+            batch = [await queue.get()]
+            while not queue.empty() and len(batch) < WRITE_BATCH:
+                batch.append(queue.get_nowait())
+            last = batch[-1] is None
+            entries = [entry for entry in batch if entry is not None]
             try:
-                stored = await self._append(running, event)
+                if entries:
+                    await self._append(running, entries)
             except Exception as exc:
                 log.error("could not keep the log of app=%s: %s", running.app_id, kind(exc))
                 return False
-            if stored.seq != entry.seq:
-                log.error(
-                    "the log of app=%s numbered %s as %s", running.app_id, entry.id, stored.id
-                )
-                return False
         return True
 
-    async def _append(self, running: Running, event: TurnEvent) -> Logged:
+    async def _append(self, running: Running, entries: list[Logged]) -> None:
         for attempt in range(self.write_attempts):
             try:
-                return await self.log.append(running.app_id, running.turn, event)
+                return await self.log.append_many(running.app_id, running.turn, entries)
             except Exception as exc:
                 if attempt + 1 == self.write_attempts:
                     raise

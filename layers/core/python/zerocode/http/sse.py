@@ -55,7 +55,10 @@ async def frames(
 
     One task reads the entries and hands them over a small queue, so waiting for the next
     one can be timed without cancelling the reader; when the client goes away that task is
-    cancelled, which ends the reading, not the turn."""
+    cancelled, which ends the reading, not the turn. Whatever has queued by the time the
+    response is ready for more goes out as one chunk (one send through the ASGI stack and
+    one socket write, not one per event): a stream that fell behind under load catches up
+    instead of paying per event."""
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=64)
 
     async def pump() -> None:
@@ -75,10 +78,15 @@ async def frames(
             except TimeoutError:
                 yield b": keep-alive\n\n"
                 continue
+            chunk: list[bytes] = []
+            while isinstance(item, Logged):
+                chunk.append(item.frame())
+                item = None if queue.empty() else queue.get_nowait()
+            if chunk:
+                yield b"".join(chunk)
             if item is _END:
                 return
             if isinstance(item, Exception):
                 raise item
-            yield item.frame()
     finally:
         task.cancel()

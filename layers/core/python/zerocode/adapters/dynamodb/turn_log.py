@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -22,7 +22,14 @@ from botocore.exceptions import ClientError
 from zerocode.adapters.aws.errors import error_code
 from zerocode.adapters.dynamodb.tables import ensure_table
 from zerocode.engine.events import TurnEvent
-from zerocode.engine.turn_log import KEEP_SECONDS, Logged, logged, polled
+from zerocode.engine.turn_log import (
+    KEEP_SECONDS,
+    Logged,
+    OutOfStep,
+    check_batch,
+    logged,
+    polled,
+)
 
 
 def create_turn_events_table(client: Any, name: str) -> None:
@@ -61,23 +68,49 @@ class DynamoTurnLog:
             if last and last[0].done:
                 raise ValueError(f"turn {turn} of app {app_id} has ended: its log is closed")
             entry = logged(turn, (last[0].seq if last else 0) + 1, event)
-            try:
-                self.client.put_item(
-                    TableName=self.table,
-                    Item={
-                        "turn": self._pk(app_id, turn),
-                        "seq": {"N": str(entry.seq)},
-                        "name": {"S": entry.name},
-                        "data": {"S": entry.data},
-                        "expires_at": {"N": str(int(self.now() + self.keep_seconds))},
-                    },
-                    ConditionExpression="attribute_not_exists(seq)",
-                )
-            except ClientError as exc:
-                if error_code(exc) == "ConditionalCheckFailedException":
-                    continue  # another writer took that number: read again
-                raise
-            return entry
+            if self._put(app_id, entry):
+                return entry
+            # another writer took that number: read again
+
+    async def append_many(self, app_id: str, turn: int, entries: Sequence[Logged]) -> None:
+        check_batch(entries)
+        if entries:
+            await asyncio.to_thread(self._append_many, app_id, turn, entries)
+
+    def _append_many(self, app_id: str, turn: int, entries: Sequence[Logged]) -> None:
+        """One conditional put per entry (DynamoDB has no cheaper ordered append), all in
+        one thread hop; each number can be taken once, so a lost race is OutOfStep."""
+        last = self._query(app_id, turn, 0, newest=True)
+        newest = last[0].seq if last else 0
+        if last and last[0] == entries[-1]:
+            return  # written already: a retry
+        if last and last[0].done:
+            raise ValueError(f"turn {turn} of app {app_id} has ended: its log is closed")
+        if newest != entries[0].seq - 1:
+            raise OutOfStep(f"turn {turn} of app {app_id}: {entries[0].id} after {newest}")
+        for entry in entries:
+            if not self._put(app_id, entry):
+                raise OutOfStep(f"turn {turn} of app {app_id}: {entry.id} was taken")
+
+    def _put(self, app_id: str, entry: Logged) -> bool:
+        """Write the entry under its number; False when that number is taken."""
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    "turn": self._pk(app_id, entry.turn),
+                    "seq": {"N": str(entry.seq)},
+                    "name": {"S": entry.name},
+                    "data": {"S": entry.data},
+                    "expires_at": {"N": str(int(self.now() + self.keep_seconds))},
+                },
+                ConditionExpression="attribute_not_exists(seq)",
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def _query(self, app_id: str, turn: int, after: int, *, newest: bool = False) -> list[Logged]:
         params: dict[str, Any] = {

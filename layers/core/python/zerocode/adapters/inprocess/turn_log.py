@@ -9,11 +9,11 @@ logs the oldest finished ones go first (a running turn's log is never dropped).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from zerocode.engine.events import TurnEvent
-from zerocode.engine.turn_log import KEEP_SECONDS, Entries, Logged, logged
+from zerocode.engine.turn_log import KEEP_SECONDS, Entries, Logged, OutOfStep, check_batch, logged
 
 
 @dataclass
@@ -36,17 +36,38 @@ class InProcessTurnLog:
         self._stops: set[tuple[str, int]] = set()
 
     async def append(self, app_id: str, turn: int, event: TurnEvent) -> Logged:
+        log = self._open(app_id, turn)
+        entry = logged(turn, len(log.entries.items) + 1, event)
+        self._add(log, (entry,))
+        return entry
+
+    async def append_many(self, app_id: str, turn: int, entries: Sequence[Logged]) -> None:
+        check_batch(entries)
+        if not entries:
+            return
+        log = self._logs.get((app_id, turn))
+        items = log.entries.items if log is not None else []
+        if items and items[-1] == entries[-1]:
+            return  # written already: a retry
+        log = self._open(app_id, turn)
+        if entries[0].seq != len(items) + 1:
+            raise OutOfStep(f"turn {turn} of app {app_id}: {entries[0].id} after {len(items)}")
+        self._add(log, entries)
+
+    def _open(self, app_id: str, turn: int) -> _Log:
+        """The turn's log, begun if it has none; ValueError once it has its done."""
         log = self._logs.get((app_id, turn))
         if log is None:
             self._prune()
             log = self._logs[(app_id, turn)] = _Log()
         if log.finished_at is not None:
             raise ValueError(f"turn {turn} of app {app_id} has ended: its log is closed")
-        entry = logged(turn, len(log.entries.items) + 1, event)
-        if entry.done:
+        return log
+
+    def _add(self, log: _Log, entries: Sequence[Logged]) -> None:
+        if entries[-1].done:
             log.finished_at = self.clock()
-        log.entries.add(entry)
-        return entry
+        log.entries.extend(entries)
 
     async def read(self, app_id: str, turn: int, after: int = 0) -> list[Logged]:
         log = self._logs.get((app_id, turn))

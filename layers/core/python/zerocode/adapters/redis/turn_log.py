@@ -4,21 +4,23 @@ On AWS a reader's request may land in another Lambda container than the turn's, 
 log lives in the cache: one stream per turn, ``{prefix}{appId}:{turn}``, each event an entry
 whose id is ``0-{seq}`` (explicit ids must grow; this makes a ``Last-Event-ID`` an entry
 id). Appending is one Lua script, so the next number and the closed check are atomic across
-containers. A replay is ``XRANGE`` after an id; a follower then blocks in ``XREAD`` for the
-next entries (a bounded block, so it also notices a turn that ended while it waited). The
-stream expires ``keep_seconds`` after its last append. A request to stop the turn is the key
+containers; the turn's writer appends all it has queued with one call of another script
+(one round trip per batch, each event still an entry and an id of its own). A replay is
+``XRANGE`` after an id; a follower then blocks in ``XREAD`` for the next entries (a bounded
+block, so it also notices a turn that ended while it waited). The stream expires
+``keep_seconds`` after its last append. A request to stop the turn is the key
 ``{stream}:stop``, which the turn's process polls.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
 
 from zerocode.engine.events import TurnEvent
-from zerocode.engine.turn_log import KEEP_SECONDS, Logged, logged
+from zerocode.engine.turn_log import KEEP_SECONDS, Logged, OutOfStep, check_batch, logged
 
 # KEYS[1] the stream; ARGV: name, data, keep seconds. Returns the new seq, or -1 if closed.
 _APPEND = """
@@ -35,6 +37,30 @@ redis.call('XADD', KEYS[1], '0-' .. seq, 'name', ARGV[1], 'data', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return seq
 """
+# KEYS[1] the stream; ARGV: keep seconds, the first entry's seq, then name and data of each
+# entry. Writes them only when the stream's newest entry is the one before the first and not
+# a done; returns the newest seq after (the batch's last when written, or already there),
+# or -1 if the log is closed.
+_APPEND_MANY = """
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local seq = 0
+local first = tonumber(ARGV[2])
+local count = (#ARGV - 2) / 2
+if #last > 0 then
+  seq = tonumber(string.sub(last[1][1], 3))
+  if seq == first + count - 1 then return seq end
+  local fields = last[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'name' and fields[i + 1] == 'done' then return -1 end
+  end
+end
+if seq ~= first - 1 then return seq end
+for i = 0, count - 1 do
+  redis.call('XADD', KEYS[1], '0-' .. (first + i), 'name', ARGV[3 + 2 * i], 'data', ARGV[4 + 2 * i])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return first + count - 1
+"""
 BLOCK_MS = 5_000
 
 
@@ -49,6 +75,7 @@ class RedisTurnLog:
         self.client, self.keep_seconds, self.prefix = client, keep_seconds, prefix
         self.block_ms = block_ms
         self._append = client.register_script(_APPEND)
+        self._append_many = client.register_script(_APPEND_MANY)
 
     def _key(self, app_id: str, turn: int) -> str:
         return f"{self.prefix}{app_id}:{turn}"
@@ -63,6 +90,22 @@ class RedisTurnLog:
         if seq < 0:
             raise ValueError(f"turn {turn} of app {app_id} has ended: its log is closed")
         return Logged(turn=turn, seq=seq, name=draft.name, data=draft.data)
+
+    async def append_many(self, app_id: str, turn: int, entries: Sequence[Logged]) -> None:
+        check_batch(entries)
+        if not entries:
+            return
+        fields = [part for entry in entries for part in (entry.name, entry.data)]
+        newest = int(
+            await self._append_many(
+                keys=[self._key(app_id, turn)],
+                args=[self.keep_seconds, entries[0].seq, *fields],
+            )
+        )
+        if newest < 0:
+            raise ValueError(f"turn {turn} of app {app_id} has ended: its log is closed")
+        if newest != entries[-1].seq:
+            raise OutOfStep(f"turn {turn} of app {app_id}: {entries[0].id} after {newest}")
 
     async def read(self, app_id: str, turn: int, after: int = 0) -> list[Logged]:
         # redis-py's annotations of stream replies are looser than what it returns
