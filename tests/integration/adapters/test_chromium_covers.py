@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import shared_loop
 from zerocode.adapters.local.chromium_covers import (
     NO_SANDBOX,
     ChromiumCovers,
@@ -268,8 +269,10 @@ def test_a_page_that_reaches_elsewhere_gets_a_cover_of_its_own_origin_only(
     covers = ChromiumCovers(tmp_path, "http://127.0.0.1:9", chromium_or_skip())
     app = serve(hostile_page(secret.port))
     try:
-        blocked = asyncio.run(covers.screenshot(app.url, tmp_path / "cover.png"))
-        asyncio.run(asyncio.sleep(1.0))  # anything still in flight would arrive by now
+        # On the process's shared loop: the kept browser the other checks' tests use
+        # (tests/shared_loop.py), kept alive meanwhile, each cover in a fresh context.
+        blocked = shared_loop.run(covers.screenshot(app.url, tmp_path / "cover.png"))
+        shared_loop.run(asyncio.sleep(1.0))  # anything still in flight would arrive by now
     finally:
         app.stop()
     assert (secret.connections, secret.packets) == (0, 0)
@@ -305,7 +308,7 @@ def test_a_page_that_navigates_away_still_shows_nothing_from_elsewhere(
     app = serve(f"<script>location = 'http://127.0.0.1:{secret.port}/away';</script>")
     try:
         with contextlib.suppress(Exception):  # no cover is a fine outcome too
-            asyncio.run(covers.screenshot(app.url, tmp_path / "cover.png"))
+            shared_loop.run(covers.screenshot(app.url, tmp_path / "cover.png"))
     finally:
         app.stop()
     assert (secret.connections, secret.packets) == (0, 0)
