@@ -5,9 +5,9 @@ context and page ~0.7 s more. So per event loop (Playwright's objects belong to 
 made them) one driver and one Chromium in its box (:mod:`.browser_box`) are started on first
 need and then kept; every check (runtime, acceptance, covers) gets a context of its own
 (contexts share no cookies, storage, cache or service workers), opened ahead of need after
-each use and aimed at that one app's origin only when the check takes it
-(:class:`.chromium.Confinement`: until then it fetches nothing), then closed. A context serves
-one check of one app and is never used again.
+each use (as many as one suite takes at once: a user's share) and aimed at that one app's
+origin only when the check takes it (:class:`.chromium.Confinement`: until then it fetches
+nothing), then closed. A context serves one check of one app and is never used again.
 
 A page hurts only its own check (issue 37): its check bounds every step that runs page code,
 and a page that does not answer has its context closed, which ends its renderer too (Chromium
@@ -98,7 +98,9 @@ class _Kept:
         self.broken: Browser | None = None  # found broken while others used it: killed after
         self.idle = asyncio.Event()  # no context in use
         self.idle.set()
-        self.spare: asyncio.Task[Lease] | None = None
+        # Contexts opened ahead, as many as one suite takes at once (its user's share).
+        self.spares: list[asyncio.Task[Lease]] = []
+        self.most_spares = user_share(pages)
         self.tasks: set[asyncio.Task[object]] = set()  # contexts closing, kept referenced
         self.launches = 0
         self.served = 0  # checks given a context of the current browser
@@ -179,8 +181,12 @@ class _Kept:
         if self.retired() and self.out == 0:
             log.info("the kept browser served %d checks: a new one starts", self.served)
             await self.drop()
-        spare, self.spare = self.spare, None
-        if spare is not None and not spare.cancelled():
+        while self.spares:  # one opened already if any is, else the oldest
+            ready = [t for t in self.spares if t.done()]
+            spare = (ready or self.spares)[0]
+            self.spares.remove(spare)
+            if spare.cancelled():
+                continue
             with contextlib.suppress(Exception):
                 lease = await spare
                 if lease.browser is self.browser and self.alive():
@@ -189,10 +195,12 @@ class _Kept:
         return await self.open()
 
     def ahead(self) -> None:
-        """Open the next check's context now, while nothing waits for it."""
-        if self.spare is None and self.browser is not None:
-            self.spare = self.loop.create_task(self.open())
-            self.spare.add_done_callback(_retrieve)
+        """Open the next checks' contexts now (as many as one suite takes at once), while
+        nothing waits for them."""
+        while len(self.spares) < self.most_spares and self.browser is not None:
+            spare = self.loop.create_task(self.open())
+            spare.add_done_callback(_retrieve)
+            self.spares.append(spare)
 
     def give_back(self, lease: Lease) -> None:
         """Close a used context (never reused), in the background; a context that does not
@@ -232,9 +240,10 @@ class _Kept:
 
     async def drop(self) -> None:
         """Kill the browser's box (everything in it) and stop the driver: nothing is reused."""
-        pw, box, spare, driver = self.pw, self.box, self.spare, self.driver
-        self.pw = self.browser = self.box = self.spare = self.driver = self.broken = None
-        if spare is not None:
+        pw, box, spares, driver = self.pw, self.box, self.spares, self.driver
+        self.pw = self.browser = self.box = self.driver = self.broken = None
+        self.spares = []
+        for spare in spares:
             spare.cancel()
         if box is not None:
             box.kill()
