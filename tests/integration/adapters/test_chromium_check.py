@@ -571,6 +571,11 @@ class FakePage:
     def emit(self, event: str, request: object) -> None:
         self.handlers[event](request)
 
+    async def evaluate(self, script: str, ms: float) -> None:
+        """The page's clock: here the loop's (a page timer of ``ms``)."""
+        assert "setTimeout" in script
+        await asyncio.sleep(ms / 1000)
+
 
 def test_the_settle_wait_ends_at_quiet_or_at_its_bound_whichever_comes_first() -> None:
     """Traffic.settled, timed on the event loop: QUIET_MS after the last request ended, or
