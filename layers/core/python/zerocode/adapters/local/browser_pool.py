@@ -218,7 +218,8 @@ class _Kept:
                 await self.drop()
 
         self._spawn(close())
-        self.ahead()
+        if self.out == 0:  # opened once no check runs: never competing with one for the CPU
+            self.ahead()
 
     async def answers(self, browser: Browser) -> bool:
         """Whether ``browser`` opens a fresh context and runs a trivial script in it in time."""

@@ -1,0 +1,232 @@
+"""Checks after a build (issue 40, point 3): what a preview's runtime check and a suite of 3
+acceptance checks take once the build has succeeded, in the kept browser as the server runs
+them (one loop, one boxed Chromium kept warm, a fresh confined context per check).
+
+Prints JSON, writes bench/results/checks_together.json and the "checks-together" section of
+docs/benchmarks.md.
+
+    .venv/bin/python bench/checks_together.py              # 20 repetitions
+    .venv/bin/python bench/checks_together.py --quick      # 3 (smoke)
+    .venv/bin/python bench/checks_together.py --docs-only  # docs from the last results
+
+The app is bench/checks.py's todo page on its own origin; the suite is its first 3 checks.
+Each repetition runs, alternating so drift in the machine's load falls on both, after the
+browser was idle for a second (as it is while a turn's model answers and its build runs):
+
+- **together** (issue 40): the runtime check, then the suite as ``ChromiumAcceptance`` runs
+  it now: its checks at once (the user's share of contexts), the app's files read once for
+  the suite and served from memory;
+- **one by one** (before): the same, with one check at a time, one context opened ahead and
+  every file fetched on the platform's side for every check (the runner as it was, in a
+  kept browser of its own).
+
+Then, 10 times each repetition, a check's fixed part in the kept browser: a context taken
+from the pool (opened ahead) and aimed, the app loaded from the suite's memory, given back.
+The machine's load average and other heavy work are recorded: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.checks import CHECKS, App, commit, others, summary  # noqa: E402
+from bench.docs import replace_section, run  # noqa: E402
+from zerocode.adapters.local import chromium_acceptance  # noqa: E402
+from zerocode.adapters.local.browser_pool import BrowserPool  # noqa: E402
+from zerocode.adapters.local.browser_shares import Tenant  # noqa: E402
+from zerocode.adapters.local.chromium import find_chromium  # noqa: E402
+from zerocode.adapters.local.chromium_acceptance import ChromiumAcceptance  # noqa: E402
+from zerocode.adapters.local.chromium_check import ChromiumCheck  # noqa: E402
+from zerocode.adapters.local.served_files import ServedFiles  # noqa: E402
+from zerocode.apps.records import App as AppRecord  # noqa: E402
+from zerocode.apps.records import CodeGenType  # noqa: E402
+from zerocode.engine.check_suite import StoredCheck  # noqa: E402
+from zerocode.publishing.pointers import SiteUrls  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "checks_together.json"
+SUITE = [StoredCheck(id=f"c{i + 1}", check=c, added_turn=1) for i, c in enumerate(CHECKS[:3])]
+APP = AppRecord(id="app1", owner="u1", name="t", code_gen_type=CodeGenType.HTML, init_prompt="")
+TENANT = Tenant(APP.owner, APP.id)
+FIXED = 10  # fixed parts measured per repetition
+IDLE_SECONDS = 1.0  # the browser idle before a build's checks (a turn's model and build)
+
+
+class Preview(ChromiumCheck):
+    """The runtime check with the preview at the bench's site (no preview pointer here)."""
+
+    def __init__(self, executable: str, pool: BrowserPool, url: str) -> None:
+        super().__init__(SiteUrls("http://127.0.0.1:9"), executable, browsers=pool)
+        self.url = url
+
+    def preview_url(self, app: AppRecord, build: Any) -> str | None:
+        return self.url
+
+
+class OneByOne(BrowserPool):
+    """The pool as the runner used it before: one check of a suite at a time, one context
+    opened ahead."""
+
+    @property
+    def share(self) -> int:
+        return 1
+
+    def _here(self) -> Any:
+        kept = super()._here()
+        kept.most_spares = 1
+        return kept
+
+
+@contextmanager
+def no_memory() -> Iterator[None]:
+    """Every file fetched for every check (ServedFiles that keeps nothing)."""
+    names = vars(chromium_acceptance)  # the runner's module: what it calls ServedFiles
+    real = names["ServedFiles"]
+    names["ServedFiles"] = lambda: ServedFiles(most=0)
+    try:
+        yield
+    finally:
+        names["ServedFiles"] = real
+
+
+async def after_build(check: Preview, runner: ChromiumAcceptance) -> dict[str, float]:
+    """The runtime check, then the suite: what follows ``build: succeeded`` in a turn."""
+    await asyncio.sleep(IDLE_SECONDS)
+    start = time.perf_counter()
+    found = await check.check_url(check.url, vue=False, tenant=TENANT)
+    checked = time.perf_counter()
+    outcome = await runner.run(APP, None, SUITE)
+    end = time.perf_counter()
+    if found != []:
+        raise RuntimeError(f"the runtime check found problems: {found}")
+    failed = [f"{r.check_id}: {r.evidence}" for r in outcome.results if r.status != "passed"]
+    for said in failed:  # a check past its bound on a loaded machine: counted, and said
+        print("not passed:", said, file=sys.stderr)
+    return {
+        "runtime_s": checked - start,
+        "suite_s": end - checked,
+        "total_s": end - start,
+        "not_passed": float(len(failed)),
+    }
+
+
+async def fixed(pool: BrowserPool, url: str, files: ServedFiles) -> float:
+    """One check's fixed part: a context taken and aimed, the app loaded, given back."""
+    start = time.perf_counter()
+    async with pool.page(url, tenant=TENANT, files=files) as page:
+        await page.goto(url, wait_until="load")
+    return (time.perf_counter() - start) * 1000
+
+
+async def repetitions(executable: str, url: str, runs: int) -> dict[str, list[float]]:
+    found: dict[str, list[float]] = {}
+    together, before = BrowserPool(executable), OneByOne(executable)
+    pairs = [
+        ("together", Preview(executable, together, url)),
+        ("one_by_one", Preview(executable, before, url)),
+    ]
+    try:
+        for _, check in pairs:  # warm: browser started, disk caches, imports
+            await check.browsers.warm()
+            await after_build(check, ChromiumAcceptance(check))
+        for _ in range(runs):
+            for name, check in pairs:
+                if name == "one_by_one":
+                    with no_memory():
+                        times = await after_build(check, ChromiumAcceptance(check))
+                else:
+                    times = await after_build(check, ChromiumAcceptance(check))
+                for key, value in times.items():
+                    found.setdefault(f"{name}_{key}", []).append(value)
+            files = ServedFiles()
+            for _ in range(FIXED):
+                found.setdefault("fixed_ms", []).append(await fixed(together, url, files))
+    finally:
+        await together.close()
+        await before.close()
+    return found
+
+
+def measure(runs: int) -> dict[str, Any]:
+    executable = find_chromium()
+    if executable is None or shutil.which("bwrap") is None:
+        raise SystemExit("bench/checks_together.py needs Chromium and bubblewrap")
+    load_start, busy = [round(x, 2) for x in os.getloadavg()], others()
+    site = App()
+    try:
+        found = asyncio.run(repetitions(executable, site.url, runs))
+    finally:
+        site.stop()
+    not_passed = {
+        f"{way}_not_passed": int(sum(found.pop(f"{way}_not_passed", [])))
+        for way in ("together", "one_by_one")
+    }
+    return {
+        "runs": runs,
+        **not_passed,
+        "commit": commit(),
+        "cores": os.cpu_count(),
+        "load_start": load_start,
+        "load_end": [round(x, 2) for x in os.getloadavg()],
+        "others": sorted(set(busy) | set(others())),
+        **{key: summary(values, 3) for key, values in found.items()},
+    }
+
+
+def write_docs(r: dict[str, Any]) -> None:
+    def row(label: str, key: str, unit: str = "s") -> str:
+        s = r[key]
+        return f"| {label} | {s['median']} {unit} | {s['p95']} {unit} | {s['min']}–{s['max']} |"
+
+    replace_section(
+        "checks-together",
+        [
+            "## Checks after a build: runtime check + a suite of 3 (`bench/checks_together.py`)",
+            "",
+            f"bench/checks.py's todo page on its own origin; the runtime check, then its first 3 "
+            f"checks, in one kept boxed Chromium (a fresh confined context per check), as a "
+            f"turn runs them once `build: succeeded`. {r['runs']} repetitions, the two ways "
+            f"alternating; {r['cores']} cores, load average {r['load_start']} → "
+            f"{r['load_end']} (1, 5, 15 min), other heavy work seen: "
+            f"{', '.join(r['others']) or 'none'}; at {r['commit']}.",
+            "",
+            "| | median | p95 | range |",
+            "|---|---:|---:|---:|",
+            row("**runtime check + suite of 3, together** (issue 40)", "together_total_s"),
+            row("– the runtime check", "together_runtime_s"),
+            row("– the suite: 3 at once, files from memory", "together_suite_s"),
+            row("runtime check + suite of 3, one by one (before)", "one_by_one_total_s"),
+            row("– the suite: one at a time, every file fetched", "one_by_one_suite_s"),
+            row(
+                "a check's fixed part: context taken, app loaded (memory), given back",
+                "fixed_ms",
+                "ms",
+            ),
+            "",
+            f"Checks not passed (past an action's 3 s bound on this machine): together "
+            f"{r['together_not_passed']} of {3 * r['runs']}, one by one "
+            f"{r['one_by_one_not_passed']} of {3 * r['runs']}. The target (issue 40) is "
+            "≤ 0.5 s on a quiet machine, median of 20. The fixed part is measured back to back "
+            "(10 in a row, no idle between): the contexts opened ahead are not ready yet, so "
+            "it includes opening one; a check that finds one ready skips that (taking it: "
+            "~0 ms).",
+        ],
+    )
+
+
+def main() -> None:
+    run(__doc__, RESULTS, measure, write_docs, count=("runs", "repetitions", 3, 20))
+
+
+if __name__ == "__main__":
+    main()
