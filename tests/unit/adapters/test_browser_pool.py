@@ -84,7 +84,7 @@ class FakeBrowser:
 
 
 class FakeConfinement:
-    def aim(self, url: str, seen: list[str] | None = None) -> None:
+    def aim(self, url: str, seen: list[str] | None = None, files: object = None) -> None:
         pass
 
 
