@@ -61,6 +61,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: (-weight[work_unit(item.nodeid)], work_unit(item.nodeid)))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    from tests import module_cpu
+
+    module_cpu.register(config)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection imported (every test module and the libraries they use: boto3, moto,
     aws_cdk, Playwright, the package) lives for the whole run: frozen out of the garbage
