@@ -144,3 +144,38 @@ def test_cycles_are_found() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"d", "f"}, "f": {"d"}}
     assert cycles(graph) == [("a", "b", "c")]
     assert cycles({"x": {"y"}, "y": {"x"}, "z": {"x"}}) == [("x", "y")]
+
+
+def _readme_layout() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## Layout")
+    return readme[start : readme.index("\n## ", start + 1)]
+
+
+def test_the_readme_layout_names_every_module() -> None:
+    """The README's layout is where a newcomer finds a module: one it does not name is a
+    module nobody is told about (issue 40: "the README's layout section matches")."""
+    layout = _readme_layout()
+    named = set(re.findall(r"[\w.]+", layout))
+    missing = [
+        str(path.relative_to(ROOT))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "__pycache__" not in path.parts
+        and path.stem != "__init__"
+        and path.stem not in named
+        and path.name not in named
+    ]
+    missing += [
+        str(path.relative_to(ROOT))
+        for path in sorted(CONSOLE.glob("*.js"))
+        if path.name not in named
+    ]
+    assert not missing, f"README.md's Layout does not name: {missing}"
+
+
+def test_the_readme_layout_names_no_missing_console_module() -> None:
+    layout = _readme_layout()
+    stale = [
+        name for name in re.findall(r"\b([\w]+\.js)\b", layout) if not (CONSOLE / name).exists()
+    ]
+    assert not stale, f"README.md's Layout names console modules that do not exist: {stale}"
