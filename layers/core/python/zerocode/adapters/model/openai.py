@@ -7,6 +7,11 @@ from providers that omit it, by their ``id``); the engine only ever sees whole
 calls. A reasoning model's ``reasoning_content`` is yielded as ThinkingDelta and
 never becomes part of the reply. Provider quirks are covered by the replayed
 streams in ``tests/fixtures/providers/``.
+
+Chunks are read as the JSON the endpoint sent (the client's SSE decoding, in-stream error
+objects and status errors as ever), not built into the client's model objects: building
+one per chunk was the largest cost of a streamed turn on the event loop (issue 40), and
+the assembly only ever reads a few fields of it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ from typing import Any, cast
 
 import httpx
 import openai
-from openai.types.chat import ChatCompletionChunk
 
 from zerocode.adapters.model.offline.transport import OfflineTransport
 from zerocode.engine.model import (
@@ -75,28 +79,32 @@ class _Assembly:
     usage: Usage | None = None
     finish_reason: str | None = None
 
-    def add(self, chunk: ChatCompletionChunk) -> list[TextDelta | ThinkingDelta]:
-        """Take one chunk in; returns its thinking and text deltas, if any."""
+    def add(self, chunk: object) -> list[TextDelta | ThinkingDelta]:
+        """Take one chunk (its decoded JSON) in; returns its thinking and text deltas, if
+        any. Fields of another shape than a chunk's are passed over, as before."""
         events: list[TextDelta | ThinkingDelta] = []
-        usage = getattr(chunk, "usage", None)
+        usage = _get(chunk, "usage")
         if usage is not None:  # the last one wins: some providers send it on every chunk
-            self.usage = Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
-        for choice in getattr(chunk, "choices", None) or ():
-            if getattr(choice, "index", None) not in (0, None):
+            self.usage = Usage(
+                _get(usage, "prompt_tokens") or 0, _get(usage, "completion_tokens") or 0
+            )
+        for choice in _items(_get(chunk, "choices")):
+            if _get(choice, "index") not in (0, None):
                 continue
-            delta = getattr(choice, "delta", None)  # absent from some providers' last chunk
+            delta = _get(choice, "delta")  # absent from some providers' last chunk
             if delta is not None:
                 thinking = _reasoning(delta)
                 if thinking:
                     events.append(ThinkingDelta(thinking))
-                content = _string(delta.content, "content")
+                content = _string(_get(delta, "content"), "content")
                 if content:
                     events.append(TextDelta(content))
                     self.text.append(content)
-                for fragment in delta.tool_calls or ():
+                for fragment in _items(_get(delta, "tool_calls")):
                     self._take(fragment)
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
+            finish = _get(choice, "finish_reason")
+            if finish:
+                self.finish_reason = finish
         return events
 
     def _take(self, fragment: Any) -> None:
@@ -106,8 +114,8 @@ class _Assembly:
         than that call's (a server that numbers every whole call 0). Without an index (some
         providers omit it), it continues the latest call unless it brings a new id.
         """
-        index = getattr(fragment, "index", None)
-        fragment_id = _string(getattr(fragment, "id", None), "tool call id") or ""
+        index = _get(fragment, "index")
+        fragment_id = _string(_get(fragment, "id"), "tool call id") or ""
         if isinstance(index, int):
             begun = [c for c in self.calls if c.index == index]
         else:
@@ -118,10 +126,10 @@ class _Assembly:
             call = _PendingCall(index=index)
             self.calls.append(call)
         call.id = call.id or fragment_id
-        function = getattr(fragment, "function", None)
+        function = _get(fragment, "function")
         if function is not None:
-            call.name = call.name or _string(function.name, "tool name") or ""
-            arguments = function.arguments
+            call.name = call.name or _string(_get(function, "name"), "tool name") or ""
+            arguments = _get(function, "arguments")
             if arguments is not None and not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)  # an object, not its JSON
             call.arguments.append(_text(arguments or ""))
@@ -150,10 +158,20 @@ class _Assembly:
         )
 
 
+def _get(value: object, name: str) -> Any:
+    """A field of a JSON object; None when absent or when ``value`` is not an object."""
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def _items(value: object) -> list[Any]:
+    """A JSON array's items; none when ``value`` is not an array."""
+    return value if isinstance(value, list) else []
+
+
 def _reasoning(delta: Any) -> str | None:
-    """The thinking in a delta: a field the openai client does not know, kept as an extra."""
+    """The thinking in a delta: a field not every provider sends, under one of two names."""
     for name in REASONING_FIELDS:
-        value = getattr(delta, name, None)
+        value = _get(delta, name)
         if isinstance(value, str) and value:
             return _text(value)
     return None
@@ -239,13 +257,23 @@ class OpenAIChatModel:
         self, model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
     ) -> AsyncGenerator[ModelEvent, None]:
         answer = _Assembly()
-        stream = await self.client.chat.completions.create(
-            model=model,
-            messages=cast(Any, to_openai_list(messages)),
-            tools=cast(Any, list(tools)) if tools else openai.omit,
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": to_openai_list(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = list(tools)
+        # As chat.completions.create sends it, with the chunks cast to ``object``: the
+        # decoded JSON of each (see the module's docstring).
+        stream = await self.client.post(
+            "/chat/completions",
+            cast_to=object,
+            body=body,
+            options={"timeout": self.timeout, "security": {"bearer_auth": True}},
             stream=True,
-            stream_options={"include_usage": True},
-            timeout=self.timeout,
+            stream_cls=openai.AsyncStream[object],
         )
         try:
             async for chunk in stream:
