@@ -146,3 +146,56 @@ def test_frames_queued_meanwhile_go_out_as_one_chunk_each_with_its_id() -> None:
     assert b"".join(chunks) == b"".join(e.frame() for e in entries)
     assert len(chunks) < len(entries)
     assert isinstance(error, OSError)
+
+
+def test_a_turn_running_here_is_written_in_order_a_batch_per_wake_with_keepalives() -> None:
+    """A Following (a turn running in this process) is framed without a reading task: what
+    came since the last write goes out as one chunk, frames in order with their ids; a
+    keep-alive while nothing comes; the stream ends with the done, never past it."""
+    from zerocode.engine.turn_log import Entries
+
+    async def go() -> list[bytes]:
+        entries = Entries()
+        entries.add(logged(2, 1, TextEvent("one")))
+        stream = cast(AsyncGenerator[bytes, None], _frames(entries.follow(), keepalive=0.01))
+        got = [await anext(stream)]  # what was there already
+        got.append(await anext(stream))  # nothing comes: a keep-alive
+        entries.extend([logged(2, 2, TextEvent("two")), logged(2, 3, TextEvent("three"))])
+        got.append(await anext(stream))  # both, in one chunk
+        entries.extend([logged(2, 4, DoneEvent("succeeded", 2))])
+        got += [frame async for frame in stream]
+        return got
+
+    got = asyncio.run(go())
+    assert got[0] == logged(2, 1, TextEvent("one")).frame()
+    assert got[1] == b": keep-alive\n\n"
+    assert (
+        got[2] == logged(2, 2, TextEvent("two")).frame() + logged(2, 3, TextEvent("three")).frame()
+    )
+    assert got[3:] == [logged(2, 4, DoneEvent("succeeded", 2)).frame()]
+
+
+def test_a_following_gives_each_entry_once_however_it_is_read() -> None:
+    """Batches and iteration mixed, from a point mid-log: every entry after it once, in
+    order, through the done; nothing after it, and a follower from past the done gets
+    nothing at all."""
+    from zerocode.engine.turn_log import Entries
+
+    async def go() -> tuple[list[int], list[Logged]]:
+        entries = Entries()
+        entries.extend([logged(1, n, TextEvent(f"t{n}")) for n in range(1, 5)])
+        following = entries.follow(1)
+        seen = [(await anext(following)).seq]  # 2: the iterator reads 2..4 at once
+        seen += [e.seq for e in await following.batch()]  # the rest of what it read
+        waiting = asyncio.create_task(following.batch())
+        await asyncio.sleep(0)
+        assert not waiting.done()  # nothing new: it waits
+        entries.extend([logged(1, 5, TextEvent("t5")), logged(1, 6, DoneEvent("succeeded", 1))])
+        seen += [e.seq for e in await waiting]
+        seen += [e.seq async for e in following]
+        assert following.over and await following.batch() == []
+        return seen, [e async for e in entries.follow(6)]
+
+    seen, past = asyncio.run(go())
+    assert seen == [2, 3, 4, 5, 6]
+    assert past == []

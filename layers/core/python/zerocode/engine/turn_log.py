@@ -116,19 +116,59 @@ class Entries:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
-    async def follow(self, after: int = 0) -> AsyncIterator[Logged]:
+    def follow(self, after: int = 0) -> Following:
         """The entries after ``after``, then each new one, until and including ``done``."""
-        seen = max(after, 0)
-        while True:
-            changed = self._changed  # before reading: an add after the read sets it
-            for entry in self.items[seen:]:
-                seen = entry.seq
-                yield entry
-                if entry.done:
-                    return
-            if self.closed:  # asked for what comes after its done: nothing
-                return
-            await changed.wait()
+        return Following(self, after)
+
+
+class Following:
+    """A follower of :class:`Entries`: an async iterator of entries, which can also be asked
+    for everything that has come at once (:meth:`batch`). The SSE writer waits on that
+    itself, its wait timed for keep-alives, instead of a task of its own handing entries
+    over one by one: one wake per event-loop tick for all that came, not two per entry."""
+
+    def __init__(self, entries: Entries, after: int = 0) -> None:
+        self.entries, self.seen, self.over = entries, max(after, 0), False
+        self._ready: list[Logged] = []  # read by the iterator, not yet given
+        self._at = 0  # the next of them to give
+
+    def __aiter__(self) -> Following:
+        return self
+
+    async def __anext__(self) -> Logged:
+        if self._at == len(self._ready):
+            self._ready, self._at = await self.batch(), 0
+            if not self._ready:
+                raise StopAsyncIteration
+        self._at += 1
+        return self._ready[self._at - 1]
+
+    async def batch(self, wait: float | None = None) -> list[Logged]:
+        """What came since the last call (up to and including ``done``), waiting for it
+        when nothing has; empty once the ``done`` was given, or when ``wait`` seconds
+        passed without anything (then :attr:`over` says which)."""
+        if self._at < len(self._ready):
+            ready, self._ready, self._at = self._ready[self._at :], [], 0
+            return ready
+        while not self.over:
+            changed = self.entries._changed  # before reading: an add after the read sets it
+            items = self.entries.items
+            if len(items) > self.seen:
+                new = items[self.seen :]
+                end = next((i for i, entry in enumerate(new) if entry.done), None)
+                if end is not None:
+                    new, self.over = new[: end + 1], True
+                self.seen = new[-1].seq
+                return new
+            if self.entries.closed:  # asked for what comes after its done: nothing
+                self.over = True
+                break
+            try:
+                async with asyncio.timeout(wait):
+                    await changed.wait()
+            except TimeoutError:
+                return []
+        return []
 
 
 def parse_event_id(value: str, turn: int) -> int | None:

@@ -6,8 +6,9 @@ A :class:`Running` turn keeps its events in memory for readers in this process (
 request that started it among them: no store between the model and the screen) and a
 writer task appends them, in order, to the :class:`~zerocode.engine.turn_log.TurnLog` for
 every other reader (a reattach after a reload, another Lambda container): all it has
-queued in one append, so a store's round trip is paid per batch, not per event, and a
-writer behind under load catches up instead of falling further behind. The turn's
+queued in one append, letting events gather for up to WRITE_LINGER first, so a store's
+round trip is paid per batch, not per event, and a writer behind under load catches up
+instead of falling further behind. The turn's
 ``done`` reaches readers only once everything else is settled: the log holds it and the
 app's lease is free, so a client that sees ``done`` can start the next turn at once.
 
@@ -31,7 +32,7 @@ from zerocode.engine.closing import SERVER_STOPPED, STOPPED_BY_USER
 from zerocode.engine.events import DoneEvent, TurnEvent
 from zerocode.engine.parts import io, kind
 from zerocode.engine.turn import Engine, TurnRun
-from zerocode.engine.turn_log import Entries, Logged, TurnLog, logged
+from zerocode.engine.turn_log import Entries, Following, Logged, TurnLog, logged
 from zerocode.engine.turn_state import Status
 from zerocode.errors import Conflict, NotFound, Unavailable
 from zerocode.memory.display import DisplayRole, DisplayStatus
@@ -40,6 +41,10 @@ log = logging.getLogger(__name__)
 
 STARTING_POLL_SECONDS = 0.25  # a reader's wait for the first event of a turn run elsewhere
 WRITE_BATCH = 256  # at most this many events in one append (a bounded request to the store)
+# How long the writer lets events gather before an append: a round trip to the store per
+# few events, not per event (a turn streams one every few ms). Only a reader elsewhere waits
+# for the log (one here reads memory), and a turn's end does not wait for it.
+WRITE_LINGER = 0.05
 
 
 class ServerStopping(Unavailable):
@@ -66,6 +71,8 @@ class Running:
     # What the writer has yet to append to the TurnLog; None: nothing more will come.
     unwritten: asyncio.Queue[Logged | None] = field(default_factory=asyncio.Queue)
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # the driver has finished
+    # The turn's events are all queued (its done is to come): the writer lingers no more.
+    queued: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def turn(self) -> int:
@@ -86,7 +93,7 @@ class Running:
         """``event`` numbered as the next entry (not added)."""
         return logged(self.turn, len(self.log.items) + 1, event)
 
-    def follow(self, after: int = 0) -> AsyncIterator[Logged]:
+    def follow(self, after: int = 0) -> Following:
         return self.log.follow(after)
 
 
@@ -104,9 +111,11 @@ class Turns:
         shared: bool,
         watch_seconds: float = 1.0,
         write_attempts: int = 3,
+        write_linger: float = WRITE_LINGER,
     ) -> None:
         self.engine, self.log, self.shared = engine, turn_log, shared
         self.watch_seconds, self.write_attempts = watch_seconds, write_attempts
+        self.write_linger = write_linger
         self._running: dict[str, Running] = {}
         self._drivers: set[asyncio.Task[None]] = set()
         self.stopping = False  # the server is stopping: no new turn starts (drain)
@@ -152,6 +161,7 @@ class Turns:
             if done is None:  # the turn was torn down (the server is stopping)
                 done = DoneEvent("interrupted", running.turn)
             running.unwritten.put_nowait(None)
+            running.queued.set()
             try:
                 if await asyncio.shield(writer):
                     await self._append(running, [running.next_entry(done)])
@@ -175,6 +185,10 @@ class Turns:
         queue, last = running.unwritten, False
         while not last:
             batch = [await queue.get()]
+            if batch[0] is not None and not running.queued.is_set() and self.write_linger > 0:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.write_linger):
+                        await running.queued.wait()  # the rest gathers meanwhile
             while not queue.empty() and len(batch) < WRITE_BATCH:
                 batch.append(queue.get_nowait())
             last = batch[-1] is None

@@ -10,7 +10,7 @@ import anyio
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from zerocode.engine.turn_log import Logged
+from zerocode.engine.turn_log import Following, Logged
 
 KEEPALIVE_SECONDS = 15.0
 _END = object()
@@ -58,7 +58,12 @@ async def frames(
     cancelled, which ends the reading, not the turn. Whatever has queued by the time the
     response is ready for more goes out as one chunk (one send through the ASGI stack and
     one socket write, not one per event): a stream that fell behind under load catches up
-    instead of paying per event."""
+    instead of paying per event. A :class:`Following` (a turn running here) needs no such
+    task: its own wait can be timed."""
+    if isinstance(entries, Following):
+        async for written in _following(entries, keepalive):
+            yield written
+        return
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=64)
 
     async def pump() -> None:
@@ -90,3 +95,16 @@ async def frames(
                 raise item
     finally:
         task.cancel()
+
+
+async def _following(entries: Following, keepalive: float) -> AsyncIterator[bytes]:
+    """:func:`frames` of a turn running in this process: all that came since the last
+    write as one chunk."""
+    while True:
+        batch = await entries.batch(keepalive)
+        if batch:
+            yield b"".join([entry.frame() for entry in batch])
+        elif entries.over:
+            return
+        else:
+            yield b": keep-alive\n\n"
