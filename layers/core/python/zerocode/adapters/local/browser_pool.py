@@ -5,9 +5,10 @@ context and page ~0.7 s more. So per event loop (Playwright's objects belong to 
 made them) one driver and one Chromium in its box (:mod:`.browser_box`) are started on first
 need and then kept; every check (runtime, acceptance, covers) gets a context of its own
 (contexts share no cookies, storage, cache or service workers), opened ahead of need after
-each use (as many as one suite takes at once: a user's share) and aimed at that one app's
-origin only when the check takes it (:class:`.chromium.Confinement`: until then it fetches
-nothing), then closed. A context serves one check of one app and is never used again.
+each use (as many as a build's checks take at once: its runtime check, then its suite of a
+user's share) and aimed at that one app's origin only when the check takes it
+(:class:`.chromium.Confinement`: until then it fetches nothing), then closed. A context
+serves one check of one app and is never used again.
 
 A page hurts only its own check (issue 37): its check bounds every step that runs page code,
 and a page that does not answer has its context closed, which ends its renderer too (Chromium
@@ -98,9 +99,10 @@ class _Kept:
         self.broken: Browser | None = None  # found broken while others used it: killed after
         self.idle = asyncio.Event()  # no context in use
         self.idle.set()
-        # Contexts opened ahead, as many as one suite takes at once (its user's share).
+        # Contexts opened ahead, as many as a build's checks take at once: its runtime check
+        # and then its suite (the user's share), so the suite finds its own ready too.
         self.spares: list[asyncio.Task[Lease]] = []
-        self.most_spares = user_share(pages)
+        self.most_spares = min(pages, user_share(pages) + 1)
         self.tasks: set[asyncio.Task[object]] = set()  # contexts closing, kept referenced
         self.launches = 0
         self.served = 0  # checks given a context of the current browser
@@ -195,7 +197,7 @@ class _Kept:
         return await self.open()
 
     def ahead(self) -> None:
-        """Open the next checks' contexts now (as many as one suite takes at once), while
+        """Open the next checks' contexts now (a runtime check's and its suite's), while
         nothing waits for them."""
         while len(self.spares) < self.most_spares and self.browser is not None:
             spare = self.loop.create_task(self.open())

@@ -233,7 +233,7 @@ class ChromiumCheck:
             async with self.browsers.page(url, findings.blocked, tenant=tenant) as page:
                 try:
                     async with asyncio.timeout(PAGE_SECONDS):
-                        await inspect_page(
+                        loaded = await inspect_page(
                             page,
                             url,
                             findings,
@@ -250,7 +250,10 @@ class ChromiumCheck:
                     took = f"the check took longer than {PAGE_SECONDS:g} s"
                     findings.discard(f"not checked: {took}")
                     return False
-                if await went_away(page):
+                # A page that loaded and answered, nothing wrong, had its browser to the end:
+                # it is asked only what problems may owe to it (a round trip less).
+                clean = loaded and not findings.problems
+                if not clean and await went_away(page):
                     return True
         except BrowserDidNotStart as exc:
             log.warning("runtime check skipped: Chromium did not start (%s)", exc)
