@@ -8,9 +8,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from tests import shared_loop
 from tests.integration.adapters.test_chromium_check import Site
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
+from zerocode.adapters.local import chromium_acceptance
 from zerocode.adapters.local.chromium_acceptance import CheckOutcome, run_check
 from zerocode.engine.acceptance import parse_check
 
@@ -103,3 +106,92 @@ def test_navigation_the_address_and_console_errors_are_checked() -> None:
     gone = {**about, "steps": [{"goto": "/about"}], "expect": [{"url": {"equals": "/"}}]}
     failed = run(quiet, gone)[0]
     assert failed.evidence is not None and failed.evidence.actual == "/about"
+
+
+# What the click asks for happens 30 ms after the check begins to wait for it (the page
+# learns so from the observer the wait installs): never before the first look, which fails.
+LATER = """<!doctype html><html><body><h1>Later</h1><button id="go">Go</button><ul></ul>
+<script>
+let pending = null;
+const Seen = window.MutationObserver;
+window.MutationObserver = class extends Seen {
+  observe(...args) {
+    super.observe(...args);
+    if (pending) { const then = pending; pending = null; setTimeout(then, 30); }
+  }
+};
+document.getElementById("go").addEventListener("click", () => {
+  pending = ACTION;
+});
+</script></body></html>"""
+ADDS_LATER = LATER.replace(
+    "ACTION", '() => document.querySelector("ul").append(document.createElement("li"))'
+)
+LEAVES_LATER = LATER.replace("ACTION", '() => { location.href = "/about"; }')
+
+
+def _waits(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each wait for a change ended by one; a look's fallback timer set far away
+    (30 s), so only the page's change can end a wait before the expectation's time is up."""
+    ended: list[bool] = []
+    real = chromium_acceptance._changed
+
+    async def changed(page: Any, seconds: float) -> bool:
+        ended.append(await real(page, seconds))
+        return ended[-1]
+
+    monkeypatch.setattr(chromium_acceptance, "_changed", changed)
+    monkeypatch.setattr(chromium_acceptance, "LOOK_SECONDS", 30.0)
+    return ended
+
+
+def run_long(pages: dict[str, str], raw: dict[str, Any]) -> CheckOutcome:
+    """:func:`run` with an expectation's time far away (60 s): what ends a wait is the page."""
+    executable = chromium_or_skip()
+    site = Site(pages)
+    site.start()
+
+    async def go() -> CheckOutcome:
+        browser = await shared_loop.browser(executable)
+        check = parse_check(raw)
+        return await run_check(browser, site.url, check, action_ms=4000, expect_ms=60_000)
+
+    try:
+        return shared_loop.run(go())
+    finally:
+        site.stop()
+
+
+def test_an_expectation_is_looked_at_again_as_the_document_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A list that gains its item 30 ms into the wait is seen then, not at the next tick of
+    a clock (issue 40: the 100 ms poll cost up to 100 ms per expectation)."""
+    ended = _waits(monkeypatch)
+    check = {
+        "description": "Go adds an item",
+        "steps": [{"click": {"role": "button", "name": "Go"}}],
+        "expect": [
+            {"count": {"css": "ul li"}, "equals": 1},
+            {"visible": {"role": "button", "name": "Go"}},
+        ],
+    }
+    outcome = run_long({"/": ADDS_LATER}, check)
+    assert outcome.status == "passed", outcome.evidence
+    assert ended == [True]  # one wait, ended by the change (the button: seen at once)
+
+
+def test_a_navigation_during_the_wait_is_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's document replaced while the check waits (the observer's page gone): the
+    address is looked at again once the next document is there."""
+    ended = _waits(monkeypatch)
+    check = {
+        "description": "Go leads to the about page",
+        "steps": [{"click": {"role": "button", "name": "Go"}}],
+        "expect": [{"url": {"equals": "/about"}}],
+    }
+    outcome = run_long(
+        {"/": LEAVES_LATER, "/about": ABOUT.replace("console.error('boom')", "")}, check
+    )
+    assert outcome.status == "passed", outcome.evidence
+    assert ended and all(ended), ended  # each wait ended by the change, none by its timer
