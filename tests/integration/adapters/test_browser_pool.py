@@ -508,3 +508,25 @@ def test_no_host_name_resolves_in_the_kept_browser_and_pages_still_load(
 
     assert asyncio.run(title()) == "app"
     assert json.dumps(a.requests) == '["/"]'
+
+
+def test_a_context_holds_its_page_and_no_browser_ui(apps: tuple[Site, Site]) -> None:
+    """Headless, each context is a window of its own: Chromium loaded an omnibox popup in
+    each, a WebUI renderer beside the page that cost more than the page (issue 40). None is
+    left: every target of the browser is a context's page (or its tab)."""
+    a, _ = apps
+    pool = BrowserPool(boxed_or_skip())
+
+    async def kinds() -> list[str]:
+        try:
+            async with pool.page(a.url) as page:
+                await page.goto(a.url)
+                kept = pool._loops[asyncio.get_running_loop()]
+                assert kept.browser is not None
+                cdp = await kept.browser.new_browser_cdp_session()
+                found = await cdp.send("Target.getTargets", {"filter": [{}]})
+                return sorted({target["type"] for target in found["targetInfos"]})
+        finally:
+            await pool.close()
+
+    assert asyncio.run(kinds()) == ["page", "tab"]

@@ -42,7 +42,9 @@ MISSING = (
 # Belt and braces (the network namespace is the guarantee): no prerendering. Merged into
 # Playwright's own --disable-features (the last one wins). Chromium 156 has no switch left
 # for prefetch or preconnect (--dns-prefetch-disable is gone); the box makes them moot.
-QUIET_FEATURES = "Prerender2"
+# And no omnibox popup: headless, each context (a window of its own) still loaded it, as a
+# WebUI renderer of its own burning ~0.5 CPU-s per check beside the page (issue 40).
+QUIET_FEATURES = "Prerender2,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup"
 
 
 @dataclass(frozen=True)
