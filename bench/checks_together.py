@@ -22,7 +22,9 @@ browser was idle for a second (as it is while a turn's model answers and its bui
 
 Then, 10 times each repetition, a check's fixed part in the kept browser: a context taken
 from the pool (opened ahead) and aimed, the app loaded from the suite's memory, given back.
-The machine's load average and other heavy work are recorded: the machine is shared.
+The machine's load average and other heavy work are recorded: the machine is shared; on a
+loaded one, where the together suite's time goes, per check, tells more than the totals: the
+wait for its context, its page's load, its steps, its expectations, its end to its verdict.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +54,7 @@ from zerocode.adapters.local.chromium_check import ChromiumCheck  # noqa: E402
 from zerocode.adapters.local.served_files import ServedFiles  # noqa: E402
 from zerocode.apps.records import App as AppRecord  # noqa: E402
 from zerocode.apps.records import CodeGenType  # noqa: E402
-from zerocode.engine.check_suite import StoredCheck  # noqa: E402
+from zerocode.engine.check_suite import CheckResult, StoredCheck  # noqa: E402
 from zerocode.publishing.pointers import SiteUrls  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "checks_together.json"
@@ -99,13 +102,80 @@ def no_memory() -> Iterator[None]:
         names["ServedFiles"] = real
 
 
-async def after_build(check: Preview, runner: ChromiumAcceptance) -> dict[str, float]:
+class Parts:
+    """Where each check of a suite spends its time (ms), from the runner's own calls."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[float]] = {}
+        self.start = 0.0
+        self.checks: dict[str, dict[str, float]] = {}  # by check: its instants and sums
+        self.current: ContextVar[dict[str, float]] = ContextVar("check")
+
+    def add(self, name: str, value: float) -> None:
+        self.found.setdefault(f"part_{name}_ms", []).append(value * 1000)
+
+    @contextmanager
+    def watching(self) -> Iterator[None]:
+        names = vars(chromium_acceptance)
+        real = {name: names[name] for name in ("check_in_page", "_step", "_expect")}
+
+        async def check_in_page(page: Any, url: str, check: Any, **bounds: Any) -> Any:
+            mine = {"begun": time.perf_counter(), "steps": 0.0, "expect": 0.0}
+            self.checks[check.description] = mine
+            self.current.set(mine)
+            try:
+                return await real["check_in_page"](page, url, check, **bounds)
+            finally:
+                mine["ended"] = time.perf_counter()
+
+        def timed(name: str) -> Any:
+            async def call(*args: Any, **kwargs: Any) -> Any:
+                mine = self.current.get()
+                began = time.perf_counter()
+                mine.setdefault("first", began)
+                try:
+                    return await real[name](*args, **kwargs)
+                finally:
+                    key = "steps" if name == "_step" else "expect"
+                    mine[key] += time.perf_counter() - began
+
+            return call
+
+        names.update(check_in_page=check_in_page, _step=timed("_step"), _expect=timed("_expect"))
+        try:
+            yield
+        finally:
+            names.update(real)
+
+    def told(self, description: str) -> None:
+        """A check's verdict told: its parts are complete."""
+        mine = self.checks.pop(description)
+        self.add("context", mine["begun"] - self.start)
+        self.add("load", mine.get("first", mine["ended"]) - mine["begun"])
+        self.add("steps", mine["steps"])
+        self.add("expect", mine["expect"])
+        self.add("verdict", time.perf_counter() - mine["ended"])
+
+
+async def after_build(
+    check: Preview, runner: ChromiumAcceptance, parts: Parts | None = None
+) -> dict[str, float]:
     """The runtime check, then the suite: what follows ``build: succeeded`` in a turn."""
     await asyncio.sleep(IDLE_SECONDS)
     start = time.perf_counter()
     found = await check.check_url(check.url, vue=False, tenant=TENANT)
     checked = time.perf_counter()
-    outcome = await runner.run(APP, None, SUITE)
+    if parts is None:
+        outcome = await runner.run(APP, None, SUITE)
+    else:
+        by_id = {stored.id: stored.check.description for stored in SUITE}
+        parts.start = checked
+
+        def told(result: CheckResult) -> None:
+            parts.told(by_id[result.check_id])
+
+        with parts.watching():
+            outcome = await runner.run(APP, None, SUITE, on_result=told)
     end = time.perf_counter()
     if found != []:
         raise RuntimeError(f"the runtime check found problems: {found}")
@@ -130,6 +200,7 @@ async def fixed(pool: BrowserPool, url: str, files: ServedFiles) -> float:
 
 async def repetitions(executable: str, url: str, runs: int) -> dict[str, list[float]]:
     found: dict[str, list[float]] = {}
+    parts = Parts()
     together, before = BrowserPool(executable), OneByOne(executable)
     pairs = [
         ("together", Preview(executable, together, url)),
@@ -145,7 +216,7 @@ async def repetitions(executable: str, url: str, runs: int) -> dict[str, list[fl
                     with no_memory():
                         times = await after_build(check, ChromiumAcceptance(check))
                 else:
-                    times = await after_build(check, ChromiumAcceptance(check))
+                    times = await after_build(check, ChromiumAcceptance(check), parts)
                 for key, value in times.items():
                     found.setdefault(f"{name}_{key}", []).append(value)
             files = ServedFiles()
@@ -154,7 +225,7 @@ async def repetitions(executable: str, url: str, runs: int) -> dict[str, list[fl
     finally:
         await together.close()
         await before.close()
-    return found
+    return {**found, **parts.found}
 
 
 def measure(runs: int) -> dict[str, Any]:
@@ -212,6 +283,7 @@ def write_docs(r: dict[str, Any]) -> None:
                 "fixed_ms",
                 "ms",
             ),
+            *parts_rows(r),
             "",
             f"Checks not passed (past an action's 3 s bound on this machine): together "
             f"{r['together_not_passed']} of {3 * r['runs']}, one by one "
@@ -222,6 +294,26 @@ def write_docs(r: dict[str, Any]) -> None:
             "~0 ms).",
         ],
     )
+
+
+def parts_rows(r: dict[str, Any]) -> list[str]:
+    """The together suite's checks, part by part (each check's own, at once with the others)."""
+    said = {
+        "context": "the wait for its context (from the suite's start)",
+        "load": "its page loaded (`load`)",
+        "steps": "its steps",
+        "expect": "its expectations",
+        "verdict": "its end to its verdict told",
+    }
+    rows = []
+    for part, label in said.items():
+        s = r.get(f"part_{part}_ms")
+        if s is not None:
+            rows.append(
+                f"| – a check of the suite: {label} | {s['median']} ms | {s['p95']} ms "
+                f"| {s['min']}–{s['max']} |"
+            )
+    return rows
 
 
 def main() -> None:
