@@ -8,10 +8,8 @@ calls. A reasoning model's ``reasoning_content`` is yielded as ThinkingDelta and
 never becomes part of the reply. Provider quirks are covered by the replayed
 streams in ``tests/fixtures/providers/``.
 
-Chunks are read as the JSON the endpoint sent (the client's SSE decoding, in-stream error
-objects and status errors as ever), not built into the client's model objects: building
-one per chunk was the largest cost of a streamed turn on the event loop (issue 40), and
-the assembly only ever reads a few fields of it.
+Chunks are read as the decoded JSON the endpoint sent, not built into the client's model
+objects: one per chunk was the largest cost of a streamed turn on the event loop (issue 40).
 """
 
 from __future__ import annotations
@@ -80,8 +78,7 @@ class _Assembly:
     finish_reason: str | None = None
 
     def add(self, chunk: object) -> list[TextDelta | ThinkingDelta]:
-        """Take one chunk (its decoded JSON) in; returns its thinking and text deltas, if
-        any. Fields of another shape than a chunk's are passed over, as before."""
+        """One chunk's decoded JSON in (odd shapes passed over); its thinking and text."""
         events: list[TextDelta | ThinkingDelta] = []
         usage = _get(chunk, "usage")
         if usage is not None:  # the last one wins: some providers send it on every chunk
@@ -265,8 +262,7 @@ class OpenAIChatModel:
         }
         if tools:
             body["tools"] = list(tools)
-        # As chat.completions.create sends it, with the chunks cast to ``object``: the
-        # decoded JSON of each (see the module's docstring).
+        # As chat.completions.create sends it; the chunks cast to ``object`` (their JSON).
         stream = await self.client.post(
             "/chat/completions",
             cast_to=object,
