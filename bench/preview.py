@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.checks import commit, others, summary  # noqa: E402
 from bench.docs import replace_section, run  # noqa: E402
-from tests.e2e.conftest import Server, chat, create  # noqa: E402
+from tests.e2e.conftest import BROWSER_ARGS, Server, chat, create  # noqa: E402
 from tests.e2e.test_console_turns import open_app, signed_up  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "preview.json"
@@ -145,7 +145,7 @@ def measure(edits: int) -> dict[str, Any]:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(
                     executable_path=shutil.which("chromium"),
-                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+                    args=BROWSER_ARGS,
                 )
                 page, owner = signed_up(browser, server)
                 page.context.add_init_script(FRAME)

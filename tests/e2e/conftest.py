@@ -19,6 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
+from zerocode.adapters.local.browser_box import QUIET_FEATURES
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -332,6 +334,17 @@ def stop_turn(client: httpx.Client, app_id: str, turn: int) -> None:
     assert stopped.status_code in (202, 409), stopped.text  # 409: it had ended already
 
 
+# How the tests' own Chromium (the console's, a visitor's) is started. Without the quiet
+# features each context also loaded the omnibox popup's WebUI in a renderer of its own,
+# beside the page (adapters/local/browser_box.py, QUIET_FEATURES): CPU nobody asked for.
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    f"--disable-features={QUIET_FEATURES}",
+]
+
+
 @contextlib.contextmanager
 def chromium_browser() -> Iterator[Any]:
     """Debian's Chromium driven by Playwright (skips the test when it is not installed,
@@ -346,7 +359,7 @@ def chromium_browser() -> Iterator[Any]:
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(
             executable_path=executable,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            args=BROWSER_ARGS,
         )
         yield chromium
         chromium.close()

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create, wait_for_build
+from tests.e2e.conftest import BROWSER_ARGS, Server, chat, create, wait_for_build
 
 
 def deploy(client: httpx.Client, app_id: str) -> dict[str, Any]:
@@ -185,7 +185,7 @@ def test_hash_router_deep_links_open_the_right_view_on_the_published_site(
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=shutil.which("chromium"),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            args=BROWSER_ARGS,
         )
         try:
             page = browser.new_page()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import BROWSER_ARGS
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
 from zerocode.publishing.picker import picker_script
 
@@ -44,7 +45,7 @@ def chromium() -> Iterator[Any]:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=executable,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            args=BROWSER_ARGS,
         )
         yield browser
         browser.close()
