@@ -512,3 +512,41 @@ class _Garbage(httpx.AsyncBaseTransport):
 def test_a_malformed_stream_is_a_model_error() -> None:
     with pytest.raises(ModelError, match="not a valid chat-completions stream"):
         collect(_model(_Garbage()), ModelRole.CODE, [UserMessage("x")])
+
+
+def test_the_request_is_the_chat_completions_one_and_chunks_of_odd_shape_are_passed_over() -> None:
+    """The model asks through the client's ``post`` (chunks as their JSON): the same path,
+    key and body as ``chat.completions.create`` would send; a chunk that is not an object,
+    or whose fields have another shape, adds nothing and breaks nothing."""
+    seen: list[httpx.Request] = []
+    body = (
+        b'data: "ping"\n\n'
+        b'data: {"choices": {"index": 0}, "usage": 7}\n\n'
+        b'data: {"choices": [{"index": 0, "delta": "x"},'
+        b' {"index": 1, "delta": {"content": "no"}}]}\n\n'
+        b'data: {"choices": [{"index": 0, "delta": {"content": "Hi", "tool_calls": {}}}]}\n\n'
+        b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],'
+        b' "usage": {"prompt_tokens": 3, "completion_tokens": 1}}\n\n'
+        b"data: [DONE]\n\n"
+    )
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    tool = _tool("exit", "Finish.")
+    deltas, reply = collect(
+        _model(httpx.MockTransport(answer)), ModelRole.CODE, [UserMessage("x")], [tool]
+    )
+    assert deltas == ["Hi"] and reply.message.content == "Hi"
+    assert reply.usage == Usage(3, 1) and reply.finish_reason == "stop"
+    (request,) = seen
+    assert request.url == "http://endpoint.invalid/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer k"
+    assert json.loads(request.content) == {
+        "model": MODELS[ModelRole.CODE],
+        "messages": [{"role": "user", "content": "x"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": [tool],
+    }

@@ -246,6 +246,42 @@ def test_a_reader_gets_done_only_once_the_log_has_it_and_the_app_is_free(
     asyncio.run(go())
 
 
+class _Batches(InProcessTurnLog):
+    """The in-process log, keeping the numbers of each append's entries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[int]] = []
+
+    async def append_many(self, app_id: str, turn: int, entries: Sequence[Logged]) -> None:
+        self.batches.append([e.seq for e in entries])
+        await super().append_many(app_id, turn, entries)
+
+
+def test_events_gathered_by_a_lingering_writer_are_all_logged_and_the_end_does_not_wait(
+    tmp_path: Path,
+) -> None:
+    """A writer that would linger an hour: it appends when the turn's events are all queued,
+    not an hour later (the turn ends, its done comes), in batches of consecutive entries;
+    the log is the stream, id for id."""
+    p = platform(tmp_path)
+    app = asyncio.run(p.create_app("local", "A page about owls", CodeGenType.HTML))
+
+    async def go() -> tuple[list[Logged], list[Logged], _Batches]:
+        log = _Batches()
+        turns = Turns(p.engine, log, shared=False, write_linger=3600)
+        running = await turns.start(app, "A page about owls", None)
+        live = await asyncio.wait_for(collect(running.follow()), 120)  # a guard, not a timing
+        return live, await collect(turns.follow(app.id, 1)), log
+
+    live, later, log = asyncio.run(go())
+    assert live[-1].done and json.loads(live[-1].data)["status"] == "succeeded"
+    assert [seq for batch in log.batches for seq in batch] == [e.seq for e in live]
+    assert len(live) < 256  # one batch (WRITE_BATCH) holds all before the done: and did
+    assert len(log.batches) == 2 and log.batches[-1] == [live[-1].seq]
+    assert later == live
+
+
 class _SlowRenewals:
     """A lease whose renewals wait for the test (a busy thread pool runs them late); every
     hold lasts a minute, so only a release can free the app in time."""
