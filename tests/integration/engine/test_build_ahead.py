@@ -16,6 +16,7 @@ import pytest
 from tests.integration.engine.test_engine import platform, run
 from zerocode.apps.records import App, CodeGenType
 from zerocode.bootstrap.platform import Platform
+from zerocode.engine import build_ahead
 from zerocode.engine.build_ahead import QUIET_SECONDS
 from zerocode.engine.events import BuildEvent, DoneEvent, ErrorEvent, TurnEvent
 from zerocode.engine.model import ModelReply, TextDelta
@@ -200,18 +201,22 @@ def test_without_build_ahead_the_build_waits_for_the_reply(tmp_path: Path) -> No
 
 
 def test_the_quiet_wait_starts_one_build_for_quick_steps_and_none_for_a_quick_round(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """QUIET_SECONDS (engine/build_ahead.py), in two turns of one app (its first build
     prepares the platform's toolchain: seconds). Steps that follow each other within the
     wait (a scripted model, a quick run of small edits) start no build per step: one build,
     of the last change, once the files were quiet, still beside the closing reply; nothing
     superseded. A round whose closing reply ends within the wait has no build ahead (none
-    started, none recorded): its files are built after the reply, as without a build ahead."""
+    started, none recorded): its files are built after the reply, as without a build ahead.
+    The wait is set per turn with seconds of room on each side (1 s against 0.02 s steps and
+    a 3 s reply, then 30 s against a 0.01 s round): at the default 0.15 s a loaded machine
+    once ran the quick round's reply past the wait and rightly started a build ahead."""
     assert STEP_SECONDS > QUIET_SECONDS > 0.02  # the other tests' steps do start a build each
+    monkeypatch.setattr(build_ahead, "QUIET_SECONDS", 1.0)
     p = platform(tmp_path)
     app = vue_app(p)
-    model = Scripted(["First", "Second"], step_seconds=0.02, closing_seconds=1.0)
+    model = Scripted(["First", "Second"], step_seconds=0.02, closing_seconds=3.0)
     events, made = turn(p, app, model)
     assert isinstance(events[-1], DoneEvent) and events[-1].status == "succeeded"
     assert [b.state for b in made] == [BuildState.SUCCEEDED]  # no superseded build
@@ -224,6 +229,7 @@ def test_the_quiet_wait_starts_one_build_for_quick_steps_and_none_for_a_quick_ro
     assert announced == [("running", adopted.id), ("succeeded", adopted.id)]
     assert shown(p, app) == SiteTarget(app.id, adopted.id)
 
+    monkeypatch.setattr(build_ahead, "QUIET_SECONDS", 30.0)
     model = Scripted(["Third"], step_seconds=0.01, closing_seconds=0.01)
     events, made = turn(p, stored(p, app), model)
     assert isinstance(events[-1], DoneEvent) and events[-1].status == "succeeded"
@@ -231,6 +237,7 @@ def test_the_quiet_wait_starts_one_build_for_quick_steps_and_none_for_a_quick_ro
     fresh = made[0]
     assert model.closing is not None and fresh.started_at is not None
     assert fresh.started_at >= model.closing[1] - 0.01  # after the reply (clock's grain)
+    assert fresh.started_at - model.closing[1] < 30  # built after the reply, not the wait
     assert fresh.source_digest == snapshot(p.workspace, app.id).digest
     assert b"Third" in p.workspace.read(app.id, "src/App.vue")
     assert shown(p, app) == SiteTarget(app.id, fresh.id)

@@ -78,9 +78,10 @@ class BuildAhead:
         stages: PreviewStages,
         workspace: Workspace,
         app: App,
-        quiet: float = QUIET_SECONDS,
+        quiet: float | None = None,
     ) -> None:
-        self.stages, self.workspace, self.app, self.quiet = stages, workspace, app, quiet
+        self.stages, self.workspace, self.app = stages, workspace, app
+        self.quiet = QUIET_SECONDS if quiet is None else quiet  # read now: tests may set it
         self._ahead: Ahead | None = None
         self._waiting: asyncio.Task[None] | None = None  # a start, once the files are quiet
         self._settling: set[asyncio.Task[None]] = set()
