@@ -116,7 +116,13 @@ def test_a_spinning_page_of_one_user_fails_only_its_own_checks(sites: dict[str, 
     assert statuses(b_suite) == ["passed"] * 3 and b_suite.why_not_run is None
     assert statuses(a_suite) == ["failed"]  # its own page's failure (it spins, or shows
     # "spins" until the spin starts), never the platform's
-    assert isinstance(a_runtime, list) and "the page / did not answer" in a_runtime[0]
+    # Its page's own failure: it stops answering after load, or, when a starved machine
+    # runs the page's 50 ms timer before the browser has heard of the load (seen at load
+    # 20), it never finished loading; either is the page's, and either is what happened.
+    assert isinstance(a_runtime, list) and len(a_runtime) == 1
+    assert a_runtime[0].startswith(
+        ("the page / did not answer", "the page / did not finish loading")
+    ), a_runtime
     assert launches == 1
 
 
