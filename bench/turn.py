@@ -739,34 +739,34 @@ writes in threads, the ASGI stack per send: py-spy at 200 streams with Redis put
 writer at about a tenth of the event loop's time before the change).
 
 Issue 40, point 4 continued (where a 200-stream server's time per event went, py-spy on the
-server at 200 streams, in process): about 75% of the server's CPU is its event loop's; of
-the loop's samples about a fifth were the `openai` client building a `ChatCompletionChunk`
-per chunk (its `construct`, type introspection included), a tenth the rest of the model
-stream (httpx, the client's SSE decoding), a tenth the SSE responses (the ASGI stack per
-send), one in twenty the turn log's hand-offs and a seventh the loop's own switching; the
-rest is per-turn work (starting, the model request, the end; SQLite runs in threads, which
-also take the GIL). Changed: the model adapter asks for the same request through the
-client's `post` with the chunks cast to `object` (the decoded JSON: same SSE decoding,
-in-stream and status errors; the assembly reads a few fields of a dict), which also makes
-the scripted model alone, measured through the same adapter, about 8 ms instead of 26 (so
-the overhead column, turn − model, now counts less of the turn as the model's);
-a turn running here is framed without a reading task (`Entries.follow` is a `Following`
-that the SSE writer waits on itself, timed for keep-alives: one wake for all that came, not
-two per event); the log's writer lets events gather for up to 50 ms (`WRITE_LINGER`; a turn's
-end does not wait for it, and only a reader in another process reads the log while the turn
-runs). And the benchmark's own client: 200 streams read with httpx cost this process about
-3.5 s of CPU per 200-stream run, as much as the server's whole work for them, on the same two
-cores; `bench/sse_client.py` reads them for about 0.35 s, each line stamped when its bytes
-arrived (no kinder to the server: the bytes must have arrived). Server CPU per SSE event at
-200 streams, both with the lean client, taken one after the other: before (6ab0651, three
-runs per log) 0.523, 0.505, 0.484 ms in process and 0.709, 0.588, 0.635 with Redis; after
-(three runs per log) 0.365, 0.39, 0.392 in process (−24%) and 0.523, 0.543, 0.467 with Redis
-(−21%). Every one of those runs had other engineers' test suites and browsers running (load
-average 8.9–29 as each began; chromium, playwright, pytest): added p99 before 877, 575, 978
-ms in process and 1481, 286, 1322 with Redis; after 929, 1190, 219 in process and 1164, 743,
-343 with Redis. At such loads the p99 is the machine's, not the code's: neither target
-(≤ 50 ms in process, ≤ 80 ms with Redis) is shown met or missed by them; a quiet run is still
-to be made (the table's rows above are the median runs).
+server at 200 streams, in process): about 75% of the server's CPU is its event loop's; of the
+loop's samples about a fifth were the `openai` client building a `ChatCompletionChunk` per
+chunk (its `construct`, type introspection included), a tenth the rest of the model stream
+(httpx, the client's SSE decoding), a tenth the SSE responses (the ASGI stack per send), one in
+twenty the turn log's hand-offs and a seventh the loop's own switching; the rest is per-turn
+work (starting, the model request, the end; SQLite runs in threads, which also take the GIL).
+Changed: the model adapter asks for the same request through the client's `post` with the
+chunks cast to `object` (the decoded JSON: same SSE decoding, in-stream and status errors; the
+assembly reads a few fields of a dict), which also makes the scripted model alone, measured
+through the same adapter, about 8 ms instead of 26 (so the overhead column, turn − model, now
+counts less of the turn as the model's); a turn running here is framed without a reading task
+(`Entries.follow` is a `Following` that the SSE writer waits on itself, timed for keep-alives:
+one wake for all that came, not two per event); the log's writer lets events gather for up to
+50 ms (`WRITE_LINGER`; a turn's end does not wait for it, and only a reader in another process
+reads the log while the turn runs). And the benchmark's own client: 200 streams read with httpx
+cost this process about 3.5 s of CPU per 200-stream run, as much as the server's whole work for
+them, on the same two cores; `bench/sse_client.py` reads them for about 0.35 s, each line
+stamped when its bytes arrived (no kinder to the server: the bytes must have arrived). Server
+CPU per SSE event at 200 streams, both with the lean client, taken one after the other: before
+(6ab0651, three runs per log; bench/results/turn_issue40_pt4_before.json) 0.523, 0.505, 0.484
+ms in process and 0.709, 0.588, 0.635 with Redis; after (ddaaa83, three runs per log) 0.365,
+0.39, 0.392 in process (−24%) and 0.523, 0.543, 0.467 with Redis (−21%). Every one of those
+runs had other engineers' test suites and browsers running (load average 8.9–29 as each began;
+chromium, playwright, pytest): added p99 before 877, 575, 978 ms in process and 1481, 286, 1322
+with Redis; after 929, 1190, 219 in process and 1164, 743, 343 with Redis. At such loads the
+p99 is the machine's, not the code's: neither target (≤ 50 ms in process, ≤ 80 ms with Redis)
+is shown met or missed by them; a quiet run is still to be made (the table's rows above are
+this script's last runs, their median).
 
 The first runs (dc9474a) found the Redis log losing events at 200 streams: its client had
 redis-py's default asyncio pool of 100 connections, which raises `MaxConnectionsError` instead
