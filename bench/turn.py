@@ -21,8 +21,8 @@ which goes through, in this order:
    pacing every chunk by PACE ms. Added inter-chunk latency = gap seen by the client − PACE.
    Server RSS is read from /proc (VmRSS at the end, VmHWM peak). Since issue 40 the streams
    are read by a lean client (bench/sse_client.py), each line stamped when its bytes
-   arrived: read with httpx, 200 streams cost this process about as much CPU as the
-   server's work for them, on the same cores, and its own lag counted as the server's.
+   arrived: read with httpx, 200 streams cost this process about half the CPU the server
+   spent on them, on the same cores, and its own lag counted as the server's.
 3. The turn log, checked rather than assumed: every SSE event of every stream must carry an
    ``id:``, ``{turn}:1..n`` in order, the turn being the one its ``done`` names (violations
    are counted and must be 0); once the turns are over (``/turns/current`` answers 204, so
@@ -754,19 +754,21 @@ counts less of the turn as the model's); a turn running here is framed without a
 one wake for all that came, not two per event); the log's writer lets events gather for up to
 50 ms (`WRITE_LINGER`; a turn's end does not wait for it, and only a reader in another process
 reads the log while the turn runs). And the benchmark's own client: 200 streams read with httpx
-cost this process about 3.5 s of CPU per 200-stream run, as much as the server's whole work for
-them, on the same two cores; `bench/sse_client.py` reads them for about 0.35 s, each line
-stamped when its bytes arrived (no kinder to the server: the bytes must have arrived). Server
-CPU per SSE event at 200 streams, both with the lean client, taken one after the other: before
-(6ab0651, three runs per log; bench/results/turn_issue40_pt4_before.json) 0.523, 0.505, 0.484
-ms in process and 0.709, 0.588, 0.635 with Redis; after (ddaaa83, three runs per log) 0.365,
-0.39, 0.392 in process (−24%) and 0.523, 0.543, 0.467 with Redis (−21%). Every one of those
-runs had other engineers' test suites and browsers running (load average 8.9–29 as each began;
-chromium, playwright, pytest): added p99 before 877, 575, 978 ms in process and 1481, 286, 1322
-with Redis; after 929, 1190, 219 in process and 1164, 743, 343 with Redis. At such loads the
-p99 is the machine's, not the code's: neither target (≤ 50 ms in process, ≤ 80 ms with Redis)
-is shown met or missed by them; a quiet run is still to be made (the table's rows above are
-this script's last runs, their median).
+cost this process about 2.1 s of CPU per 200-stream run, about half of what the server spent on
+them (4.4–5.2 s), on the same two cores; `bench/sse_client.py` reads them for about 0.4 s, each
+line stamped when its bytes arrived (no kinder to the server: the bytes must have arrived).
+Taken in turn against one server at load 12, httpx then the lean client twice over: added p99
+214 and 402 ms with httpx, 74 and 243 ms with the lean client (a hint, not a measure, at that
+load). Server CPU per SSE event at 200 streams, both with the lean client, taken one after the
+other: before (6ab0651, three runs per log; bench/results/turn_issue40_pt4_before.json) 0.523,
+0.505, 0.484 ms in process and 0.709, 0.588, 0.635 with Redis; after (ddaaa83, three runs per
+log) 0.365, 0.39, 0.392 in process (−24%) and 0.523, 0.543, 0.467 with Redis (−21%). Every one
+of those runs had other engineers' test suites and browsers running (load average 8.9–29 as
+each began; chromium, playwright, pytest): added p99 before 877, 575, 978 ms in process and
+1481, 286, 1322 with Redis; after 929, 1190, 219 in process and 1164, 743, 343 with Redis. At
+such loads the p99 is the machine's, not the code's: neither target (≤ 50 ms in process, ≤ 80
+ms with Redis) is shown met or missed by them; a quiet run is still to be made (the table's
+rows above are this script's last runs, their median).
 
 The first runs (dc9474a) found the Redis log losing events at 200 streams: its client had
 redis-py's default asyncio pool of 100 connections, which raises `MaxConnectionsError` instead
