@@ -24,6 +24,7 @@ from tests.integration.adapters.test_chromium_covers import Secret, chromium_or_
 from zerocode.adapters.local import chromium_check as check_module
 from zerocode.adapters.local.browser_pool import BrowserPool
 from zerocode.adapters.local.chromium_check import (
+    GIVE_UP_SECONDS,
     MAX_PROBLEM_CHARS,
     MAX_PROBLEMS,
     QUIET_MS,
@@ -545,10 +546,13 @@ def test_a_page_that_never_goes_quiet_is_checked_within_the_settle_bound(
     assert isinstance(problems, list), (problems, seconds, waits)  # checked, not abandoned
     bound = SETTLE_MS / 1000
     assert len(waits) == 1, waits
-    # The wait ended by its bound (the event loop's slack aside), the whole check soon
-    # after: its load and its context's close take seconds at most on a loaded machine.
-    assert waits[0] < bound + 0.5, waits
-    assert seconds < bound + 8.0, (seconds, waits)
+    # The wait ended by its bound, the whole check soon after (its load and its context's
+    # close take seconds at most on a loaded machine), far from GIVE_UP_SECONDS, where a
+    # wait for the hanging request would have ended. The margin is the event loop's slack
+    # on a starved machine: 0.5 s was once not enough (2.81 s for the 2 s bound, 6 test
+    # processes on 2 cores); how soon after its bound the wait ends is bench material.
+    assert waits[0] < bound + 4.0 < GIVE_UP_SECONDS, waits
+    assert seconds < bound + 8.0 < GIVE_UP_SECONDS, (seconds, waits)
     if kind == "hangs":  # in flight all along: never quiet, the wait ran to its bound
         assert "/hang" in requests, requests
         assert waits[0] >= bound, waits
