@@ -12,10 +12,12 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # mypy's cache lives outside the clone: a fresh clone (CI's) type-checks only what changed
 # instead of openai, aws_cdk and moto again (~140 s cold). Keyed by content, never stale.
 MYPY_CACHE ?= $(HOME)/.cache/zerocode/mypy
-# The suite waits about as much as it computes (servers, browsers, leases running out), so
-# it runs one and a half workers per core (3 on 2 cores); a module's tests stay on one
-# worker (tests/conftest.py).
-PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(max(2, (os.cpu_count() or 1) * 3 // 2))')
+# The suite waits far more than it computes (servers, browsers, builds, leases running out):
+# about 1,000 CPU-seconds in all (tests/module_cpu.py), which 3 workers on 2 cores spread
+# over 16-28 minutes with the cores half idle, and 6 over 16 minutes at a load where 3 took
+# 28 (docs/benchmarks.md). So three workers per core; a module's tests stay on one worker
+# (tests/conftest.py).
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(max(2, (os.cpu_count() or 1) * 3))')
 # Property-based tests: a tenth of the examples locally (dev), every one in CI (.ci/run sets
 # ci); tests/properties.py.
 export HYPOTHESIS_PROFILE ?= dev
