@@ -21,6 +21,14 @@ def walkthrough() -> str:
     return match.group(1)
 
 
+def told(out: str, server: Server) -> str:
+    """What a failed walk-through said: its error, build and done events, and the server's
+    last lines (a turn that failed once must say why in the test's report)."""
+    said = re.findall(r"event: (?:error|build|done)\ndata: .*", out)
+    tail = server.log.read_text()[-3000:] if server.log is not None else ""
+    return "\n".join([*said, "--- server log ---", tail])
+
+
 def test_the_readme_curl_walkthrough_works_as_written(server: Server) -> None:
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed")
@@ -30,7 +38,8 @@ def test_the_readme_curl_walkthrough_works_as_written(server: Server) -> None:
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert re.findall(r"event: done\ndata: {\"status\":\"(\w+)\"", out) == ["succeeded"] * 2
+    ends = re.findall(r"event: done\ndata: {\"status\":\"(\w+)\"", out)
+    assert ends == ["succeeded"] * 2, told(out, server)
     assert '"versions":[{"id":"v2"' in out
     assert '"changed":["src/views/HomeView.vue"]' in out  # the restore
     assert '"state":"succeeded"' in out and '"versionId":"v3"' in out  # the deploy build
