@@ -25,24 +25,28 @@ try {
   createRequire(import.meta.url)(MODULES + 'vue/compiler-sfc/index.js')
 } catch {}
 
+// Waits on the event loop (epoll), never by polling: the box's stdin is a non-blocking pipe
+// here (O_NONBLOCK in /proc/PID/fdinfo/0), and a read loop retrying EAGAIN spun a core for as
+// long as the box waited, up to its bound (120 s). stdin is let go once the line is read.
 function waitForGo() {
-  const buffer = Buffer.alloc(16)
-  let line = ''
-  for (;;) {
-    let read
-    try {
-      read = fs.readSync(0, buffer, 0, buffer.length, null)
-    } catch (error) {
-      if (error.code === 'EAGAIN') continue
-      throw error
+  return new Promise((resolve) => {
+    const stdin = process.stdin
+    let line = ''
+    const done = (said) => {
+      stdin.removeAllListeners('data')
+      stdin.destroy()
+      resolve(said)
     }
-    if (read === 0) return line
-    line += buffer.toString('latin1', 0, read)
-    if (line.includes('\n')) return line.slice(0, line.indexOf('\n'))
-  }
+    stdin.on('data', (chunk) => {
+      line += chunk.toString('latin1')
+      if (line.includes('\n')) done(line.slice(0, line.indexOf('\n')))
+    })
+    stdin.once('end', () => done(line))
+    stdin.once('error', () => done(''))
+  })
 }
 
-if (waitForGo() !== 'go') {
+if ((await waitForGo()) !== 'go') {
   // The platform discarded this box unused (or its server is gone): nothing to build.
   process.exit(125)
 }
