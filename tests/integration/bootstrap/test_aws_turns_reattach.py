@@ -102,6 +102,12 @@ class Leaver(threading.Thread):
             self.left.set()
 
 
+def logged_so_far(last_event_id: str) -> int:
+    """Events of the turn in the shared log: its newest id's number, 0 while the writer has
+    appended nothing yet (it lets events gather for WRITE_LINGER first)."""
+    return int(last_event_id.split(":")[1]) if last_event_id else 0
+
+
 def replay(b: TestClient, app_id: str, token: str, **kwargs: Any) -> Turn:
     headers = {**gateway(token), **kwargs.pop("headers", {})}
     with b.stream("GET", f"/api/apps/{app_id}/turns/1/events", headers=headers, **kwargs) as r:
@@ -131,7 +137,7 @@ def test_a_turn_whose_client_left_runs_to_its_end_and_another_container_reattach
     assert not leaver.answered.is_set()
     # A client that had seen three events comes back, to another container.
     deadline = time.monotonic() + 10
-    while int(current.json()["lastEventId"].split(":")[1]) < 3:
+    while logged_so_far(current.json()["lastEventId"]) < 3:
         assert time.monotonic() < deadline, current.json()
         time.sleep(0.05)
         current = b.get(current_url, headers=gateway(token))

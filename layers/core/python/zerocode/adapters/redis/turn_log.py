@@ -5,11 +5,12 @@ log lives in the cache: one stream per turn, ``{prefix}{appId}:{turn}``, each ev
 whose id is ``0-{seq}`` (explicit ids must grow; this makes a ``Last-Event-ID`` an entry
 id). Appending is one Lua script, so the next number and the closed check are atomic across
 containers; the turn's writer appends all it has queued with one call of another script
-(one round trip per batch, each event still an entry and an id of its own). A replay is
-``XRANGE`` after an id; a follower then blocks in ``XREAD`` for the next entries (a bounded
-block, so it also notices a turn that ended while it waited). The stream expires
-``keep_seconds`` after its last append. A request to stop the turn is the key
-``{stream}:stop``, which the turn's process polls.
+(each event still an entry and an id of its own), and the calls of every turn of the process
+go out together, one pipeline per round trip (:mod:`.pipelined`). A replay is
+``XRANGE`` after an id; a follower then blocks in ``XREAD`` for the next entries, the done
+among them (a bounded block, so it also notices a log that expired while it waited). The
+stream expires ``keep_seconds`` after its last append. A request to stop the turn is the
+key ``{stream}:stop``, which the turn's process polls.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from zerocode.adapters.redis.pipelined import PipelinedScript
 from zerocode.engine.events import TurnEvent
 from zerocode.engine.turn_log import KEEP_SECONDS, Logged, OutOfStep, check_batch, logged
 
@@ -75,7 +77,7 @@ class RedisTurnLog:
         self.client, self.keep_seconds, self.prefix = client, keep_seconds, prefix
         self.block_ms = block_ms
         self._append = client.register_script(_APPEND)
-        self._append_many = client.register_script(_APPEND_MANY)
+        self._append_many = PipelinedScript(client, _APPEND_MANY)
 
     def _key(self, app_id: str, turn: int) -> str:
         return f"{self.prefix}{app_id}:{turn}"
@@ -98,8 +100,7 @@ class RedisTurnLog:
         fields = [part for entry in entries for part in (entry.name, entry.data)]
         newest = int(
             await self._append_many(
-                keys=[self._key(app_id, turn)],
-                args=[self.keep_seconds, entries[0].seq, *fields],
+                [self._key(app_id, turn)], [self.keep_seconds, entries[0].seq, *fields]
             )
         )
         if newest < 0:
@@ -122,11 +123,11 @@ class RedisTurnLog:
             yield entry
             if entry.done:
                 return
-        while True:
-            if await self._closed(key):
-                for entry in await self.read(app_id, turn, seen):  # what came meanwhile
-                    yield entry
-                return
+        if await self._closed(key):  # its done was at or before ``after``: none to wait for
+            for entry in await self.read(app_id, turn, seen):  # what came meanwhile
+                yield entry
+            return
+        while True:  # a done still to come is an entry too: XREAD hands it over
             answer: Any = await self.client.xread({key: f"0-{seen}"}, block=self.block_ms)
             for _, entries in answer or []:
                 for raw in entries:
