@@ -33,6 +33,11 @@ def _cpu() -> float:
 
 
 def _live_descendants() -> float:
+    return descendants_cpu(os.getpid())
+
+
+def descendants_cpu(root: int) -> float:
+    """CPU seconds spent so far by ``root``'s live descendants (with what they reaped)."""
     parent: dict[int, int] = {}
     ticks: dict[int, int] = {}
     for entry in os.scandir("/proc"):
@@ -46,7 +51,7 @@ def _live_descendants() -> float:
         pid = int(entry.name)
         parent[pid] = int(fields[1])
         ticks[pid] = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-    mine, total = {os.getpid()}, 0
+    mine, total = {root}, 0
     changed = True
     while changed:
         changed = False
@@ -54,7 +59,7 @@ def _live_descendants() -> float:
             if ppid in mine and pid not in mine:
                 mine.add(pid)
                 changed = True
-    for pid in mine - {os.getpid()}:
+    for pid in mine - {root}:
         total += ticks[pid]
     return total / _TICK
 

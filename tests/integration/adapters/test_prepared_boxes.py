@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import build_sandbox_or_skip
 from tests.integration.publishing.test_vue_template_builds import created_files
+from tests.module_cpu import descendants_cpu
 from zerocode.adapters.local import build_quota
 from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.adapters.local.sandbox import BoxUnavailable, Limits
@@ -95,31 +96,6 @@ def test_a_prepared_box_is_used_by_one_build_only_and_holds_nothing_before_it(
     asyncio.run(main())
 
 
-def tree_cpu(root: int) -> float:
-    """CPU seconds spent so far by ``root`` and its live descendants (the box's processes)."""
-    parents: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry.name)], ticks[int(entry.name)] = (
-            int(fields[1]),
-            int(fields[11]) + int(fields[12]),
-        )
-    tree, grew = {root}, True
-    while grew:
-        grew = False
-        for pid, parent in parents.items():
-            if parent in tree and pid not in tree:
-                tree.add(pid)
-                grew = True
-    return sum(ticks.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
-
-
 def test_a_waiting_box_spends_no_cpu(tmp_path: Path, toolchain_dir: Path) -> None:
     """A box prepared ahead sleeps until its build is given to it: its runner once retried a
     non-blocking stdin read in a loop and spun a core for as long as the box waited (up to
@@ -130,9 +106,9 @@ def test_a_waiting_box_spends_no_cpu(tmp_path: Path, toolchain_dir: Path) -> Non
         box = await b.prepare_box("app1")
         assert box is not None and box.pid is not None
         await asyncio.sleep(1.0)  # Vite loaded (CPU, once); from here on it only waits
-        before = tree_cpu(box.pid)
+        before = descendants_cpu(box.pid)
         await asyncio.sleep(2.0)
-        spent = tree_cpu(box.pid) - before
+        spent = descendants_cpu(box.pid) - before
         # A spinning waiter gets its share of a core even on a loaded machine (a tenth of a
         # second or more in two seconds); a sleeping one, a tick or two at most.
         assert spent < 0.05, f"{spent:.2f} CPU-s in 2 s of waiting"
