@@ -7,8 +7,8 @@ id). Appending is one Lua script, so the next number and the closed check are at
 containers; the turn's writer appends all it has queued with one call of another script
 (each event still an entry and an id of its own), and the calls of every turn of the process
 go out together, one pipeline per round trip (:mod:`.pipelined`). A replay is
-``XRANGE`` after an id; a follower then blocks in ``XREAD`` for the next entries, the done
-among them (a bounded block, so it also notices a log that expired while it waited). The
+``XRANGE`` after an id; a follower then blocks in ``XREAD`` for the next entries (a bounded
+block, so it also notices a turn that ended, or a log that expired, while it waited). The
 stream expires ``keep_seconds`` after its last append. A request to stop the turn is the
 key ``{stream}:stop``, which the turn's process polls.
 """
@@ -123,11 +123,11 @@ class RedisTurnLog:
             yield entry
             if entry.done:
                 return
-        if await self._closed(key):  # its done was at or before ``after``: none to wait for
-            for entry in await self.read(app_id, turn, seen):  # what came meanwhile
-                yield entry
-            return
-        while True:  # a done still to come is an entry too: XREAD hands it over
+        while True:
+            if await self._closed(key):  # a done at or before ``seen``, or a log begun afresh
+                for entry in await self.read(app_id, turn, seen):  # what came meanwhile
+                    yield entry
+                return
             answer: Any = await self.client.xread({key: f"0-{seen}"}, block=self.block_ms)
             for _, entries in answer or []:
                 for raw in entries:
