@@ -96,6 +96,21 @@ def test_a_prepared_box_is_used_by_one_build_only_and_holds_nothing_before_it(
     asyncio.run(main())
 
 
+async def loaded(pid: int) -> None:
+    """Until the box has loaded Vite (CPU, once, for however long a loaded machine takes):
+    its first half second without a tick of CPU. A spinning waiter never gets there (it
+    gets its share of a core in every half second), and the test fails at the deadline."""
+    deadline = time.monotonic() + 60
+    last = descendants_cpu(pid)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+        now = descendants_cpu(pid)
+        if now == last:
+            return
+        last = now
+    raise AssertionError(f"the box kept spending CPU for 60 s ({last:.2f} CPU-s)")
+
+
 def test_a_waiting_box_spends_no_cpu(tmp_path: Path, toolchain_dir: Path) -> None:
     """A box prepared ahead sleeps until its build is given to it: its runner once retried a
     non-blocking stdin read in a loop and spun a core for as long as the box waited (up to
@@ -105,7 +120,7 @@ def test_a_waiting_box_spends_no_cpu(tmp_path: Path, toolchain_dir: Path) -> Non
         b = builder(tmp_path, toolchain_dir)
         box = await b.prepare_box("app1")
         assert box is not None and box.pid is not None
-        await asyncio.sleep(1.0)  # Vite loaded (CPU, once); from here on it only waits
+        await loaded(box.pid)
         before = descendants_cpu(box.pid)
         await asyncio.sleep(2.0)
         spent = descendants_cpu(box.pid) - before
