@@ -15,7 +15,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from zerocode.apps.records import App
@@ -58,21 +58,29 @@ def screenshot_url(app_id: str, check_id: str, run: int) -> str:
 
 
 async def run_suite(
-    engine: EngineParts, app: App, st: TurnState, build: Build | None
+    engine: EngineParts,
+    app: App,
+    st: TurnState,
+    build: Build | None,
+    *,
+    go: asyncio.Event | None = None,
 ) -> AsyncIterator[CheckEvent | SuiteVerdict]:
     """Run every live check against the preview (``build``, or what it shows now), record
-    the run, stream each verdict; last, the verdict of the whole."""
+    the run, stream each verdict; last, the verdict of the whole. With ``go``, the suite
+    runs while the runtime check does (engine/page_checks.py): until ``go`` is set its
+    events wait unread there, and nothing is shown (the phase, a step) or recorded."""
+    phase = _shown(st, go)
     st.suite_changed = False
     store = engine.checks
     if store is None or st.turn is None:
         yield SuiteVerdict(None)
         return
-    st.phase = "reading the acceptance checks"
+    phase("reading the acceptance checks")
     live = [c for c in await io(store.list, app.id) if c.live]
     if not live:
         yield SuiteVerdict(None)
         return
-    st.phase = "running the acceptance checks"
+    phase("running the acceptance checks")
     runner = engine.acceptance
     not_run = tuple(CheckResult(check_id=c.id, status="not_run") for c in live)
     outcome = RunOutcome(not_run, NO_RUNNER)
@@ -89,6 +97,34 @@ async def run_suite(
             else:
                 yield item
         st.suite_seconds += _clock() - began
+    if go is not None:
+        await go.wait()  # the runtime check passed (or could not run): the run is told
+    run = st.suite_run = await _record(engine, app, st, build, outcome)
+    for result in run.results:
+        check = by_id.get(result.check_id)
+        if check is None:
+            continue
+        st.steps.append(_step_line(check, result, outcome.why_not_run))
+        if check.id not in told:
+            yield _event(app.id, check, result, run.round, run.number, outcome.why_not_run)
+    yield SuiteVerdict(_failure(run, by_id))
+
+
+def _shown(st: TurnState, go: asyncio.Event | None) -> Callable[[str], None]:
+    """The suite's phase, shown unless the suite is held (``go`` not set yet)."""
+
+    def phase(text: str) -> None:
+        if go is None or go.is_set():
+            st.phase = text
+
+    return phase
+
+
+async def _record(
+    engine: EngineParts, app: App, st: TurnState, build: Build | None, outcome: RunOutcome
+) -> SuiteRun:
+    """The run stored (its number given); as it was when the store fails (number 0)."""
+    assert engine.checks is not None and st.turn is not None
     digest = build.source_digest if build is not None else None
     if digest is None:
         with logged("could not read the files of app=%s", app.id):
@@ -103,18 +139,10 @@ async def run_suite(
     )
     st.phase = "recording the acceptance checks"
     try:
-        run = await io(store.record_run, app.id, run)
+        return await io(engine.checks.record_run, app.id, run)
     except Exception as exc:  # the verdicts still stand and are told; the record is lost
         log.error("could not record the checks run of app=%s: %s", app.id, kind(exc))
-    st.suite_run = run
-    for result in run.results:
-        check = by_id.get(result.check_id)
-        if check is None:
-            continue
-        st.steps.append(_step_line(check, result, outcome.why_not_run))
-        if check.id not in told:
-            yield _event(app.id, check, result, run.round, run.number, outcome.why_not_run)
-    yield SuiteVerdict(_failure(run, by_id))
+        return run
 
 
 async def _streamed(

@@ -27,8 +27,8 @@ from zerocode.engine.model import (
     TextDelta,
     ThinkingDelta,
 )
+from zerocode.engine.page_checks import checked
 from zerocode.engine.parts import EngineParts, io, kind
-from zerocode.engine.runtime_check import NotChecked
 from zerocode.engine.suite_step import SuiteVerdict, apply_checks_block, run_suite
 from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
@@ -252,7 +252,8 @@ class TurnSteps:
     async def build(self, ahead: Ahead | None = None) -> Step:
         """The preview build (the same Builder a deploy uses; the preview flips on
         success), or the one started ahead of the files as they are (engine/build_ahead.py),
-        then the page in a browser when a runtime check is configured."""
+        then the page in a browser: its runtime check and acceptance suite
+        (engine/page_checks.py)."""
         st = self.state
         st.phase = "building the preview"
         build_id = ahead.build_id if ahead is not None else new_build_id()
@@ -276,24 +277,9 @@ class TurnSteps:
             return
         st.steps.append(f"✓ preview built in {build.seconds or 0:.1f} s")
         yield BuildEvent(status="succeeded", buildId=build_id, log_tail=tail)
-        check = self.engine.runtime_check
-        if check is not None:
-            st.phase = "checking the page in a browser"
-            problems = await check.check(self.app, build)
-            if problems is None:  # the check could not run (no browser): say so
-                st.steps.append("– the page was not checked in a browser")
-            elif isinstance(problems, NotChecked):  # the platform's trouble: told, not repaired
-                why = problems.why.removeprefix("not checked: ")
-                st.steps.append(f"– the page was not checked in a browser: {why}")
-            elif problems:
-                st.steps.append("✗ the page fails in the browser: " + problems[0])
-                why = f"the page fails in the browser: {problems[0]}"
-                yield Built(repair.Failure("runtime", why, tuple(problems)))
-                return
-            else:
-                st.steps.append("✓ the page loads in a browser without errors")
-        async for item in self.accept(build):  # the page stands: does it do what was asked?
-            yield item
+        # The runtime check, with the suite meanwhile (told once the page stands).
+        async for item in checked(self.engine, self.app, st, build):
+            yield Built(item.failure) if isinstance(item, SuiteVerdict) else item
 
     async def _adopt(self, ahead: Ahead) -> Build:
         """The build started ahead, shown in the preview when it succeeded."""
