@@ -357,6 +357,23 @@ def test_title_changes_state_the_new_heading_and_retire_the_old_one(kind: str) -
     assert app.checks["c4"]["expect"] == [{"text": {"css": "h1"}, "equals": "Our Recipes"}]
 
 
+@pytest.mark.parametrize("kind", ["html", "multi_file"])
+def test_a_check_wait_trigger_adds_a_check_that_holds_the_suite(kind: str) -> None:
+    app = App(kind)
+    app.page_turn("A recipe book")
+    text = app.page_turn('Change the title to "My Recipes" [[check-wait=3000]]')
+    added = checks_of(text)["add"]  # type: ignore[index]
+    assert added[-1] == {
+        "description": "The heading is still there after 3000 ms",
+        "steps": [{"wait": 3000}],
+        "expect": [{"visible": {"css": "h1"}}],
+    }
+    assert "<h1>My Recipes</h1>" in app.files["index.html"]  # the trigger is not the title
+    # Past the schema's bound (5,000 ms), no check: the trigger is ignored.
+    text = app.page_turn('Change the title to "Our Recipes" [[check-wait=9000]]')
+    assert all("still there" not in c["description"] for c in checks_of(text)["add"])  # type: ignore[index]
+
+
 def test_renaming_the_button_restates_the_counting_check() -> None:
     app = App("html")
     app.page_turn("A recipe book")

@@ -37,6 +37,8 @@ COUNTER = "Clicking “{}” twice shows 2 clicks"
 ABOUT = "The “{}” link opens the page headed “{}”"
 SHOWN = "The page shows “{}”"
 SHOWN_ABOUT = "The about page shows “{}”"
+WAITING = "The heading is still there after {} ms"
+_WAIT = re.compile(r"\[\[check-wait=(\d{1,4})\]\]")
 _KINDS = {
     "heading": HEADING,
     "counter": COUNTER,
@@ -100,6 +102,21 @@ def creation_checks(title: str, ui: Ui, *, vue: bool) -> list[dict[str, Any]]:
     if vue:
         found.append(about(ui.about, ui.about))
     return [c for c in found if c is not None]
+
+
+def waiting_check(triggers: Iterable[str]) -> list[dict[str, Any]]:
+    """``[[check-wait=N]]``: one more check, whose ``wait`` step holds the suite N ms (at most
+    the schema's 5,000): for tests that act while a turn is in its checks."""
+    ms = next((int(m.group(1)) for t in triggers if (m := _WAIT.fullmatch(t))), 0)
+    if not 0 < ms <= 5_000:
+        return []
+    return [
+        {
+            "description": WAITING.format(ms),
+            "steps": [{"wait": ms}],
+            "expect": [{"visible": {"css": "h1"}}],
+        }
+    ]
 
 
 def _check(

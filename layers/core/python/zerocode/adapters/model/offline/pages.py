@@ -26,6 +26,7 @@ from zerocode.adapters.model.offline.checks import (
     edit_checks,
     live_checks,
     stale_on_repair,
+    waiting_check,
 )
 from zerocode.adapters.model.offline.language import Ui, ui_for, ui_of_files
 from zerocode.adapters.model.offline.names import app_name
@@ -69,6 +70,7 @@ def page_answer(
         retire = stale_on_repair(req)
     else:
         add, retire = edit_checks(live_checks(req.earlier), edit, ui_of_files(current), vue=False)
+        add += waiting_check(req.triggers)
     return Script(
         _with_checks(f"Changed “{found}” to “{new}”.\n\n{_blocks(langs, files)}", add, retire)
     )

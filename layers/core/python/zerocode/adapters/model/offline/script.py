@@ -34,6 +34,9 @@ platform's failure paths can be tested end to end):
 - ``[[slow]]`` (html, multi_file, vue) — 100 text deltas paced 50 ms apart (~5 s) before the
   answer, for client-disconnect tests.
 - ``[[pace=N]]`` (every request) — every chunk is paced by N milliseconds, for load benchmarks.
+- ``[[check-wait=N]]`` (html, multi_file changes) — the answer's checks block adds a check
+  whose ``wait`` step holds the suite N ms (≤ 5,000), for tests that act while a turn is
+  in its checks (a Stop that lands after the files were written).
 
 Flaw triggers (issue 14: a turn that repairs its own build). They act on creations only (a
 change request with one is answered as usual); the first answer of the turn is flawed, a
