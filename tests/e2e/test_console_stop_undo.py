@@ -3,8 +3,9 @@ real server with the offline model and the checks run in Chromium (a check of th
 holds its suite 5 s: the turn is in its checks between writing its files and its end).
 Written from the issue's steps: Stop 2 s into 'Change the title to "Stopped Todos"' used to
 leave "Interrupted" while the change was in the files and the preview, and Retry answered
-"No files were changed". Now the reply says what the turn kept, "Undo what this turn wrote" restores the version before it (and says
-so when it could not), and Retry offers that undo first, then makes the change for real."""
+"No files were changed". Now the reply says what the turn kept, "Undo what this turn wrote"
+restores the version before it (and says so when it could not), and Retry offers that undo
+first, then makes the change for real."""
 
 from __future__ import annotations
 
