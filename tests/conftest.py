@@ -62,9 +62,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from tests import module_cpu
+    from tests import aws_models, module_cpu
 
     module_cpu.register(config)
+    aws_models.share_service_models()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

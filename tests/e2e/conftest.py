@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -96,7 +98,7 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"{self.api}/api/health", timeout=1).status_code == 200:
+                if _health().get(f"{self.api}/api/health").status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
@@ -120,6 +122,21 @@ class Server:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+@functools.cache
+def tls() -> ssl.SSLContext:
+    """The default TLS context, made once per test process (the CA bundle loaded once):
+    what every client here would make for itself (the servers speak plain HTTP anyway)."""
+    return ssl.create_default_context()
+
+
+@functools.cache
+def _health() -> httpx.Client:
+    """The client that asks a starting server for its health, one per test process: a
+    client made per poll loaded the CA bundle each time (``httpx.get``), about a sixth of
+    the test processes' CPU in a ``make test`` run (docs/benchmarks.md, "The test suite")."""
+    return httpx.Client(timeout=1, verify=tls())
 
 
 _getaddrinfo = socket.getaddrinfo
@@ -193,7 +210,7 @@ def server(shared_server: Server) -> Iterator[Server]:
 def signed_in(server: Server, role_hint: str = "user") -> httpx.Client:
     """A client for a new account, with its bearer token set."""
     account = f"{role_hint}-{secrets.token_hex(4)}"
-    c = httpx.Client(base_url=server.api, timeout=httpx.Timeout(300, connect=5))
+    c = httpx.Client(base_url=server.api, timeout=httpx.Timeout(300, connect=5), verify=tls())
     assert (
         c.post(
             "/api/users/register", json={"account": account, "password": "correct horse"}
