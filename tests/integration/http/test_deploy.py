@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.integration.http.conftest import Api, error_code
@@ -60,3 +61,40 @@ def test_refusals(api: Api) -> None:
     assert c.post(f"{base}/rollback", headers=owner, json={}).status_code == 422
     never = c.post(f"{base}/rollback", headers=owner, json={"buildId": "not-a-build"})
     assert never.status_code in (400, 404, 409)
+
+
+def test_a_build_read_as_succeeded_is_read_published(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GET …/builds/{id} reads the app (the owner's check), then the build. A deploy is
+    published, then recorded succeeded: one that does both between the two reads is still
+    answered published (the app is read again after the build), never succeeded while the
+    site would seem not to serve it."""
+    c, owner = api.client, api.user()
+    app = api.app(owner)
+    api.platform.workspace.write(app["id"], "index.html", b"<h1>One</h1>")
+    first = c.post(f"/api/apps/{app['id']}/deploy", headers=owner).json()["buildId"]
+    done = published(c, owner, app["id"], first)
+    assert done["state"] == "succeeded" and done["published"]
+    publishing = api.platform.publishing
+    record = api.platform.apps.get(app["id"])
+    assert record is not None
+    queued, _ = publishing.request_deploy(record)  # recorded, never run by the platform
+    output = publishing.current(app["id"], first).output  # type: ignore[union-attr]
+    real = publishing.current
+
+    def meanwhile(app_id: str, build_id: str) -> Any:
+        if build_id == queued.id:  # the deploy ends between the route's two reads
+            finished = queued.succeeded(output or "", "")
+            publishing.publish(finished)
+            api.platform.builds.put(finished)
+        return real(app_id, build_id)
+
+    monkeypatch.setattr(publishing, "current", meanwhile)
+    read = c.get(f"/api/apps/{app['id']}/builds/{queued.id}", headers=owner).json()
+    assert (read["state"], read["published"]) == ("succeeded", True)
+    listed = c.get(f"/api/apps/{app['id']}/builds?purpose=deploy", headers=owner).json()
+    assert [(b["id"], b["published"]) for b in listed["builds"]][:2] == [
+        (queued.id, True),
+        (first, False),
+    ]

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from zerocode.apps.records import App
+from zerocode.apps.records import App, AppStore
 from zerocode.apps.versions import Versions
 from zerocode.engine.rebuild import rebuild_preview
 from zerocode.engine.suite_view import gate_deploy
@@ -106,6 +106,7 @@ async def rebuild(
 def builds(
     app: OwnedApp,
     builds: BuildsDep,
+    publishing: PublishingDep,
     versions: MaybeVersionsDep,
     engine: EngineDep,
     # a build id, as the previous page's nextCursor gave it
@@ -114,6 +115,7 @@ def builds(
     purpose: BuildPurpose | None = None,
 ) -> BuildListOut:
     page = builds.list(app.id, cursor, limit, purpose)
+    app = _after(publishing.apps, app)
     made_from = _made_from(versions, app) if page.builds else {}
     stamps = _stamps(engine, app) if page.builds else {}
     return BuildListOut(
@@ -137,8 +139,16 @@ def build(
     found = publishing.current(app.id, build_id)
     if found is None:
         raise NotFound(f"build {build_id} not found")
+    app = _after(publishing.apps, app)
     version = _made_from(versions, app).get(found.source_digest)
     return build_out(found, app, version, _stamps(engine, app).get(found.id))
+
+
+def _after(apps: AppStore, app: App) -> App:
+    """The app read again after its builds were: a deploy is published, then recorded
+    succeeded (publishing/service.py), so a build read as succeeded is published in this
+    read; the app read before it (for the owner's check) may not show it published yet."""
+    return apps.get(app.id) or app
 
 
 def _stamps(engine: Engine, app: App) -> dict[str, dict[str, int]]:
