@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import gc
 import logging
 import os
@@ -25,6 +26,7 @@ from zerocode.adapters.local.private import UMASK, private_data_dir
 from zerocode.adapters.sqlite.builds import SqliteBuildStore
 from zerocode.adapters.sqlite.checks import SqliteCheckStore
 from zerocode.adapters.sqlite.lease import SqliteLease
+from zerocode.apps.records import AppStore
 from zerocode.bootstrap import local_sweep, wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
@@ -165,6 +167,12 @@ def serve(settings: Settings) -> None:
         raise CannotListen(f"the server on {' and '.join(failed)} could not start (see the log)")
 
 
+def _site_names(apps: AppStore, app_id: str, build_id: str) -> bool:
+    """Whether the app's site is the build's (a deploy published before its server died)."""
+    app = apps.get(app_id)
+    return app is not None and app.deploy_build_id == build_id
+
+
 def _start(settings: Settings) -> Platform:
     """The platform wired, what an earlier run left cleaned up, and the banner printed."""
     configure_logging(access_log=settings.access_log)
@@ -176,6 +184,7 @@ def _start(settings: Settings) -> Platform:
     o200k()  # load the tokenizer now, not on the event loop during the first turn
     finished = platform.retry_deletions()  # deletions a previous run could not finish
     if isinstance(platform.builds, SqliteBuildStore):  # local builds died with their server
+        platform.builds.finish_published(functools.partial(_site_names, platform.apps))
         stale = platform.builds.fail_unfinished("the server stopped before this build finished")
         if stale:
             log.warning("%d build(s) left unfinished by an earlier run marked failed", stale)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from zerocode.adapters.sqlite.database import SqliteDatabase
@@ -73,6 +75,25 @@ class SqliteBuildStore:
         rows = self.db.query(sql + " ORDER BY id DESC LIMIT ?", [*args, limit + 1])
         builds = [_build(r) for r in rows[:limit]]
         return BuildPage(builds, builds[-1].id if len(rows) > limit else None)
+
+    def finish_published(self, published: Callable[[str, str], bool]) -> int:
+        """At start, before :meth:`fail_unfinished`: a deploy is published, then recorded
+        succeeded (publishing/service.py), its output already on its record; one whose
+        process died between the two is what its site serves, so it is recorded succeeded,
+        not failed. ``published(app_id, build_id)``: whether the app's site names it."""
+        rows = self.db.query(
+            f"SELECT {', '.join(_COLUMNS)} FROM builds WHERE state = ? AND purpose = ? "
+            "AND output IS NOT NULL",
+            (BuildState.RUNNING.value, BuildPurpose.DEPLOY.value),
+        )
+        done = [
+            replace(b, state=BuildState.SUCCEEDED, finished_at=time.time())
+            for b in map(_build, rows)
+            if published(b.app_id, b.id)
+        ]
+        for build in done:
+            self.put(build)
+        return len(done)
 
     def fail_unfinished(self, error: str) -> int:
         """At start: builds a previous process left queued or running died with it (local
