@@ -21,7 +21,15 @@ PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(max(2, (os.cpu_count() 
 # Property-based tests: a tenth of the examples locally (dev), every one in CI (.ci/run sets
 # ci); tests/properties.py.
 export HYPOTHESIS_PROFILE ?= dev
-PYTEST := $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+# Bytecode: where PYTHONDONTWRITEBYTECODE is set (this machine, many CI images) every process
+# compiled the package from source, and every worker redid pytest's assertion rewriting of
+# every test module: a collection cost each of the six workers ~12 CPU-s, 4.7 with the
+# caches, and each server a test starts ~0.15 s more. The suite writes bytecode (__pycache__,
+# ignored by git and left out of the layer's bundle), and one collection before the workers
+# start (WARM) fills the caches they then read (docs/benchmarks.md, "The test suite").
+PYTEST_ENV := env -u PYTHONDONTWRITEBYTECODE
+WARM := $(PYTEST_ENV) PYTEST_ADDOPTS= $(BIN)/pytest --collect-only -q -p no:cacheprovider >/dev/null
+PYTEST := $(PYTEST_ENV) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 .PHONY: run test lint typecheck unit integration e2e infra bench synth clean venv
 
@@ -70,6 +78,7 @@ typecheck: $(DEV_STAMP)
 	$(BIN)/mypy --cache-dir $(MYPY_CACHE)
 
 test: lint typecheck $(EDITOR)
+	@$(WARM) || true  # a collection error is reported by the run itself
 	$(PYTEST)
 
 unit: $(DEV_STAMP)
