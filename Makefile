@@ -77,8 +77,11 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy --cache-dir $(MYPY_CACHE)
 
-test: lint typecheck $(EDITOR)
-	@$(WARM) || true  # a collection error is reported by the run itself
+# The warm-up collection runs beside ruff and mypy (one core each); a collection error is
+# reported by the run itself.
+test: $(DEV_STAMP) $(EDITOR)
+	@($(WARM) || true) & warm=$$!; $(MAKE) --no-print-directory lint typecheck; rc=$$?; \
+	  wait $$warm; exit $$rc
 	$(PYTEST)
 
 unit: $(DEV_STAMP)
