@@ -9,6 +9,13 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# uv (from PyPI, into the venv by pip, ~1 s) installs the same versions as pip in a fraction of
+# its time: the dev install took pip 55 s of a fresh clone's `make test`, uv 3-4 s (19 s
+# with every module compiled). Where uv cannot be had, pip does it. INSTALL's argument: the
+# extras, then uv's own flags.
+UV := $(BIN)/uv
+INSTALL = ($(PIP) uv && $(UV) pip install --quiet --python $(BIN)/python $(2) -e '.[$(1)]') \
+	  || $(PIP) -e '.[$(1)]'
 # mypy's cache lives outside the clone: a fresh clone (CI's) type-checks only what changed
 # instead of openai, aws_cdk and moto again (~140 s cold). Keyed by content, never stale.
 MYPY_CACHE ?= $(HOME)/.cache/zerocode/mypy
@@ -57,13 +64,13 @@ venv:
 
 $(RUN_STAMP): pyproject.toml | venv
 	@echo "zerocode: installing the server's dependencies into .venv (first run: about a minute)…"
-	$(PIP) -e '.[local]'
+	$(call INSTALL,local,--compile-bytecode)
 	touch $(RUN_STAMP)
 	@echo "zerocode: installed; starting the server"
 
 $(DEV_STAMP): pyproject.toml | venv
 	@echo "zerocode: installing the server, test and CDK tooling into .venv (first run: a few minutes)…"
-	$(PIP) -e '.[dev]'
+	$(call INSTALL,dev,)
 	touch $(DEV_STAMP) $(RUN_STAMP)
 
 run: $(RUN_STAMP) $(EDITOR)
@@ -115,9 +122,11 @@ bench: $(DEV_STAMP)
 CHECKOV_VENV := .venv-checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
 
-$(CHECKOV_STAMP): infra/checkov-requirements.txt
+$(CHECKOV_STAMP): infra/checkov-requirements.txt | $(DEV_STAMP)
 	$(PYTHON) -m venv $(CHECKOV_VENV)
-	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r infra/checkov-requirements.txt
+	($(UV) pip install --quiet --compile-bytecode --python $(CHECKOV_VENV)/bin/python \
+	  -r infra/checkov-requirements.txt) || $(CHECKOV_VENV)/bin/python -m pip install --quiet \
+	  --disable-pip-version-check -r infra/checkov-requirements.txt
 	touch $@
 
 synth: $(DEV_STAMP) $(CHECKOV_STAMP)
