@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zerocode.adapters.local.browser_box import BoxProcess
-from zerocode.adapters.local.browser_shares import PLATFORM, FairQueue, Tenant
+from zerocode.adapters.local.browser_shares import PLATFORM, FairQueue, Tenant, Ticket
 from zerocode.adapters.local.chromium import Confinement, confined_context, launch_boxed
 from zerocode.adapters.local.served_files import ServedFiles
 
@@ -56,6 +56,9 @@ USER_MOST = PAGES - 1  # contexts one user holds at once: one is always left for
 # The longest one check holds a context (runtime: PAGE_SECONDS; acceptance: CHECK_SECONDS
 # and its evidence), the context's close included: what the fair queue's bound rests on.
 HOLD_SECONDS = 40.0
+# A page held longer than this is not passed on (:meth:`BrowserPool.pass_on`): the next
+# check's own bound (CHECK_SECONDS and its evidence) must still fit in HOLD_SECONDS.
+PASS_SECONDS = 5.0
 WAIT_SECONDS = 90.0  # a wait for a context; past it the check is "not checked: busy"
 CLOSE_SECONDS = 5.0  # a context that does not close within this: the browser is probed
 PROBE_SECONDS = 5.0  # a fresh context and a trivial script in it: or the browser is broken
@@ -85,6 +88,18 @@ class Lease:
     confinement: Confinement
 
 
+@dataclass(frozen=True)
+class Handed:
+    """A page one check loaded, passed on with its context and its tenant's slot to the next
+    check of the same app and build (:meth:`BrowserPool.pass_on`): held until that check
+    gives it back (:meth:`BrowserPool.adopt`, :meth:`BrowserPool.release`)."""
+
+    kept: _Kept
+    lease: Lease
+    ticket: Ticket
+    since: float  # when the check it is passed from took it (monotonic)
+
+
 class _Kept:
     """One loop's driver and browser, and the context opened ahead for the next check."""
 
@@ -108,6 +123,7 @@ class _Kept:
         self.served = 0  # checks given a context of the current browser
         self.born = 0.0  # when the current browser started (monotonic)
         self.out = 0  # contexts in use now
+        self.in_use: dict[int, Handed] = {}  # by id(page): what pass_on may pass
 
     async def current(self) -> Browser:
         """The kept browser, started (again) if there is none or it went away."""
@@ -203,6 +219,17 @@ class _Kept:
             spare = self.loop.create_task(self.open())
             spare.add_done_callback(_retrieve)
             self.spares.append(spare)
+
+    def done_with(self, lease: Lease) -> None:
+        """A check's context is done with: closed in the background, and the browser mended
+        once no check is in it."""
+        self.in_use.pop(id(lease.page), None)
+        self.out -= 1
+        self.give_back(lease)
+        if self.out == 0:
+            self.idle.set()
+            if self.broken is not None and self.broken is self.browser:
+                self._spawn(self.drop())  # the last check in it is done
 
     def give_back(self, lease: Lease) -> None:
         """Close a used context (never reused), in the background; a context that does not
@@ -322,15 +349,21 @@ class BrowserPool:
         tenant: Tenant = PLATFORM,
         wait: float | None = None,
         files: ServedFiles | None = None,
+        handed: Handed | None = None,
     ) -> AsyncIterator[Page]:
         """A page in a fresh context of the kept browser, confined to ``url``'s origin (what
         it aborts is appended to ``seen``), closed afterwards. It waits its turn behind other
         tenants (:mod:`.browser_shares`) at most ``wait`` seconds (WAIT_SECONDS), then
         BrowserBusy;
         BrowserDidNotStart when there is no browser. The caller holds it at most
-        HOLD_SECONDS. ``files``: the app's files read once for a suite (:mod:`.served_files`)."""
+        HOLD_SECONDS. ``files``: the app's files read once for a suite (:mod:`.served_files`).
+        ``handed``: a page passed on (:meth:`pass_on`), used instead, loaded as it is."""
+        if handed is not None:
+            async with self.adopt(handed) as page:
+                yield page
+            return
         kept = self._here()
-        async with kept.queue.turn(tenant, WAIT_SECONDS if wait is None else wait):
+        async with kept.queue.turn(tenant, WAIT_SECONDS if wait is None else wait) as ticket:
             await kept.mend()
             try:
                 lease = await asyncio.wait_for(kept.take(), OPEN_SECONDS)
@@ -343,15 +376,40 @@ class BrowserPool:
             kept.out += 1
             kept.idle.clear()
             kept.served += 1
+            kept.in_use[id(lease.page)] = Handed(kept, lease, ticket, time.monotonic())
             try:
                 yield lease.page
             finally:
-                kept.out -= 1
-                kept.give_back(lease)
-                if kept.out == 0:
-                    kept.idle.set()
-                    if kept.broken is not None and kept.broken is kept.browser:
-                        kept._spawn(kept.drop())  # the last check in it is done
+                if not ticket.passed:
+                    kept.done_with(lease)
+
+    def pass_on(self, page: Page) -> Handed | None:
+        """``page`` (yielded by :meth:`page`, still inside it) passed on as it is, loaded,
+        with its context and its tenant's slot: leaving :meth:`page` then keeps them, and
+        the check it is passed to gives them back. None when it was held longer than
+        PASS_SECONDS: a context is held at most HOLD_SECONDS in all (docs/security.md)."""
+        kept = self._here()
+        handed = kept.in_use.get(id(page))
+        if handed is None or time.monotonic() - handed.since > PASS_SECONDS:
+            return None
+        del kept.in_use[id(page)]
+        handed.ticket.passed = True
+        return handed
+
+    @contextlib.asynccontextmanager
+    async def adopt(self, handed: Handed) -> AsyncIterator[Page]:
+        """The page passed on, used by the next check (counted as one more check of its
+        browser), then given back as :meth:`page` would."""
+        handed.kept.served += 1
+        try:
+            yield handed.lease.page
+        finally:
+            self.release(handed)
+
+    def release(self, handed: Handed) -> None:
+        """A passed page given back: its context closed, its tenant's slot freed."""
+        handed.kept.done_with(handed.lease)
+        handed.kept.queue.give_back(handed.ticket)
 
     async def warm(self) -> None:
         """Start this loop's browser and open a context ahead, if not done yet."""

@@ -53,6 +53,7 @@ class Ticket:
     seq: int
     granted: bool = False
     done: bool = False  # released, or withdrawn while waiting
+    passed: bool = False  # passed on with its context: FairQueue.give_back releases it
 
 
 @dataclass
@@ -124,9 +125,11 @@ class FairQueue:
                 future.set_result(None)
 
     @contextlib.asynccontextmanager
-    async def turn(self, tenant: Tenant, wait: float) -> AsyncIterator[None]:
+    async def turn(self, tenant: Tenant, wait: float) -> AsyncIterator[Ticket]:
         """Hold one context for ``tenant`` while inside; :class:`BrowserBusy` when none came
-        within ``wait`` seconds."""
+        within ``wait`` seconds. A ticket marked ``passed`` inside is kept held on leaving:
+        whoever it was passed to gives it back (:meth:`give_back`), so the tenant's count
+        never drops while its context is still in use."""
         ticket, granted = self.shares.ask(tenant)
         if not ticket.granted:
             future = self._futures[id(ticket)] = asyncio.get_running_loop().create_future()
@@ -138,7 +141,12 @@ class FairQueue:
                 except TimeoutError:
                     if not ticket.granted:
                         raise BrowserBusy(wait) from None
-            yield
+            yield ticket
         finally:
             self._futures.pop(id(ticket), None)
-            self._wake(self.shares.release(ticket))
+            if not (ticket.passed and ticket.granted):
+                self._wake(self.shares.release(ticket))
+
+    def give_back(self, ticket: Ticket) -> None:
+        """A passed ticket released by the check it was passed to."""
+        self._wake(self.shares.release(ticket))

@@ -29,11 +29,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
-from zerocode.adapters.local.browser_pool import BrowserDidNotStart, went_away
-from zerocode.adapters.local.browser_shares import BUSY, BrowserBusy, Tenant
+from zerocode.adapters.local.browser_pool import Handed, went_away
+from zerocode.adapters.local.browser_shares import Tenant
 from zerocode.adapters.local.chromium import confined, playwright_installed
 from zerocode.adapters.local.chromium_check import ANSWER_SECONDS, BROWSER_FAILED, ChromiumCheck
+from zerocode.adapters.local.handover import Following
 from zerocode.adapters.local.served_files import ServedFiles
+from zerocode.adapters.local.suite_workers import SuiteBroke, together
 from zerocode.apps.records import App
 from zerocode.engine import check_suite
 from zerocode.engine.acceptance import Check, Expectation, Step, Target
@@ -108,7 +110,16 @@ class ChromiumAcceptance:
             return outcome({}, "no browser is installed here")
         bound = SUITE_SECONDS if seconds is None else min(SUITE_SECONDS, seconds)
         done: dict[str, CheckResult] = {}
-        why = await self._all(url, Tenant(app.owner, app.id), checks, bound, done, on_result)
+        # A suite of the user's whole share has a check that would wait for a context while
+        # this build's runtime check holds one: it takes that check's page (.handover).
+        wants = build is not None and len(checks) >= self.check.browsers.share > 1
+        following = self.check.follow(app.id, build.id) if build is not None and wants else None
+        try:
+            tenant = Tenant(app.owner, app.id)
+            why = await self._all(url, tenant, checks, bound, done, on_result, following)
+        finally:
+            if following is not None:
+                following.drop(self.check.browsers)  # a page passed on and not taken
         return outcome(done, why)
 
     async def _all(
@@ -119,50 +130,57 @@ class ChromiumAcceptance:
         bound: float,
         done: dict[str, CheckResult],
         on_result: Callable[[CheckResult], None] | None,
+        following: Following | None = None,
     ) -> str | None:
-        """Run the checks into ``done``; why the others were not run, if any were not."""
+        """Run the checks into ``done``; why the others were not run, if any were not. With
+        ``following``, the last check runs on the runtime check's page when it is passed on
+        (else on its own), and its worker then goes on with the rest."""
         files = ServedFiles()  # the app's files, read once for the suite's life
         left = list(reversed(checks))
+        last = left.pop(0) if following is not None else None
+
+        async def verdict(stored: StoredCheck, handed: Handed | None = None) -> None:
+            result = await self._one(url, stored, tenant, files, handed)
+            if result is None:
+                raise SuiteBroke
+            done[stored.id] = result
+            if on_result is not None:
+                on_result(result)
 
         async def worker() -> None:
             while left:
-                stored = left.pop()
-                result = await self._one(url, stored, tenant, files)
-                if result is None:
-                    raise _BrowserFailed
-                done[stored.id] = result
-                if on_result is not None:
-                    on_result(result)
+                await verdict(left.pop())
 
-        why: str | None = None
-        try:
-            async with asyncio.timeout(bound), asyncio.TaskGroup() as group:
-                # A worker per context the user's share allows: the rest run as they free.
-                for _ in range(min(len(checks), self.check.browsers.share)):
-                    group.create_task(worker())
-        except* BrowserDidNotStart as caught:
-            log.warning("acceptance checks not run: Chromium did not start (%s)", caught)
-            why = "the browser did not start"
-        except* BrowserBusy as caught:
-            log.warning("acceptance checks of %s: %s", tenant.app, caught.exceptions[0])
-            why = BUSY
-        except* _BrowserFailed:
-            why = BROWSER_FAILED
-        except* TimeoutError:
-            why = f"the suite took longer than {bound:g} s"
+        async def follower() -> None:
+            assert following is not None and last is not None
+            await verdict(last, await following.take(self.check.browsers))
+            await worker()
+
+        # A worker per context the user's share allows: the rest run as they free.
+        share = self.check.browsers.share
+        work = []
+        if last is not None:
+            work.append(follower())
+            share -= 1  # the runtime check's context, which the follower takes
+        work += [worker() for _ in range(min(len(left), share))]
+        why = await together(work, bound, tenant)
         if why is None and len(done) < len(checks):
             why = BROWSER_FAILED  # never expected: every worker ran until none was left
         return why
 
     async def _one(
-        self, url: str, stored: StoredCheck, tenant: Tenant, files: ServedFiles
+        self, url: str, one: StoredCheck, tenant: Tenant, files: ServedFiles, given: Handed | None
     ) -> CheckResult | None:
-        """One check's verdict; run again once if its browser went away under it (the
-        platform's failure, not the page's); None if it went away again."""
+        """One check's verdict (on the ``given`` page first, loaded already, if any); run
+        again once, on a page of its own, if its browser went away under it (the platform's
+        failure, not the page's); None if it went away again."""
+        page_of = self.check.browsers.page
         for _ in range(2):
-            async with self.check.browsers.page(url, tenant=tenant, files=files) as page:
+            handed, given = given, None
+            async with page_of(url, tenant=tenant, files=files, handed=handed) as page:
                 try:
-                    outcome = await check_in_page(page, url, stored.check)
+                    loaded = handed is not None
+                    outcome = await check_in_page(page, url, one.check, loaded=loaded)
                 except Exception:
                     if not await went_away(page):
                         raise
@@ -172,13 +190,9 @@ class ChromiumAcceptance:
                 if outcome is not None and (
                     outcome.status == "passed" or not await went_away(page)
                 ):
-                    return _result(stored, outcome)
-            log.warning("acceptance check %s: the browser went away under it", stored.id)
+                    return _result(one, outcome)
+            log.warning("acceptance check %s: the browser went away under it", one.id)
         return None
-
-
-class _BrowserFailed(Exception):
-    """A check's browser went away under it twice: the rest of the suite is not run."""
 
 
 def _result(stored: StoredCheck, outcome: CheckOutcome) -> CheckResult:
@@ -203,12 +217,19 @@ class _Failed(Exception):
         self.where, self.expected, self.actual = where, expected, actual[:MAX_ACTUAL]
 
 
-async def run_check(browser: Browser, url: str, check: Check, **bounds: float) -> CheckOutcome:
+async def run_check(
+    browser: Browser,
+    url: str,
+    check: Check,
+    action_ms: float = ACTION_MS,
+    expect_ms: float = EXPECT_MS,
+) -> CheckOutcome:
     """Run ``check`` against the app at ``url`` (its root) in a fresh confined context of
-    ``browser`` (``bounds``: :func:`check_in_page`'s)."""
+    ``browser`` (the bounds: :func:`check_in_page`'s)."""
     context = await confined(browser, url)
     try:
-        return await check_in_page(await context.new_page(), url, check, **bounds)
+        page = await context.new_page()
+        return await check_in_page(page, url, check, action_ms=action_ms, expect_ms=expect_ms)
     finally:
         with contextlib.suppress(Exception):
             await context.close()
@@ -221,9 +242,11 @@ async def check_in_page(
     *,
     action_ms: float = ACTION_MS,
     expect_ms: float = EXPECT_MS,
+    loaded: bool = False,
 ) -> CheckOutcome:
     """Run ``check`` against the app at ``url`` (its root) in ``page``, of a fresh context
-    confined to that origin."""
+    confined to that origin (``loaded``: the runtime check loaded it there and found no
+    problem: .handover)."""
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
     errors: list[str] = []
@@ -233,7 +256,8 @@ async def check_in_page(
         async with asyncio.timeout(CHECK_SECONDS):
             try:
                 async with asyncio.timeout(action_ms * 3 / 1000 + ANSWER_SECONDS):
-                    await page.goto(url, wait_until="load", timeout=action_ms * 3)
+                    if not loaded:
+                        await page.goto(url, wait_until="load", timeout=action_ms * 3)
             except TimeoutError:
                 raise _Failed("the check", "the page loaded", _silent(page)) from None
             except PlaywrightTimeout as exc:  # the page's load never ended (others: ours)

@@ -58,6 +58,7 @@ from zerocode.adapters.local.chromium import (
     playwright_installed,
     usable,
 )
+from zerocode.adapters.local.handover import Following
 from zerocode.apps.records import App, AppStore, CodeGenType
 from zerocode.engine.runtime_check import NotChecked
 from zerocode.publishing.builds import Build, BuildState
@@ -161,20 +162,39 @@ class ChromiumCheck:
         self.browsers = browsers or kept_browser(executable)
         self.apps, self.publisher = apps, publisher
         self.timeout_ms, self.settle_ms = timeout_ms, settle_ms
+        self.following: dict[tuple[str, str], Following] = {}  # checks running, by app, build
 
     async def check(self, app: App, build: Build) -> list[str] | NotChecked | None:
-        """The problems of ``build``'s preview page (it must be the one the preview shows)."""
+        """The problems of ``build``'s preview page (the one the preview shows); meanwhile
+        the suite of that build may ask for the page (:meth:`follow`)."""
         if build.state is not BuildState.SUCCEEDED:
             return None
+        key = (app.id, build.id)  # before the first await: the suite's task waits for that
+        following = self.following[key] = Following()
         try:
-            url = await asyncio.to_thread(self.preview_url, app, build)
-        except Exception as exc:  # a store failing: the check is best effort
-            log.warning("runtime check of app %s skipped: %s", app.id, type(exc).__name__)
+            try:
+                url = await asyncio.to_thread(self.preview_url, app, build)
+            except Exception as exc:  # a store failing: the check is best effort
+                log.warning("runtime check of app %s skipped: %s", app.id, type(exc).__name__)
+                return None
+            if url is None:
+                return None
+            vue = build.kind is CodeGenType.VUE_PROJECT
+            tenant = Tenant(app.owner, app.id)
+            return await self.check_url(url, vue=vue, tenant=tenant, following=following)
+        finally:
+            if self.following.get(key) is following:
+                del self.following[key]
+            following.end()
+
+    def follow(self, app_id: str, build_id: str) -> Following | None:
+        """The page of this build's runtime check, for a check of its suite (the module
+        :mod:`.handover`); None when no such check runs, or another has it."""
+        following = self.following.get((app_id, build_id))
+        if following is None or following.wanted:
             return None
-        if url is None:
-            return None
-        vue = build.kind is CodeGenType.VUE_PROJECT
-        return await self.check_url(url, vue=vue, tenant=Tenant(app.owner, app.id))
+        following.wanted = True
+        return following
 
     def preview_url(self, app: App, build: Build | None) -> str | None:
         """The preview's URL, if the preview shows ``build`` (when given; the key in ``app``
@@ -199,7 +219,7 @@ class ChromiumCheck:
         return self.urls.preview(key)
 
     async def check_url(
-        self, url: str, *, vue: bool, tenant: Tenant = PLATFORM
+        self, url: str, *, vue: bool, tenant: Tenant = PLATFORM, following: Following | None = None
     ) -> list[str] | NotChecked | None:
         """The problems of the page at ``url`` (see the module's docstring), None when it
         could not be checked for a reason of the preview's, :class:`NotChecked` for one of
@@ -209,7 +229,7 @@ class ChromiumCheck:
         for _ in range(2):
             findings = Findings(origin=origin_of(url))
             try:
-                again = await self._load(url, findings, vue=vue, tenant=tenant)
+                again = await self._load(url, findings, vue=vue, tenant=tenant, to=following)
             except BrowserBusy as exc:
                 log.warning("runtime check of %s: %s", _public(url), exc)
                 return NotChecked(BUSY)
@@ -223,8 +243,11 @@ class ChromiumCheck:
             log.warning("runtime check of %s: the browser went away; run again", _public(url))
         return NotChecked(BROWSER_FAILED)
 
-    async def _load(self, url: str, findings: Findings, *, vue: bool, tenant: Tenant) -> bool:
-        """Check the page into ``findings``; whether the browser went away under it."""
+    async def _load(
+        self, url: str, findings: Findings, *, vue: bool, tenant: Tenant, to: Following | None
+    ) -> bool:
+        """Check the page into ``findings`` (a page that passed is passed on ``to`` the suite,
+        if it wants it); whether the browser went away under it."""
         if not playwright_installed():
             log.warning("runtime check skipped: Playwright's package is not installed")
             findings.discard()
@@ -255,6 +278,8 @@ class ChromiumCheck:
                 clean = loaded and not findings.problems
                 if not clean and await went_away(page):
                     return True
+                if clean and to is not None:
+                    to.pass_on(self.browsers, page)
         except BrowserDidNotStart as exc:
             log.warning("runtime check skipped: Chromium did not start (%s)", exc)
             findings.discard()
