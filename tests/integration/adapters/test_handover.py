@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 
 from tests.integration.adapters.test_browser_confinement import boxed_or_skip
-from tests.integration.adapters.test_browser_shares import Arrivals, Sites, _built, app
+from tests.integration.adapters.test_browser_shares import Arrivals, Sites, _built, app, checks
 from tests.integration.adapters.test_checks_together import named
 from tests.integration.adapters.test_chromium_check import Site
 from zerocode.adapters.local import browser_pool, chromium_acceptance
 from zerocode.adapters.local.browser_pool import BrowserPool
 from zerocode.adapters.local.chromium_acceptance import ChromiumAcceptance
 from zerocode.adapters.local.handover import Following
-from zerocode.engine.check_suite import RunOutcome
+from zerocode.engine.check_suite import RunOutcome, StoredCheck
 from zerocode.engine.runtime_check import NotChecked
 
 COUNTED = "<script>fetch('/loaded?' + Math.random())</script>"
@@ -77,7 +77,7 @@ class Recorded:
 
 
 def together(
-    pool: BrowserPool, found: Site, checks: int = 3
+    pool: BrowserPool, found: Site, checks: int | list[StoredCheck] = 3
 ) -> tuple[list[str] | NotChecked | None, RunOutcome, dict[str, int]]:
     """The runtime check and the suite, as the engine runs them; then what the browser still
     holds (contexts in use, slots held), once both are done."""
@@ -87,7 +87,8 @@ def together(
 
     async def run() -> tuple[list[str] | NotChecked | None, RunOutcome, dict[str, int]]:
         try:
-            suite = asyncio.ensure_future(runner.run(who, BUILD, named(checks)))
+            suite_checks = named(checks) if isinstance(checks, int) else checks
+            suite = asyncio.ensure_future(runner.run(who, BUILD, suite_checks))
             problems = await check.check(who, BUILD)
             outcome = await suite
             kept = pool._here()
@@ -110,6 +111,23 @@ def test_a_passing_runtime_check_passes_its_page_to_the_last_check(
     assert recorded.loaded == {"c1": False, "c2": False, "c3": True}  # c3 on the check's page
     assert loads(fine) == 3  # the runtime check's, c1's and c2's: not a fourth
     assert max(recorded.held) <= pool.share == 3, recorded.held
+    assert left == {"out": 0, "held": 0}
+
+
+def test_the_page_goes_to_the_check_with_the_fewest_steps(
+    fine: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check on the passed page starts last: of c1, c2 (no step) and c3 (a wait), the
+    last of the lightest takes it; the verdicts keep the suite's order."""
+    pool = BrowserPool(boxed_or_skip(), pages=4)
+    recorded = Recorded(monkeypatch, pool)
+    slow = replace(named(1)[0], id="c3")
+    slow = replace(slow, check=replace(checks(1, waits=1)[0].check, description="c3"))
+    problems, outcome, left = together(pool, fine, [*named(2), slow])
+    assert problems == [] and [r.status for r in outcome.results] == ["passed"] * 3
+    assert [r.check_id for r in outcome.results] == ["c1", "c2", "c3"]
+    assert recorded.loaded == {"c1": False, "c2": True, "c3": False}
+    assert loads(fine) == 3
     assert left == {"out": 0, "held": 0}
 
 

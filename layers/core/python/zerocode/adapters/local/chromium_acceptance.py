@@ -133,11 +133,13 @@ class ChromiumAcceptance:
         following: Following | None = None,
     ) -> str | None:
         """Run the checks into ``done``; why the others were not run, if any were not. With
-        ``following``, the last check runs on the runtime check's page when it is passed on
-        (else on its own), and its worker then goes on with the rest."""
+        ``following``, the check with the fewest steps (it starts last) runs on the runtime
+        check's page when it is passed on (else on its own); its worker then does the rest."""
         files = ServedFiles()  # the app's files, read once for the suite's life
         left = list(reversed(checks))
-        last = left.pop(0) if following is not None else None
+        last = min(left, key=lambda c: len(c.check.steps)) if following is not None else None
+        if last is not None:
+            left.remove(last)
 
         async def verdict(stored: StoredCheck, handed: Handed | None = None) -> None:
             result = await self._one(url, stored, tenant, files, handed)
