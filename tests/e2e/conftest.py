@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.forked import ZYGOTE, Forked
 from zerocode.adapters.local.browser_box import QUIET_FEATURES
 
 
@@ -39,7 +40,7 @@ class Server:
     data_dir: Path
     port: int = field(default_factory=free_port)
     sites_port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
+    proc: subprocess.Popen[bytes] | Forked | None = None
     log: Path | None = None
     log_dir: Path | None = None  # where the server's log goes (default: its data dir)
     # The shared e2e server lets one user chat often; quotas have their own tests. The
@@ -59,6 +60,9 @@ class Server:
             "ZEROCODE_ACCESS_LOG": "1",  # test_observability reads the request lines
         }
     )
+    # Forked from the worker's zygote (tests/e2e/forked.py: ~1 CPU-s less per start); False
+    # for a test about the process itself (its own group, the cgroup it starts in).
+    forked: bool = True
 
     @property
     def api(self) -> str:
@@ -80,21 +84,16 @@ class Server:
         self.log = (self.log_dir or self.data_dir) / f"server-{self.port}.log"
         env = {k: v for k, v in os.environ.items() if k != "ZEROCODE_MODEL_BASE_URL"}
         env.update({"ZEROCODE_DATA_DIR": str(self.data_dir), **self.env})
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "zerocode.entrypoints.cli",
-                "serve",
-                "--port",
-                str(self.port),
-                "--sites-port",
-                str(self.sites_port),
-            ],
-            stdout=self.log.open("wb"),
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+        args = ["serve", "--port", str(self.port), "--sites-port", str(self.sites_port)]
+        if self.forked:
+            self.proc = ZYGOTE.spawn(args, env, self.log)
+        else:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "zerocode.entrypoints.cli", *args],
+                stdout=self.log.open("wb"),
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

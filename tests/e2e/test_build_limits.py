@@ -41,7 +41,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     group = here / f"zc-test-server-{secrets.token_hex(4)}"
     group.mkdir()
     (root / "data").mkdir()
-    srv = Server(root / "data")
+    srv = Server(root / "data", forked=False)  # started in the cgroup below
     srv.env.update({"ZEROCODE_TOOLCHAIN_DIR": str(root / "tc"), "ZEROCODE_BUILD_DISK_MB": "32"})
     try:
         v2 = (group / "memory.max").exists()

@@ -73,6 +73,7 @@ class OwnGroup(Server):
     the group is the terminal's Ctrl-C (it reaches the browser's driver too)."""
 
     def _start(self) -> None:
+        self.forked = False  # a process of its own group: started with subprocess
         grouped = functools.partial(subprocess.Popen, start_new_session=True)
         with mock.patch.object(subprocess, "Popen", grouped):
             super()._start()
