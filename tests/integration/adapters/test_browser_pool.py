@@ -376,7 +376,11 @@ def _browser_process(box: int) -> int:
     for pid in _boxed_pids():
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         child = any(arg.startswith(b"--type=") for arg in argv)
-        if _descends(pid, box) and argv[0].endswith(b"/chromium") and not child:
+        if (
+            _descends(pid, box)
+            and argv[0].endswith((b"/chromium", b"-headless-shell"))
+            and not child
+        ):
             found.append(pid)
     [main] = found
     return main

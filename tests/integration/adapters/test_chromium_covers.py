@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import http.server
 import os
-import shutil
 import socket
 import struct
 import threading
@@ -25,6 +24,7 @@ from tests import shared_loop
 from zerocode.adapters.local.chromium_covers import (
     NO_SANDBOX,
     ChromiumCovers,
+    find_chromium,
     launch_args,
     origin_of,
 )
@@ -35,7 +35,7 @@ OWN = (0, 160, 0)  # what the app's own stylesheet paints its banner with
 
 def chromium_or_skip() -> str:
     pytest.importorskip("playwright")
-    found = shutil.which("chromium")
+    found = find_chromium()  # the platform's own choice: its headless shell where there is one
     if found is None:
         if os.environ.get("ZEROCODE_REQUIRE_CHROMIUM"):
             raise RuntimeError("ZEROCODE_REQUIRE_CHROMIUM is set but chromium is not installed")

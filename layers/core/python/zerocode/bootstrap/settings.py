@@ -118,7 +118,7 @@ class Settings(BaseSettings):
 
     # Cover screenshots of published sites (needs Playwright's package and a Chromium).
     covers: bool = True
-    chromium_path: str | None = None  # default: chromium on PATH
+    chromium_path: str | None = None  # default: its headless shell, else chromium, on PATH
     # Load each successful preview build in headless Chromium after a turn, and show the
     # model what fails there (best effort: no Chromium, no check; off when covers are).
     runtime_check: bool = True
