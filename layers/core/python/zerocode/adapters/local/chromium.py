@@ -63,8 +63,13 @@ NO_WEBRTC = """for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection
 # fresh context and page cost its browser process ~22 CPU-ms against ~140 for the full
 # browser in its headless mode; a Vue round of checks took 0.44 s instead of 0.58
 # (docs/benchmarks.md, "Preview in a second").
-BROWSERS = ("chromium-headless-shell", "chrome-headless-shell", "chromium", "chromium-browser")
-BROWSERS += ("google-chrome",)
+BROWSERS = (
+    "chromium-headless-shell",
+    "chrome-headless-shell",
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+)
 
 
 def find_chromium(configured: str | None = None) -> str | None:
