@@ -274,7 +274,8 @@ def test_html_apps_build_in_codebuild_too_and_need_an_index(s3: Any) -> None:
     """An html app's build only copies, but it checks the page and takes the cover in the
     image's browser: so it runs there as well."""
     builder = builder_for(codebuild_client(), s3)
-    page = job(CodeGenType.MULTI_FILE, {"index.html": b"<h1>Hi", "css/a.css": b"h1{}"})
+    model = {"zerocode.data.json": b'{"collections": {}}'}  # the platform's, never served
+    page = job(CodeGenType.MULTI_FILE, {"index.html": b"<h1>Hi", "css/a.css": b"h1{}", **model})
     request = started(builder, page)
     variables = {v["name"]: v["value"] for v in request["environmentVariablesOverride"]}
     assert variables["ZEROCODE_KIND"] == "multi_file" and variables["ZEROCODE_PREVIEW"] == "0"

@@ -197,3 +197,13 @@ def test_a_private_data_directory_installs_and_builds_in_the_sandbox(tmp_path: P
         assert stat.S_IMODE((data / name).stat().st_mode) == 0o700
     output = data / "builds" / "app1" / build_id
     assert all(not stat.S_IMODE(p.stat().st_mode) & 0o077 for p in [output, *output.rglob("*")])
+
+
+def test_an_html_site_serves_its_page_files_not_its_data_model(tmp_path: Path) -> None:
+    builder = LocalBuilder(
+        tmp_path, Refusing(), ToolchainStore(tmp_path / "tc", tmp_path / "cache")
+    )
+    files = {"index.html": b"<h1>hi</h1>", "zerocode.data.json": b'{"collections": {}}'}
+    _, page = build(builder, "app3", files, CodeGenType.HTML)
+    assert page.ok and page.output is not None
+    assert sorted(p.name for p in Path(page.output).iterdir()) == ["index.html"]

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from zerocode.apps.versions import line_counts
-from zerocode.engine.codegen import FILES, Block, blocks
+from zerocode.engine.codegen import BLOCK_FILES, DATA, Block, blocks
 
 NOT_SAVED = "not saved"
 NOT_KNOWN = "not known"  # the turn ended while the save ran (a worker thread may finish it)
@@ -88,10 +88,10 @@ def _targets(found: Sequence[Block], *, multi: bool) -> list[tuple[str, str] | N
     out: list[tuple[str, str] | None] = []
     seen: set[str] = set()
     for block in found:
-        path = FILES.get(block.lang)
+        path = BLOCK_FILES.get(block.lang)
         if path is None:
             out.append(None)
-        elif not multi and block.lang != "html":
+        elif not multi and block.lang not in ("html", DATA):
             out.append((path, SINGLE_FILE))
         elif block.lang in seen:
             out.append((path, f"only the first {block.lang} block is used"))
@@ -181,4 +181,4 @@ def _change(path: str, before: bytes | None, after: bytes) -> FileChange:
 
 
 def _lang_of(path: str) -> str:
-    return next(lang for lang, file in FILES.items() if file == path)
+    return next(lang for lang, file in BLOCK_FILES.items() if file == path)

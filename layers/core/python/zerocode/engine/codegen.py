@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from zerocode.apps.workspace import FileMissing, Workspace, clean_path
+from zerocode.data.model import DATA_MODEL, refusal
 from zerocode.errors import InvalidInput
 
 
@@ -30,6 +31,10 @@ _LANGS = {
 }
 # The file each code block language of an html / multi_file answer is saved as.
 FILES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
+# And the app's data model (zerocode/data/model.py), a ```data block of any answer: kept as
+# it is when an answer has none (unlike style.css and script.js, emptied then).
+DATA = "data"
+BLOCK_FILES = {**FILES, DATA: DATA_MODEL}
 _HTML_TAG = re.compile(
     r"<\s*(!doctype|html|head|body|main|div|section|article|header|footer|nav|h[1-6]|p|"
     r"ul|ol|table|form|button|canvas|svg|img|a|span|script|style|template)\b",
@@ -79,8 +84,8 @@ def checks_block(text: str) -> str | None:
 
 
 def has_code(text: str) -> bool:
-    """Whether the answer tries to deliver code (an html, css or javascript block at all)."""
-    return any(b.lang in FILES for b in blocks(text))
+    """Whether the answer tries to deliver code (an html, css, javascript or data block)."""
+    return any(b.lang in BLOCK_FILES for b in blocks(text))
 
 
 def _first(found: list[Block], lang: str, *, required: bool) -> str | None:
@@ -107,8 +112,13 @@ def _html(found: list[Block]) -> str:
 
 
 def parse_html(text: str) -> dict[str, str]:
-    """``{"index.html": ...}`` from the first ```html block."""
-    return {"index.html": _html(blocks(text))}
+    """``{"index.html": ...}`` from the first ```html block, and the data model from the
+    first ```data block if there is one (an answer may carry that alone)."""
+    found = blocks(text)
+    data = _data(found)
+    if data is not None and not any(b.lang in FILES for b in found):
+        return {DATA_MODEL: data}
+    return {"index.html": _html(found)} | ({} if data is None else {DATA_MODEL: data})
 
 
 def parse_multi_file(text: str) -> dict[str, str]:
@@ -120,10 +130,24 @@ def parse_multi_file(text: str) -> dict[str, str]:
     present but empty or unclosed is still an error.
     """
     found = blocks(text)
+    data = _data(found)
+    if data is not None and not any(b.lang in FILES for b in found):
+        return {DATA_MODEL: data}
     files = {"index.html": _html(found)}
     for lang in ("css", "javascript"):
         files[FILES[lang]] = _first(found, lang, required=False) or ""
-    return files
+    return files | ({} if data is None else {DATA_MODEL: data})
+
+
+def _data(found: list[Block]) -> str | None:
+    """The first ```data block's body, checked as the data model; None when there is none."""
+    body = _first(found, DATA, required=False)
+    if body is None:
+        return None
+    refused = refusal(body.encode("utf-8"))
+    if refused is not None:
+        raise CodeParseError(f"the ```{DATA} block: {refused}")
+    return body
 
 
 def save_files(

@@ -16,6 +16,7 @@ from typing import Any
 
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import FileMissing, PathRefused, Workspace, WorkspaceFull, clean_path
+from zerocode.data import model as data_model
 from zerocode.engine.acceptance import CheckInvalid, parse_check
 from zerocode.engine.check_suite import CheckStore
 from zerocode.errors import Conflict, NotFound, ZerocodeError
@@ -408,11 +409,15 @@ def _check_build_file(path: str) -> None:
 
 
 def _check_package_json(path: str, data: bytes) -> None:
-    """package.json may be written only with allowed dependencies and the platform's scripts."""
+    """package.json may be written only with allowed dependencies and the platform's scripts;
+    the data model (zerocode.data.json) only as a valid one (zerocode/data/model.py)."""
+    refused = None
     if path == toolchain.PACKAGE_JSON:
         refused = toolchain.check_package_json(data)
-        if refused is not None:
-            raise _Failed(f"{refused}. Nothing was written.")
+    elif path == data_model.DATA_MODEL:
+        refused = data_model.refusal(data)
+    if refused is not None:
+        raise _Failed(f"{refused}. Nothing was written.")
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:

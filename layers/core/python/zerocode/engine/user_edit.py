@@ -21,6 +21,7 @@ from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.versions import Version, VersionKind, file_diff, sha256
 from zerocode.apps.workspace import FileMissing, Snapshot
+from zerocode.data import model as data_model
 from zerocode.engine import codegen
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
@@ -76,12 +77,18 @@ def editable(app: App, path: str, data: bytes | None = None) -> None:
     multi-file app's answers carry only its page files; a Vue app's build configuration is
     the platform's, and nothing the download leaves out (``export_rules``: .npmrc,
     .vscode/, bunfig.toml...) may be written, so a hand edit cannot plant what a builder's
-    own tools would run. ``data`` of a package.json is checked as the tools check it."""
+    own tools would run. ``data`` of a package.json, or of the data model (every kind's
+    ``zerocode.data.json``), is checked as the tools check it."""
+    if path == data_model.DATA_MODEL:
+        refused = data_model.refusal(data) if data is not None else None
+        if refused is not None:
+            raise FileRefused(refused)
+        return
     if app.code_gen_type is not CodeGenType.VUE_PROJECT:
         allowed = (
-            ("index.html",)
+            ("index.html", data_model.DATA_MODEL)
             if app.code_gen_type is CodeGenType.HTML
-            else tuple(codegen.FILES.values())
+            else (*codegen.FILES.values(), data_model.DATA_MODEL)
         )
         if path not in allowed:
             raise FileRefused(

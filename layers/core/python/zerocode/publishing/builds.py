@@ -13,12 +13,14 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot, Workspace
+from zerocode.data.model import DATA_MODEL
 from zerocode.errors import InvalidInput
 
 BUILD_ID_PATTERN = r"^b\d{13}[0-9a-f]{6}$"
@@ -173,6 +175,12 @@ class BuildStore(Protocol):
         ...
 
     def delete_app(self, app_id: str) -> int: ...
+
+
+def served_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """An html or multi-file app's files as its site serves them: all but its data model,
+    which the platform reads (its rules, its seed records) and no visitor needs."""
+    return {path: data for path, data in files.items() if path != DATA_MODEL}
 
 
 def job_of(build: Build, source: Snapshot, owner: str = "") -> BuildJob:

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from zerocode.apps.records import CodeGenType
+from zerocode.data.model import DATA_MODEL
 from zerocode.errors import InvalidInput
 from zerocode.publishing import toolchain
 
@@ -57,13 +58,15 @@ ASSET_KINDS = frozenset(
 )
 KINDS = SOURCE_KINDS | ASSET_KINDS
 _KINDS_SHOWN = ", ".join(sorted(KINDS))
-# What a Vue project's root may hold besides data and assets: its page and its package.json
-# (replaced by the platform's in every build and export).
-VUE_ROOT_CODE = frozenset({"index.html", toolchain.PACKAGE_JSON})
-# The page files of an html / multi_file app (engine.codegen.FILES): all it is made of.
+# What a Vue project's root may hold besides data and assets: its page, its package.json
+# (replaced by the platform's in every build and export) and its data model (data, read by
+# the platform alone: zerocode/data/model.py).
+VUE_ROOT_CODE = frozenset({"index.html", toolchain.PACKAGE_JSON, DATA_MODEL})
+# The page files of an html / multi_file app (engine.codegen.FILES) and its data model: all
+# it is made of.
 STATIC_FILES: Mapping[CodeGenType, frozenset[str]] = {
-    CodeGenType.HTML: frozenset({"index.html"}),
-    CodeGenType.MULTI_FILE: frozenset({"index.html", "style.css", "script.js"}),
+    CodeGenType.HTML: frozenset({"index.html", DATA_MODEL}),
+    CodeGenType.MULTI_FILE: frozenset({"index.html", "style.css", "script.js", DATA_MODEL}),
 }
 
 # Names other tools load or run from a project on their own (editor extensions run ESLint,

@@ -56,7 +56,7 @@ from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import toolchain
-from zerocode.publishing.builds import BuildJob, BuildOutcome
+from zerocode.publishing.builds import BuildJob, BuildOutcome, served_files
 from zerocode.publishing.output_archive import OutputRefused, unpack
 from zerocode.publishing.picker import PICKER
 
@@ -425,7 +425,8 @@ def _zip(job: BuildJob, links: dict[str, str]) -> bytes:
             **{f"{TOOLCHAIN_DIR}/{name}": data for name, data in toolchain.manifest().items()},
         }
     else:
-        files = {p: d for p, d in job.source.files.items() if not p.startswith(".zerocode/")}
+        served = served_files(job.source.files)
+        files = {p: d for p, d in served.items() if not p.startswith(".zerocode/")}
     if job.preview:
         files[handoff.PICKER_IN_SOURCE] = PICKER.read_bytes()
     files[handoff.HANDOFF_FILE] = json.dumps(links).encode()

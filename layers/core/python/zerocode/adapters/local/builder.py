@@ -49,7 +49,7 @@ from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import output_archive, toolchain
-from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome
+from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome, served_files
 
 log = logging.getLogger(__name__)
 BOX_SAID = "zerocode: vite build in the box took"
@@ -403,7 +403,7 @@ class LocalBuilder:
     def _place_files(self, job: BuildJob) -> Path:
         def write(tmp: Path) -> None:
             tmp.mkdir()
-            for path, data in job.source.files.items():
+            for path, data in served_files(job.source.files).items():
                 target = tmp / clean_path(path)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
