@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.unit.data.test_model import NOTES
 from tests.unit.engine.tools_support import APP, MemoryWorkspace, call, failed, ok
 from zerocode.apps.records import App, CodeGenType
 from zerocode.data.model import DATA_MODEL
@@ -18,18 +19,13 @@ from zerocode.engine.tools import ToolBox
 from zerocode.engine.user_edit import editable
 from zerocode.publishing.export_rules import FileRefused
 
+GUESTBOOK = NOTES["collections"]["guestbook"]["rules"]  # public to read and sign, no more
 GOOD = json.dumps(
     {
         "collections": {
             "entries": {
                 "fields": {"message": {"type": "text", "required": True, "max": 500}},
-                "rules": {
-                    "list": "public",
-                    "read": "public",
-                    "create": "public",
-                    "update": "nobody",
-                    "delete": "nobody",
-                },
+                "rules": GUESTBOOK,
             }
         }
     },
