@@ -16,11 +16,15 @@ from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.adapters.sqlite.records import SqliteRecordStore
 from zerocode.data.access import NotAllowed, SignInNeeded
 from zerocode.data.model import DataModel, parse
-from zerocode.data.records import CollectionFull
-from zerocode.data.service import DataService
+from zerocode.data.records import CollectionFull, Space
+from zerocode.data.service import Asked, DataService
 from zerocode.errors import InvalidInput, NotFound, PayloadTooLarge, ZerocodeError
 
 MODEL: DataModel = parse(json.dumps(NOTES).encode())
+
+
+def at(collection: str, visitor: str | None, space: Space = "live") -> Asked:
+    return Asked("app1", space, MODEL, collection, visitor)
 
 
 @pytest.fixture
@@ -35,74 +39,68 @@ def refused(call: Any, *args: Any) -> ZerocodeError:
 
 
 def test_each_visitor_sees_only_their_own_notes(data: DataService) -> None:
-    a = data.create("app1", "live", MODEL, "notes", "alice", {"title": "A's note"})
-    b = data.create("app1", "live", MODEL, "notes", "bob", {"title": "B's note"})
+    a = data.create(at("notes", "alice"), {"title": "A's note"})
+    b = data.create(at("notes", "bob"), {"title": "B's note"})
     assert a["owner"] == "alice" and a["id"] != b["id"]
-    mine = data.list("app1", "live", MODEL, "notes", "alice", {})
+    mine = data.list(at("notes", "alice"), {})
     assert [r["title"] for r in mine["records"]] == ["A's note"]
-    assert data.get("app1", "live", MODEL, "notes", "alice", a["id"])["title"] == "A's note"
+    assert data.get(at("notes", "alice"), a["id"])["title"] == "A's note"
     for call, args in [
         (data.get, (b["id"],)),
         (data.update, (b["id"], {"title": "taken"})),
         (data.delete, (b["id"],)),
     ]:
-        error = refused(call, "app1", "live", MODEL, "notes", "alice", *args)
+        error = refused(call, at("notes", "alice"), *args)
         assert isinstance(error, NotFound) and error.message == "no such record in notes"
-    assert data.get("app1", "live", MODEL, "notes", "bob", b["id"])["title"] == "B's note"
-    anonymous = refused(data.list, "app1", "live", MODEL, "notes", None, {})
+    assert data.get(at("notes", "bob"), b["id"])["title"] == "B's note"
+    anonymous = refused(data.list, at("notes", None), {})
     assert isinstance(anonymous, SignInNeeded) and anonymous.status == 401
-    assert refused(data.create, "app1", "live", MODEL, "notes", None, {"title": "x"}).status == 401
+    assert refused(data.create, at("notes", None), {"title": "x"}).status == 401
 
 
 def test_a_public_guestbook_takes_anyone_and_changes_nothing_after(data: DataService) -> None:
-    entry = data.create("app1", "preview", MODEL, "guestbook", None, {"message": "Hello"})
+    entry = data.create(at("guestbook", None, "preview"), {"message": "Hello"})
     assert entry["owner"] is None
-    listed = data.list("app1", "preview", MODEL, "guestbook", None, {})["records"]
+    listed = data.list(at("guestbook", None, "preview"), {})["records"]
     assert [r["message"] for r in listed] == ["Hello"]
-    update = refused(data.update, "app1", "preview", MODEL, "guestbook", None, entry["id"], {})
+    update = refused(data.update, at("guestbook", None, "preview"), entry["id"], {})
     assert isinstance(update, NotAllowed) and update.status == 403
-    assert (
-        refused(data.delete, "app1", "preview", MODEL, "guestbook", "u1", entry["id"]).status == 403
-    )
-    assert data.list("app1", "live", MODEL, "guestbook", None, {})["records"] == []  # its space
+    assert refused(data.delete, at("guestbook", "u1", "preview"), entry["id"]).status == 403
+    assert data.list(at("guestbook", None), {})["records"] == []  # its space
 
 
 def test_bad_records_name_their_fields_and_change_nothing(data: DataService) -> None:
-    bad = refused(data.create, "app1", "live", MODEL, "notes", "u1", {"done": "yes", "x": 1})
+    bad = refused(data.create, at("notes", "u1"), {"done": "yes", "x": 1})
     assert isinstance(bad, InvalidInput) and bad.status == 400
     assert bad.message == "notes: x: no such field; title: required; done: true or false"
-    assert refused(data.create, "app1", "live", MODEL, "notes", "u1", []).message == (
+    assert refused(data.create, at("notes", "u1"), []).message == (
         "notes: a record is a JSON object of its fields"
     )
-    big = refused(data.create, "app1", "live", MODEL, "guestbook", "u1", {"message": "x" * 20_000})
+    big = refused(data.create, at("guestbook", "u1"), {"message": "x" * 20_000})
     assert isinstance(big, PayloadTooLarge) and big.status == 413
-    note = data.create("app1", "live", MODEL, "notes", "u1", {"title": "kept"})
-    dropped = refused(
-        data.update, "app1", "live", MODEL, "notes", "u1", note["id"], {"title": None}
-    )
+    note = data.create(at("notes", "u1"), {"title": "kept"})
+    dropped = refused(data.update, at("notes", "u1"), note["id"], {"title": None})
     assert dropped.message == "notes: title: required"
-    assert data.get("app1", "live", MODEL, "notes", "u1", note["id"])["title"] == "kept"
-    done = data.update("app1", "live", MODEL, "notes", "u1", note["id"], {"done": True})
+    assert data.get(at("notes", "u1"), note["id"])["title"] == "kept"
+    done = data.update(at("notes", "u1"), note["id"], {"done": True})
     assert (
         done["done"] is True and done["title"] == "kept" and done["updatedAt"] >= note["updatedAt"]
     )
-    unknown = refused(data.list, "app1", "live", MODEL, "people", "u1", {})
+    unknown = refused(data.list, at("people", "u1"), {})
     assert isinstance(unknown, NotFound) and "no collection 'people'" in unknown.message
-    assert refused(data.get, "app1", "live", MODEL, "notes", "u1", "../x").status == 404
+    assert refused(data.get, at("notes", "u1"), "../x").status == 404
 
 
 def test_lists_page_sort_and_filter_as_asked(data: DataService) -> None:
     for i in range(4):
-        data.create("app1", "live", MODEL, "notes", "u1", {"title": f"n{i}", "done": i % 2 == 1})
-    first = data.list("app1", "live", MODEL, "notes", "u1", {"limit": "3"})
+        data.create(at("notes", "u1"), {"title": f"n{i}", "done": i % 2 == 1})
+    first = data.list(at("notes", "u1"), {"limit": "3"})
     assert [r["title"] for r in first["records"]] == ["n0", "n1", "n2"] and first["cursor"]
-    rest = data.list(
-        "app1", "live", MODEL, "notes", "u1", {"limit": "3", "cursor": first["cursor"]}
-    )
+    rest = data.list(at("notes", "u1"), {"limit": "3", "cursor": first["cursor"]})
     assert [r["title"] for r in rest["records"]] == ["n3"] and rest["cursor"] is None
-    newest = data.list("app1", "live", MODEL, "notes", "u1", {"sort": "-createdAt", "limit": "1"})
+    newest = data.list(at("notes", "u1"), {"sort": "-createdAt", "limit": "1"})
     assert [r["title"] for r in newest["records"]] == ["n3"]
-    done = data.list("app1", "live", MODEL, "notes", "u1", {"done": "true"})
+    done = data.list(at("notes", "u1"), {"done": "true"})
     assert [r["title"] for r in done["records"]] == ["n1", "n3"]
     for params, said in [
         ({"limit": "0"}, "limit: a whole number from 1 to 100"),
@@ -113,7 +111,7 @@ def test_lists_page_sort_and_filter_as_asked(data: DataService) -> None:
         ({"done": "yes"}, "done: true or false"),
         ({"stars": "many"}, "stars: a number"),
     ]:
-        error = refused(data.list, "app1", "live", MODEL, "notes", "u1", params)
+        error = refused(data.list, at("notes", "u1"), params)
         assert isinstance(error, InvalidInput) and error.message == said, params
 
 
@@ -121,8 +119,8 @@ def test_the_record_past_the_collections_bound_is_a_409_and_nothing_is_lost(
     data: DataService,
 ) -> None:
     for i in range(5):
-        data.create("app1", "live", MODEL, "guestbook", None, {"message": str(i)})
-    full = refused(data.create, "app1", "live", MODEL, "guestbook", None, {"message": "6"})
+        data.create(at("guestbook", None), {"message": str(i)})
+    full = refused(data.create, at("guestbook", None), {"message": "6"})
     assert isinstance(full, CollectionFull) and full.status == 409
-    listed = data.list("app1", "live", MODEL, "guestbook", None, {})["records"]
+    listed = data.list(at("guestbook", None), {})["records"]
     assert [r["message"] for r in listed] == ["0", "1", "2", "3", "4"]

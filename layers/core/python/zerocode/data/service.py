@@ -10,10 +10,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from zerocode.data import access
-from zerocode.data.model import MAX_RECORD_BYTES, Collection, DataModel, Field, record_problems
+from zerocode.data.model import (
+    MAX_RECORD_BYTES,
+    Collection,
+    DataModel,
+    Field,
+    Operation,
+    record_problems,
+)
 from zerocode.data.records import (
     DEFAULT_LIMIT,
     DEFAULT_MOST,
@@ -34,108 +42,77 @@ LIST_PARAMS = ("limit", "cursor", "sort")
 SORTS = {"createdAt": False, "-createdAt": True}  # newest first?
 
 
+@dataclass(frozen=True)
+class Asked:
+    """Who asks what of which data: one app's collection in one space, under the data
+    model in force there, by a visitor (an end user's id, or None: not signed in)."""
+
+    app_id: str
+    space: Space
+    model: DataModel
+    collection: str
+    visitor: str | None
+
+
 class DataService:
     """One app's data in one space, as its model and rules allow a visitor."""
 
     def __init__(self, records: RecordStore, most: int = DEFAULT_MOST) -> None:
         self.records, self.most = records, most
 
-    def list(
-        self,
-        app_id: str,
-        space: Space,
-        model: DataModel,
-        name: str,
-        visitor: str | None,
-        params: Mapping[str, str],
-    ) -> dict[str, Any]:
-        collection = _collection(model, name)
-        decision = access.decide(collection, "list", visitor)
+    def list(self, asked: Asked, params: Mapping[str, str]) -> dict[str, Any]:
+        collection = _collection(asked)
+        decision = access.decide(collection, "list", asked.visitor)
         query = _query(collection, params, decision.only_owner)
-        page = self.records.list(app_id, space, name, query)
+        page = self.records.list(asked.app_id, asked.space, collection.name, query)
         return {"records": [r.shown() for r in page.records], "cursor": page.cursor}
 
-    def create(
-        self,
-        app_id: str,
-        space: Space,
-        model: DataModel,
-        name: str,
-        visitor: str | None,
-        body: Any,
-    ) -> dict[str, Any]:
-        collection = _collection(model, name)
-        access.decide(collection, "create", visitor)
+    def create(self, asked: Asked, body: Any) -> dict[str, Any]:
+        collection = _collection(asked)
+        access.decide(collection, "create", asked.visitor)
         _checked(collection, body, partial=False)
-        record = new_record(visitor, body)
-        self.records.create(app_id, space, name, record, self.most)
+        record = new_record(asked.visitor, body)
+        self.records.create(asked.app_id, asked.space, collection.name, record, self.most)
         return record.shown()
 
-    def get(
-        self,
-        app_id: str,
-        space: Space,
-        model: DataModel,
-        name: str,
-        visitor: str | None,
-        record_id: str,
-    ) -> dict[str, Any]:
-        collection = _collection(model, name)
-        access.decide(collection, "read", visitor)
-        record = self._found(app_id, space, collection, record_id)
-        access.may_touch(collection, "read", visitor, record.owner)
-        return record.shown()
+    def get(self, asked: Asked, record_id: str) -> dict[str, Any]:
+        return self._touched(asked, "read", record_id)[1].shown()
 
-    def update(
-        self,
-        app_id: str,
-        space: Space,
-        model: DataModel,
-        name: str,
-        visitor: str | None,
-        record_id: str,
-        body: Any,
-    ) -> dict[str, Any]:
-        collection = _collection(model, name)
-        access.decide(collection, "update", visitor)
-        _checked(collection, body, partial=True)
-        record = self._found(app_id, space, collection, record_id)
-        access.may_touch(collection, "update", visitor, record.owner)
+    def update(self, asked: Asked, record_id: str, body: Any) -> dict[str, Any]:
+        collection = _collection(asked)
+        access.decide(collection, "update", asked.visitor)
+        _checked(collection, body, partial=True)  # before the record is looked for
+        _, record = self._touched(asked, "update", record_id)
         new = changed(record, body)
         _checked(collection, dict(new.fields), partial=False)  # a required field kept
-        if not self.records.replace(app_id, space, name, new):
-            raise NotFound(f"no such record in {name}")  # deleted meanwhile
+        if not self.records.replace(asked.app_id, asked.space, collection.name, new):
+            raise NotFound(f"no such record in {collection.name}")  # deleted meanwhile
         return new.shown()
 
-    def delete(
-        self,
-        app_id: str,
-        space: Space,
-        model: DataModel,
-        name: str,
-        visitor: str | None,
-        record_id: str,
-    ) -> None:
-        collection = _collection(model, name)
-        access.decide(collection, "delete", visitor)
-        record = self._found(app_id, space, collection, record_id)
-        access.may_touch(collection, "delete", visitor, record.owner)
-        if not self.records.delete(app_id, space, name, record_id):
-            raise NotFound(f"no such record in {name}")
+    def delete(self, asked: Asked, record_id: str) -> None:
+        collection, _ = self._touched(asked, "delete", record_id)
+        if not self.records.delete(asked.app_id, asked.space, collection.name, record_id):
+            raise NotFound(f"no such record in {collection.name}")
 
-    def _found(self, app_id: str, space: Space, collection: Collection, record_id: str) -> Record:
+    def _touched(
+        self, asked: Asked, operation: Operation, record_id: str
+    ) -> tuple[Collection, Record]:
+        """The record ``operation`` is about, once the rules let the visitor touch it."""
+        collection = _collection(asked)
+        access.decide(collection, operation, asked.visitor)
         found = None
         if is_record_id(record_id):
-            found = self.records.get(app_id, space, collection.name, record_id)
+            found = self.records.get(asked.app_id, asked.space, collection.name, record_id)
         if found is None:
             raise NotFound(f"no such record in {collection.name}")
-        return found
+        access.may_touch(collection, operation, asked.visitor, found.owner)
+        return collection, found
 
 
-def _collection(model: DataModel, name: str) -> Collection:
-    found = model.collection(name)
+def _collection(asked: Asked) -> Collection:
+    found = asked.model.collection(asked.collection)
     if found is None:
-        raise NotFound(f"the app's data model has no collection {name[:40]!r}")
+        raise NotFound(f"the app's data model has no collection {asked.collection[:40]!r}")
     return found
 
 
