@@ -8,6 +8,7 @@ from pathlib import Path
 from zerocode.apps.records import CodeGenType
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
+from zerocode.data.records import new_record
 from zerocode.engine.journal import PendingCall, PendingStep
 
 
@@ -70,3 +71,19 @@ def test_deleting_an_app_clears_its_step_journal_record(tmp_path: Path) -> None:
     assert p.delete_app(app) is True
     assert p.engine.journal.read(app.id) is None
     assert p.engine.journal.read(other.id) == step
+
+
+def test_deleting_an_app_deletes_its_records_in_both_spaces_and_no_other_apps(
+    tmp_path: Path,
+) -> None:
+    """The app's own data (docs/data.md) goes with the app (M8); another app's stays."""
+    p = wiring.platform(Settings(data_dir=tmp_path))
+    assert p.records is not None
+    app = asyncio.run(p.create_app("owner-1", "A guestbook about otters", CodeGenType.HTML))
+    other = asyncio.run(p.create_app("owner-1", "A guestbook about sloths", CodeGenType.HTML))
+    for app_id in (app.id, other.id):
+        for space in ("preview", "live"):
+            p.records.create(app_id, space, "entries", new_record(None, {"m": "hi"}), most=10)
+    assert p.delete_app(app) is True
+    assert [p.records.count(app.id, s, "entries") for s in ("preview", "live")] == [0, 0]
+    assert [p.records.count(other.id, s, "entries") for s in ("preview", "live")] == [1, 1]

@@ -77,6 +77,7 @@ class AppService:
     versions: VersionStore | None = None
     journal: JournalData | None = None
     checks: AppData | None = None  # the app's acceptance checks and their runs
+    records: AppData | None = None  # the app's own data, both spaces (zerocode/data)
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app."""
@@ -167,6 +168,7 @@ class AppService:
             versions=self.versions,
             journal=self.journal,
             checks=self.checks,
+            records=self.records,
         )
 
 
@@ -181,6 +183,7 @@ def purge_steps(
     versions: VersionStore | None = None,
     journal: JournalData | None = None,
     checks: AppData | None = None,
+    records: AppData | None = None,
 ) -> list[Callable[[str], object]]:
     """Every store an app's data lives in, in the order its deletion empties them.
 
@@ -204,6 +207,8 @@ def purge_steps(
         steps.append(preview_covers.delete_app)
     if checks is not None:
         steps.append(checks.delete_app)
+    if records is not None:
+        steps.append(records.delete_app)
     return steps
 
 

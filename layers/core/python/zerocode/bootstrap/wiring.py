@@ -63,6 +63,7 @@ def platform(
     from zerocode.adapters.sqlite.journal import SqliteJournal
     from zerocode.adapters.sqlite.lease import SqliteLease
     from zerocode.adapters.sqlite.publisher import SqlitePublisher
+    from zerocode.adapters.sqlite.records import SqliteRecordStore
     from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
     from zerocode.adapters.sqlite.users import SqliteUserStore
     from zerocode.adapters.sqlite.versions import SqliteVersionStore
@@ -176,6 +177,7 @@ def platform(
         accounts=Accounts(SqliteUserStore(db)),
         rates=rate_limiter(settings),
         deletions=SqlitePendingDeletions(db),
+        records=SqliteRecordStore(db),
         builds=builds,
         publishing=publishing,
         site_root=site_root,

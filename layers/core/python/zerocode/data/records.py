@@ -99,6 +99,10 @@ class RecordStore(Protocol):
         """Delete every record of the app in ``space`` (None: both); how many there were."""
         ...
 
+    def delete_app(self, app_id: str) -> int:
+        """Every record of a deleted app, both spaces (M8: a step of its deletion)."""
+        ...
+
 
 def new_record(owner: str | None, fields: Mapping[str, Any]) -> Record:
     now = timestamp()

@@ -116,6 +116,9 @@ class SqliteRecordStore:
                 )
             return int(done.rowcount)
 
+    def delete_app(self, app_id: str) -> int:
+        return self.clear(app_id)
+
 
 def _fields(record: Record) -> str:
     return json.dumps(dict(record.fields), separators=(",", ":"), ensure_ascii=False)
