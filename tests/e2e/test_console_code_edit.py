@@ -189,8 +189,13 @@ def test_a_hand_edit_is_saved_versioned_previewed_and_a_stale_one_refused(
     assert versions[1]["kind"] != "edit"
 
     # Someone else saves the file meanwhile: this page's save is refused (412), said plainly,
-    # and Reload brings the file as it is now.
-    page.click("#tab-code")
+    # and Reload brings the file as it is now. Back on the tab, the view reads the file again
+    # (a clean editor takes it as it is): that read is over before the other save, or the
+    # editor could take their file (a CI run typed into it and saved it, not stale at all).
+    read = f"/api/apps/{app['id']}/files/index.html"
+    with page.expect_response(lambda r: r.request.method == "GET" and r.url.endswith(read)) as got:
+        page.click("#tab-code")
+    got.value.finished()
     page.wait_for_selector("#code-path >> text=index.html")
     etag = owner.get(f"{base}/files/index.html").headers["etag"]
     theirs = expected.replace(" and Terns", " and Gulls")

@@ -94,10 +94,13 @@ class OneRequestAtATime:
     """moto checks a write's condition and then writes with no lock, so two racing threads
     can both pass it; real DynamoDB applies each request to an item atomically. Serialising
     requests restores that guarantee and nothing more: threads still interleave between a
-    read and the conditional write that follows it, which is the race under test."""
+    read and the conditional write that follows it, which is the race under test. Clients
+    of one moto backend share ``lock``: its tables are one dict for all of them (a query
+    iterating a table while another client's put grew it raised "dictionary changed size
+    during iteration" in a CI run)."""
 
-    def __init__(self, client: Any) -> None:
-        self._client, self._lock = client, threading.Lock()
+    def __init__(self, client: Any, lock: threading.Lock | None = None) -> None:
+        self._client, self._lock = client, lock or threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._client, name)

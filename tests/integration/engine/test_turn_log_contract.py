@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from tests.conftest import REDIS_URL, redis_client_or_skip
+from tests.integration.backends import OneRequestAtATime
 from zerocode.adapters.dynamodb.turn_log import DynamoTurnLog, create_turn_events_table
 from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
 from zerocode.adapters.redis.turn_log import RedisTurnLog
@@ -51,8 +53,11 @@ def _dynamodb() -> Iterator[Factory]:
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_turn_events_table(client, "turn-events")
+        moto = threading.Lock()  # one backend for every instance's client (OneRequestAtATime)
         yield lambda: DynamoTurnLog(
-            boto3.client("dynamodb", region_name="us-east-1"), "turn-events", poll_seconds=0.01
+            OneRequestAtATime(boto3.client("dynamodb", region_name="us-east-1"), moto),
+            "turn-events",
+            poll_seconds=0.01,
         )
 
 
