@@ -150,9 +150,9 @@ def _child(ask: dict[str, Any], keep: list[int]) -> None:
     returns."""
     code = 1
     try:
+        signal.set_wakeup_fd(-1)  # before its pipe is closed: a signal meanwhile writes there
         for fd in keep:
             os.close(fd)
-        signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter

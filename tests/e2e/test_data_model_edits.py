@@ -11,18 +11,13 @@ import httpx
 from tests.e2e.conftest import Server
 from tests.e2e.test_user_edits import html_app
 from tests.e2e.test_versions import last_message, versions_of
+from tests.unit.data.test_model import NOTES
 
-MODEL = {
+MODEL = {  # a guestbook: anyone reads and signs it, no one changes an entry
     "collections": {
         "entries": {
             "fields": {"message": {"type": "text", "required": True, "max": 500}},
-            "rules": {
-                "list": "public",
-                "read": "public",
-                "create": "public",
-                "update": "nobody",
-                "delete": "nobody",
-            },
+            "rules": NOTES["collections"]["guestbook"]["rules"],
         }
     }
 }

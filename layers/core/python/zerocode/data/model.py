@@ -23,7 +23,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -131,11 +131,9 @@ def _model(raw: Any, problems: list[str]) -> DataModel | None:
     if not isinstance(found, dict) or not found:
         problems.append("collections: an object of at least one collection, by name")
         return None
-    if len(found) > MAX_COLLECTIONS:
-        problems.append(f"collections: {len(found)} collections; at most {MAX_COLLECTIONS}")
     collections = []
-    for name, body in list(found.items())[:MAX_COLLECTIONS]:
-        collection = _collection(str(name), body, f"collections.{name}", problems)
+    for name, body in _bounded(found, MAX_COLLECTIONS, "collections", "collections", problems):
+        collection = _collection(name, body, f"collections.{name}", problems)
         if collection is not None:
             collections.append(collection)
     return DataModel(tuple(collections))
@@ -152,21 +150,28 @@ def _collection(name: str, raw: Any, where: str, problems: list[str]) -> Collect
     rules = _rules(raw.get("rules"), f"{where}.rules", problems)
     collection = Collection(name, tuple(fields), rules)
     seed = _seed(collection, raw.get("seed", []), f"{where}.seed", problems)
-    return Collection(name, tuple(fields), rules, tuple(seed))
+    return replace(collection, seed=tuple(seed))
 
 
 def _fields(raw: Any, where: str, problems: list[str]) -> list[Field]:
     if not isinstance(raw, dict) or not raw:
         problems.append(f"{where}: an object of at least one field, by name")
         return []
-    if len(raw) > MAX_FIELDS:
-        problems.append(f"{where}: {len(raw)} fields; at most {MAX_FIELDS}")
     out = []
-    for name, body in list(raw.items())[:MAX_FIELDS]:
-        found = _field(str(name), body, f"{where}.{name}", problems)
+    for name, body in _bounded(raw, MAX_FIELDS, "fields", where, problems):
+        found = _field(name, body, f"{where}.{name}", problems)
         if found is not None:
             out.append(found)
     return out
+
+
+def _bounded(
+    raw: dict[str, Any], most: int, what: str, where: str, problems: list[str]
+) -> list[tuple[str, Any]]:
+    """The first ``most`` entries of ``raw`` by name; one problem if it holds more."""
+    if len(raw) > most:
+        problems.append(f"{where}: {len(raw)} {what}; at most {most}")
+    return [(str(name), body) for name, body in list(raw.items())[:most]]
 
 
 def _field(name: str, raw: Any, where: str, problems: list[str]) -> Field | None:
@@ -289,10 +294,15 @@ def record_problems(collection: Collection, record: Any, *, partial: bool = Fals
         why = value_problem(field, record[field.name])
         if why is not None:
             problems.append(f".{field.name}: {why}")
-    size = len(json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode())
+    size = record_bytes(record)
     if size > MAX_RECORD_BYTES:
         problems.append(f": the record is {size} bytes; at most {MAX_RECORD_BYTES}")
     return problems
+
+
+def record_bytes(record: Mapping[str, Any]) -> int:
+    """A record's size as bounded: its fields as compact JSON, in UTF-8."""
+    return len(json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def value_problem(field: Field, value: Any) -> str | None:

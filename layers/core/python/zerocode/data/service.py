@@ -20,6 +20,7 @@ from zerocode.data.model import (
     DataModel,
     Field,
     Operation,
+    record_bytes,
     record_problems,
 )
 from zerocode.data.records import (
@@ -118,12 +119,11 @@ def _collection(asked: Asked) -> Collection:
 
 def _checked(collection: Collection, body: Any, *, partial: bool) -> None:
     """InvalidInput naming every bad field (413 for a record past its bytes)."""
+    if isinstance(body, dict) and record_bytes(body) > MAX_RECORD_BYTES:
+        raise PayloadTooLarge(f"the record is too large: at most {MAX_RECORD_BYTES} bytes")
     problems = record_problems(collection, body, partial=partial)
     if not problems:
         return
-    too_big = [p for p in problems if "bytes; at most" in p]
-    if too_big:
-        raise PayloadTooLarge(f"the record is too large: at most {MAX_RECORD_BYTES} bytes")
     said = "; ".join(p[1:] if p.startswith(".") else p[2:] for p in problems)
     raise InvalidInput(f"{collection.name}: {said}")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from zerocode.apps.workspace import FileMissing, Workspace, clean_path
@@ -114,11 +114,7 @@ def _html(found: list[Block]) -> str:
 def parse_html(text: str) -> dict[str, str]:
     """``{"index.html": ...}`` from the first ```html block, and the data model from the
     first ```data block if there is one (an answer may carry that alone)."""
-    found = blocks(text)
-    data = _data(found)
-    if data is not None and not any(b.lang in FILES for b in found):
-        return {DATA_MODEL: data}
-    return {"index.html": _html(found)} | ({} if data is None else {DATA_MODEL: data})
+    return _with_model(blocks(text), lambda found: {"index.html": _html(found)})
 
 
 def parse_multi_file(text: str) -> dict[str, str]:
@@ -129,14 +125,25 @@ def parse_multi_file(text: str) -> dict[str, str]:
     this answer, with no stale file left from an earlier turn. A block that is
     present but empty or unclosed is still an error.
     """
-    found = blocks(text)
+
+    def page(found: list[Block]) -> dict[str, str]:
+        files = {"index.html": _html(found)}
+        for lang in ("css", "javascript"):
+            files[FILES[lang]] = _first(found, lang, required=False) or ""
+        return files
+
+    return _with_model(blocks(text), page)
+
+
+def _with_model(
+    found: list[Block], page: Callable[[list[Block]], dict[str, str]]
+) -> dict[str, str]:
+    """The page's files, and the data model when the answer has a ```data block; the model
+    alone when that is all it has (the page is then left as it is)."""
     data = _data(found)
     if data is not None and not any(b.lang in FILES for b in found):
         return {DATA_MODEL: data}
-    files = {"index.html": _html(found)}
-    for lang in ("css", "javascript"):
-        files[FILES[lang]] = _first(found, lang, required=False) or ""
-    return files | ({} if data is None else {DATA_MODEL: data})
+    return page(found) | ({} if data is None else {DATA_MODEL: data})
 
 
 def _data(found: list[Block]) -> str | None:

@@ -22,7 +22,6 @@ from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.versions import Version, VersionKind, file_diff, sha256
 from zerocode.apps.workspace import FileMissing, Snapshot
 from zerocode.data import model as data_model
-from zerocode.engine import codegen
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.parts import EngineParts, app_lease
@@ -85,11 +84,7 @@ def editable(app: App, path: str, data: bytes | None = None) -> None:
             raise FileRefused(refused)
         return
     if app.code_gen_type is not CodeGenType.VUE_PROJECT:
-        allowed = (
-            ("index.html", data_model.DATA_MODEL)
-            if app.code_gen_type is CodeGenType.HTML
-            else (*codegen.FILES.values(), data_model.DATA_MODEL)
-        )
+        allowed = sorted(export_rules.STATIC_FILES[app.code_gen_type])
         if path not in allowed:
             raise FileRefused(
                 f"this app's files are {', '.join(allowed)}; {path} is not one of them"
