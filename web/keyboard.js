@@ -8,12 +8,14 @@ import { announce } from "./layout.js";
 // `paused` (a turn, a restore or a rebuild changes the preview, or the preview is out of date)
 // the button is disabled but stays pressed, and the preview's picker is told to stop picking.
 // Once the pause ends the picker is told again; a preview that loads meanwhile says "ready"
-// and is told then (tell()). The picker obeys only this origin; the frame's opaque origin
-// cannot be named as a target, so "*" it is, and the message says only "edit on/off".
+// and is told then (tell()). The picker obeys only this origin, and the message goes to the
+// preview's origin only (the frame's address), never "*".
 export function editMode(button, frame) {
   let wanted = false, paused = false;
   const tell = () => {
-    if (frame.contentWindow) frame.contentWindow.postMessage({ zerocode: "edit", on: wanted && !paused }, "*");
+    let origin = "";
+    try { origin = new URL(frame.src).origin; } catch { return; }
+    if (frame.contentWindow) frame.contentWindow.postMessage({ zerocode: "edit", on: wanted && !paused }, origin);
   };
   const draw = () => {
     button.classList.toggle("edit-on", wanted);

@@ -13,13 +13,16 @@ import { pickedElement } from "./events.js";
 
 export function makePreview(page) {
   const { appId, chipSlot, input, inputCount } = page;
-  // The preview is another origin, and sandboxed without allow-same-origin on top: its
-  // scripts run with an opaque origin, so it can reach neither its own origin's storage nor
-  // this page. The frame's name tells the picker which origin may command it (picker.js).
-  // It gets its address only once a preview build has succeeded (before, a placeholder).
+  // The preview is its own origin, on another site than this page (p-{key}.localhost, or
+  // its CloudFront name): so its scripts can reach neither this page nor its storage, and
+  // allow-same-origin gives the page its own origin (not this one), which its data API
+  // needs (a same-origin Origin on changes, its session cookie: docs/data.md). The sandbox
+  // still keeps it from navigating this page or opening popups. The frame's name tells the
+  // picker which origin may command it (picker.js). It gets its address only once a
+  // preview build has succeeded (before, a placeholder).
   const frame = h("iframe", { id: "preview", title: t("app.tab.preview"), hidden: true,
                               name: `zerocode-console ${location.origin}`,
-                              sandbox: "allow-scripts allow-forms" });
+                              sandbox: "allow-scripts allow-forms allow-same-origin" });
   const placeholder = h("div", { class: "placeholder", id: "preview-placeholder", role: "status", hidden: true });
   const editButton = h("button", { class: "secondary", id: "edit", "aria-pressed": "false" }, t("app.edit"));
   const edit = editMode(editButton, frame);  // the builder's wish, paused while the preview changes
@@ -44,6 +47,9 @@ export function makePreview(page) {
   // A build the console heard of: the preview shows it (or soon will). Build ids grow with
   // time ("b{ms}{hex}"), and the preview only moves on: a late answer naming an older
   // build changes nothing.
+  function previewOrigin() {
+    try { return new URL(page.app.previewUrl).origin; } catch { return ""; }
+  }
   function heard(build) { if (build && (!page.latestBuild || build > page.latestBuild)) page.latestBuild = build; }
   function dropPick() { if (page.picked) { page.picked = null; showChip(); } }
   function showPlaceholder(building) {
@@ -60,10 +66,10 @@ export function makePreview(page) {
       h("button", { title: t("app.remove"), "aria-label": t("app.removeSelection"),
                     onclick: () => { page.picked = null; showChip(); } }, "×")) : "");
   }
-  // Only the preview frame's window, whose sandboxed (opaque) origin reads "null", may talk
-  // to this page; what it says is untrusted input, kept to the fields and sizes the API takes.
+  // Only the preview frame's window, from the preview's own origin, may talk to this page;
+  // what it says is untrusted input, kept to the fields and sizes the API takes.
   window.onmessage = (e) => {
-    if (e.source !== frame.contentWindow || e.origin !== "null" || !e.data) return;
+    if (e.source !== frame.contentWindow || e.origin !== previewOrigin() || !e.data) return;
     if (e.data.zerocode === "ready" && edit.on) edit.tell();
     if (e.data.zerocode === "picked" && edit.active) {
       page.picked = pickedElement(e.data.element, page.frameBuild);

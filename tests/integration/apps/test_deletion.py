@@ -8,7 +8,7 @@ from pathlib import Path
 from zerocode.apps.records import CodeGenType
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
-from zerocode.data.records import new_record
+from zerocode.data.records import SPACES, new_record
 from zerocode.engine.journal import PendingCall, PendingStep
 
 
@@ -73,17 +73,28 @@ def test_deleting_an_app_clears_its_step_journal_record(tmp_path: Path) -> None:
     assert p.engine.journal.read(other.id) == step
 
 
-def test_deleting_an_app_deletes_its_records_in_both_spaces_and_no_other_apps(
+def test_deleting_an_app_deletes_its_records_users_and_models_and_no_other_apps(
     tmp_path: Path,
 ) -> None:
-    """The app's own data (docs/data.md) goes with the app (M8); another app's stays."""
+    """The app's own data (docs/data.md) goes with the app (M8), in both spaces: records,
+    end users, their sessions and the builds' data models; another app's stays."""
     p = wiring.platform(Settings(data_dir=tmp_path))
-    assert p.records is not None
+    backend = p.backend
+    assert backend is not None
     app = asyncio.run(p.create_app("owner-1", "A guestbook about otters", CodeGenType.HTML))
     other = asyncio.run(p.create_app("owner-1", "A guestbook about sloths", CodeGenType.HTML))
+    sessions = {}
     for app_id in (app.id, other.id):
-        for space in ("preview", "live"):
-            p.records.create(app_id, space, "entries", new_record(None, {"m": "hi"}), most=10)
+        backend.build_models.put(app_id, "b1", b"{}")
+        for space in SPACES:
+            backend.records.create(app_id, space, "entries", new_record(None, {"m": "hi"}), 10)
+            body = {"username": "ada", "password": "correct horse"}
+            session, _ = backend.end_users.sign_up(app_id, space, body, None)
+            sessions[app_id, space] = session.token
     assert p.delete_app(app) is True
-    assert [p.records.count(app.id, s, "entries") for s in ("preview", "live")] == [0, 0]
-    assert [p.records.count(other.id, s, "entries") for s in ("preview", "live")] == [1, 1]
+    for app_id, kept in ((app.id, 0), (other.id, 1)):
+        assert [backend.records.count(app_id, s, "entries") for s in SPACES] == [kept] * 2
+        assert [len(backend.users.list(app_id, s, None, 10)[0]) for s in SPACES] == [kept] * 2
+        signed_in = [backend.end_users.visitor(app_id, s, sessions[app_id, s]) for s in SPACES]
+        assert [u is not None for u in signed_in] == [bool(kept)] * 2
+        assert (backend.build_models.get(app_id, "b1") is not None) is bool(kept)

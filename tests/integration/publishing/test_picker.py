@@ -33,7 +33,7 @@ window.got = [];
 window.addEventListener("message", (e) => window.got.push({{origin: e.origin,
   fromFrame: e.source === document.getElementById("preview").contentWindow, data: e.data}}));
 </script>
-<iframe id="preview" sandbox="allow-scripts allow-forms" name={json.dumps(name)}
+<iframe id="preview" sandbox="allow-scripts allow-forms allow-same-origin" name={json.dumps(name)}
   src="{PREVIEW}/" width="600" height="300"></iframe></body></html>"""
 
 
@@ -101,7 +101,7 @@ def test_the_console_origin_commands_the_picker_and_hears_from_it(chromium: Any,
     page = open_page(chromium, CONSOLE, f"zerocode-console {CONSOLE}", SCRIPTS[kind]())
     got = command_and_click(page)
     assert [m["data"]["zerocode"] for m in got] == ["ready", "picked"]
-    assert all(m["origin"] == "null" and m["fromFrame"] for m in got)  # sandboxed frame
+    assert all(m["origin"] == PREVIEW and m["fromFrame"] for m in got)  # the preview's own
     assert got[1]["data"]["element"]["tag"] == "h1"
     assert got[1]["data"]["element"]["selector"] == "#title"
 

@@ -149,7 +149,7 @@ def token_hash(token: str) -> str:
 
 
 @functools.cache
-def _dummy_hash() -> str:
+def dummy_hash() -> str:
     """A hash to verify against when the account does not exist, so "no such account"
     takes as long as "wrong password". Made on first use, not at import (scrypt is slow)."""
     return hash_password(secrets.token_urlsafe(12))
@@ -178,7 +178,7 @@ class Accounts:
         user = self.users.by_account(account.lower()) if isinstance(account, str) else None
         ok = verify_password(
             password if isinstance(password, str) else "",
-            user.password_hash if user else _dummy_hash(),
+            user.password_hash if user else dummy_hash(),
         )
         if user is None or not ok:
             if user is not None:

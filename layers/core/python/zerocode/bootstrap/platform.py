@@ -16,7 +16,7 @@ from zerocode.apps.service import purge_steps as purge_steps  # wiring's deletio
 from zerocode.apps.storage_health import StorageProbe
 from zerocode.apps.workspace import Workspace
 from zerocode.bootstrap.settings import Settings
-from zerocode.data.records import RecordStore
+from zerocode.data.backend import Backend
 from zerocode.engine import prompts
 from zerocode.engine.model import ChatModel
 from zerocode.engine.naming import ModelNamer
@@ -54,8 +54,9 @@ class Platform:
     gateway_claims: Callable[[Mapping[str, Any], str | None], User | None] | None = None
     # Whether storage takes writes now, for /api/health (None: not probed, always "ok").
     storage: StorageProbe | None = None
-    # The apps' own data (issue 39; locally on SQLite; not yet on AWS: docs/data.md).
-    records: RecordStore | None = None
+    # The apps' own data and end users (issue 39; locally on SQLite; not yet on AWS:
+    # docs/data.md).
+    backend: Backend | None = None
     # How untrusted builds are isolated, for the banner and /api/health.
     build_isolation: str = "CodeBuild, per-build scoped credentials"
     # How the headless browser (covers, runtime check) is confined, or why it is off.
@@ -91,7 +92,7 @@ class Platform:
             versions=self.engine.versions.store if self.engine.versions else None,
             journal=self.engine.journal,
             checks=self.engine.checks,
-            records=self.records,
+            records=self.backend,
         )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:

@@ -175,6 +175,14 @@ class Settings(BaseSettings):
     rate_login: int = Field(5, ge=1)
     rate_login_address: int = Field(20, ge=1)
     rate_login_window_seconds: float = Field(15 * 60, gt=0)
+    # The apps' own data (docs/data.md): records per collection and end users per app
+    # space; requests of the data API per visitor address and per site in any window of
+    # data_window_seconds (429 past them).
+    data_max_records: int = Field(10_000, ge=1, le=1_000_000)
+    data_max_users: int = Field(10_000, ge=1, le=1_000_000)
+    data_rate_visitor: int = Field(300, ge=1)
+    data_rate_site: int = Field(3000, ge=1)
+    data_window_seconds: float = Field(60, gt=0)
     # A request body larger than this is refused with 413 before it is read (http/limits.py).
     max_body_bytes: int = Field(1 << 20, ge=16 * 1024)
     # The public featured-apps page is cached per process for this long.

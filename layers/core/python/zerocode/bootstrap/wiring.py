@@ -19,6 +19,8 @@ from zerocode.bootstrap.parts import (
 )
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
+from zerocode.data.backend import Backend
+from zerocode.data.end_users import EndUserLimits
 from zerocode.engine.model import ChatModel
 from zerocode.engine.turn import Engine
 from zerocode.engine.turns import Turns
@@ -54,11 +56,13 @@ def platform(
     from zerocode.adapters.local.toolchain_store import ToolchainStore
     from zerocode.adapters.local.workspace import LocalWorkspace
     from zerocode.adapters.sqlite.apps import SqliteAppStore
+    from zerocode.adapters.sqlite.build_models import SqliteBuildModels
     from zerocode.adapters.sqlite.builds import SqliteBuildStore
     from zerocode.adapters.sqlite.checks import SqliteCheckStore
     from zerocode.adapters.sqlite.database import SqliteDatabase
     from zerocode.adapters.sqlite.deletions import SqlitePendingDeletions
     from zerocode.adapters.sqlite.display import SqliteDisplayHistoryStore
+    from zerocode.adapters.sqlite.end_users import SqliteEndUserStore
     from zerocode.adapters.sqlite.health import SqliteStorageProbe
     from zerocode.adapters.sqlite.journal import SqliteJournal
     from zerocode.adapters.sqlite.lease import SqliteLease
@@ -76,6 +80,7 @@ def platform(
     mem = memory(settings, transcript, model)
     workspace = LocalWorkspace(settings.data_dir / "workspaces", workspace_limits(settings))
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
+    rates = rate_limiter(settings)
     journal = SqliteJournal(db)
     box = sandbox(override=settings.dangerously_unsandboxed_builds)
     covers = (
@@ -157,6 +162,21 @@ def platform(
         reserve=reserve,
     )
 
+    backend = Backend(
+        records=SqliteRecordStore(db),
+        users=SqliteEndUserStore(db),
+        build_models=SqliteBuildModels(db),
+        limiter=rates,
+        most_records=settings.data_max_records,
+        user_limits=EndUserLimits(
+            failed_logins=settings.rate_login,
+            attempts=settings.rate_login_address,
+            window_seconds=settings.rate_login_window_seconds,
+            most=settings.data_max_users,
+        ),
+    )
+    publishing.models = backend.build_models
+
     def site_root(target: SiteTarget) -> Path | None:
         """A local build's output directory (the sites origin serves it)."""
         build = builds.get(target.app_id, target.build_id)
@@ -175,9 +195,9 @@ def platform(
             engine, turn_log(settings) if settings.redis_url else InProcessTurnLog(), shared=False
         ),
         accounts=Accounts(SqliteUserStore(db)),
-        rates=rate_limiter(settings),
+        rates=rates,
         deletions=SqlitePendingDeletions(db),
-        records=SqliteRecordStore(db),
+        backend=backend,
         builds=builds,
         publishing=publishing,
         site_root=site_root,

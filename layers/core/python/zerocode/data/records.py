@@ -16,9 +16,9 @@ import base64
 import binascii
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from zerocode.errors import Conflict, InvalidInput
@@ -29,6 +29,7 @@ MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
 MAX_FILTERS = 5
 DEFAULT_MOST = 10_000  # records per collection (ZEROCODE_DATA_MAX_RECORDS)
+_TIME = "%Y-%m-%dT%H:%M:%S.%fZ"  # ISO 8601, UTC, microseconds: sorts as it reads
 _ID_CHARS = 16  # hex: 64 random bits, never guessed from another record's
 
 
@@ -95,8 +96,16 @@ class RecordStore(Protocol):
 
     def count(self, app_id: str, space: Space, collection: str) -> int: ...
 
+    def seed(self, app_id: str, space: Space, collection: str, records: Sequence[Record]) -> bool:
+        """Add ``records`` to a collection once: only if it was not seeded since its space
+        was last cleared (so a seed record a visitor deleted stays deleted); whether it
+        added them. Past the collection's bounds nothing is checked: seeds are at most
+        100, read from a data model already checked."""
+        ...
+
     def clear(self, app_id: str, space: Space | None = None) -> int:
-        """Delete every record of the app in ``space`` (None: both); how many there were."""
+        """Delete every record of the app in ``space`` (None: both), and that its
+        collections were seeded; how many records there were."""
         ...
 
     def delete_app(self, app_id: str) -> int:
@@ -109,6 +118,16 @@ def new_record(owner: str | None, fields: Mapping[str, Any]) -> Record:
     return Record(secrets.token_hex(_ID_CHARS // 2), owner, now, now, dict(fields))
 
 
+def seed_records(seeds: Sequence[Mapping[str, Any]]) -> list[Record]:
+    """New records of ``seeds``, one microsecond apart: they list in the file's order."""
+    start = datetime.now(UTC)
+    made = []
+    for n, fields in enumerate(seeds):
+        at = (start + timedelta(microseconds=n)).strftime(_TIME)
+        made.append(Record(secrets.token_hex(_ID_CHARS // 2), None, at, at, dict(fields)))
+    return made
+
+
 def changed(record: Record, fields: Mapping[str, Any]) -> Record:
     """``record`` with ``fields`` set (a None value removes the field), updated now."""
     merged = {**record.fields, **fields}
@@ -117,7 +136,7 @@ def changed(record: Record, fields: Mapping[str, Any]) -> Record:
 
 
 def timestamp() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime(_TIME)
 
 
 def is_record_id(value: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,7 @@ from zerocode.data.records import (
     changed,
     is_record_id,
     new_record,
+    seed_records,
 )
 from zerocode.errors import InvalidInput, NotFound, PayloadTooLarge
 
@@ -60,6 +62,32 @@ class DataService:
 
     def __init__(self, records: RecordStore, most: int = DEFAULT_MOST) -> None:
         self.records, self.most = records, most
+        # Collections this process knows were seeded (a reset here forgets its app's; a
+        # reset elsewhere seeds again itself, so a stale entry misses nothing).
+        self._seeded: set[tuple[str, str]] = set()
+        self._seeding = threading.Lock()
+
+    def seed_preview(self, app_id: str, model: DataModel) -> None:
+        """Fill the preview space's collections with their seed records, each once: when
+        first used, and again only after a reset (a deleted seed record stays deleted)."""
+        for collection in model.collections:
+            key = (app_id, collection.name)
+            if not collection.seed or key in self._seeded:
+                continue
+            seeds = seed_records(collection.seed)
+            self.records.seed(app_id, "preview", collection.name, seeds)
+            with self._seeding:
+                self._seeded.add(key)
+
+    def reset_preview(self, app_id: str, model: DataModel | None) -> int:
+        """Empty the preview space and seed it again from ``model`` (the preview's);
+        how many records were deleted."""
+        with self._seeding:
+            self._seeded = {key for key in self._seeded if key[0] != app_id}
+        deleted = self.records.clear(app_id, "preview")
+        if model is not None:
+            self.seed_preview(app_id, model)
+        return deleted
 
     def list(self, asked: Asked, params: Mapping[str, str]) -> dict[str, Any]:
         collection = _collection(asked)

@@ -29,6 +29,7 @@ from starlette.types import Scope
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.errors import InvalidInput
+from zerocode.http.app_api import API_DIR, API_METHODS, AppApi
 from zerocode.publishing.picker import PICKER_PATH, picker_script, with_picker
 from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteUrls, preview_pointer, site_pointer
 
@@ -54,7 +55,12 @@ def console_origins(settings: Settings) -> list[str]:
 def create_sites_app(platform: Platform) -> Starlette:
     """One route for every GET and HEAD: the Host names the app, the path its file."""
     sites = _Sites(platform)
-    return Starlette(routes=[Route("/{path:path}", sites.dispatch, methods=["GET", "HEAD"])])
+    return Starlette(
+        routes=[
+            Route("/_api/{path:path}", sites.data_api, methods=[*API_METHODS]),
+            Route("/{path:path}", sites.dispatch, methods=["GET", "HEAD"]),
+        ]
+    )
 
 
 class _Sites:
@@ -64,6 +70,14 @@ class _Sites:
         self.platform = platform
         self.urls: SiteUrls = platform.publishing.urls
         self.picker = picker_script(console_origins(platform.settings))
+        self.api = AppApi(platform)
+
+    async def data_api(self, request: Request) -> Response:
+        """``/_api/``: the app's data and its users (http/app_api.py), never a file."""
+        refusal = bad_path(request.scope)
+        if refusal is not None:
+            return refusal
+        return await self.api(request, request.path_params.get("path", ""))
 
     async def dispatch(self, request: Request) -> Response:
         """A path no file can have is refused first; then the picker, an app, the bare host."""
@@ -185,6 +199,8 @@ def _lookup(root: Path, path: str) -> Path | None:
     target = (base / path).resolve() if path else base
     if target != base and base not in target.parents:
         return None
+    if target.relative_to(base).parts[:1] == (API_DIR,):
+        return None  # /_api/ is the platform's on every app's origin, however it is spelled
     if target.is_dir():
         target = target / "index.html"
     elif not target.exists() and "." not in path.rsplit("/", 1)[-1]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from zerocode.apps.records import App, AppStore, CodeGenType, new_preview_key
 from zerocode.apps.workspace import Snapshot, Workspace
+from zerocode.data.in_force import BuildModels, keep_model
 from zerocode.publishing.builds import (
     Build,
     Builder,
@@ -55,6 +56,9 @@ class Previews:
     # A preview build's output expires this long after it was written (AWS: the builds
     # bucket's lifecycle rule); None: never.
     preview_output_seconds: float | None = None
+    # Each build's data model, kept as it starts (the data API obeys the one in force:
+    # zerocode/data/in_force.py); None: the app's data is not served in this mode yet.
+    models: BuildModels | None = None
 
     @property
     def preview_cover_store(self) -> PreviewCoverStore | None:
@@ -194,6 +198,7 @@ class Previews:
         with its output but still running, and the caller records its end (after publishing:
         the sites server reads the output from the record)."""
         build = build.running()
+        await asyncio.to_thread(keep_model, self.models, build.app_id, build.id, source.files)
         await asyncio.to_thread(self.builds.put, build)
         app = await asyncio.to_thread(self.apps.get, build.app_id)
         owner = app.owner if app is not None else ""  # build slots are shared per user

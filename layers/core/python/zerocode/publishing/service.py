@@ -25,6 +25,7 @@ from typing import Protocol
 from zerocode.apps.lease import Lease
 from zerocode.apps.records import App, new_deploy_key
 from zerocode.apps.workspace import Snapshot
+from zerocode.data.in_force import keep_model
 from zerocode.errors import Conflict, InvalidInput, NotFound
 from zerocode.publishing.builds import (
     Build,
@@ -120,6 +121,7 @@ class Publishing(Previews):
     def start_remote(self, build: Build, source: Snapshot) -> Build:
         builder = self._remote()
         running = build.running()
+        keep_model(self.models, build.app_id, build.id, source.files)
         self.builds.put(running)
         try:
             started = builder.start(job_of(build, source))

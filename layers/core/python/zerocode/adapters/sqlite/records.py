@@ -4,6 +4,7 @@ space, collection and id; lists walk an index in creation order, never the table
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from zerocode.adapters.sqlite.database import SqliteDatabase
@@ -25,6 +26,8 @@ _SCHEMA = (
     "(app_id, space, collection, created_at, id)",
     "CREATE INDEX IF NOT EXISTS records_by_owner ON records "
     "(app_id, space, collection, owner, created_at, id)",
+    "CREATE TABLE IF NOT EXISTS record_seeds (app_id TEXT NOT NULL, space TEXT NOT NULL, "
+    "collection TEXT NOT NULL, PRIMARY KEY (app_id, space, collection)) WITHOUT ROWID",
 )
 _COLUMNS = "id, owner, created_at, updated_at, fields"
 
@@ -106,14 +109,30 @@ class SqliteRecordStore:
         )
         return int(row[0])
 
-    def clear(self, app_id: str, space: Space | None = None) -> int:
+    def seed(self, app_id: str, space: Space, collection: str, records: Sequence[Record]) -> bool:
         with self.db.transaction() as conn:
-            if space is None:
-                done = conn.execute("DELETE FROM records WHERE app_id = ?", (app_id,))
-            else:
-                done = conn.execute(
-                    "DELETE FROM records WHERE app_id = ? AND space = ?", (app_id, space)
-                )
+            marked = conn.execute(
+                "INSERT OR IGNORE INTO record_seeds (app_id, space, collection) VALUES (?, ?, ?)",
+                (app_id, space, collection),
+            )
+            if marked.rowcount != 1:
+                return False
+            conn.executemany(
+                f"INSERT INTO records (app_id, space, collection, {_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(app_id, space, collection, *_row(r)) for r in records],
+            )
+            return True
+
+    def clear(self, app_id: str, space: Space | None = None) -> int:
+        where, params = (
+            ("app_id = ?", (app_id,))
+            if space is None
+            else ("app_id = ? AND space = ?", (app_id, space))
+        )
+        with self.db.transaction() as conn:
+            conn.execute(f"DELETE FROM record_seeds WHERE {where}", params)
+            done = conn.execute(f"DELETE FROM records WHERE {where}", params)
             return int(done.rowcount)
 
     def delete_app(self, app_id: str) -> int:

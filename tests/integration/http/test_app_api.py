@@ -1,0 +1,125 @@
+"""The data API's guards, in process (docs/data.md, "The data API"): ``/_api/`` is the
+platform's on every app's origin however the path is spelled, hosts that name no app reach
+no data, the rate limits answer 429 with Retry-After, and a failing store is a clear 503."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.integration.http.test_origins import get
+from zerocode.apps.records import App, CodeGenType
+from zerocode.bootstrap import wiring
+from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
+from zerocode.http.sites import create_sites_app
+
+MODEL = {
+    "collections": {
+        "entries": {
+            "fields": {"message": {"type": "text", "required": True}},
+            "rules": {r: "public" for r in ("list", "read", "create", "update", "delete")},
+        }
+    }
+}
+
+
+def platform_with(tmp_path: Path, **settings: Any) -> Platform:
+    return wiring.platform(
+        Settings(data_dir=tmp_path, covers=False, port=8000, sites_port=8001, **settings)
+    )
+
+
+def previewed(p: Platform, files: dict[str, bytes]) -> App:
+    app = asyncio.run(p.create_app("owner-1", "A guestbook about newts", CodeGenType.HTML))
+    for path, data in files.items():
+        p.workspace.write(app.id, path, data)
+    asyncio.run(p.publishing.preview(app))
+    return app
+
+
+@pytest.fixture
+def platform(tmp_path: Path) -> Platform:
+    return platform_with(tmp_path)
+
+
+def test_no_file_of_an_app_is_served_under_api_however_spelled(platform: Platform) -> None:
+    files = {
+        "index.html": b"<h1>Newts</h1>",
+        "_api/data/entries": b"planted",
+        "_api/index.html": b"planted",
+    }
+    app = previewed(platform, files)
+    sites = TestClient(create_sites_app(platform))
+    preview = platform.publishing.urls.preview(app.preview_key)
+    for path in (
+        "_api/data/entries",
+        "./_api/data/entries",
+        "x/../_api/data/entries",
+        "%5Fapi/data/entries",
+        "_api",
+        "_api/",
+        "_api/index.html",
+    ):
+        answer = get(sites, preview + path)
+        assert b"planted" not in answer.content, path
+        assert answer.status_code == 404, (path, answer.text)
+
+
+def test_hosts_that_name_no_app_reach_no_data(platform: Platform) -> None:
+    app = previewed(platform, {"index.html": b"<p>x</p>", "zerocode.data.json": _model()})
+    sites = TestClient(create_sites_app(platform))
+    key = app.preview_key
+    for host in (
+        "127.0.0.1:8001",
+        f"p-{key}.localhost.evil.example:8001",
+        f"x.p-{key}.localhost:8001",
+        f"{key}.localhost:8001",  # a preview key is no site key
+    ):
+        answer = sites.get("/_api/data/entries", headers={"Host": host})
+        assert answer.status_code == 404, host
+        assert answer.json()["error"]["code"] == "no_backend"
+    shared = sites.get(f"/preview/{key}/_api/data/entries", headers={"Host": "127.0.0.1:8001"})
+    assert shared.status_code == 404 and "records" not in shared.text
+    own = sites.get("/_api/data/entries", headers={"Host": f"p-{key}.localhost:8001"})
+    assert own.status_code == 200 and own.json() == {"records": [], "cursor": None}
+
+
+def test_past_the_visitor_limit_a_clear_429(tmp_path: Path) -> None:
+    p = platform_with(tmp_path, data_rate_visitor=3)
+    app = previewed(p, {"index.html": b"<p>x</p>", "zerocode.data.json": _model()})
+    sites = TestClient(create_sites_app(p))
+    host = {"Host": f"p-{app.preview_key}.localhost:8001"}
+    answers = [sites.get("/_api/data/entries", headers=host) for _ in range(4)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    assert answers[-1].json()["error"]["code"] == "rate_limited"
+    assert int(answers[-1].headers["retry-after"]) >= 1
+
+
+def test_a_failing_store_is_a_clear_503_and_no_stack(platform: Platform) -> None:
+    app = previewed(platform, {"index.html": b"<p>x</p>", "zerocode.data.json": _model()})
+    sites = TestClient(create_sites_app(platform))
+    assert platform.backend is not None
+    origin = f"http://p-{app.preview_key}.localhost:8001"
+    headers = {"Host": origin[7:], "Origin": origin}
+
+    def full(*_: Any) -> None:
+        exc = sqlite3.OperationalError("database or disk is full")
+        exc.sqlite_errorcode = 13  # SQLITE_FULL, as SQLite raises it
+        raise exc
+
+    platform.backend.records.create = full  # type: ignore[method-assign,assignment]
+    answer = sites.post("/_api/data/entries", json={"message": "hi"}, headers=headers)
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"]["code"] == "storage_unavailable"
+    assert "Traceback" not in answer.text
+
+
+def _model() -> bytes:
+    return json.dumps(MODEL).encode()
