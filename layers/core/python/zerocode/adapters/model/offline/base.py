@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import ast
+import functools
+import html
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import KW_ONLY, dataclass, field
+from importlib import resources
 from typing import Any
 
 from zerocode.engine.prompts import marker_of
@@ -234,3 +237,18 @@ def _fields(line: str) -> Iterator[tuple[str, str]]:
 def pace_of(text: str) -> float:
     found = _PACE.search(text)
     return int(found.group(1)) / 1000 if found else 0.0
+
+
+def page_text(text: str) -> str:
+    """Text as element content in HTML (quotes need no escaping outside attributes)."""
+    return html.escape(text, quote=False)
+
+
+def template(name: str) -> str:
+    """A template shipped as package data (``templates/NAME``), read once."""
+    return _template(name)
+
+
+@functools.cache
+def _template(name: str) -> str:
+    return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")

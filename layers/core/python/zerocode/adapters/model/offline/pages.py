@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import html
 import re
 import textwrap
 from collections.abc import Callable, Iterable
-from importlib import resources
 from typing import Any
 
 from zerocode.adapters.model.offline.base import (
@@ -17,6 +15,8 @@ from zerocode.adapters.model.offline.base import (
     Script,
     element_text,
     is_creation,
+    page_text,
+    template,
     text_of,
 )
 from zerocode.adapters.model.offline.checks import (
@@ -27,6 +27,12 @@ from zerocode.adapters.model.offline.checks import (
     live_checks,
     stale_on_repair,
     waiting_check,
+)
+from zerocode.adapters.model.offline.data_apps import (
+    data_block,
+    guestbook_checks,
+    guestbook_files,
+    is_guestbook,
 )
 from zerocode.adapters.model.offline.language import Ui, ui_for, ui_of_files
 from zerocode.adapters.model.offline.names import app_name
@@ -83,6 +89,8 @@ def languages(*, multi: bool) -> tuple[str, ...]:
 def creation_files(req: Request, *, multi: bool) -> tuple[str, ...]:
     """The files of the page a creation writes: (index.html,) or (html, css, javascript), in
     the request's language, headed by the app's name."""
+    if is_guestbook(req):
+        return guestbook_files(req, multi=multi)
     title, ui = app_name(req.description), ui_for(req.description)
     if multi:
         return _multi_page(title, req.description, ui)
@@ -94,6 +102,14 @@ def creation_text(req: Request, files: tuple[str, ...], *, multi: bool) -> str:
     it must do (not in a repair: they were stated in the turn's first answer)."""
     title = app_name(req.description)
     what = "a static site in three files" if multi else "a single self-contained page"
+    if is_guestbook(req):
+        text = (
+            f"Here is **{title}**, {what} whose guestbook keeps its entries with the "
+            f"platform's data API.\n\n{code_blocks(files, multi=multi)}\n\n"
+            f"Its data model: anyone reads and signs it; no one changes or deletes an entry."
+            f"\n\n{data_block()}"
+        )
+        return text if req.repairing else _with_checks(text, guestbook_checks(req), [])
     text = (
         f"Here is **{title}**, {what}.\n\n{code_blocks(files, multi=multi)}\n\n"
         "Click the button to try the script."
@@ -157,21 +173,6 @@ def _replace_in_page(page: str, old: str | None, new: str, tag: str) -> tuple[st
                 replacement = found.group(1) + page_text(new) + found.group(2)
                 return page[: found.start()] + replacement + page[found.end() :], old
     return None
-
-
-def page_text(text: str) -> str:
-    """Text as element content in HTML (quotes need no escaping outside attributes)."""
-    return html.escape(text, quote=False)
-
-
-def template(name: str) -> str:
-    """A template shipped as package data (``templates/NAME``), read once."""
-    return _template(name)
-
-
-@functools.cache
-def _template(name: str) -> str:
-    return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
 
 
 def _single_page(title: str, description: str, ui: Ui) -> str:

@@ -107,7 +107,9 @@ is a creation when no earlier assistant message is in the window (notes of
 interrupted turns aside), else a change. A creation is written in the request's language
 (:mod:`.language`: its ``lang`` and the texts it shows; a change keeps the page's), headed
 and titled by the app's name. html / multi_file: a creation gets a
-page; a change gets the newest page in the conversation with one text replaced
+page (a guestbook, when the request asks for one: a page over the platform's data client
+with its data model in a ```data block, :mod:`.data_apps`); a change gets the newest page
+in the conversation with one text replaced
 (the selected element's text, else the first ``<h1>``, by the first
 double-quoted string of the request). vue_project: a creation gets parallel
 ``write_file`` calls for a whole project; a change runs read_dir → read_file →

@@ -16,6 +16,8 @@ from zerocode.adapters.model.offline.base import (
     args_of,
     element_text,
     is_creation,
+    page_text,
+    template,
     text_of,
 )
 from zerocode.adapters.model.offline.checks import (
@@ -29,7 +31,6 @@ from zerocode.adapters.model.offline.checks import (
 )
 from zerocode.adapters.model.offline.language import UI, Ui, count_vue, ui_for, ui_of_files
 from zerocode.adapters.model.offline.names import app_name
-from zerocode.adapters.model.offline.pages import page_text, template
 
 VERSIONS = {"vue": "3.5.45", "vue-router": "4.5.1", "vite": "8.3.8", "@vitejs/plugin-vue": "6.0.11"}
 HOME_VIEW = "src/views/HomeView.vue"

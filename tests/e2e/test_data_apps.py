@@ -1,0 +1,50 @@
+"""Data apps made by a turn, through the real server with the browser checks on (issue 39,
+point 8): the offline model answers a guestbook request with a page over the platform's
+client and its data model, the checks sign the guestbook in the confined browser, reload and
+still see the entry, and the preview keeps what visitors sign."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import Server, chat, create, running
+from tests.e2e.test_acceptance import suite
+from tests.e2e.test_data_api import Visitor, messages
+from tests.integration.adapters.test_chromium_covers import chromium_or_skip
+from zerocode.adapters.model.offline.data_apps import CHECK_MESSAGE, SIGNED
+
+
+@pytest.fixture(scope="module")
+def server(checking_server: Server) -> Server:
+    chromium_or_skip()
+    return running(checking_server)
+
+
+@pytest.mark.parametrize("kind", ["html", "multi_file"])
+def test_a_guestbook_turn_makes_a_page_that_keeps_its_entries(
+    client: httpx.Client, kind: str
+) -> None:
+    prompt = "A guestbook for a bakery called Crumbs"
+    app = create(client, prompt, kind)
+    turn = chat(client, app["id"], prompt)
+    assert turn.done is not None and turn.done["status"] == "succeeded", turn.errors
+    model = client.get(f"/api/apps/{app['id']}/files/zerocode.data.json")
+    assert model.status_code == 200
+    assert json.loads(model.text)["collections"]["entries"]["rules"]["update"] == "nobody"
+    signed = SIGNED.format(CHECK_MESSAGE)
+    assert {c["description"]: c["status"] for c in turn.checks}[signed] == "passed", turn.checks
+    assert turn.done["checks"]["failed"] == 0
+    assert by_status(suite(client, app["id"])) == {"passed": 2}
+    visitor = Visitor(client.get(f"/api/apps/{app['id']}").json()["previewUrl"])
+    shown = messages(visitor.list("entries"))
+    assert shown[0] == "Welcome! Leave a message below." and CHECK_MESSAGE in shown
+
+
+def by_status(body: dict[str, object]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for check in body["checks"]:  # type: ignore[attr-defined]
+        counts[check["status"]] = counts.get(check["status"], 0) + 1
+    return counts
