@@ -138,6 +138,16 @@ def test_the_records_own_names_are_no_fields(name: str) -> None:
     assert any(f"fields.{name}: {name} is every record's own" in p for p in found), found
 
 
+def test_the_platforms_own_collection_names_are_refused() -> None:
+    model = json.loads(json.dumps(NOTES))
+    model["collections"]["users"] = model["collections"].pop("guestbook")
+    found = problems_of(model)
+    assert found == [
+        "collections.users: users is the platform's (the app's own users, who sign in with "
+        "auth.signUp / auth.signIn); name the collection otherwise, e.g. profiles"
+    ]
+
+
 @pytest.mark.parametrize(
     ("rules", "said"),
     [

@@ -40,6 +40,9 @@ MAX_VALUE_CHARS = 100  # an enum value
 MAX_EMAIL = 254
 MAX_URL = 2048
 MAX_PROBLEMS = 10
+# Collection names the platform keeps for itself: /api/apps/{id}/data/{space}/users lists
+# the app's end users beside its collections.
+PLATFORM_COLLECTIONS = frozenset({"users"})
 
 FieldType = Literal["text", "number", "bool", "datetime", "email", "url", "enum"]
 Rule = Literal["public", "signed-in", "owner", "nobody"]
@@ -142,6 +145,11 @@ def _model(raw: Any, problems: list[str]) -> DataModel | None:
 def _collection(name: str, raw: Any, where: str, problems: list[str]) -> Collection | None:
     if not _NAME.fullmatch(name):
         problems.append(f"{where}: a collection's name is {_NAMING}")
+    elif name in PLATFORM_COLLECTIONS:
+        problems.append(
+            f"{where}: {name} is the platform's (the app's own users, who sign in with "
+            "auth.signUp / auth.signIn); name the collection otherwise, e.g. profiles"
+        )
     if not isinstance(raw, dict):
         problems.append(f"{where}: an object with fields and rules")
         return None
