@@ -30,9 +30,9 @@ from zerocode.adapters.local.chromium_check import (
     QUIET_MS,
     SETTLE_MS,
     ChromiumCheck,
-    Traffic,
     chromium_check,
 )
+from zerocode.adapters.local.page_traffic import Traffic
 from zerocode.adapters.model.offline.flaws import (
     COMPONENT,
     COUNTER_COMPONENT,

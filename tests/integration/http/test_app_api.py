@@ -18,6 +18,7 @@ from zerocode.apps.records import App, CodeGenType
 from zerocode.bootstrap import wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
+from zerocode.data.check_spaces import HEADER as CHECK_HEADER
 from zerocode.http.sites import create_sites_app
 
 MODEL = {
@@ -123,3 +124,43 @@ def test_a_failing_store_is_a_clear_503_and_no_stack(platform: Platform) -> None
 
 def _model() -> bytes:
     return json.dumps(MODEL).encode()
+
+
+def test_the_platforms_check_header_names_a_scratch_space_and_cannot_be_forged(
+    platform: Platform,
+) -> None:
+    app = previewed(platform, {"index.html": b"<p>x</p>", "zerocode.data.json": _seeded()})
+    other = previewed(platform, {"index.html": b"<p>y</p>", "zerocode.data.json": _seeded()})
+    backend = platform.backend
+    assert backend is not None
+    sites = TestClient(create_sites_app(platform))
+    origin = f"http://p-{app.preview_key}.localhost:8001"
+    host = {"Host": origin[7:], "Origin": origin}
+    space, header = backend.check_spaces.new(app.id)
+    check = {**host, CHECK_HEADER: header}
+    made = sites.post("/_api/data/entries", json={"message": "from a check"}, headers=check)
+    assert made.status_code == 201, made.text
+    listed = sites.get("/_api/data/entries", headers=check).json()["records"]
+    assert [r["message"] for r in listed] == ["seeded", "from a check"]  # seeded like a preview
+    preview = sites.get("/_api/data/entries", headers=host).json()["records"]
+    assert [r["message"] for r in preview] == ["seeded"]  # the preview's data untouched
+    forged = [
+        header[:-1] + ("0" if header[-1] != "0" else "1"),
+        backend.check_spaces.new(other.id)[1],  # another app's
+        "x" * 49,
+        "",
+    ]
+    for value in forged:
+        answer = sites.get("/_api/data/entries", headers={**host, CHECK_HEADER: value})
+        assert answer.status_code == 403, value
+        assert answer.json()["error"]["code"] == "cross_site"
+    backend.clear_space(app.id, space)
+    assert backend.records.count(app.id, space, "entries") == 0
+    relisted = sites.get("/_api/data/entries", headers=check).json()["records"]
+    assert [r["message"] for r in relisted] == ["seeded"]  # seeded again once emptied
+
+
+def _seeded() -> bytes:
+    model = json.loads(json.dumps(MODEL))
+    model["collections"]["entries"]["seed"] = [{"message": "seeded"}]
+    return json.dumps(model).encode()

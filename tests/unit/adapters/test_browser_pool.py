@@ -84,7 +84,12 @@ class FakeBrowser:
 
 
 class FakeConfinement:
-    def aim(self, url: str, seen: list[str] | None = None, files: object = None) -> None:
+    def aim(
+        self, url: str, seen: list[str] | None = None, files: object = None, scratch: object = None
+    ) -> None:
+        pass
+
+    def finish(self) -> None:
         pass
 
 

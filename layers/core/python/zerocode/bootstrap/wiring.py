@@ -46,7 +46,7 @@ def platform(
     from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
     from zerocode.adapters.local.build_shares import BuildShares
     from zerocode.adapters.local.builder import LocalBuilder, default_slots
-    from zerocode.adapters.local.chromium import availability
+    from zerocode.adapters.local.chromium import availability, scratch_spaces
     from zerocode.adapters.local.chromium_acceptance import ChromiumAcceptance
     from zerocode.adapters.local.chromium_check import chromium_check
     from zerocode.adapters.local.chromium_covers import chromium_covers
@@ -131,11 +131,29 @@ def platform(
         camera=covers if settings.preview_covers else None,
         interval=settings.preview_cover_seconds,
     )
+    backend = Backend(
+        records=SqliteRecordStore(db),
+        users=SqliteEndUserStore(db),
+        build_models=SqliteBuildModels(db),
+        limiter=rates,
+        most_records=settings.data_max_records,
+        user_limits=EndUserLimits(
+            failed_logins=settings.rate_login,
+            attempts=settings.rate_login_address,
+            window_seconds=settings.rate_login_window_seconds,
+            most=settings.data_max_users,
+        ),
+    )
+    publishing.models = backend.build_models
     # The preview in a browser after each successful build (local only; needs Chromium),
     # and the app's acceptance checks in the same confined browser.
     check = (
         chromium_check(
-            publishing.urls, settings.chromium_path, apps=apps, publisher=publishing.publisher
+            publishing.urls,
+            settings.chromium_path,
+            apps=apps,
+            publisher=publishing.publisher,
+            scratch=scratch_spaces(backend),
         )
         if settings.covers and settings.runtime_check
         else None
@@ -161,21 +179,6 @@ def platform(
         preview_stages=publishing,
         reserve=reserve,
     )
-
-    backend = Backend(
-        records=SqliteRecordStore(db),
-        users=SqliteEndUserStore(db),
-        build_models=SqliteBuildModels(db),
-        limiter=rates,
-        most_records=settings.data_max_records,
-        user_limits=EndUserLimits(
-            failed_logins=settings.rate_login,
-            attempts=settings.rate_login_address,
-            window_seconds=settings.rate_login_window_seconds,
-            most=settings.data_max_users,
-        ),
-    )
-    publishing.models = backend.build_models
 
     def site_root(target: SiteTarget) -> Path | None:
         """A local build's output directory (the sites origin serves it)."""

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zerocode.accounts.ratelimit import RateLimiter
+from zerocode.data.check_spaces import CheckSpaces
 from zerocode.data.end_users import EndUserLimits, EndUsers, EndUserStore
 from zerocode.data.in_force import BuildModels, ModelsInForce
-from zerocode.data.records import DEFAULT_MOST, RecordStore
+from zerocode.data.records import DEFAULT_MOST, RecordStore, Space
 from zerocode.data.service import DataService
 
 
@@ -26,6 +27,13 @@ class Backend:
         self.data = DataService(self.records, self.most_records)
         self.end_users = EndUsers(self.users, self.limiter, self.user_limits)
         self.models = ModelsInForce(self.build_models)
+        self.check_spaces = CheckSpaces()
+
+    def clear_space(self, app_id: str, space: Space) -> None:
+        """Delete one space's records and users (a check's scratch space, once it is done)."""
+        self.records.clear(app_id, space)
+        self.users.clear(app_id, space)
+        self.data.forget(app_id, space)
 
     def delete_app(self, app_id: str) -> int:
         """Every record, end user, session and kept data model of a deleted app, in both

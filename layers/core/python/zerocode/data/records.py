@@ -19,11 +19,12 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from zerocode.errors import Conflict, InvalidInput
 
-Space = Literal["preview", "live"]
+# "preview", "live", or a check's scratch space ("check-…", data/check_spaces.py).
+Space = str
 SPACES: tuple[Space, ...] = ("preview", "live")
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20

@@ -64,26 +64,31 @@ class DataService:
         self.records, self.most = records, most
         # Collections this process knows were seeded (a reset here forgets its app's; a
         # reset elsewhere seeds again itself, so a stale entry misses nothing).
-        self._seeded: set[tuple[str, str]] = set()
+        self._seeded: set[tuple[str, str, str]] = set()
         self._seeding = threading.Lock()
 
-    def seed_preview(self, app_id: str, model: DataModel) -> None:
-        """Fill the preview space's collections with their seed records, each once: when
-        first used, and again only after a reset (a deleted seed record stays deleted)."""
+    def seed_preview(self, app_id: str, model: DataModel, space: Space = "preview") -> None:
+        """Fill a preview space's collections (the preview's, or a check's scratch space)
+        with their seed records, each once: when first used, and again only after a reset
+        (a deleted seed record stays deleted)."""
         for collection in model.collections:
-            key = (app_id, collection.name)
+            key = (app_id, space, collection.name)
             if not collection.seed or key in self._seeded:
                 continue
             seeds = seed_records(collection.seed)
-            self.records.seed(app_id, "preview", collection.name, seeds)
+            self.records.seed(app_id, space, collection.name, seeds)
             with self._seeding:
                 self._seeded.add(key)
+
+    def forget(self, app_id: str, space: Space) -> None:
+        """The space was emptied: seed it again when next used."""
+        with self._seeding:
+            self._seeded = {k for k in self._seeded if k[:2] != (app_id, space)}
 
     def reset_preview(self, app_id: str, model: DataModel | None) -> int:
         """Empty the preview space and seed it again from ``model`` (the preview's);
         how many records were deleted."""
-        with self._seeding:
-            self._seeded = {key for key in self._seeded if key[0] != app_id}
+        self.forget(app_id, "preview")
         deleted = self.records.clear(app_id, "preview")
         if model is not None:
             self.seed_preview(app_id, model)

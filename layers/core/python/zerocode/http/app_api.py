@@ -39,6 +39,7 @@ from starlette.responses import JSONResponse, Response
 from zerocode.accounts.ratelimit import RateLimited, enforce
 from zerocode.bootstrap.platform import Platform
 from zerocode.data.backend import Backend
+from zerocode.data.check_spaces import HEADER as CHECK_HEADER
 from zerocode.data.end_users import EndUser
 from zerocode.data.records import Space
 from zerocode.data.service import Asked
@@ -110,7 +111,7 @@ class AppApi:
         target = await asyncio.to_thread(self.platform.publishing.publisher.target, pointer)
         if target is None:
             raise NoBackend("no such preview or site (or nothing built yet)")
-        space: Space = "preview" if pointer.startswith(PREVIEW_PREFIX) else "live"
+        space = _space(request, backend, target, preview=pointer.startswith(PREVIEW_PREFIX))
         call = _Call(self, request, backend, target, space)
         return await call.route(path)
 
@@ -137,7 +138,7 @@ class AppApi:
         )
 
     def cookie(self, response: Response, space: Space, token: str, seconds: float) -> None:
-        preview = space == "preview"
+        preview = space != "live"
         secure = preview or self.urls.scheme == "https" or _is_localhost(self.urls.domain_host)
         parts = [
             f"{SESSION_COOKIE}={token}",
@@ -178,8 +179,8 @@ class _Call:
         visitor = await self.visitor()
         asked = Asked(self.app_id, self.space, model, collection, visitor.id if visitor else None)
         service = self.backend.data
-        if self.space == "preview":
-            await asyncio.to_thread(service.seed_preview, self.app_id, model)
+        if self.space != "live":
+            await asyncio.to_thread(service.seed_preview, self.app_id, model, self.space)
         if record_id is None:
             if method in ("GET", "HEAD"):
                 params = dict(self.request.query_params)
@@ -244,6 +245,18 @@ class _Call:
             return json.loads(raw.decode("utf-8")) if raw else None
         except (UnicodeDecodeError, ValueError):
             raise InvalidInput("the body is not JSON") from None
+
+
+def _space(request: Request, backend: Backend, target: SiteTarget, *, preview: bool) -> Space:
+    """The space a request is about: the host's (a preview's, or live), or the scratch space
+    of one of the platform's own visits to a preview (data/check_spaces.py)."""
+    said = request.headers.get(CHECK_HEADER)
+    if said is None:
+        return "preview" if preview else "live"
+    scratch = backend.check_spaces.space_of(target.app_id, said) if preview else None
+    if scratch is None:
+        raise CrossSite(f"{CHECK_HEADER} is the platform's own, for its checks of a preview")
+    return scratch
 
 
 def _json(body: Any, status: int = 200) -> JSONResponse:

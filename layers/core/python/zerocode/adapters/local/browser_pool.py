@@ -34,13 +34,13 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zerocode.adapters.local.browser_box import BoxProcess
 from zerocode.adapters.local.browser_shares import PLATFORM, FairQueue, Tenant, Ticket
-from zerocode.adapters.local.chromium import Confinement, confined_context, launch_boxed
+from zerocode.adapters.local.chromium import Confinement, Scratch, confined_context, launch_boxed
 from zerocode.adapters.local.served_files import ServedFiles
 
 if TYPE_CHECKING:
@@ -236,7 +236,9 @@ class _Kept:
         close in time means a stuck browser: it is replaced."""
 
         async def close() -> None:
-            if await _close(lease.context) or lease.browser is not self.browser:
+            closed = await _close(lease.context)
+            await asyncio.to_thread(lease.confinement.finish)  # its scratch data, if any
+            if closed or lease.browser is not self.browser:
                 return
             if await self.answers(lease.browser):
                 log.warning("a browser context did not close; the browser still answers")
@@ -350,6 +352,7 @@ class BrowserPool:
         wait: float | None = None,
         files: ServedFiles | None = None,
         handed: Handed | None = None,
+        scratch: Callable[[], Scratch | None] | None = None,
     ) -> AsyncIterator[Page]:
         """A page in a fresh context of the kept browser, confined to ``url``'s origin (what
         it aborts is appended to ``seen``), closed afterwards. It waits its turn behind other
@@ -372,7 +375,7 @@ class BrowserPool:
                 if kept.out == 0:
                     await kept.drop()
                 raise BrowserDidNotStart(f"no browser context within {OPEN_SECONDS:g} s") from None
-            lease.confinement.aim(url, seen, files)
+            lease.confinement.aim(url, seen, files, scratch() if scratch is not None else None)
             kept.out += 1
             kept.idle.clear()
             kept.served += 1

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from zerocode.adapters.local.browser_box import BoxProcess, browser_box, wrapper
-from zerocode.adapters.local.served_files import Served, ServedFiles
+from zerocode.adapters.local.served_files import DATA_API, Served, ServedFiles
+from zerocode.data.backend import Backend
+from zerocode.data.check_spaces import HEADER as CHECK_HEADER
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
         Route,
         WebSocketRoute,
     )
+
+log = logging.getLogger(__name__)
 
 VIEWPORT = {"width": 1200, "height": 750}
 CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
@@ -132,6 +138,32 @@ async def launch_boxed(pw: Playwright, executable: str) -> tuple[Browser, BoxPro
         return browser, BoxProcess.of(boxed)
 
 
+@dataclass(frozen=True)
+class Scratch:
+    """A check's own data space (zerocode/data/check_spaces.py): the header value naming it
+    on the context's data API requests, and what deletes it once the context is closed."""
+
+    header: str
+    done: Callable[[], None]
+
+
+def scratch_spaces(backend: Backend) -> Callable[[str], Scratch]:
+    """A new scratch data space of an app per context, deleted when the context closes."""
+
+    def scratch(app_id: str) -> Scratch:
+        space, header = backend.check_spaces.new(app_id)
+        return Scratch(header, lambda: backend.clear_space(app_id, space))
+
+    return scratch
+
+
+def for_app(
+    made: Callable[[str], Scratch] | None, app_id: str
+) -> Callable[[], Scratch | None] | None:
+    """What makes the scratch data space of a context opened for ``app_id``'s check."""
+    return None if made is None else (lambda: made(app_id))
+
+
 class Confinement:
     """The routing of one browser context: only ``own``'s origin is fetched (on the platform's
     side), everything else is aborted and its URL appended to ``seen`` (for tests and logs).
@@ -141,15 +173,31 @@ class Confinement:
         self.own: str | None = None
         self.seen: list[str] | None = None
         self.files: ServedFiles | None = None
+        self.scratch: Scratch | None = None
 
     def aim(
-        self, url: str, seen: list[str] | None = None, files: ServedFiles | None = None
+        self,
+        url: str,
+        seen: list[str] | None = None,
+        files: ServedFiles | None = None,
+        scratch: Scratch | None = None,
     ) -> None:
         """Confine the context to ``url``'s origin, once: a context serves one app only
-        (``files``: that app's files read once for a suite, :mod:`.served_files`)."""
+        (``files``: that app's files read once for a suite, :mod:`.served_files`;
+        ``scratch``: the data space its requests to the app's data API use)."""
         if self.own is not None:
             raise RuntimeError("a browser context serves one app only")
-        self.own, self.seen, self.files = origin_of(url), seen, files
+        self.own, self.seen, self.files, self.scratch = origin_of(url), seen, files, scratch
+
+    def finish(self) -> None:
+        """The context is closed: its scratch data space goes (best effort, logged)."""
+        scratch, self.scratch = self.scratch, None
+        if scratch is None:
+            return
+        try:
+            scratch.done()
+        except Exception:
+            log.exception("a check's scratch data space was not deleted")
 
     def blocked(self, target: str) -> None:
         if self.seen is not None:
@@ -172,13 +220,13 @@ class Confinement:
         try:
             if self.files is None:
                 response: APIResponse | Served | None = await _fetch(
-                    route, target, own, self.blocked
+                    route, target, own, self.blocked, self.scratch
                 )
             else:
                 response = await self.files.get(
                     route.request.method,
                     target,
-                    lambda: _fetch(route, target, own, self.blocked),
+                    lambda: _fetch(route, target, own, self.blocked, self.scratch),
                 )
         except Exception:  # the sites server does not answer, or the context closed
             with contextlib.suppress(Exception):
@@ -233,14 +281,19 @@ async def confined(
 
 
 async def _fetch(
-    route: Route, target: str, own: str, blocked: Callable[[str], None]
+    route: Route,
+    target: str,
+    own: str,
+    blocked: Callable[[str], None],
+    scratch: Scratch | None = None,
 ) -> APIResponse | None:
     """``target`` of the app's own origin from the platform's side, redirects followed here
     within the origin (Playwright does not route the request a fulfilled redirect leads to,
     and the box has no network for it); None when one leads elsewhere, or loops."""
+    sent = await route.request.all_headers()  # the page's, its cookies included
     for _ in range(MAX_REDIRECTS + 1):
         response = await route.fetch(
-            max_redirects=0, timeout=FETCH_TIMEOUT_MS, **_direct(route, target)
+            max_redirects=0, timeout=FETCH_TIMEOUT_MS, **_direct(target, sent, scratch)
         )
         location = response.headers.get("location")
         if not (300 <= response.status < 400 and location):
@@ -256,15 +309,20 @@ async def _fetch(
     return None  # a redirect loop: not loaded
 
 
-def _direct(route: Route, target: str) -> dict[str, Any]:
-    """``route.fetch``'s URL and headers: a ``*.localhost`` name is loopback (RFC 6761), which
-    the platform's resolver may not know, so it is asked for at 127.0.0.1 with its Host."""
+def _direct(target: str, sent: dict[str, str], scratch: Scratch | None) -> dict[str, Any]:
+    """``route.fetch``'s URL and headers: the page's own, where the platform's check header
+    is the platform's alone (a scratch data space's, on a request of the data API; never a
+    value the page set); a ``*.localhost`` name is loopback (RFC 6761), which the platform's
+    resolver may not know, so it is asked for at 127.0.0.1 with its Host."""
     parts = urlsplit(target)
+    headers = {k: v for k, v in sent.items() if k.lower() != CHECK_HEADER}
+    if scratch is not None and parts.path.startswith(DATA_API):
+        headers[CHECK_HEADER] = scratch.header
     host = (parts.hostname or "").lower()
     if host != "localhost" and not host.endswith(".localhost"):
-        return {"url": target}
+        return {"url": target, "headers": headers}
     loopback = urlunsplit(parts._replace(netloc=f"127.0.0.1:{parts.port or 80}"))
-    return {"url": loopback, "headers": {**route.request.headers, "host": parts.netloc}}
+    return {"url": loopback, "headers": {**headers, "host": parts.netloc}}
 
 
 def availability(executable: str | None) -> str:

@@ -26,12 +26,13 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 from zerocode.adapters.local.browser_pool import Handed, went_away
 from zerocode.adapters.local.browser_shares import Tenant
-from zerocode.adapters.local.chromium import confined, playwright_installed
+from zerocode.adapters.local.chromium import confined, for_app, playwright_installed
 from zerocode.adapters.local.chromium_check import ANSWER_SECONDS, BROWSER_FAILED, ChromiumCheck
 from zerocode.adapters.local.handover import Following
 from zerocode.adapters.local.served_files import ServedFiles
@@ -110,8 +111,7 @@ class ChromiumAcceptance:
             return outcome({}, "no browser is installed here")
         bound = SUITE_SECONDS if seconds is None else min(SUITE_SECONDS, seconds)
         done: dict[str, CheckResult] = {}
-        # A suite of the user's whole share has a check that would wait for a context while
-        # this build's runtime check holds one: it takes that check's page (.handover).
+        # A suite of the user's whole share takes the runtime check's page (.handover).
         wants = build is not None and len(checks) >= self.check.browsers.share > 1
         following = self.check.follow(app.id, build.id) if build is not None and wants else None
         try:
@@ -173,13 +173,13 @@ class ChromiumAcceptance:
     async def _one(
         self, url: str, one: StoredCheck, tenant: Tenant, files: ServedFiles, given: Handed | None
     ) -> CheckResult | None:
-        """One check's verdict (on the ``given`` page first, loaded already, if any); run
-        again once, on a page of its own, if its browser went away under it (the platform's
-        failure, not the page's); None if it went away again."""
-        page_of = self.check.browsers.page
+        """One check's verdict (on the ``given`` page first, if any); run once more on a page
+        of its own if its browser went away under it (the platform's failure); else None."""
+        scratch = for_app(self.check.scratch, tenant.app)  # its own data space
+        page_of = partial(self.check.browsers.page, tenant=tenant, files=files, scratch=scratch)
         for _ in range(2):
             handed, given = given, None
-            async with page_of(url, tenant=tenant, files=files, handed=handed) as page:
+            async with page_of(url, handed=handed) as page:
                 try:
                     loaded = handed is not None
                     outcome = await check_in_page(page, url, one.check, loaded=loaded)

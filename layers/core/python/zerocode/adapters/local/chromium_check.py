@@ -37,9 +37,9 @@ check twice (it is re-run once on a fresh browser), it reports :class:`NotChecke
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -52,13 +52,16 @@ from zerocode.adapters.local.browser_pool import (
 )
 from zerocode.adapters.local.browser_shares import BUSY, PLATFORM, BrowserBusy, Tenant
 from zerocode.adapters.local.chromium import (
+    Scratch,
     confined,
     find_chromium,
+    for_app,
     origin_of,
     playwright_installed,
     usable,
 )
 from zerocode.adapters.local.handover import Following
+from zerocode.adapters.local.page_traffic import Traffic
 from zerocode.apps.records import App, AppStore, CodeGenType
 from zerocode.engine.runtime_check import NotChecked
 from zerocode.publishing.builds import Build, BuildState
@@ -157,8 +160,10 @@ class ChromiumCheck:
         timeout_ms: float = LOAD_TIMEOUT_MS,
         settle_ms: float = SETTLE_MS,
         browsers: BrowserPool | None = None,
+        scratch: Callable[[str], Scratch] | None = None,
     ) -> None:
         self.urls, self.executable = urls, executable
+        self.scratch = scratch  # each context's own data space (data/check_spaces.py)
         self.browsers = browsers or kept_browser(executable)
         self.apps, self.publisher = apps, publisher
         self.timeout_ms, self.settle_ms = timeout_ms, settle_ms
@@ -253,7 +258,9 @@ class ChromiumCheck:
             findings.discard()
             return False
         try:
-            async with self.browsers.page(url, findings.blocked, tenant=tenant) as page:
+            async with self.browsers.page(
+                url, findings.blocked, tenant=tenant, scratch=for_app(self.scratch, tenant.app)
+            ) as page:
                 try:
                     async with asyncio.timeout(PAGE_SECONDS):
                         loaded = await inspect_page(
@@ -360,69 +367,6 @@ def _path(url: str) -> str:
     return urlsplit(url).path or "/"
 
 
-class Traffic:
-    """The page's requests in flight (its own origin's and those the confinement aborts): the
-    page has settled once none has been for a while."""
-
-    def __init__(self, page: Page) -> None:
-        self.page = page
-        self.loop = asyncio.get_running_loop()
-        self.changes = 0  # requests started or ended so far
-        self.flying: set[object] = set()
-        self.changed = asyncio.Event()
-        page.on("request", self._started)
-        page.on("requestfinished", self._ended)
-        page.on("requestfailed", self._ended)
-
-    def _started(self, request: object) -> None:
-        self.flying.add(request)
-        self._change()
-
-    def _ended(self, request: object) -> None:
-        self.flying.discard(request)
-        self._change()
-
-    def _change(self) -> None:
-        self.changes += 1
-        self.changed.set()
-
-    async def settled(self, quiet_ms: float, bound_ms: float) -> None:
-        """Until no request has been in flight for ``quiet_ms`` of the page's own clock
-        (counted from now at the earliest), at most ``bound_ms``.
-
-        Why the page's clock: a timer the page set before load (a router fetching its first
-        view's chunk 30 ms in) fires before a timer of ``quiet_ms`` set after load, however
-        late a loaded machine runs either; counted on this loop's clock, the renderer's
-        lateness looked like quiet and the request went unseen."""
-        deadline = self.loop.time() + bound_ms / 1000
-        while (now := self.loop.time()) < deadline:
-            if not self.flying:
-                if await self._quiet_in_page(quiet_ms, deadline - now):
-                    return
-                continue
-            self.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), deadline - now)
-
-    async def _quiet_in_page(self, quiet_ms: float, seconds: float) -> bool:
-        """Whether ``quiet_ms`` of the page's clock passed with no request starting or
-        ending. A page that does not run the timer (busy, or gone) is left to the bound and
-        to the steps after, which say so."""
-        from playwright.async_api import Error as PlaywrightError
-
-        mark = self.changes
-        try:
-            await asyncio.wait_for(self.page.evaluate(_PAGE_QUIET, quiet_ms), max(seconds, 0.001))
-        except (TimeoutError, PlaywrightError):
-            return True  # the bound is spent, or the page is gone: nothing more to wait for
-        return not self.flying and self.changes == mark
-
-
-# A timer on the page's clock, set after load: it fires after every timer the page set
-# before it that is due sooner.
-_PAGE_QUIET = "(ms) => new Promise((done) => setTimeout(done, ms))"
-
-
 def _page_error(findings: Findings, error: Any) -> None:
     name = str(getattr(error, "name", "") or "Error")
     message = str(getattr(error, "message", "") or error)
@@ -488,10 +432,13 @@ def chromium_check(
     *,
     apps: AppStore | None = None,
     publisher: Publisher | None = None,
+    scratch: Callable[[str], Scratch] | None = None,
 ) -> ChromiumCheck | None:
     """The runtime check if Playwright, a Chromium and the browser's box are there, else None
     (no check: never an unconfined browser; :func:`.chromium.availability` says why)."""
     if not usable():
         return None
     found = find_chromium(executable)
-    return ChromiumCheck(urls, found, apps=apps, publisher=publisher) if found else None
+    if not found:
+        return None
+    return ChromiumCheck(urls, found, apps=apps, publisher=publisher, scratch=scratch)

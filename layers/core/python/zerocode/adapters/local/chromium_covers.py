@@ -97,12 +97,8 @@ class ChromiumCovers:
     async def _shoot(self, url: str, target: Path | None) -> tuple[bytes, list[str]]:
         """The screenshot, in a context taken in turn with the checks (the platform's own
         share) and held at most PAGE_SECONDS: a page that spins holds it no longer."""
-        from zerocode.adapters.local.chromium_check import (
-            PAGE_SECONDS,
-            QUIET_MS,
-            SETTLE_MS,
-            Traffic,
-        )
+        from zerocode.adapters.local.chromium_check import PAGE_SECONDS, QUIET_MS, SETTLE_MS
+        from zerocode.adapters.local.page_traffic import Traffic
 
         blocked: list[str] = []
         async with self.browsers.page(url, blocked) as page, asyncio.timeout(PAGE_SECONDS):

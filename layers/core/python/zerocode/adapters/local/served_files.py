@@ -3,8 +3,9 @@ suite loads the same preview, so each file of its origin is fetched on the platf
 once and later requests for it are answered from memory for the suite's life.
 
 Only what cannot differ between two loads is kept: a GET of the app's own origin answered
-200 with no cookie set, within :data:`MOST_BYTES` in all. Anything else (a redirect, an
-error, a POST, a cookie) is fetched each time, as before. The memory belongs to one suite of
+200 with no cookie set, within :data:`MOST_BYTES` in all, and never the app's data API
+(``/_api/``, whose answers change with every write). Anything else (a redirect, an error, a
+POST, a cookie, the data API) is fetched each time, as before. The memory belongs to one suite of
 one app (one origin, one build): it is never shared with another app and ends with the
 suite. What reaches a page is what the platform-side fetch gave, confinement unchanged
 (:class:`.chromium.Confinement` decides what may be fetched at all).
@@ -16,10 +17,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from playwright.async_api import APIResponse
 
+DATA_API = "/_api/"  # the app's data and users (http/app_api.py): never kept
 MOST_BYTES = 20_000_000  # a suite's memory of files; past it, files are fetched each time
 
 
@@ -46,7 +49,7 @@ class ServedFiles:
     ) -> Served | APIResponse | None:
         """``target`` from memory, else ``fetch()``ed (once, when concurrent requests ask for
         the same file) and kept if it may be; an APIResponse when it is not kept."""
-        if method != "GET":
+        if method != "GET" or urlsplit(target).path.startswith(DATA_API):
             self.fetched += 1
             return await fetch()
         found = self._files.get(target)

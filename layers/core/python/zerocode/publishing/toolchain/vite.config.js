@@ -46,6 +46,7 @@ function packageOf(source) {
   return source.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
 }
 
+const PLATFORM_CLIENT = '/_api/client.js'
 const BARE = /^(?![./\\]|[a-zA-Z]:|\0|virtual:|data:|https?:)[^?#]/
 
 function outsideMessage(what, importer) {
@@ -98,6 +99,9 @@ function confine() {
     enforce: 'pre',
     async resolveId(source, importer, options) {
       if (source.startsWith('\0')) return null
+      // The platform's data client (docs/data.md): served on the app's own origin, never a
+      // file of the project, so it stays an import the browser makes.
+      if (source === PLATFORM_CLIENT) return { id: source, external: true }
       const fromApp = importer && !importer.startsWith('\0')
         && within(root, real(importer.split('?')[0])) && !within(modules, real(importer.split('?')[0]))
         && !importer.split('?')[0].includes(`${path.sep}node_modules${path.sep}`)
