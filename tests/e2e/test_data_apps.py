@@ -9,15 +9,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.e2e.conftest import Server, chat, create, running
 from tests.e2e.test_acceptance import suite
+from tests.e2e.test_console import browser  # noqa: F401 (the fixture)
 from tests.e2e.test_data_api import Visitor, messages
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
-from zerocode.adapters.model.offline.data_apps import CHECK_MESSAGE, SIGNED
+from zerocode.adapters.model.offline.data_apps import CHECK_MESSAGE, CHECK_NOTE, NOTED, SIGNED
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +71,42 @@ def by_status(body: dict[str, object]) -> dict[str, int]:
     for check in body["checks"]:  # type: ignore[attr-defined]
         counts[check["status"]] = counts.get(check["status"], 0) + 1
     return counts
+
+
+def test_a_vue_notes_turn_signs_users_in_and_keeps_each_ones_notes(
+    client: httpx.Client,
+    server: Server,
+    browser: Any,  # noqa: F811
+) -> None:
+    prompt = "A Vue notes app for a bakery called Crumbs"
+    app = create(client, prompt, "vue_project")
+    turn = chat(client, app["id"], prompt)
+    assert turn.done is not None and turn.done["status"] == "succeeded", turn.errors
+    rules = json.loads(client.get(f"/api/apps/{app['id']}/files/zerocode.data.json").text)
+    assert rules["collections"]["notes"]["rules"]["read"] == "owner"
+    noted = NOTED.format(CHECK_NOTE)
+    assert {c["description"]: c["status"] for c in turn.checks}[noted] == "passed", turn.checks
+    assert turn.done["checks"] == {"passed": 3, "failed": 0, "notRun": 0}
+    assert scratch_left(server, app["id"]) == 0
+
+    url = client.get(f"/api/apps/{app['id']}").json()["previewUrl"]
+    pages = {}
+    for name in ("ada", "bob"):
+        page = browser.new_context().new_page()
+        page.goto(url)
+        page.get_by_label("Username").fill(name)
+        page.get_by_label("Password").fill("a long password")
+        page.get_by_role("button", name="Sign up").click()
+        page.get_by_label("New note").fill(f"{name}'s secret")
+        page.get_by_role("button", name="Add note").click()
+        page.get_by_text(f"{name}'s secret").wait_for()
+        pages[name] = page
+    for name, page in pages.items():
+        page.reload()
+        page.get_by_text(f"Signed in as {name}").wait_for()
+        page.get_by_text(f"{name}'s secret").wait_for()
+        assert page.locator("li").all_inner_texts() == [f"{name}'s secret ×"]
+    stranger = browser.new_context().new_page()
+    stranger.goto(url)
+    stranger.get_by_role("button", name="Sign up").wait_for()
+    assert stranger.locator("li").count() == 0

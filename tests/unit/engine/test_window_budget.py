@@ -46,8 +46,9 @@ def test_the_minimum_is_the_largest_prompt_the_longest_request_and_priming() -> 
     assert minimum.tokens == minimum.system + minimum.request + REPLY_PRIMING
     assert minimum.summary == 0
     assert window_minimum(1000, 400).tokens == minimum.tokens + 3 + 400
-    # The issue's case: 256 is below even the Vue prompt.
-    assert 256 < minimum.system < minimum.tokens < 4_000
+    # The issue's case: 256 is below even the Vue prompt (about 1,900 tokens since the
+    # prompts teach the data model and client, issue 39: docs/engine.md).
+    assert 256 < minimum.system < minimum.tokens < 4_500
 
 
 def test_the_prompts_and_element_fields_are_the_ones_the_platform_uses() -> None:

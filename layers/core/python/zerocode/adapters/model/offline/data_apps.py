@@ -1,8 +1,12 @@
-"""The offline model's apps that keep data (issue 39, point 8; docs/data.md): a guestbook
-for an html or multi-file request that asks for one. The page uses the platform's client
-(``/_api/client.js``); the answer carries the data model as a ```data block (everyone
-reads and signs the guestbook, no one changes or deletes an entry) and states a check that
-signs it, reloads, and still sees the entry.
+"""The offline model's apps that keep data (issue 39, point 8; docs/data.md).
+
+- A guestbook, for an html or multi-file request that asks for one: the page uses the
+  platform's client (``/_api/client.js``); the answer carries the data model as a ```data
+  block (everyone reads and signs the guestbook, no one changes or deletes an entry) and
+  states a check that signs it, reloads, and still sees the entry.
+- Notes with sign-in, for a Vue request about notes: the home view signs the app's own
+  users up and in and keeps each one's notes (``owner`` rules), ``zerocode.data.json``
+  written beside the project; its check signs up, adds a note, reloads and still sees it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ from zerocode.adapters.model.offline.language import language_of
 from zerocode.adapters.model.offline.names import app_name
 
 _GUESTBOOK = re.compile(r"guest ?book|visitors'? book|留言板|留言簿|访客簿", re.IGNORECASE)
+_NOTES = re.compile(r"(?<![a-z])notes?(?![a-z])|note-taking|笔记|备忘", re.IGNORECASE)
+NOTED = "Signing up and adding “{}” keeps the note after a reload"
+CHECK_NOTE = "Buy flour"
+CHECK_USER, CHECK_PASSWORD = "checker", "a long password"
 SIGNED = "Signing with “{}” keeps the entry after a reload"
 CHECK_MESSAGE = "Hello from the acceptance check"
 
@@ -51,6 +59,46 @@ MODEL: dict[str, Any] = {
         }
     }
 }
+
+NOTES_MODEL: dict[str, Any] = {
+    "collections": {
+        "notes": {
+            "fields": {"title": {"type": "text", "required": True, "max": 200}},
+            "rules": {
+                "list": "owner",
+                "read": "owner",
+                "create": "signed-in",
+                "update": "owner",
+                "delete": "owner",
+            },
+        }
+    }
+}
+NOTES_WORDS = {
+    "en": {
+        "USERNAME_TEXT": "Username",
+        "PASSWORD_TEXT": "Password",
+        "SIGN_UP_TEXT": "Sign up",
+        "SIGN_IN_TEXT": "Sign in",
+        "SIGNED_IN_TEXT": "Signed in as",
+        "SIGN_OUT_TEXT": "Sign out",
+        "NOTE_TEXT": "New note",
+        "ADD_TEXT": "Add note",
+        "REMOVE_TEXT": "Delete",
+    },
+    "zh": {
+        "USERNAME_TEXT": "用户名",
+        "PASSWORD_TEXT": "密码",
+        "SIGN_UP_TEXT": "注册",
+        "SIGN_IN_TEXT": "登录",
+        "SIGNED_IN_TEXT": "已登录：",
+        "SIGN_OUT_TEXT": "退出登录",
+        "NOTE_TEXT": "新笔记",
+        "ADD_TEXT": "添加笔记",
+        "REMOVE_TEXT": "删除",
+    },
+}
+_NOTES_WORD = re.compile(r"\b(?:TITLE|DESCRIPTION|" + "|".join(NOTES_WORDS["en"]) + r")\b")
 
 EXTRA_CSS = """form { display: grid; gap: .5rem; margin: 1rem 0; }
 textarea { min-height: 5rem; padding: .5rem; font: inherit; border: 1px solid #6b7280;
@@ -114,3 +162,43 @@ def guestbook_checks(req: Request) -> list[dict[str, Any]]:
     }
     title = heading(app_name(req.description))
     return [c for c in (title, signed) if c is not None]
+
+
+def is_notes(req: Request) -> bool:
+    return bool(_NOTES.search(req.description))
+
+
+def _words(description: str) -> dict[str, str]:
+    return NOTES_WORDS["zh" if language_of(description) == "zh" else "en"]
+
+
+def notes_view(title: str, description: str, raw: str) -> str:
+    """The notes home view; ``title`` and ``description`` already as Vue template text,
+    ``raw`` the request (its language)."""
+    values = {**_words(raw), "TITLE": title, "DESCRIPTION": description}
+    return _NOTES_WORD.sub(lambda found: values[found.group(0)], template("vue/NotesView.vue"))
+
+
+def notes_model() -> str:
+    return json.dumps(NOTES_MODEL, indent=2) + "\n"
+
+
+def notes_check(req: Request) -> dict[str, Any]:
+    """Sign up, add a note, reload: the note is still there (the session and the data)."""
+    words = _words(req.description)
+    return {
+        "description": NOTED.format(CHECK_NOTE),
+        "steps": [
+            {"goto": "/"},
+            {"fill": {"label": words["USERNAME_TEXT"]}, "value": CHECK_USER},
+            {"fill": {"label": words["PASSWORD_TEXT"]}, "value": CHECK_PASSWORD},
+            {"click": {"role": "button", "name": words["SIGN_UP_TEXT"]}},
+            {"wait": 500},
+            {"fill": {"label": words["NOTE_TEXT"]}, "value": CHECK_NOTE},
+            {"click": {"role": "button", "name": words["ADD_TEXT"]}},
+            {"wait": 500},
+            {"goto": "/"},
+            {"wait": 500},
+        ],
+        "expect": [{"visible": {"text": CHECK_NOTE}}, {"noConsoleErrors": True}],
+    }

@@ -23,14 +23,18 @@ from zerocode.adapters.model.offline.base import (
 from zerocode.adapters.model.offline.checks import (
     CHECK_TOOLS,
     Edit,
+    about,
     check_calls_said,
     creation_checks,
     edit_checks,
+    heading,
     live_checks,
     stale_on_repair,
 )
+from zerocode.adapters.model.offline.data_apps import is_notes, notes_check, notes_model, notes_view
 from zerocode.adapters.model.offline.language import UI, Ui, count_vue, ui_for, ui_of_files
 from zerocode.adapters.model.offline.names import app_name
+from zerocode.data.model import DATA_MODEL
 
 VERSIONS = {"vue": "3.5.45", "vue-router": "4.5.1", "vite": "8.3.8", "@vitejs/plugin-vue": "6.0.11"}
 HOME_VIEW = "src/views/HomeView.vue"
@@ -62,6 +66,10 @@ def vue_answer(req: Request) -> Script:
         return trigger
     if creating:
         files = vue_project_files(app_name(req.description), req.description)
+        if is_notes(req):  # an app that keeps each user's notes (data_apps.py)
+            title, lead = _vue_text(app_name(req.description)), _vue_text(req.description)
+            files[HOME_VIEW] = notes_view(title, lead or title, req.description)
+            files[DATA_MODEL] = notes_model()
         return Script(
             "Creating the Vue 3 + Vite project.",  # the platform parts it from what follows
             tuple(ScriptedCall.of("write_file", path=p, content=c) for p, c in files.items()),
@@ -167,7 +175,11 @@ def _checks_step(
         return None
     retire: list[dict[str, str]] = []
     if names == {"write_file"} and is_creation(req.earlier):
-        add = creation_checks(app_name(req.description), ui_for(req.description), vue=True)
+        title, ui = app_name(req.description), ui_for(req.description)
+        add = creation_checks(title, ui, vue=True)
+        if is_notes(req):  # no counting button: the notes instead
+            checks = (heading(title), about(ui.about, ui.about), notes_check(req))
+            add = [c for c in checks if c is not None]
     elif names == {"modify_file"} and req.quoted is not None:
         old = _vue_target(req, read_files(req.since)) or ""
         path = args_of(last.get("tool_calls", [{}])[0]).get("path", HOME_VIEW)
