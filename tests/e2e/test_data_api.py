@@ -10,9 +10,10 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, signed_in
 from tests.e2e.test_deploy import deploy
 from tests.e2e.test_user_edits import html_app
+from tests.e2e.test_versions import last_message
 from tests.unit.data.test_model import NOTES
 
 PASSWORD = "a long password"
@@ -216,3 +217,81 @@ def test_the_client_and_no_file_of_the_app_under_api(client: httpx.Client) -> No
     if written.status_code == 200:  # whether or not a hand edit may write there,
         for path in ("/_api/data/entries", "/./_api/data/entries", "/_api/../_api/data/entries"):
             assert "not data" not in visitor.http.get(path).text  # it is never served
+
+
+def test_the_builder_sees_every_record_and_user_and_resets_the_preview(
+    client: httpx.Client, server: Server
+) -> None:
+    app_id = data_app(client, "Notes for a bakery called Brioche")
+    ada, bob = preview_of(client, app_id), preview_of(client, app_id)
+    ada.sign_up("ada")
+    bob.sign_up("bob")
+    for visitor, title in ((ada, "Buy flour"), (bob, "Call the miller"), (ada, "=SUM(1) loaves")):
+        assert visitor.create("notes", {"title": title}).status_code == 201
+    base = f"/api/apps/{app_id}/data"
+    overview = client.get(f"{base}/preview").json()
+    counts = {c["name"]: c["count"] for c in overview["collections"]}
+    assert counts == {"entries": 2, "notes": 3} and overview["buildId"]
+    notes = client.get(f"{base}/preview/notes", params={"sort": "-createdAt"}).json()
+    assert [n["title"] for n in notes["records"]] == [
+        "=SUM(1) loaves",
+        "Call the miller",
+        "Buy flour",
+    ]
+    found = client.get(f"{base}/preview/notes", params={"q": "miller"}).json()["records"]
+    assert [n["title"] for n in found] == ["Call the miller"]
+    assert client.get(f"{base}/preview/notes", params={"q": "%"}).json()["records"] == []
+    csv = client.get(f"{base}/preview/notes/export", params={"format": "csv"})
+    assert csv.status_code == 200 and csv.headers["content-type"].startswith("text/csv")
+    assert "notes-preview.csv" in csv.headers["content-disposition"]
+    assert csv.text.splitlines()[0] == "id,createdAt,updatedAt,owner,title,done"
+    assert "'=SUM(1) loaves" in csv.text  # never a formula in a spreadsheet
+    exported = client.get(f"{base}/preview/notes/export").json()["records"]
+    assert [n["title"] for n in exported] == ["Buy flour", "Call the miller", "=SUM(1) loaves"]
+
+    users = client.get(f"{base}/preview/users").json()["users"]
+    assert [u["username"] for u in users] == ["ada", "bob"]
+    assert client.delete(f"{base}/preview/users/{users[1]['id']}").status_code == 204
+    assert bob.http.get("/_api/auth/me").json() == {"user": None}  # signed out at once
+    assert client.delete(f"{base}/preview/users/{users[1]['id']}").status_code == 404
+
+    stranger = signed_in(server, "stranger")
+    try:
+        assert stranger.get(f"{base}/preview").status_code == 404
+        assert stranger.delete(f"{base}/preview").status_code == 404
+    finally:
+        stranger.close()
+    assert client.get(f"{base}/elsewhere").status_code == 404
+    assert client.get(f"{base}/live").json() == {
+        "space": "live",
+        "buildId": None,
+        "collections": [],
+    }
+
+    reset = client.delete(f"{base}/preview")
+    assert reset.status_code == 200 and reset.json() == {"deleted": 5, "users": 1}
+    assert messages(ada.list("entries")) == ["First!", "Lovely bread"]
+    assert ada.http.get("/_api/auth/me").json() == {"user": None}
+    told = last_message(client, app_id)["content"]
+    assert (
+        told
+        == "[zerocode: the user reset the preview's data to its seed records outside any turn.]"
+    )
+
+
+def test_a_deploy_and_a_rollback_keep_live_data_while_the_preview_is_reset(
+    client: httpx.Client,
+) -> None:
+    app_id = data_app(client, "A guestbook for a bakery called Pretzel")
+    first = deploy(client, app_id)
+    live = Visitor(client.get(f"/api/apps/{app_id}").json()["deployUrl"])
+    assert live.create("entries", {"message": "Kept through it all"}).status_code == 201
+    assert client.delete(f"/api/apps/{app_id}/data/preview").status_code == 200
+    second = deploy(client, app_id)
+    assert second["id"] != first["id"]
+    assert messages(live.list("entries")) == ["Kept through it all"]
+    rolled = client.post(f"/api/apps/{app_id}/rollback", json={"buildId": first["id"]})
+    assert rolled.status_code == 200, rolled.text
+    assert messages(live.list("entries")) == ["Kept through it all"]
+    counts = client.get(f"/api/apps/{app_id}/data/live").json()["collections"]
+    assert {c["name"]: c["count"] for c in counts} == {"entries": 1, "notes": 0}

@@ -216,6 +216,7 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
         200,
         headers=me,
     )
+    _data_routes(api, call, me, app["id"])
     first = call("POST", f"{ap}/deploy", f"{base}/deploy", 202, headers=me).json()["buildId"]
     _deployed(api, me, base, first)
     api.platform.workspace.write(app["id"], "index.html", b"<h1>Two</h1>")
@@ -252,3 +253,27 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     every = {(m.upper(), path) for path, ops in paths.items() for m in ops}
     assert every - called == set(), "routes this test does not call"
     assert on_loop == [], "\n\n".join(on_loop)
+
+
+def _data_routes(api: Api, call: Callable[..., Any], me: dict[str, str], app_id: str) -> None:
+    """The app's data, as its builder sees it (routes/data.py): a data model, a preview."""
+    ap, base = "/api/apps/{app_id}/data", f"/api/apps/{app_id}/data"
+    model = (
+        b'{"collections": {"entries": {"fields": {"m": {"type": "text"}}, "rules": {"list": '
+        b'"public", "read": "public", "create": "public", "update": "public", "delete": '
+        b'"public"}, "seed": [{"m": "hi"}]}}}'
+    )
+    api.platform.workspace.write(app_id, "zerocode.data.json", model)
+    call("POST", "/api/apps/{app_id}/preview", f"/api/apps/{app_id}/preview", 200, headers=me)
+    backend = api.platform.backend
+    assert backend is not None
+    body = {"username": "ada", "password": "a long password"}
+    _, user = backend.end_users.sign_up(app_id, "preview", body, None)
+    call("GET", f"{ap}/{{space}}", f"{base}/preview", 200, headers=me)
+    call("GET", f"{ap}/{{space}}/users", f"{base}/preview/users", 200, headers=me)
+    users = f"{base}/preview/users/{user.id}"
+    call("DELETE", f"{ap}/{{space}}/users/{{user_id}}", users, 204, headers=me)
+    call("GET", f"{ap}/{{space}}/{{collection}}", f"{base}/preview/entries", 200, headers=me)
+    export = f"{base}/preview/entries/export"
+    call("GET", f"{ap}/{{space}}/{{collection}}/export", export, 200, headers=me)
+    call("DELETE", f"{ap}/preview", f"{base}/preview", 200, headers=me)

@@ -29,6 +29,7 @@ def test_every_route_is_in_a_router_module() -> None:
         apps,
         chat,
         checks,
+        data,
         deploy,
         edits,
         files,
@@ -37,9 +38,10 @@ def test_every_route_is_in_a_router_module() -> None:
         versions,
     )
 
+    modules = (admin, apps, chat, checks, data, deploy, edits, files, health, users, versions)
     routes = {
         (m, r.path)
-        for module in (admin, apps, chat, checks, deploy, edits, files, health, users, versions)
+        for module in modules
         for r in module.router.routes
         for m in getattr(r, "methods", ())
     }

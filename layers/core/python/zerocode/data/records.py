@@ -70,6 +70,7 @@ class Query:
     newest: bool = False
     limit: int = DEFAULT_LIMIT
     after: tuple[str, str] | None = None  # (createdAt, id) of the last record shown
+    search: str | None = None  # the builder's search: records whose fields hold this text
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from zerocode.errors import InvalidInput, NotFound, PayloadTooLarge
 
 LIST_PARAMS = ("limit", "cursor", "sort")
 SORTS = {"createdAt": False, "-createdAt": True}  # newest first?
+MAX_SEARCH = 100
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class Asked:
     model: DataModel
     collection: str
     visitor: str | None
+    # The app's builder (the console, /api/apps/{id}/data/...): no rule applies to them.
+    builder: bool = False
 
 
 class DataService:
@@ -96,8 +99,10 @@ class DataService:
 
     def list(self, asked: Asked, params: Mapping[str, str]) -> dict[str, Any]:
         collection = _collection(asked)
-        decision = access.decide(collection, "list", asked.visitor)
-        query = _query(collection, params, decision.only_owner)
+        owner = None if asked.builder else access.decide(collection, "list", asked.visitor)
+        query = _query(
+            collection, params, owner.only_owner if owner else None, builder=asked.builder
+        )
         page = self.records.list(asked.app_id, asked.space, collection.name, query)
         return {"records": [r.shown() for r in page.records], "cursor": page.cursor}
 
@@ -161,8 +166,11 @@ def _checked(collection: Collection, body: Any, *, partial: bool) -> None:
     raise InvalidInput(f"{collection.name}: {said}")
 
 
-def _query(collection: Collection, params: Mapping[str, str], owner: str | None) -> Query:
-    """A list's query string: ``limit``, ``cursor``, ``sort`` and field equality."""
+def _query(
+    collection: Collection, params: Mapping[str, str], owner: str | None, *, builder: bool = False
+) -> Query:
+    """A list's query string: ``limit``, ``cursor``, ``sort`` and field equality (and, for
+    the builder, ``q``: any field's text)."""
     limit = _limit(params.get("limit"))
     sort = params.get("sort", "createdAt")
     if sort not in SORTS:
@@ -170,8 +178,11 @@ def _query(collection: Collection, params: Mapping[str, str], owner: str | None)
     cursor = params.get("cursor")
     after = after_cursor(cursor) if cursor else None
     equals: dict[str, Any] = {}
+    search = params.get("q") if builder else None
+    if search is not None and len(search) > MAX_SEARCH:
+        raise InvalidInput(f"q: at most {MAX_SEARCH} characters")
     for name, raw in params.items():
-        if name in LIST_PARAMS:
+        if name in LIST_PARAMS or (builder and name == "q"):
             continue
         field = collection.field(name)
         if field is None:
@@ -179,7 +190,14 @@ def _query(collection: Collection, params: Mapping[str, str], owner: str | None)
         equals[name] = _filter_value(field, raw)
     if len(equals) > MAX_FILTERS:
         raise InvalidInput(f"at most {MAX_FILTERS} filters at once")
-    return Query(equals=equals, owner=owner, newest=SORTS[sort], limit=limit, after=after)
+    return Query(
+        equals=equals,
+        owner=owner,
+        newest=SORTS[sort],
+        limit=limit,
+        after=after,
+        search=search or None,
+    )
 
 
 def _limit(raw: str | None) -> int:

@@ -33,6 +33,10 @@ class PendingStep:
     # held before, "" for none): finished by the next turn, edit or restore, which tells the
     # model when the file no longer holds what it did (engine/user_edit.py).
     edit: tuple[str, str] | None = None
+    # A builder's change of the app's data about to be made (what it is, for the model):
+    # told by the next turn, edit or restore as one that may or may not have landed
+    # (engine/data_edit.py).
+    data: str | None = None
 
     def encode(self) -> str:
         raw: dict[str, object] = {
@@ -44,6 +48,8 @@ class PendingStep:
             raw["restore"] = self.restore
         if self.edit is not None:
             raw["edit"] = list(self.edit)
+        if self.data is not None:
+            raw["data"] = self.data
         return json.dumps(raw)
 
     @classmethod
@@ -55,12 +61,14 @@ class PendingStep:
             )
             restore = raw.get("restore")
             edit = raw.get("edit")
+            data = raw.get("data")
             return cls(
                 turn=int(raw["turn"]),
                 head=int(raw["head"]),
                 calls=calls,
                 restore=int(restore) if restore is not None else None,
                 edit=(str(edit[0]), str(edit[1])) if edit is not None else None,
+                data=str(data) if data is not None else None,
             )
         except (ValueError, KeyError, TypeError):
             return None  # unreadable: treated as no record, never as a claim

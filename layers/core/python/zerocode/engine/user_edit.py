@@ -23,6 +23,7 @@ from zerocode.apps.versions import Version, VersionKind, file_diff, sha256
 from zerocode.apps.workspace import FileMissing, Snapshot
 from zerocode.data import model as data_model
 from zerocode.engine.closing import close_crashed
+from zerocode.engine.data_edit import finish_interrupted_data
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.parts import EngineParts, app_lease
 from zerocode.engine.restore_steps import (
@@ -262,6 +263,7 @@ def finish_interrupted_work(engine: EngineParts, app: App) -> None:
     """Finish what a dead server left of a restore or an edit (the caller holds the lease)."""
     finish_interrupted_restore(engine, app)
     finish_interrupted_edit(engine, app)
+    finish_interrupted_data(engine, app)
 
 
 def finish_interrupted_edit(engine: EngineParts, app: App) -> None:

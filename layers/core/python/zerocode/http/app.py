@@ -33,6 +33,7 @@ from zerocode.http.routes import (
     apps,
     chat,
     checks,
+    data,
     deploy,
     edits,
     files,
@@ -85,7 +86,8 @@ def create_app(platform: Platform) -> FastAPI:
     app.state.platform = platform
     # One cache per API process (an admin's change clears it here at once).
     app.state.featured = FeaturedApps(platform.apps, platform.settings.featured_cache_seconds)
-    for module in (users, health, apps, admin, chat, deploy, files, edits, versions, checks):
+    routers = (users, health, apps, admin, chat, deploy, files, edits, versions, checks, data)
+    for module in routers:
         app.include_router(module.router)
     return app
 

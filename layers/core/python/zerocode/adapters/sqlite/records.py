@@ -89,6 +89,10 @@ class SqliteRecordStore:
         for name, value in query.equals.items():
             where.append("json_extract(fields, ?) IS ?")  # names are the model's: checked
             params += [f"$.{name}", _sql_value(value)]
+        if query.search:  # the builder's search (the console's Data tab): any field's text
+            where.append("fields LIKE ? ESCAPE '\\'")
+            escaped = query.search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            params.append(f"%{escaped}%")
         if query.after is not None:
             where.append(f"(created_at, id) {'<' if query.newest else '>'} (?, ?)")
             params += list(query.after)
