@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.conftest import Server, signed_in
+from tests.e2e.conftest import Server, signed_in, wait_for_build
 from tests.e2e.test_deploy import deploy
 from tests.e2e.test_user_edits import html_app
 from tests.e2e.test_versions import last_message
@@ -295,3 +295,33 @@ def test_a_deploy_and_a_rollback_keep_live_data_while_the_preview_is_reset(
     assert messages(live.list("entries")) == ["Kept through it all"]
     counts = client.get(f"/api/apps/{app_id}/data/live").json()["collections"]
     assert {c["name"]: c["count"] for c in counts} == {"entries": 1, "notes": 0}
+
+
+def test_a_deploy_that_would_hide_live_records_is_refused_unless_confirmed(
+    client: httpx.Client,
+) -> None:
+    app_id = data_app(client, "Notes for a bakery called Bagel")
+    deploy(client, app_id)
+    live = Visitor(client.get(f"/api/apps/{app_id}").json()["deployUrl"])
+    live.sign_up("ada")
+    assert live.create("notes", {"title": "Kept", "done": True}).status_code == 201
+    slim = json.loads(json.dumps(MODEL))
+    del slim["collections"]["notes"]["fields"]["done"]
+    url = f"/api/apps/{app_id}/files/zerocode.data.json"
+    assert client.put(url, json={"content": json.dumps(slim)}).status_code == 200
+    refused = client.post(f"/api/apps/{app_id}/deploy")
+    assert refused.status_code == 409, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "data_hidden"
+    assert "the field notes.done (1 live record)" in error["message"]
+    assert [n["done"] for n in live.list("notes").json()["records"]] == [True]  # unchanged
+    confirmed = client.post(f"/api/apps/{app_id}/deploy", json={"confirmDataChanges": True})
+    assert confirmed.status_code == 202, confirmed.text
+    wait_for_build(client, app_id, confirmed.json()["buildId"])
+    [note] = live.list("notes").json()["records"]
+    assert note["title"] == "Kept" and "done" not in note  # hidden, not deleted
+    assert client.put(url, json={"content": json.dumps(MODEL)}).status_code == 200
+    again = client.post(f"/api/apps/{app_id}/deploy")  # the model only grows: no question
+    assert again.status_code == 202, again.text
+    wait_for_build(client, app_id, again.json()["buildId"])
+    assert [n["done"] for n in live.list("notes").json()["records"]] == [True]

@@ -124,3 +124,18 @@ def test_the_record_past_the_collections_bound_is_a_409_and_nothing_is_lost(
     assert isinstance(full, CollectionFull) and full.status == 409
     listed = data.list(at("guestbook", None), {})["records"]
     assert [r["message"] for r in listed] == ["0", "1", "2", "3", "4"]
+
+
+def test_a_field_the_model_no_longer_declares_is_kept_not_shown(data: DataService) -> None:
+    made = data.create(at("notes", "alice"), {"title": "Flour", "tag": "home"})
+    slim = json.loads(json.dumps(NOTES))
+    del slim["collections"]["notes"]["fields"]["tag"]
+    slim["collections"]["notes"]["seed"] = []
+    without = Asked("app1", "live", parse(json.dumps(slim).encode()), "notes", "alice")
+    shown = data.get(without, made["id"])
+    assert "tag" not in shown and shown["title"] == "Flour"
+    assert "tag" not in data.list(without, {})["records"][0]
+    changed = data.update(without, made["id"], {"title": "Rye flour"})  # the hidden field:
+    assert changed["title"] == "Rye flour" and "tag" not in changed  # never in the way
+    again = data.get(at("notes", "alice"), made["id"])  # a model that shows it again
+    assert again["tag"] == "home" and again["title"] == "Rye flour"

@@ -42,6 +42,7 @@ from zerocode.data.records import (
 from zerocode.errors import InvalidInput, NotFound, PayloadTooLarge
 
 LIST_PARAMS = ("limit", "cursor", "sort")
+OWN_KEYS = frozenset({"id", "createdAt", "updatedAt", "owner"})
 SORTS = {"createdAt": False, "-createdAt": True}  # newest first?
 MAX_SEARCH = 100
 
@@ -104,7 +105,7 @@ class DataService:
             collection, params, owner.only_owner if owner else None, builder=asked.builder
         )
         page = self.records.list(asked.app_id, asked.space, collection.name, query)
-        return {"records": [r.shown() for r in page.records], "cursor": page.cursor}
+        return {"records": [_shown(collection, r) for r in page.records], "cursor": page.cursor}
 
     def create(self, asked: Asked, body: Any) -> dict[str, Any]:
         collection = _collection(asked)
@@ -115,7 +116,7 @@ class DataService:
         return record.shown()
 
     def get(self, asked: Asked, record_id: str) -> dict[str, Any]:
-        return self._touched(asked, "read", record_id)[1].shown()
+        return _shown(*self._touched(asked, "read", record_id))
 
     def update(self, asked: Asked, record_id: str, body: Any) -> dict[str, Any]:
         collection = _collection(asked)
@@ -123,10 +124,11 @@ class DataService:
         _checked(collection, body, partial=True)  # before the record is looked for
         _, record = self._touched(asked, "update", record_id)
         new = changed(record, body)
-        _checked(collection, dict(new.fields), partial=False)  # a required field kept
+        declared = {k: v for k, v in new.fields.items() if collection.field(k) is not None}
+        _checked(collection, declared, partial=False)  # a required field kept (hidden: kept)
         if not self.records.replace(asked.app_id, asked.space, collection.name, new):
             raise NotFound(f"no such record in {collection.name}")  # deleted meanwhile
-        return new.shown()
+        return _shown(collection, new)
 
     def delete(self, asked: Asked, record_id: str) -> None:
         collection, _ = self._touched(asked, "delete", record_id)
@@ -146,6 +148,14 @@ class DataService:
             raise NotFound(f"no such record in {collection.name}")
         access.may_touch(collection, operation, asked.visitor, found.owner)
         return collection, found
+
+
+def _shown(collection: Collection, record: Record) -> dict[str, Any]:
+    """The record as the model in force shows it: a field the model no longer declares (a
+    deploy that hid it, confirmed) is kept in the store and shown again by a model that
+    declares it, never here."""
+    shown = record.shown()
+    return {k: v for k, v in shown.items() if k in OWN_KEYS or collection.field(k) is not None}
 
 
 def _collection(asked: Asked) -> Collection:

@@ -94,6 +94,8 @@ class AppPatchIn(BaseModel):
 class DeployIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     requireChecks: bool | None = None  # None: the app's setting
+    # Deploy even if the new data model hides live records (409 data_hidden otherwise).
+    confirmDataChanges: bool = False
 
 
 class TallyOut(BaseModel):

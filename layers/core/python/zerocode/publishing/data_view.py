@@ -18,10 +18,10 @@ from typing import Any
 
 from zerocode.apps.records import App
 from zerocode.data.backend import Backend
-from zerocode.data.model import Collection, DataModel
+from zerocode.data.model import DATA_MODEL, Collection, DataModel, DataModelInvalid, parse
 from zerocode.data.records import MAX_LIMIT, SPACES, Space
 from zerocode.data.service import Asked
-from zerocode.errors import InvalidInput, NotFound
+from zerocode.errors import Conflict, InvalidInput, NotFound
 from zerocode.publishing.pointers import Publisher, preview_pointer
 
 EXPORTS = ("json", "csv")
@@ -113,6 +113,28 @@ class DataView:
             if cursor is None:
                 return
 
+    def check_deploy(self, app: App, source: Mapping[str, bytes]) -> None:
+        """DataHidden (409) when the source's data model would hide live records."""
+        _, live = self.model(app, "live")
+        if live is None:
+            return
+        data = source.get(DATA_MODEL)
+        try:
+            new = parse(data) if data is not None else None
+        except DataModelInvalid as exc:  # every write is checked: only a file from before
+            raise InvalidInput(str(exc)) from None
+        held = {
+            c.name: self.backend.records.count(app.id, "live", c.name) for c in live.collections
+        }
+        found = hidden_by(new, live, held)
+        if found:
+            raise DataHidden(
+                "this deploy's data model would no longer show what the live site keeps: "
+                + "; ".join(found)
+                + ". Nothing is deleted by a deploy: deploy with confirmDataChanges to hide "
+                "them (they come back with a model that shows them again)"
+            )
+
     def users(self, app: App, space: Space, after: str | None, limit: int) -> dict[str, Any]:
         users, cursor = self.backend.end_users.page(app.id, space, after, limit)
         return {"users": [u.shown() for u in users], "cursor": cursor}
@@ -140,3 +162,39 @@ def _inert(text: str) -> str:
     """A cell a spreadsheet will not run as a formula (CSV injection): a leading =, +, -, @,
     tab or carriage return is quoted away with an apostrophe."""
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+class DataHidden(Conflict):
+    """A deploy whose data model would hide live records (issue 39, point 4)."""
+
+    code = "data_hidden"
+
+
+def hidden_by(new: DataModel | None, live: DataModel | None, held: Mapping[str, int]) -> list[str]:
+    """What of the live records ``new`` would no longer show, where ``live`` shows it
+    (``held``: live records per collection): a collection or a field gone, a field of
+    another type, enum values gone. Nothing is deleted either way; this is what a deploy
+    must be told before it hides them."""
+    found: list[str] = []
+    for was in live.collections if live is not None else ():
+        count = held.get(was.name, 0)
+        if count == 0:
+            continue
+        now = new.collection(was.name) if new is not None else None
+        records = f"{count} live record{'s' if count != 1 else ''}"
+        if now is None:
+            found.append(f"the collection {was.name} ({records})")
+            continue
+        for field in was.fields:
+            kept = now.field(field.name)
+            if kept is None:
+                found.append(f"the field {was.name}.{field.name} ({records})")
+            elif kept.type != field.type:
+                found.append(
+                    f"the field {was.name}.{field.name}, now {kept.type}, was {field.type} "
+                    f"({records})"
+                )
+            elif set(field.values) - set(kept.values):
+                gone = ", ".join(sorted(set(field.values) - set(kept.values)))
+                found.append(f"the values {gone} of {was.name}.{field.name} ({records})")
+    return found

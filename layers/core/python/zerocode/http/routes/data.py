@@ -30,7 +30,13 @@ def data_view(request: Request) -> DataView:
     return DataView(p.backend, p.publishing.publisher)
 
 
+def maybe_data_view(request: Request) -> DataView | None:
+    p: Platform = request.app.state.platform
+    return DataView(p.backend, p.publishing.publisher) if p.backend is not None else None
+
+
 ViewDep = Annotated[DataView, Depends(data_view)]
+MaybeDataView = Annotated[DataView | None, Depends(maybe_data_view)]
 
 
 @router.get("/{space}", response_model=DataOut)

@@ -25,6 +25,7 @@ from zerocode.http.deps import (
     UrlsDep,
     WorkspaceDep,
 )
+from zerocode.http.routes.data import MaybeDataView
 from zerocode.http.schemas import (
     AppOut,
     BuildListOut,
@@ -50,17 +51,23 @@ async def deploy(
     engine: EngineDep,
     workspace: WorkspaceDep,
     quota: QuotaDep,
+    view: MaybeDataView,
     body: DeployIn | None = None,
 ) -> DeployOut:
     """Snapshot the source and build it; the site flips to it only if it succeeds. With
     ``requireChecks`` (or the app's setting) the acceptance checks must have passed on these
-    files (409 ``checks_failed`` otherwise); the suite's state is recorded for the build."""
+    files (409 ``checks_failed`` otherwise); the suite's state is recorded for the build.
+    A data model that would hide live records is 409 ``data_hidden``, naming them, unless
+    ``confirmDataChanges`` (nothing is deleted either way)."""
     required = (
         app.require_checks if body is None or body.requireChecks is None else body.requireChecks
     )
     tally = None
+    source = await asyncio.to_thread(snapshot, workspace, app.id)
+    if view is not None and not (body is not None and body.confirmDataChanges):
+        await asyncio.to_thread(view.check_deploy, app, source.files)
     if engine.checks is not None:
-        digest = (await asyncio.to_thread(snapshot, workspace, app.id)).digest
+        digest = source.digest
         checks = engine.checks
         tally = await asyncio.to_thread(
             lambda: gate_deploy(checks, app.id, digest, required=required)
