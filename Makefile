@@ -112,6 +112,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/edits.py
 	$(BIN)/python bench/routing.py
 	$(BIN)/python bench/preview.py
+	$(BIN)/python bench/data.py
 
 # The CloudFormation template and assets in cdk.out/, as `cdk synth` makes them, without the
 # CDK CLI: infra/app.py run directly (cdk.json's context is read by it), with the real

@@ -26,7 +26,7 @@ MODEL = {  # a guestbook: anyone reads and signs it, no one changes an entry
 def test_a_hand_edit_of_the_data_model_is_checked_kept_and_never_served(
     client: httpx.Client, server: Server
 ) -> None:
-    app_id, _, _ = html_app(client, "A guestbook for a bakery called Crumbs")
+    app_id, _, _ = html_app(client, "A page for a bakery called Crumbs")  # no data yet
     url = f"/api/apps/{app_id}/files/zerocode.data.json"
     bad = json.loads(json.dumps(MODEL))
     bad["collections"]["entries"]["rules"]["create"] = "owner"

@@ -38,8 +38,8 @@ def feedback(messages: list[dict[str, Any]]) -> list[str]:
 
 @pytest.mark.parametrize("flaw", ["syntax", "import"])
 def test_a_broken_vue_build_is_repaired_within_the_turn(client: httpx.Client, flaw: str) -> None:
-    app = create(client, "A Vue notes app", "vue_project")
-    turn = chat(client, app["id"], f"A Vue notes app [[flaw={flaw}]]")
+    app = create(client, "A Vue tally app", "vue_project")
+    turn = chat(client, app["id"], f"A Vue tally app [[flaw={flaw}]]")
     finished = [b["status"] for b in turn.builds if b["status"] != "running"]
     assert finished == ["failed", "succeeded"], turn.builds
     assert turn.order.index("repair") > turn.order.index("build")
@@ -54,8 +54,8 @@ def test_a_broken_vue_build_is_repaired_within_the_turn(client: httpx.Client, fl
 
 def test_a_page_that_throws_in_the_browser_is_repaired(client: httpx.Client) -> None:
     chromium_or_skip()
-    app = create(client, "A Vue notes app", "vue_project")
-    turn = chat(client, app["id"], "A Vue notes app [[flaw=runtime]]")
+    app = create(client, "A Vue tally app", "vue_project")
+    turn = chat(client, app["id"], "A Vue tally app [[flaw=runtime]]")
     finished = [b["status"] for b in turn.builds if b["status"] != "running"]
     assert finished == ["succeeded", "succeeded"], turn.builds
     repairs = [o for o in turn.order if o == "repair"]
@@ -66,8 +66,8 @@ def test_a_page_that_throws_in_the_browser_is_repaired(client: httpx.Client) -> 
 
 
 def test_a_model_that_never_fixes_it_fails_saying_what_still_fails(client: httpx.Client) -> None:
-    app = create(client, "A Vue notes app", "vue_project")
-    turn = chat(client, app["id"], "A Vue notes app [[flaw=stubborn]]")
+    app = create(client, "A Vue tally app", "vue_project")
+    turn = chat(client, app["id"], "A Vue tally app [[flaw=stubborn]]")
     finished = [b["status"] for b in turn.builds if b["status"] != "running"]
     assert finished == ["failed", "failed", "failed"]
     assert turn.order.count("repair") == 2
@@ -101,8 +101,8 @@ def test_an_answer_always_cut_off_fails_and_saves_nothing(client: httpx.Client) 
 
 
 def test_a_tool_call_cut_off_is_a_failed_result_naming_the_cause(client: httpx.Client) -> None:
-    app = create(client, "A Vue notes app", "vue_project")
-    turn = chat(client, app["id"], "A Vue notes app [[flaw=cutoff]]")
+    app = create(client, "A Vue tally app", "vue_project")
+    turn = chat(client, app["id"], "A Vue tally app [[flaw=cutoff]]")
     failed = [r for r in turn.results if not r["ok"]]
     assert failed and "cut off by the output limit" in failed[0]["summary"]
     assert turn.done is not None and turn.done["status"] == "succeeded", turn.errors

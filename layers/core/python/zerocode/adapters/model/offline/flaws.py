@@ -32,7 +32,7 @@ from zerocode.adapters.model.offline.base import (
     is_creation,
     text_of,
 )
-from zerocode.adapters.model.offline.data_apps import is_guestbook
+from zerocode.adapters.model.offline.data_apps import is_guestbook, is_notes
 from zerocode.adapters.model.offline.language import UI, Ui, count_vue, ui_for
 from zerocode.adapters.model.offline.names import app_name
 from zerocode.adapters.model.offline.pages import code_blocks, creation_files, creation_text
@@ -192,8 +192,9 @@ POTEMKIN_CLAIM = "Fixed the counting button: it counts the clicks now."  # the s
 def flaw_of(req: Request, seed: int | None) -> str | None:
     """The flaw this request's turn makes: its ``[[flaw=…]]`` trigger, else (flawed mode)
     the seeded choice; None for no flaw. Only creations of generated apps are flawed."""
-    if req.kind not in GENERATING or not is_creation(req.earlier) or is_guestbook(req):
-        return None  # the flaws act on the counting page and project (a guestbook: none yet)
+    data_app = is_guestbook(req) or (req.kind == "vue_project" and is_notes(req))
+    if req.kind not in GENERATING or not is_creation(req.earlier) or data_app:
+        return None  # the flaws act on the counting page and project (data apps: none yet)
     named = [m.group(1) for t in sorted(req.triggers) if (m := _FLAW.fullmatch(t))]
     if named:
         return named[0] if named[0] in FLAWS - {"none"} else None
