@@ -25,10 +25,11 @@ def test_eval_runs_the_suite_and_the_repair_loop(tmp_path: Path) -> None:
     assert "flawed mode" in done.stdout and "first-try success" in done.stdout
     figures = json.loads(out.read_text())
     results = figures["results"]
-    assert {r["case"] for r in results} >= {"html-zh", "multi-en", "vue-zh", "vue-edit-en"}
+    cases = {"html-zh", "multi-en", "vue-zh", "vue-edit-en", "data-html-en", "data-vue-en"}
+    assert {r["case"] for r in results} >= cases
     assert {r["turn"] for r in results} == {"create", "edit"}
     summary = figures["summary"]
-    assert summary["turns"] == len(results) == 14
+    assert summary["turns"] == len(results) == 16
     # The flawed model makes first-try mistakes and the repair loop puts them right.
     assert summary["repaired_turns"] >= 1 and summary["first_try_success"] < 1
     assert all(r["status"] == "succeeded" for r in results), results

@@ -1,7 +1,7 @@
 """``zerocode eval``: how often the configured model's apps work, first try and after repair.
 
 A fixed suite of app prompts (English and Chinese; html, multi-file and Vue; creations and
-element edits) runs through the real engine on a throw-away local platform: the real
+element edits; apps that keep data: a guestbook, notes with sign-in) runs through the real engine on a throw-away local platform: the real
 preview builds (Vue in the sandbox), the runtime check and the acceptance checks in
 Chromium when it is installed, and the repair loop. With no model endpoint configured it
 runs against the offline model's flawed mode (seeded, realistic first-try mistakes), so the
@@ -69,6 +69,13 @@ SUITE: tuple[Case, ...] = (
         mode=CodeGenType.VUE_PROJECT,
         prompt="做一个记账本Vue应用",
         edit="我的账本",
+    ),
+    # Apps that keep data (docs/data.md): their checks write, reload and read back.
+    Case(name="data-html-en", mode=CodeGenType.HTML, prompt="A guestbook for a bakery"),
+    Case(
+        name="data-vue-en",
+        mode=CodeGenType.VUE_PROJECT,
+        prompt="A Vue notes app where each user keeps their own notes",
     ),
 )
 
