@@ -1,11 +1,12 @@
 // The app page (#/apps/{id}): the chat on the left (chat.js), the preview and the Code,
-// Versions and Checks tabs on the right (preview_pane.js, code.js, checks.js); the deploy,
-// context and title panels: app_panels.js. This module holds the page's shared state and
+// Versions, Checks and Data tabs on the right (preview_pane.js, code.js, checks.js, data.js);
+// the deploy, context and title panels: app_panels.js. This module holds the page's shared state and
 // ties the parts together: one change at a time, a restore, an edit, the tabs, the layout.
 
 import { t } from "./i18n.js";
 import { codeView, versionsView } from "./code.js";
 import { checksView } from "./checks.js";
+import { dataView } from "./data.js";
 import { h } from "./render.js";
 import { foldingNotice, phoneSwitch, rove, tabKeys } from "./layout.js";
 import { focusNext } from "./keyboard.js";
@@ -93,13 +94,14 @@ export async function appPage(appId, openVersion = null) {
     versions.setBusy(busy());
     code.setBusy();
     checks.setBusy(busy());
+    data.setBusy(busy());
   }
 
   // Another tab or device changed the app (its turn ended, a restore, an edit): read it again.
   async function caughtUp() {
     await reloadHistory();
     page.hasPreview = page.hasPreview || await previewBuilt(appId).catch(() => false);
-    if (page.currentTab !== "preview") ({ code, versions, checks })[page.currentTab].refresh();
+    if (page.currentTab !== "preview") ({ code, versions, checks, data })[page.currentTab].refresh();
     checkPreview();
   }
 
@@ -162,10 +164,11 @@ export async function appPage(appId, openVersion = null) {
   const code = codeView(appId, { api, raw: apiRaw, report, explain, busy, busyChanged: () => showBusy(), onSaved: edited });
   const versions = versionsView(appId, { api, report, restore, busy });
   const checks = checksView(appId, { api, report, notify, loadImage, busy, restore, onApp: (a) => { page.app = a; } });
-  Object.assign(page, { code, versions, checks });
+  const data = dataView(appId, { api, raw: apiRaw, report, notify, busy });
+  Object.assign(page, { code, versions, checks, data });
   const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, staleNotice, placeholder, frame);
-  for (const pane of [code, versions, checks]) pane.el.classList.add("pane");
-  const panes = { preview: previewPane, code: code.el, versions: versions.el, checks: checks.el };
+  for (const pane of [code, versions, checks, data]) pane.el.classList.add("pane");
+  const panes = { preview: previewPane, code: code.el, versions: versions.el, checks: checks.el, data: data.el };
   const tabs = Object.keys(panes).map((name) => h("button", {
     type: "button", role: "tab", id: `tab-${name}`, class: "tab", "aria-controls": panes[name].id,
     "aria-selected": String(name === "preview"), onclick: () => showTab(name) }, t(`app.tab.${name}`)));
@@ -177,13 +180,14 @@ export async function appPage(appId, openVersion = null) {
     if (name === "code") code.refresh();
     if (name === "versions") versions.refresh(version);
     if (name === "checks") checks.refresh();
+    if (name === "data") data.refresh();
   }
   for (const [name, pane] of Object.entries(panes)) {
     pane.setAttribute("role", "tabpanel");
     pane.setAttribute("aria-labelledby", `tab-${name}`);
   }
   rove(tabs, tabs[0]);
-  code.el.hidden = true; versions.el.hidden = true; checks.el.hidden = true;
+  code.el.hidden = true; versions.el.hidden = true; checks.el.hidden = true; data.el.hidden = true;
   // -- deploy and rollback, the download, what the AI sees, the title (app_panels.js) -------
   const { showBuilds, download } = deployPanel(page);
   contextPanelOf(page);
@@ -209,7 +213,7 @@ export async function appPage(appId, openVersion = null) {
       editButton, deployButton,
       h("button", { class: "secondary", onclick: download }, t("app.download")), contextButton,
       h("a", { href: page.app.previewUrl, target: "_blank", rel: "noopener" }, t("app.openPreview"))),
-    panel, contextPanel, previewPane, code.el, versions.el, checks.el);
+    panel, contextPanel, previewPane, code.el, versions.el, checks.el, data.el);
   const workspace = h("div", { class: "workspace" });
   const phone = page.phone = phoneSwitch(workspace, chatSection, previewSection);
   workspace.append(phone.el, chatSection, previewSection);

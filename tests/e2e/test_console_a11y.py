@@ -9,6 +9,7 @@ Screenshots go to test-artifacts/console-ui/ (ZEROCODE_TEST_ARTIFACTS moves them
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -204,6 +205,9 @@ def test_axe_finds_no_serious_violation_on_any_console_page(
     page.click("#tab-checks")
     page.wait_for_selector("#checks-view .checks-head")
     found += scan(page, axe, "app: checks")
+    page.click("#tab-data")
+    page.wait_for_selector("#data-summary:not(:empty)")
+    found += scan(page, axe, "app: data")
     page.click("#context")
     page.wait_for_selector("#context-total")
     found += scan(page, axe, "app: context")
@@ -274,11 +278,13 @@ def test_dark_mode_follows_the_system_and_the_switch_and_is_remembered(
     open_app(light, server, world)  # a new page of the console: still dark
     assert light.input_value("#theme") == "dark" and colours(light) == dark_colours
     # The preview is the user's app: its colours are its own.
-    frame_bg = (
-        light.frame_locator("#preview")
-        .locator("body")
-        .evaluate("b => getComputedStyle(b).backgroundColor")
-    )
+    # The frame's src is set before its page loads: asked before, the frame's first
+    # document (about:blank) answered, and the preview's load then destroyed it mid-call.
+    frame = light.wait_for_selector("#preview[src]").content_frame()
+    assert frame is not None
+    frame.wait_for_url(re.compile(r"^http://p-"))
+    frame.wait_for_load_state()
+    frame_bg = frame.evaluate("() => getComputedStyle(document.body).backgroundColor")
     assert frame_bg != dark_colours[0]
     shot(light, "dark-2-app-switch")
     assert page.errors == [] and light.errors == []
@@ -360,19 +366,19 @@ def test_the_keyboard_paths(browser: Any, server: Server, world: World) -> None:
     assert selected() == ["tab-code"] and focused() == "tab-code"
     assert page.is_visible("#code-view") and not page.is_visible("#preview-pane")
     page.keyboard.press("End")
-    assert selected() == ["tab-checks"] and focused() == "tab-checks"
+    assert selected() == ["tab-data"] and focused() == "tab-data"
     page.keyboard.press("ArrowRight")  # wraps round
     assert selected() == ["tab-preview"] and focused() == "tab-preview"
     page.keyboard.press("ArrowLeft")
-    assert selected() == ["tab-checks"]
+    assert selected() == ["tab-data"]
     page.keyboard.press("Home")
     assert selected() == ["tab-preview"] and page.is_visible("#preview-pane")
     stops = page.eval_on_selector_all("[role=tab]", "ts => ts.map(t => t.tabIndex)")
-    assert stops == [0, -1, -1, -1]
+    assert stops == [0, -1, -1, -1, -1]
     labelled = page.eval_on_selector_all(
         "[role=tabpanel]", "ps => ps.map(p => p.getAttribute('aria-labelledby'))"
     )
-    assert labelled == ["tab-preview", "tab-code", "tab-versions", "tab-checks"]
+    assert labelled == ["tab-preview", "tab-code", "tab-versions", "tab-checks", "tab-data"]
     shot(page, "keyboard-1-tabs")
     assert page.errors == []
 

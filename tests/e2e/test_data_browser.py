@@ -78,15 +78,21 @@ def texts(page: Any, list_id: str) -> list[str]:
     ]
 
 
-def test_a_data_app_in_the_console_frame_keeps_entries_and_sessions(
-    browser: Any,  # noqa: F811
-    server: Server,
-) -> None:
-    console = register(browser, server)
+def console_owner(chromium: Any, server: Server) -> tuple[Any, httpx.Client]:
+    """A builder signed in to the console, and the API as that builder."""
+    console = register(chromium, server)
     token = console.evaluate("localStorage.getItem('zc_token')")
     owner = httpx.Client(
         base_url=server.api, timeout=300, headers={"Authorization": f"Bearer {token}"}
     )
+    return console, owner
+
+
+def test_a_data_app_in_the_console_frame_keeps_entries_and_sessions(
+    browser: Any,  # noqa: F811
+    server: Server,
+) -> None:
+    console, owner = console_owner(browser, server)
     app_id = data_page_app(owner)
     console.goto(f"{server.api}/console/#/apps/{app_id}")
     frame = console.wait_for_selector("#preview:not([hidden])").content_frame()

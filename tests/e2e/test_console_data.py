@@ -1,0 +1,53 @@
+"""The console's Data tab (issue 39, point 6), in real Chromium against `zerocode serve`:
+the builder sees every end user's records in the preview's space, searches them, removes an
+end user, resets the preview to its seed records, and sees the live space apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_console import browser  # noqa: F401 (the fixture)
+from tests.e2e.test_data_api import data_app, preview_of
+from tests.e2e.test_data_browser import console_owner
+
+
+def test_the_data_tab_shows_every_users_records_and_resets_the_preview(
+    browser: Any,  # noqa: F811
+    server: Server,
+) -> None:
+    console, owner = console_owner(browser, server)
+    app_id = data_app(owner, "Notes for a bakery called Focaccia")
+    for name in ("ada", "bob"):
+        visitor = preview_of(owner, app_id)
+        visitor.sign_up(name)
+        assert visitor.create("notes", {"title": f"{name}'s <b>note</b>"}).status_code == 201
+
+    console.goto(f"{server.api}/console/#/apps/{app_id}")
+    console.click("#tab-data")
+    console.wait_for_selector("#data-collections button[data-collection='notes']")
+    console.click("#data-collections button[data-collection='notes']")
+    console.wait_for_selector('#data-records td:has-text("bob\'s <b>note</b>")')
+    titles = console.eval_on_selector_all(
+        "#data-records tbody tr td:first-child", "l => l.map(e => e.textContent)"
+    )
+    assert titles == ["bob's <b>note</b>", "ada's <b>note</b>"]  # newest first, as text
+    assert console.query_selector("#data-records b") is None  # never markup
+    console.fill("#data-search", "ada")
+    console.wait_for_function(
+        "() => document.querySelectorAll('#data-records tbody tr').length === 1"
+    )
+    users = console.eval_on_selector_all(
+        "#data-users li > span:first-child", "l => l.map(e => e.textContent)"
+    )
+    assert users == ["ada", "bob"]
+
+    console.on("dialog", lambda dialog: dialog.accept())
+    console.click("#data-users button[aria-label='Remove the user bob']")
+    console.wait_for_function("() => [...document.querySelectorAll('#data-users li')].length === 1")
+    console.click("#data-reset")
+    console.wait_for_selector("#data-collections button[data-collection='notes']:has-text('(0)')")
+    assert console.inner_text("#data-users") == "No one has signed up."
+    console.click("#data-space-live")
+    console.wait_for_selector("#data-summary:has-text('Nothing is published yet')")
+    assert console.errors == []
