@@ -164,3 +164,41 @@ def _seeded() -> bytes:
     model = json.loads(json.dumps(MODEL))
     model["collections"]["entries"]["seed"] = [{"message": "seeded"}]
     return json.dumps(model).encode()
+
+
+def test_one_record_past_the_bound_is_a_409_and_bad_bodies_are_400s(tmp_path: Path) -> None:
+    p = platform_with(tmp_path, data_max_records=3)
+    app = previewed(p, {"index.html": b"<p>x</p>", "zerocode.data.json": _model()})
+    other = previewed(p, {"index.html": b"<p>y</p>", "zerocode.data.json": _model()})
+    sites = TestClient(create_sites_app(p))
+
+    def at(which: App) -> dict[str, str]:
+        origin = f"http://p-{which.preview_key}.localhost:8001"
+        return {"Host": origin[7:], "Origin": origin}
+
+    ids = []
+    for n in range(3):
+        made = sites.post("/_api/data/entries", json={"message": f"m{n}"}, headers=at(app))
+        assert made.status_code == 201, made.text
+        ids.append(made.json()["id"])
+    full = sites.post("/_api/data/entries", json={"message": "one more"}, headers=at(app))
+    assert full.status_code == 409 and full.json()["error"]["code"] == "collection_full"
+    listed = sites.get("/_api/data/entries", headers=at(app)).json()["records"]
+    assert [r["message"] for r in listed] == ["m0", "m1", "m2"]  # nothing dropped
+    # Another app's id is no record of this app, whatever its rules.
+    assert sites.get(f"/_api/data/entries/{ids[0]}", headers=at(other)).status_code == 404
+    gone = sites.delete(f"/_api/data/entries/{ids[0]}", headers=at(other))
+    assert (
+        gone.status_code == 404
+        and len(sites.get("/_api/data/entries", headers=at(app)).json()["records"]) == 3
+    )
+    for body in (b"{not json", b"\xff\xfe", b"[1, 2]", b'"text"', b"null"):
+        bad = sites.post(
+            "/_api/data/entries",
+            content=body,
+            headers={**at(other), "Content-Type": "application/json"},
+        )
+        assert bad.status_code == 400, (body, bad.text)
+        assert bad.json()["error"]["code"] == "invalid_input" and "Traceback" not in bad.text
+    for path in ("/_api/data/entries/a/b", "/_api/nothing", "/_api/auth/nothing", "/_api/data/"):
+        assert sites.get(path, headers=at(app)).status_code == 404, path
