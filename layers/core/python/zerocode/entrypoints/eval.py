@@ -1,9 +1,10 @@
 """``zerocode eval``: how often the configured model's apps work, first try and after repair.
 
 A fixed suite of app prompts (English and Chinese; html, multi-file and Vue; creations and
-element edits; apps that keep data: a guestbook, notes with sign-in) runs through the real engine on a throw-away local platform: the real
-preview builds (Vue in the sandbox), the runtime check and the acceptance checks in
-Chromium when it is installed, and the repair loop. With no model endpoint configured it
+element edits; apps that keep data: a guestbook, notes with sign-in) runs through the real
+engine on a throw-away local platform: the real preview builds (Vue in the sandbox), the
+runtime check and the acceptance checks in Chromium when it is installed, and the repair
+loop. With no model endpoint configured it
 runs against the offline model's flawed mode (seeded, realistic first-try mistakes), so the
 suite and the repair loop run in CI; with an endpoint it measures that model. Prints a
 table (acceptance: how often the model's own checks held, first try and at the end);
