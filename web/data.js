@@ -1,7 +1,8 @@
 // The app page's Data tab (issue 39, docs/data.md): the app's own data as its builder sees it,
 // in either space (the preview's, the live site's): each collection with its count, its
-// records in a paged table with search, an export (JSON, CSV), the app's end users (each
-// removable), and the preview's data reset to its seed records. Over
+// records in a paged table with search, added and deleted by hand (told to the model), an
+// export (JSON, CSV), the app's end users (each removable), and the preview's data reset to
+// its seed records. Over
 // /api/apps/{id}/data/{space}/...; every record value is shown as text, never as markup.
 
 import { t } from "./i18n.js";
@@ -22,11 +23,12 @@ export function dataView(appId, { api, raw, report, notify, busy }) {
                               placeholder: t("data.search"), maxlength: "100" });
   const exports = h("span", { class: "data-exports" });
   const records = h("div", { class: "data-records", id: "data-records" });
+  const addForm = h("form", { class: "data-add", id: "data-add" });
   const more = h("button", { type: "button", class: "secondary small-button", id: "data-more", hidden: true }, t("data.more"));
   const users = h("div", { class: "data-users", id: "data-users" });
   const el = h("div", { class: "data-view", id: "data-view" },
     h("div", { class: "data-head" }, ...spaceButtons, resetButton, summary),
-    collections, h("div", { class: "data-tools" }, search, exports), records, more,
+    collections, h("div", { class: "data-tools" }, search, exports), addForm, records, more,
     h("h3", {}, t("data.users")), users);
 
   let timer = null;
@@ -60,6 +62,7 @@ export function dataView(appId, { api, raw, report, notify, busy }) {
       type: "button", class: "secondary small-button", id: `data-export-${form}`,
       onclick: () => exportAs(form) }, t(`data.export.${form}`))) : []));
     search.hidden = !chosen;
+    showAddForm(overview.collections.find((c) => c.name === chosen));
     await Promise.all([showRecords(false), showUsers()]);
   }
 
@@ -77,13 +80,55 @@ export function dataView(appId, { api, raw, report, notify, busy }) {
     more.hidden = !cursor;
     const columns = [...collection.fields.map((f) => f.name), ...OWN];
     const rows = page.records.map((r) => h("tr", { title: r.id, "data-id": r.id },
-      ...columns.map((c) => h("td", {}, cell(r[c])))));
+      ...columns.map((c) => h("td", {}, cell(r[c]))),
+      h("td", {}, h("button", { type: "button", class: "secondary small-button", "aria-label": t("data.deleteRecord"),
+                                onclick: () => deleteRecord(r) }, "×"))));
     const body = next ? records.querySelector("tbody") : null;
     if (body) { body.append(...rows); return; }
     records.replaceChildren(page.records.length ? h("table", { class: "data-table" },
       h("caption", { class: "visually-hidden" }, chosen),
-      h("thead", {}, h("tr", {}, ...columns.map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ...columns.map((c) => h("th", { scope: "col" }, c)),
+        h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, t("data.actions"))))),
       h("tbody", {}, ...rows)) : h("p", { class: "small" }, t("data.noRecords")));
+  }
+
+  // A record by hand: one input per field of the collection (told to the model, as any
+  // hand change of the app's data).
+  function showAddForm(collection) {
+    if (!collection) { addForm.replaceChildren(); return; }
+    const inputs = collection.fields.map((f) => {
+      const id = `data-field-${f.name}`;
+      const input = f.type === "bool" ? h("input", { type: "checkbox", id })
+        : f.type === "enum" ? h("select", { id }, h("option", { value: "" }, "—"), ...(f.values || []).map((v) => h("option", { value: v }, v)))
+        : h("input", { id, type: f.type === "number" ? "number" : "text", step: f.type === "number" ? "any" : null });
+      return { f, input, row: h("label", { for: id }, f.name + (f.required ? " *" : ""), " ", input) };
+    });
+    const add = h("button", { type: "submit", class: "secondary small-button", id: "data-add-button" }, t("data.add"));
+    addForm.replaceChildren(h("fieldset", {}, h("legend", {}, t("data.addTo", { name: collection.name })),
+      ...inputs.map((i) => i.row), add));
+    addForm.onsubmit = async (e) => {
+      e.preventDefault();
+      const fields = {};
+      for (const { f, input } of inputs) {
+        if (f.type === "bool") fields[f.name] = input.checked;
+        else if (input.value !== "") fields[f.name] = f.type === "number" ? Number(input.value) : input.value;
+      }
+      add.disabled = true;
+      try {
+        await api("POST", `/api/apps/${appId}/data/${space}/${encodeURIComponent(collection.name)}`, fields);
+        notify(t("data.added"));
+        await refresh();
+      } catch (err) { report(err); } finally { add.disabled = false; }
+    };
+  }
+
+  async function deleteRecord(record) {
+    if (!window.confirm(t("data.deleteConfirm"))) return;
+    try {
+      await api("DELETE", `/api/apps/${appId}/data/${space}/${encodeURIComponent(chosen)}/${encodeURIComponent(record.id)}`);
+      notify(t("data.deleted"));
+      await refresh();
+    } catch (err) { report(err); }
   }
 
   async function showUsers() {

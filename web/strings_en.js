@@ -123,6 +123,13 @@ export const en = {
   "data.removed": "{name} was removed.",
   "data.export.json": "Export JSON",
   "data.export.csv": "Export CSV",
+  "data.actions": "Actions",
+  "data.deleteRecord": "Delete this record",
+  "data.deleteConfirm": "Delete this record? The AI is told.",
+  "data.deleted": "The record was deleted.",
+  "data.add": "Add record",
+  "data.addTo": "Add a record to {name}",
+  "data.added": "The record was added.",
   "app.tabs": "app views",
 
   "preview.building": "Building the first preview…",

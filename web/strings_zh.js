@@ -119,6 +119,13 @@ export const zh = {
   "data.removed": "已移除 {name}。",
   "data.export.json": "导出 JSON",
   "data.export.csv": "导出 CSV",
+  "data.actions": "操作",
+  "data.deleteRecord": "删除这条记录",
+  "data.deleteConfirm": "删除这条记录？AI 会被告知。",
+  "data.deleted": "记录已删除。",
+  "data.add": "添加记录",
+  "data.addTo": "向 {name} 添加一条记录",
+  "data.added": "记录已添加。",
   "app.tabs": "应用视图",
 
   "preview.building": "正在构建第一个预览…",

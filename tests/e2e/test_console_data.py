@@ -10,6 +10,8 @@ from tests.e2e.conftest import Server
 from tests.e2e.test_console import browser  # noqa: F401 (the fixture)
 from tests.e2e.test_data_api import data_app, preview_of
 from tests.e2e.test_data_browser import console_owner
+from tests.e2e.test_versions import last_message
+from zerocode.engine.data_edit import note_of
 
 
 def test_the_data_tab_shows_every_users_records_and_resets_the_preview(
@@ -45,6 +47,19 @@ def test_the_data_tab_shows_every_users_records_and_resets_the_preview(
     console.on("dialog", lambda dialog: dialog.accept())
     console.click("#data-users button[aria-label='Remove the user bob']")
     console.wait_for_function("() => [...document.querySelectorAll('#data-users li')].length === 1")
+    console.fill("#data-search", "")
+    console.fill("#data-field-title", "Added in the console")
+    console.check("#data-field-done")
+    console.click("#data-add-button")
+    console.wait_for_selector("#data-records td:has-text('Added in the console')")
+    told = last_message(owner, app_id)["content"]
+    fields = '{"title":"Added in the console","done":true}'
+    assert told == note_of(f"added a record to notes in the preview's data: {fields}")
+    console.click("#data-records tr:has-text('Added in the console') button")
+    console.wait_for_function(
+        "() => !document.querySelector('#data-records').textContent.includes('Added in the')"
+    )
+    assert "deleted the record" in last_message(owner, app_id)["content"]
     console.click("#data-reset")
     console.wait_for_selector("#data-collections button[data-collection='notes']:has-text('(0)')")
     assert console.inner_text("#data-users") == "No one has signed up."

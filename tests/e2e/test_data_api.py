@@ -15,6 +15,7 @@ from tests.e2e.test_deploy import deploy
 from tests.e2e.test_user_edits import html_app
 from tests.e2e.test_versions import last_message
 from tests.unit.data.test_model import NOTES
+from zerocode.engine.data_edit import note_of
 
 PASSWORD = "a long password"
 GUESTBOOK, NOTES_ = NOTES["collections"]["guestbook"], NOTES["collections"]["notes"]
@@ -325,3 +326,29 @@ def test_a_deploy_that_would_hide_live_records_is_refused_unless_confirmed(
     assert again.status_code == 202, again.text
     wait_for_build(client, app_id, again.json()["buildId"])
     assert [n["done"] for n in live.list("notes").json()["records"]] == [True]
+
+
+def test_records_changed_by_hand_are_told_to_the_model(client: httpx.Client) -> None:
+    app_id = data_app(client, "Notes for a bakery called Ciabatta")
+    base = f"/api/apps/{app_id}/data/preview/entries"
+    added = client.post(base, json={"message": "Added by the baker"})
+    assert added.status_code == 201, added.text
+    record = added.json()
+    assert record["owner"] is None and record["message"] == "Added by the baker"
+    told = last_message(client, app_id)["content"]
+    assert told == note_of(
+        'added a record to entries in the preview\'s data: {"message":"Added by the baker"}'
+    )
+    # Held to the fields (not the rules, which forbid visitors to change an entry).
+    bad = client.post(base, json={"message": "x", "stars": 5})
+    assert bad.status_code == 400 and "stars" in bad.json()["error"]["message"]
+    assert last_message(client, app_id)["content"] == told  # a refusal tells nothing
+    changed = client.patch(f"{base}/{record['id']}", json={"message": "Changed by hand"})
+    assert changed.status_code == 200 and changed.json()["message"] == "Changed by hand"
+    assert "changed the record" in last_message(client, app_id)["content"]
+    visitor = preview_of(client, app_id)
+    assert "Changed by hand" in messages(visitor.list("entries"))
+    assert client.delete(f"{base}/{record['id']}").status_code == 204
+    assert "deleted the record" in last_message(client, app_id)["content"]
+    assert client.delete(f"{base}/{record['id']}").status_code == 404
+    assert "Changed by hand" not in messages(visitor.list("entries"))

@@ -56,6 +56,9 @@ RULES: dict[tuple[str, str], str] = {
     ("GET", "/api/apps/{app_id}/data/{space}/users"): APP,
     ("DELETE", "/api/apps/{app_id}/data/{space}/users/{user_id}"): APP,
     ("DELETE", "/api/apps/{app_id}/data/preview"): APP,
+    ("POST", "/api/apps/{app_id}/data/{space}/{collection}"): APP,
+    ("PATCH", "/api/apps/{app_id}/data/{space}/{collection}/{record_id}"): APP,
+    ("DELETE", "/api/apps/{app_id}/data/{space}/{collection}/{record_id}"): APP,
     ("GET", "/api/admin/apps"): ADMIN,
     ("PATCH", "/api/admin/apps/{app_id}"): ADMIN,
     ("DELETE", "/api/admin/apps/{app_id}"): ADMIN,
@@ -74,6 +77,8 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/api/apps/{app_id}/chat"): {"json": {"message": "A page about bees"}},
     ("POST", "/api/apps/{app_id}/checks/{check_id}/retire"): {"json": {"reason": "not wanted"}},
     ("PUT", "/api/apps/{app_id}/files/{path}"): {"json": {"content": "<h1>By hand</h1>"}},
+    ("POST", "/api/apps/{app_id}/data/{space}/{collection}"): {"json": {"message": "hi"}},
+    ("PATCH", "/api/apps/{app_id}/data/{space}/{collection}/{record_id}"): {"json": {}},
     ("POST", "/api/apps/{app_id}/edits/text"): {
         "json": {"element": {"tag": "h1", "text": "Not on the page"}, "newText": "Bees"}
     },
@@ -109,6 +114,7 @@ def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: st
         .replace("{space}", "preview")
         .replace("{collection}", "entries")
         .replace("{user_id}", "u1")
+        .replace("{record_id}", "0123456789abcdef")
     )
     client.cookies.clear()  # a login answered earlier must not turn "anonymous" into a user
     request = BODIES.get((method, path), {})

@@ -276,4 +276,22 @@ def _data_routes(api: Api, call: Callable[..., Any], me: dict[str, str], app_id:
     call("GET", f"{ap}/{{space}}/{{collection}}", f"{base}/preview/entries", 200, headers=me)
     export = f"{base}/preview/entries/export"
     call("GET", f"{ap}/{{space}}/{{collection}}/export", export, 200, headers=me)
+    made = call(
+        "POST",
+        f"{ap}/{{space}}/{{collection}}",
+        f"{base}/preview/entries",
+        201,
+        headers=me,
+        json={"m": "by hand"},
+    ).json()
+    one = f"{base}/preview/entries/{made['id']}"
+    call(
+        "PATCH",
+        f"{ap}/{{space}}/{{collection}}/{{record_id}}",
+        one,
+        200,
+        headers=me,
+        json={"m": "changed"},
+    )
+    call("DELETE", f"{ap}/{{space}}/{{collection}}/{{record_id}}", one, 204, headers=me)
     call("DELETE", f"{ap}/preview", f"{base}/preview", 200, headers=me)

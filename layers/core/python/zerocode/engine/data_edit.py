@@ -1,12 +1,14 @@
 """A builder's change of the app's data, told to the model (issue 39, point 6; M9).
 
 The model knows the app's data model (a file of the app) but not its records; a change of
-the data the builder makes by hand outside any turn (today: the preview's data reset to its
-seed records) is still told to it as a note, as an edit of a file is, so its next answer
-does not rest on data that is gone. It holds the app's turn lease (409 beside a turn) and
-is journaled: the journal says what is about to change before it changes; a server killed
-before the note is written leaves the record, and the next turn, edit or restore tells the
-model that the change was asked for and may or may not have landed (never that it did).
+the data the builder makes by hand outside any turn (a record added, changed or deleted, the
+preview's data reset to its seed records) is still told to it as a note, as an edit of a
+file is, so its next answer does not rest on data that is gone. It holds the app's turn
+lease (409 beside a turn) and is journaled: the journal says what is about to change before
+it changes; a server killed before the note is written leaves the record, and the next
+turn, edit or restore tells the model that the change was asked for and may or may not have
+landed (never that it did). A change refused before it wrote anything (a bad field, no such
+record) tells nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TypeVar
 from zerocode.apps.records import App
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.parts import EngineParts, app_lease
+from zerocode.errors import ZerocodeError
 from zerocode.memory.display import DisplayRole
 
 log = logging.getLogger(__name__)
@@ -49,7 +52,12 @@ async def change_data(
 def _change(engine: EngineParts, app: App, what: str, change: Callable[[], T]) -> T:
     head = engine.memory.head(app.id)
     engine.journal.write(app.id, PendingStep(turn=head.turn, head=head.seq, calls=(), data=what))
-    done = change()
+    try:
+        done = change()
+    except ZerocodeError as exc:
+        if exc.status < 500:  # refused before anything was written (a bad field, a 404)
+            engine.journal.clear(app.id)
+        raise
     turn = engine.memory.record_note(app.id, note_of(what))
     _tell_people(engine, app, what, turn)
     engine.journal.clear(app.id)

@@ -135,6 +135,18 @@ class DataView:
                 "them (they come back with a model that shows them again)"
             )
 
+    def add(self, app: App, space: Space, collection: str, body: Any) -> dict[str, Any]:
+        """A record the builder adds (no owner; held to the fields, not the rules)."""
+        return self.backend.data.create(self._asked(app, space, collection), body)
+
+    def change(
+        self, app: App, space: Space, collection: str, record_id: str, body: Any
+    ) -> dict[str, Any]:
+        return self.backend.data.update(self._asked(app, space, collection), record_id, body)
+
+    def delete(self, app: App, space: Space, collection: str, record_id: str) -> None:
+        self.backend.data.delete(self._asked(app, space, collection), record_id)
+
     def users(self, app: App, space: Space, after: str | None, limit: int) -> dict[str, Any]:
         users, cursor = self.backend.end_users.page(app.id, space, after, limit)
         return {"users": [u.shown() for u in users], "cursor": cursor}

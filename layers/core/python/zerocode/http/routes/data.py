@@ -5,9 +5,10 @@ preview's data reset to its seed records (told to the model, M9)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 
 from zerocode.bootstrap.platform import Platform
 from zerocode.engine.data_edit import change_data
@@ -21,6 +22,7 @@ from zerocode.publishing.download import content_disposition
 router = APIRouter(prefix="/api/apps/{app_id}/data", tags=["data"])
 SpaceName = Annotated[str, Path(json_schema_extra={"enum": ["preview", "live"]})]
 Name = Annotated[str, Path(max_length=40)]
+Fields = Annotated[dict[str, Any], Body(description="the record's fields")]
 
 
 def data_view(request: Request) -> DataView:
@@ -94,6 +96,83 @@ def records(
     ``-createdAt``), ``q`` (text in any field) and any field for equality."""
     params = dict(request.query_params)
     return RecordsOut.model_validate(view.records(app, check_space(space), collection, params))
+
+
+@router.post("/{space}/{collection}", status_code=201)
+async def add_record(
+    app_id: str,
+    space: SpaceName,
+    collection: Name,
+    body: Fields,
+    app: OwnedApp,
+    view: ViewDep,
+    engine: EngineDep,
+) -> dict[str, Any]:
+    """A record added by hand: held to the collection's fields (400 naming them), not to
+    its rules; no owner. Told to the model; 409 while a turn runs."""
+    where = check_space(space)
+    what = f"added a record to {collection} in the {_space_name(where)}: {_said(body)}"
+    return await change_data(
+        engine, app, what, lambda: view.add(app, where, collection, body), finish_interrupted_work
+    )
+
+
+@router.patch("/{space}/{collection}/{record_id}")
+async def change_record(
+    app_id: str,
+    space: SpaceName,
+    collection: Name,
+    record_id: Name,
+    body: Fields,
+    app: OwnedApp,
+    view: ViewDep,
+    engine: EngineDep,
+) -> dict[str, Any]:
+    """Some fields of a record changed by hand (``null`` removes one). Told to the model."""
+    where = check_space(space)
+    what = (
+        f"changed the record {record_id} of {collection} in the {_space_name(where)}: {_said(body)}"
+    )
+    return await change_data(
+        engine,
+        app,
+        what,
+        lambda: view.change(app, where, collection, record_id, body),
+        finish_interrupted_work,
+    )
+
+
+@router.delete("/{space}/{collection}/{record_id}", status_code=204)
+async def delete_record(
+    app_id: str,
+    space: SpaceName,
+    collection: Name,
+    record_id: Name,
+    app: OwnedApp,
+    view: ViewDep,
+    engine: EngineDep,
+) -> Response:
+    """A record deleted by hand. Told to the model."""
+    where = check_space(space)
+    what = f"deleted the record {record_id} of {collection} in the {_space_name(where)}"
+    await change_data(
+        engine,
+        app,
+        what,
+        lambda: view.delete(app, where, collection, record_id),
+        finish_interrupted_work,
+    )
+    return Response(status_code=204)
+
+
+def _space_name(space: str) -> str:
+    return "preview's data" if space == "preview" else "live site's data"
+
+
+def _said(body: dict[str, Any]) -> str:
+    """The fields as the model is told them: compact JSON, cut at 300 characters."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 @router.get(
