@@ -13,16 +13,18 @@ import { pickedElement } from "./events.js";
 
 export function makePreview(page) {
   const { appId, chipSlot, input, inputCount } = page;
-  // The preview is its own origin, on another site than this page (p-{key}.localhost, or
-  // its CloudFront name): so its scripts can reach neither this page nor its storage, and
-  // allow-same-origin gives the page its own origin (not this one), which its data API
-  // needs (a same-origin Origin on changes, its session cookie: docs/data.md). The sandbox
-  // still keeps it from navigating this page or opening popups. The frame's name tells the
-  // picker which origin may command it (picker.js). It gets its address only once a
-  // preview build has succeeded (before, a placeholder).
+  // A preview with an origin of its own (p-{key}.localhost, or p-{key}.{sitesDomain}) is on
+  // another site than this page, so its scripts reach neither this page nor its storage, and
+  // allow-same-origin gives the page that origin (not this one), which its data API needs (a
+  // same-origin Origin on changes, its session cookie: docs/data.md). A preview under the
+  // shared path scheme (AWS without a custom domain: one origin for every app) keeps an
+  // opaque origin, as before. The sandbox keeps it from navigating this page or opening
+  // popups either way. The frame's name tells the picker which origin may command it
+  // (picker.js). It gets its address only once a preview build has succeeded.
+  const own = ownOrigin(page.app.previewUrl);
   const frame = h("iframe", { id: "preview", title: t("app.tab.preview"), hidden: true,
                               name: `zerocode-console ${location.origin}`,
-                              sandbox: "allow-scripts allow-forms allow-same-origin" });
+                              sandbox: own ? "allow-scripts allow-forms allow-same-origin" : "allow-scripts allow-forms" });
   const placeholder = h("div", { class: "placeholder", id: "preview-placeholder", role: "status", hidden: true });
   const editButton = h("button", { class: "secondary", id: "edit", "aria-pressed": "false" }, t("app.edit"));
   const edit = editMode(editButton, frame);  // the builder's wish, paused while the preview changes
@@ -47,9 +49,8 @@ export function makePreview(page) {
   // A build the console heard of: the preview shows it (or soon will). Build ids grow with
   // time ("b{ms}{hex}"), and the preview only moves on: a late answer naming an older
   // build changes nothing.
-  function previewOrigin() {
-    try { return new URL(page.app.previewUrl).origin; } catch { return ""; }
-  }
+  // The origin the preview's messages come from: its own, or the sandbox's opaque "null".
+  function previewOrigin() { return own || "null"; }
   function heard(build) { if (build && (!page.latestBuild || build > page.latestBuild)) page.latestBuild = build; }
   function dropPick() { if (page.picked) { page.picked = null; showChip(); } }
   function showPlaceholder(building) {
@@ -165,4 +166,12 @@ export function makePreview(page) {
 
   return { frame, placeholder, editButton, rebuildButton, staleNotice, loadFrame, heard, dropPick,
            showPlaceholder, showChip, showEditable, showStale, checkPreview };
+}
+
+// The preview's own origin when it has one (its host's first label is p-{key}), else "".
+function ownOrigin(url) {
+  try {
+    const parsed = new URL(url);
+    return parsed.hostname.startsWith("p-") ? parsed.origin : "";
+  } catch { return ""; }
 }
