@@ -84,6 +84,7 @@ def test_a_vue_notes_turn_signs_users_in_and_keeps_each_ones_notes(
     assert turn.done is not None and turn.done["status"] == "succeeded", turn.errors
     rules = json.loads(client.get(f"/api/apps/{app['id']}/files/zerocode.data.json").text)
     assert rules["collections"]["notes"]["rules"]["read"] == "owner"
+    assert turn.repairs == []  # the access probe found the rules whole: no repair
     noted = NOTED.format(CHECK_NOTE)
     assert {c["description"]: c["status"] for c in turn.checks}[noted] == "passed", turn.checks
     assert turn.done["checks"] == {"passed": 3, "failed": 0, "notRun": 0}
@@ -110,3 +111,21 @@ def test_a_vue_notes_turn_signs_users_in_and_keeps_each_ones_notes(
     stranger.goto(url)
     stranger.get_by_role("button", name="Sign up").wait_for()
     assert stranger.locator("li").count() == 0
+
+
+def test_leaky_notes_are_caught_by_the_access_probe_and_repaired(client: httpx.Client) -> None:
+    prompt = "A Vue notes app for a bakery called Crumbs [[flaw=leaky]]"
+    app = create(client, prompt, "vue_project")
+    turn = chat(client, app["id"], prompt)
+    assert turn.done is not None and turn.done["status"] == "succeeded", turn.errors
+    [repair] = turn.repairs
+    told = [
+        m["content"]
+        for m in client.get(f"/api/apps/{app['id']}/context").json()["messages"]
+        if m["role"] == "user" and m["content"].startswith("[zerocode repair")
+    ]
+    assert len(told) == 1 and "another signed-in user could read" in told[0], told
+    assert "its read rule is public; make it owner" in told[0]
+    rules = json.loads(client.get(f"/api/apps/{app['id']}/files/zerocode.data.json").text)
+    assert set(rules["collections"]["notes"]["rules"].values()) == {"owner", "signed-in"}
+    assert repair["attempt"] == 1

@@ -154,6 +154,7 @@ def platform(
             apps=apps,
             publisher=publishing.publisher,
             scratch=scratch_spaces(backend),
+            models=backend.models.of,
         )
         if settings.covers and settings.runtime_check
         else None

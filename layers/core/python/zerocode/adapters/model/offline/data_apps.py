@@ -7,6 +7,8 @@
 - Notes with sign-in, for a Vue request about notes: the home view signs the app's own
   users up and in and keeps each one's notes (``owner`` rules), ``zerocode.data.json``
   written beside the project; its check signs up, adds a note, reloads and still sees it.
+  With ``[[flaw=leaky]]`` its rules let anyone read, change and delete anyone's notes; the
+  repair after the platform's access probe writes them as ``owner``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ _NOTES = re.compile(r"(?<![a-z])notes?(?![a-z])|note-taking|笔记|备忘", re.I
 NOTED = "Signing up and adding “{}” keeps the note after a reload"
 CHECK_NOTE = "Buy flour"
 CHECK_USER, CHECK_PASSWORD = "checker", "a long password"
+LEAKY = "[[flaw=leaky]]"
 SIGNED = "Signing with “{}” keeps the entry after a reload"
 CHECK_MESSAGE = "Hello from the acceptance check"
 
@@ -179,8 +182,19 @@ def notes_view(title: str, description: str, raw: str) -> str:
     return _NOTES_WORD.sub(lambda found: values[found.group(0)], template("vue/NotesView.vue"))
 
 
-def notes_model() -> str:
-    return json.dumps(NOTES_MODEL, indent=2) + "\n"
+def notes_model(*, leaky: bool = False) -> str:
+    """The notes' data model; ``leaky`` (the ``[[flaw=leaky]]`` trigger): each user lists
+    only their own notes, but anyone reads, changes and deletes anyone's, which the
+    platform's access probe catches and the repair makes ``owner``."""
+    model = json.loads(json.dumps(NOTES_MODEL))
+    if leaky:
+        rules = model["collections"]["notes"]["rules"]
+        rules.update({"read": "public", "update": "public", "delete": "public"})
+    return json.dumps(model, indent=2) + "\n"
+
+
+def is_leaky(req: Request) -> bool:
+    return LEAKY in req.triggers and is_notes(req)
 
 
 def notes_check(req: Request) -> dict[str, Any]:

@@ -80,6 +80,9 @@ repair feedback gets the fix, a continue feedback gets the rest (:mod:`.flaws`):
   that does nothing (each round different from the one before), claiming it was fixed: the
   turn ends with its checks failing.
 - ``[[flaw=none]]`` — no flaw, even in the flawed mode.
+- ``[[flaw=leaky]]`` (issue 39, a Vue notes app) — the notes' rules let anyone read, change
+  and delete anyone's notes (``list`` stays ``owner``); the platform's access probe says so,
+  and the repair writes ``zerocode.data.json`` with every rule ``owner`` (:mod:`.data_apps`).
 
 An edit flaw (:mod:`.regress`) acts on change requests only:
 

@@ -31,7 +31,13 @@ from zerocode.adapters.model.offline.checks import (
     live_checks,
     stale_on_repair,
 )
-from zerocode.adapters.model.offline.data_apps import is_notes, notes_check, notes_model, notes_view
+from zerocode.adapters.model.offline.data_apps import (
+    is_leaky,
+    is_notes,
+    notes_check,
+    notes_model,
+    notes_view,
+)
 from zerocode.adapters.model.offline.language import UI, Ui, count_vue, ui_for, ui_of_files
 from zerocode.adapters.model.offline.names import app_name
 from zerocode.data.model import DATA_MODEL
@@ -64,12 +70,17 @@ def vue_answer(req: Request) -> Script:
     trigger = _tool_trigger(req, creating=creating)
     if trigger is not None:
         return trigger
+    if creating and req.repairing and is_leaky(req):  # the access probe said what leaks
+        fixed = ScriptedCall.of("write_file", path=DATA_MODEL, content=notes_model())
+        return Script(
+            "Making each user's notes their own: every rule of notes is owner.\n", (fixed,)
+        )
     if creating:
         files = vue_project_files(app_name(req.description), req.description)
         if is_notes(req):  # an app that keeps each user's notes (data_apps.py)
             title, lead = _vue_text(app_name(req.description)), _vue_text(req.description)
             files[HOME_VIEW] = notes_view(title, lead or title, req.description)
-            files[DATA_MODEL] = notes_model()
+            files[DATA_MODEL] = notes_model(leaky=is_leaky(req))
         return Script(
             "Creating the Vue 3 + Vite project.",  # the platform parts it from what follows
             tuple(ScriptedCall.of("write_file", path=p, content=c) for p, c in files.items()),

@@ -1,0 +1,75 @@
+"""The platform's access probe of an app's data, run in the confined browser
+(zerocode/data/access_probe.py; issue 39, point 5).
+
+Three visitors, one after another, each in a fresh context of the kept browser: the owner
+(signs up, creates a record), another user (signs up, tries the owner's record) and one who
+is not signed in; all three in one scratch data space (data/check_spaces.py), deleted when
+the probe ends. Each visitor acts from a document of the app's origin that runs none of the
+app's scripts (the platform's client, loaded as the page), so a hostile page cannot fake
+what the probe sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from zerocode.adapters.local.browser_pool import BrowserPool
+from zerocode.adapters.local.browser_shares import Tenant
+from zerocode.adapters.local.chromium import Scratch
+from zerocode.data.access_probe import PROBE_JS, Probe, probes, problems
+from zerocode.data.model import DataModel
+
+log = logging.getLogger(__name__)
+
+PROBE_SECONDS = 20.0  # one probe's three visitors, each in a context of its own
+STEPS = (("owner", "zc-probe-owner"), ("other", "zc-probe-other"), ("anonymous", ""))
+
+
+async def access_problems(
+    pool: BrowserPool,
+    url: str,
+    tenant: Tenant,
+    model: DataModel,
+    scratch: Callable[[], Scratch],
+) -> list[str]:
+    """What the app's data lets a visitor do that its rules say they must not (empty: the
+    rules hold). Best effort, as the runtime check: the probe's own trouble is logged."""
+    found: list[str] = []
+    for probe in probes(model):
+        made = scratch()
+        shared = Scratch(made.header, lambda: None)  # one space for the three visitors
+        try:
+            seen = await asyncio.wait_for(_visit(pool, url, tenant, probe, shared), PROBE_SECONDS)
+        except Exception as exc:
+            log.warning("access probe of %s not run: %s", probe.collection, type(exc).__name__)
+            continue
+        finally:
+            await asyncio.to_thread(made.done)
+        collection = model.collection(probe.collection)
+        rules = {str(k): str(v) for k, v in (collection.rules if collection else {}).items()}
+        found += problems(probe, rules, seen)
+    return found
+
+
+async def _visit(
+    pool: BrowserPool, url: str, tenant: Tenant, probe: Probe, shared: Scratch
+) -> dict[str, Any]:
+    origin = url.rstrip("/")
+    seen: dict[str, Any] = {}
+    for step, user in STEPS:
+        if step == "other" and not seen.get("created"):
+            continue  # nothing of the owner's to try
+        async with pool.page(url, tenant=tenant, scratch=lambda: shared) as page:
+            await page.goto(f"{origin}/_api/client.js")
+            args = {
+                "step": step,
+                "collection": probe.collection,
+                "record": probe.record,
+                "id": seen.get("created"),
+                "user": user,
+            }
+            seen.update(await page.evaluate(PROBE_JS, args))
+    return seen
