@@ -9,8 +9,8 @@ Prints JSON, writes bench/results/data.json and the "data" section of docs/bench
 
 A fresh ``zerocode serve`` (SQLite, offline scripted model, a temporary data directory) in a
 subprocess, with the data API's rate limits raised out of the way. One html app gets a data
-model by hand (a public guestbook, a field of 1-200 characters), then, on its preview's
-origin (the Host header, as a visitor's browser sends it):
+model by hand (the offline model's public guestbook, a message of up to 500 characters),
+then, on its preview's origin (the Host header, as a visitor's browser sends it):
 
 - **create**: ``POST /_api/data/entries`` with a 60-character message, one client at a time;
 - **list**: ``GET /_api/data/entries?limit=20&sort=-createdAt`` over the collection the
@@ -49,23 +49,11 @@ from tests.e2e.conftest import (  # noqa: E402
     create,
     signed_in,
 )
+from zerocode.adapters.model.offline.data_apps import MODEL  # noqa: E402 (the guestbook's)
 
 RESULTS = ROOT / "bench" / "results" / "data.json"
 CLIENTS = 8
-MODEL = {
-    "collections": {
-        "entries": {
-            "fields": {"message": {"type": "text", "required": True, "min": 1, "max": 200}},
-            "rules": {
-                "list": "public",
-                "read": "public",
-                "create": "public",
-                "update": "nobody",
-                "delete": "nobody",
-            },
-        }
-    }
-}
+SEEDS = len(MODEL["collections"]["entries"]["seed"])
 
 
 def pct(values: list[float], p: float) -> float:
@@ -154,7 +142,7 @@ def _measure(server: Server, count: int, load: list[float], busy: list[str]) -> 
         "list_first_page_ms": figures(first),
         "list_further_page_ms": figures(further),
         "throughput": throughput,
-        "records_at_end": 2 * count,
+        "records_at_end": 2 * count + SEEDS,
     }
 
 

@@ -107,7 +107,7 @@ class AppApi:
             raise NoBackend("no app is served at this host")
         if request.method in CHANGES:
             self._same_origin(request, host)
-        self._rate(request, pointer)
+        await asyncio.to_thread(self._rate, request, pointer)  # the limiter may be Redis
         target = await asyncio.to_thread(self.platform.publishing.publisher.target, pointer)
         if target is None:
             raise NoBackend("no such preview or site (or nothing built yet)")

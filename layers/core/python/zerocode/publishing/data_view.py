@@ -147,6 +147,13 @@ class DataView:
     def delete(self, app: App, space: Space, collection: str, record_id: str) -> None:
         self.backend.data.delete(self._asked(app, space, collection), record_id)
 
+    def reset_preview(self, app: App) -> tuple[int, int]:
+        """The preview's records and end users deleted, its seed records back (under the
+        model the preview shows now): (records deleted, users deleted)."""
+        _, model = self.model(app, "preview")
+        users = self.backend.users.clear(app.id, "preview")
+        return self.backend.data.reset_preview(app.id, model), users
+
     def users(self, app: App, space: Space, after: str | None, limit: int) -> dict[str, Any]:
         users, cursor = self.backend.end_users.page(app.id, space, after, limit)
         return {"users": [u.shown() for u in users], "cursor": cursor}

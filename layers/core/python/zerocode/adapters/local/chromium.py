@@ -290,7 +290,10 @@ async def _fetch(
     """``target`` of the app's own origin from the platform's side, redirects followed here
     within the origin (Playwright does not route the request a fulfilled redirect leads to,
     and the box has no network for it); None when one leads elsewhere, or loops."""
-    sent = await route.request.all_headers()  # the page's, its cookies included
+    # The page's headers; its cookies too for the data API (they are its session), asked
+    # of the browser only there: a file of the app is never fetched with credentials.
+    data_api = urlsplit(target).path.startswith(DATA_API)
+    sent = await route.request.all_headers() if data_api else dict(route.request.headers)
     for _ in range(MAX_REDIRECTS + 1):
         response = await route.fetch(
             max_redirects=0, timeout=FETCH_TIMEOUT_MS, **_direct(target, sent, scratch)

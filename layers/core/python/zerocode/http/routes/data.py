@@ -4,7 +4,6 @@ preview's data reset to its seed records (told to the model, M9)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Annotated, Any
 
@@ -51,11 +50,10 @@ def overview(app_id: str, space: SpaceName, app: OwnedApp, view: ViewDep) -> Dat
 async def reset_preview(app_id: str, app: OwnedApp, view: ViewDep, engine: EngineDep) -> ResetOut:
     """Delete the preview's records and end users; the seed records are back (the live
     space is never emptied from here). Told to the model; 409 while a turn runs."""
-    _, model = await asyncio.to_thread(view.model, app, "preview")
 
     def reset() -> ResetOut:
-        users = view.backend.users.clear(app.id, "preview")
-        return ResetOut(deleted=view.backend.data.reset_preview(app.id, model), users=users)
+        deleted, users = view.reset_preview(app)
+        return ResetOut(deleted=deleted, users=users)
 
     what = "reset the preview's data to its seed records"
     return await change_data(engine, app, what, reset, finish_interrupted_work)
