@@ -8,18 +8,14 @@ import { announce } from "./layout.js";
 // `paused` (a turn, a restore or a rebuild changes the preview, or the preview is out of date)
 // the button is disabled but stays pressed, and the preview's picker is told to stop picking.
 // Once the pause ends the picker is told again; a preview that loads meanwhile says "ready"
-// and is told then (tell()). The picker obeys only this origin; the message goes to the
-// preview's own origin (the frame's address), or to "*" for an opaque one (the shared path
-// scheme), which cannot be named: it says only "edit on/off".
+// and is told then (tell()). The picker obeys only this origin. The message goes to "*": the
+// frame may be between documents (its first about:blank, a reload), whose origin no target
+// could name (Firefox logs an error for a named one that does not match), and it says only
+// "edit on/off".
 export function editMode(button, frame) {
   let wanted = false, paused = false;
   const tell = () => {
-    // The preview's own origin; "*" for a sandboxed opaque one, which cannot be named.
-    let origin = "*";
-    if ((frame.getAttribute("sandbox") || "").includes("allow-same-origin")) {
-      try { origin = new URL(frame.src).origin; } catch { return; }
-    }
-    if (frame.contentWindow) frame.contentWindow.postMessage({ zerocode: "edit", on: wanted && !paused }, origin);
+    if (frame.contentWindow) frame.contentWindow.postMessage({ zerocode: "edit", on: wanted && !paused }, "*");
   };
   const draw = () => {
     button.classList.toggle("edit-on", wanted);
