@@ -1,10 +1,12 @@
-"""An app's own end users (zerocode/data/end_users.py) on SQLite: sign-up and sign-in per app
-and space, sessions worth nothing elsewhere, throttled guessing, removal that ends every
-session, and the seed records of a preview kept once."""
+"""An app's own end users (zerocode/data/end_users.py) on SQLite and on DynamoDB (moto):
+sign-up and sign-in per app and space, sessions worth nothing elsewhere, throttled
+guessing, removal that ends every session, and the seed records of a preview kept once."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,12 +20,13 @@ from zerocode.data.end_users import (
     SESSION_SECONDS,
     EndUserLimits,
     EndUsers,
+    EndUserStore,
     UsernameTaken,
     UsersFull,
     WrongPassword,
 )
 from zerocode.data.model import parse
-from zerocode.data.records import Query
+from zerocode.data.records import Query, RecordStore
 from zerocode.data.service import DataService
 from zerocode.errors import InvalidInput
 
@@ -38,18 +41,42 @@ class Clock:
         return self.t
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> SqliteDatabase:
-    return SqliteDatabase(tmp_path / "data.sqlite")
+@dataclass
+class Stores:
+    """The end users' and the records' stores over one database."""
+
+    users: Callable[[], EndUserStore]
+    records: Callable[[], RecordStore]
 
 
-def users_on(db: SqliteDatabase, **limits: int) -> tuple[EndUsers, Clock]:
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
+    if request.param == "sqlite":
+        database = SqliteDatabase(tmp_path / "data.sqlite")
+        return Stores(lambda: SqliteEndUserStore(database), lambda: SqliteRecordStore(database))
+    request.getfixturevalue("aws")
+    import boto3
+
+    from tests.integration.backends import OneRequestAtATime
+    from zerocode.adapters.dynamodb.app_data import create_app_data_table
+    from zerocode.adapters.dynamodb.end_users import DynamoEndUserStore
+    from zerocode.adapters.dynamodb.records import DynamoRecordStore
+
+    client = OneRequestAtATime(boto3.client("dynamodb", region_name="us-east-1"))
+    create_app_data_table(client, "app-data")
+    return Stores(
+        lambda: DynamoEndUserStore(client, "app-data"),
+        lambda: DynamoRecordStore(client, "app-data"),
+    )
+
+
+def users_on(db: Stores, **limits: int) -> tuple[EndUsers, Clock]:
     clock = Clock()
     limiter = InProcessRateLimiter(now=clock)
-    return EndUsers(SqliteEndUserStore(db), limiter, EndUserLimits(**limits), now=clock), clock
+    return EndUsers(db.users(), limiter, EndUserLimits(**limits), now=clock), clock
 
 
-def test_a_session_is_worth_nothing_at_another_app_or_space(db: SqliteDatabase) -> None:
+def test_a_session_is_worth_nothing_at_another_app_or_space(db: Stores) -> None:
     users, _ = users_on(db)
     session, user = users.sign_up("app1", "preview", ADA, "10.0.0.1")
     assert user.username == "ada" and user.password_hash.startswith("scrypt$")
@@ -65,7 +92,7 @@ def test_a_session_is_worth_nothing_at_another_app_or_space(db: SqliteDatabase) 
     users.sign_up("app2", "preview", ADA, "10.0.0.1")  # another app too
 
 
-def test_sessions_expire_and_sign_out_and_removal_end_them(db: SqliteDatabase) -> None:
+def test_sessions_expire_and_sign_out_and_removal_end_them(db: Stores) -> None:
     users, clock = users_on(db)
     first, user = users.sign_up("app1", "live", ADA, None)
     second, _ = users.sign_in("app1", "live", ADA, None)
@@ -95,14 +122,14 @@ def test_sessions_expire_and_sign_out_and_removal_end_them(db: SqliteDatabase) -
         {"username": "ada"},
     ],
 )
-def test_a_bad_sign_up_is_refused_saying_why(db: SqliteDatabase, body: object) -> None:
+def test_a_bad_sign_up_is_refused_saying_why(db: Stores, body: object) -> None:
     users, _ = users_on(db)
     with pytest.raises(InvalidInput):
         users.sign_up("app1", "live", body, None)
     assert users.page("app1", "live", None, 10) == ([], None)
 
 
-def test_guessing_a_password_is_paused_per_user_and_per_address(db: SqliteDatabase) -> None:
+def test_guessing_a_password_is_paused_per_user_and_per_address(db: Stores) -> None:
     users, clock = users_on(db, failed_logins=3, attempts=6)
     users.sign_up("app1", "live", ADA, "10.0.0.1")
     wrong = {**ADA, "password": "not her password"}
@@ -125,7 +152,7 @@ def test_guessing_a_password_is_paused_per_user_and_per_address(db: SqliteDataba
     users.sign_up("app2", "live", {**ADA, "username": "eve"}, "10.9.9.9")  # another app's
 
 
-def test_at_most_so_many_users_even_when_sign_ups_race(db: SqliteDatabase) -> None:
+def test_at_most_so_many_users_even_when_sign_ups_race(db: Stores) -> None:
     users, _ = users_on(db, most=5)
     made, refused = [], []
 
@@ -148,14 +175,14 @@ def test_at_most_so_many_users_even_when_sign_ups_race(db: SqliteDatabase) -> No
     assert len(rest) == 2 and end is None
 
 
-def test_a_preview_is_seeded_once_and_again_after_a_reset(db: SqliteDatabase) -> None:
+def test_a_preview_is_seeded_once_and_again_after_a_reset(db: Stores) -> None:
     model = parse(
         b'{"collections": {"entries": {"fields": {"m": {"type": "text"}},'
         b' "rules": {"list": "public", "read": "public", "create": "public",'
         b' "update": "public", "delete": "public"},'
         b' "seed": [{"m": "one"}, {"m": "two"}, {"m": "three"}]}}}'
     )
-    records = SqliteRecordStore(db)
+    records = db.records()
     service = DataService(records)
 
     def listed() -> list[str]:

@@ -1,11 +1,12 @@
-"""The RecordStore contract (zerocode/data/records.py), on SQLite: what one app keeps in one
-space and collection stays there; lists walk creation order by pages with a cursor; the
-record past a collection's bound is refused and nothing is dropped."""
+"""The RecordStore contract (zerocode/data/records.py), on SQLite and on DynamoDB (moto):
+what one app keeps in one space and collection stays there; lists walk creation order by
+pages with a cursor; the record past a collection's bound is refused and nothing is
+dropped, even when creates race."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,27 @@ from zerocode.data.records import (
 from zerocode.errors import InvalidInput
 
 
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], RecordStore]]:
+    """Makes stores over one database (each as another process would hold it)."""
+    if request.param == "sqlite":
+        yield lambda: SqliteRecordStore(SqliteDatabase(tmp_path / "zc.sqlite3"))
+        return
+    request.getfixturevalue("aws")
+    import boto3
+
+    from tests.integration.backends import OneRequestAtATime
+    from zerocode.adapters.dynamodb.app_data import create_app_data_table
+    from zerocode.adapters.dynamodb.records import DynamoRecordStore
+
+    client = OneRequestAtATime(boto3.client("dynamodb", region_name="us-east-1"))
+    create_app_data_table(client, "app-data")
+    yield lambda: DynamoRecordStore(client, "app-data")
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[RecordStore]:
-    yield SqliteRecordStore(SqliteDatabase(tmp_path / "zc.sqlite3"))
+def store(stores: Callable[[], RecordStore]) -> RecordStore:
+    return stores()
 
 
 def test_a_record_is_kept_read_changed_and_deleted(store: RecordStore) -> None:
@@ -108,11 +127,13 @@ def test_the_record_past_the_bound_is_refused_and_nothing_is_dropped(store: Reco
     store.create("app1", "preview", "notes", new_record(None, {"n": 0}), most=3)  # its own bound
 
 
-def test_creates_racing_for_the_last_place_get_one_each_at_most(tmp_path: Path) -> None:
-    stores = [SqliteRecordStore(SqliteDatabase(tmp_path / "zc.sqlite3")) for _ in range(4)]
+def test_creates_racing_for_the_last_place_get_one_each_at_most(
+    stores: Callable[[], RecordStore],
+) -> None:
+    held = [stores() for _ in range(4)]
     outcomes: list[str] = []
 
-    def create(store: SqliteRecordStore) -> None:
+    def create(store: RecordStore) -> None:
         for _ in range(5):
             try:
                 store.create("app1", "live", "notes", new_record(None, {}), most=10)
@@ -120,13 +141,13 @@ def test_creates_racing_for_the_last_place_get_one_each_at_most(tmp_path: Path) 
             except CollectionFull:
                 outcomes.append("full")
 
-    threads = [threading.Thread(target=create, args=(s,)) for s in stores]
+    threads = [threading.Thread(target=create, args=(s,)) for s in held]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert outcomes.count("kept") == 10 and outcomes.count("full") == 10
-    assert stores[0].count("app1", "live", "notes") == 10
+    assert held[0].count("app1", "live", "notes") == 10
 
 
 CUT = cursor_of(Record("0123456789abcdef", None, "2026-12-05T10:00:00.000000Z", "x"))[:-2]
