@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 from tests.integration.publishing.test_vue_template_builds import created_files
 from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
 from zerocode.adapters.aws.cognito_accounts import create_user_pool
+from zerocode.adapters.dynamodb.app_data import create_app_data_table
 from zerocode.adapters.dynamodb.apps import create_apps_table
 from zerocode.adapters.dynamodb.builds import create_builds_table
 from zerocode.adapters.dynamodb.checks import create_checks_table
@@ -35,6 +36,7 @@ from zerocode.adapters.sqlite.publisher import SqlitePublisher
 from zerocode.bootstrap import aws_parts, parts, wiring
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
+from zerocode.data.records import new_record
 from zerocode.entrypoints import build_events, cli
 from zerocode.gateway import REQUEST_CONTEXT
 from zerocode.http.app import create_app
@@ -59,6 +61,7 @@ def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> S
     create_builds_table(ddb, "t-builds")
     create_turn_events_table(ddb, "t-turn-events")  # no cache here: turns log to DynamoDB
     create_checks_table(ddb, "t-checks")
+    create_app_data_table(ddb, "t-app-data")
     s3.create_bucket(Bucket="t-workspaces")
     s3.create_bucket(Bucket="t-payloads")
     pool, app_client = create_user_pool(cognito, "zerocode-aws-mode")
@@ -72,6 +75,7 @@ def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> S
         builds_table="t-builds",
         turn_events_table="t-turn-events",
         checks_table="t-checks",
+        app_data_table="t-app-data",
         workspace_bucket="t-workspaces",
         payload_bucket="t-payloads",
         cognito_user_pool_id=pool,
@@ -256,6 +260,7 @@ def test_deleting_an_app_removes_it_everywhere(client: TestClient, platform: Pla
         json={"message": "Make a page about otters"},
     )
     assert platform.memory.units(app["id"])
+    keep_app_data(platform, app["id"])
     assert client.delete(f"/api/apps/{app['id']}", headers=gateway(token)).status_code == 204
     assert client.get(f"/api/apps/{app['id']}", headers=gateway(token)).status_code == 404
     assert platform.memory.units(app["id"]) == []
@@ -263,6 +268,26 @@ def test_deleting_an_app_removes_it_everywhere(client: TestClient, platform: Pla
     s3 = boto3.client("s3", region_name="us-east-1")
     assert s3.list_objects_v2(Bucket="t-workspaces").get("KeyCount") == 0
     assert platform.deletions.pending() == []
+    assert app_data_of(app["id"]) == []
+
+
+def keep_app_data(platform: Platform, app_id: str) -> None:
+    """Records, an end user with a session and a build model in both spaces, on DynamoDB."""
+    backend = platform.backend
+    assert backend is not None
+    for space in ("preview", "live"):
+        backend.records.create(app_id, space, "notes", new_record(None, {"t": space}), 10)
+        backend.end_users.sign_up(
+            app_id, space, {"username": "ada", "password": "a long password"}, None
+        )
+    backend.build_models.put(app_id, "b1", b'{"collections": {}}')
+    assert len(app_data_of(app_id)) == 2 * (2 + 3 + 1) + 1  # record+count, user x2+count+session
+
+
+def app_data_of(app_id: str) -> list[str]:
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    items = ddb.scan(TableName="t-app-data")["Items"]  # a test may scan
+    return [i["key"]["S"] for i in items if i["scope"]["S"].startswith(f"{app_id}#")]
 
 
 def test_logout_revokes_the_token(client: TestClient) -> None:
@@ -611,6 +636,7 @@ def test_the_deletion_sweep_function_finishes_pending_deletions(
     assert remote.memory.units(app["id"]) and s3.list_objects_v2(Bucket="t-workspaces").get(
         "KeyCount"
     )
+    keep_app_data(remote, app["id"])
     remote.deletions.add(app["id"])  # the API died right after recording the deletion
     remote.apps.delete(app["id"])
     lambda_environment(remote.settings, monkeypatch)
@@ -622,6 +648,7 @@ def test_the_deletion_sweep_function_finishes_pending_deletions(
     assert s3.list_objects_v2(Bucket="t-workspaces").get("KeyCount") == 0
     assert s3.list_objects_v2(Bucket="t-builds").get("KeyCount") == 0
     assert remote.deletions.pending() == []
+    assert app_data_of(app["id"]) == []  # records, end users, sessions and models too
     assert set(spy.services) == {"dynamodb", "s3", "codebuild"}
     assert module.handler({}, None) == {"finished": 0, "pending": 0}
 

@@ -16,6 +16,9 @@ from zerocode.publishing.preview_covers import PreviewCoverStore
 
 if TYPE_CHECKING:
     from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
+    from zerocode.data.end_users import EndUserStore
+    from zerocode.data.in_force import BuildModels
+    from zerocode.data.records import RecordStore
 
 
 def build_check(settings: Settings) -> RuntimeCheck | None:
@@ -125,3 +128,17 @@ def preview_cover_store(settings: Settings) -> PreviewCoverStore | None:
     from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 
     return S3PreviewCovers(aws_client("s3", settings), settings.builds_bucket)
+
+
+def app_data_stores(settings: Settings) -> tuple[RecordStore, EndUserStore, BuildModels]:
+    """The apps' records, end users (and sessions) and build models: one DynamoDB table."""
+    from zerocode.adapters.dynamodb.build_models import DynamoBuildModels
+    from zerocode.adapters.dynamodb.end_users import DynamoEndUserStore
+    from zerocode.adapters.dynamodb.records import DynamoRecordStore
+
+    dynamodb, table = aws_client("dynamodb", settings), settings.app_data_table
+    return (
+        DynamoRecordStore(dynamodb, table),
+        DynamoEndUserStore(dynamodb, table),
+        DynamoBuildModels(dynamodb, table),
+    )

@@ -10,6 +10,7 @@ from zerocode.apps.deletion import DeletionSweep
 from zerocode.apps.storage_health import CachedProbe
 from zerocode.apps.versions import Versions
 from zerocode.bootstrap.aws_parts import (
+    app_data_stores,
     aws_client,
     build_check,
     codebuild,
@@ -22,6 +23,7 @@ from zerocode.bootstrap.aws_parts import (
 )
 from zerocode.bootstrap.parts import (
     chat_model,
+    data_backend,
     engine_limits,
     memory,
     rate_limiter,
@@ -84,6 +86,9 @@ def aws_platform(
         preview_stages=publishing,
     )
     pool = cognito(settings)
+    rates = rate_limiter(settings)
+    backend = data_backend(settings, app_data_stores(settings), rates)
+    publishing.models = backend.build_models  # each build's data model, kept as it starts
     return Platform(
         settings=settings,
         apps=apps,
@@ -94,7 +99,8 @@ def aws_platform(
         engine=engine,
         turns=Turns(engine, turn_log(settings), shared=True),
         accounts=pool,
-        rates=rate_limiter(settings),
+        rates=rates,
+        backend=backend,
         deletions=DynamoPendingDeletions(client, settings.deletions_table),
         builds=builds,
         publishing=publishing,
@@ -188,5 +194,7 @@ def aws_deletion_sweep(settings: Settings, builder: Builder | None = None) -> De
             preview_covers=preview_cover_store(settings),
             versions=s3_versions(settings),
             checks=DynamoCheckStore(client, settings.checks_table),
+            # The apps' records, end users, sessions and build models, both spaces.
+            records=data_backend(settings, app_data_stores(settings), rate_limiter(settings)),
         ),
     )

@@ -1,7 +1,8 @@
 """The parts both modes build from the settings alike, each choosing its adapter: the
 transcript and display stores, memory and its window cache, the chat model, the turn log,
-the rate limiter and the limits. Apart from :mod:`zerocode.bootstrap.wiring` so that its
-AWS half (``aws_wiring``) uses them without the two importing each other."""
+the rate limiter, the limits and the apps' backend. Apart from
+:mod:`zerocode.bootstrap.wiring` so that its AWS half (``aws_wiring``) uses them without the
+two importing each other."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from zerocode.accounts.ratelimit import RateLimiter
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.aws_parts import aws_client, model_api_key
 from zerocode.bootstrap.settings import Settings
+from zerocode.data.backend import Backend
+from zerocode.data.end_users import EndUserLimits, EndUserStore
+from zerocode.data.in_force import BuildModels
+from zerocode.data.records import RecordStore
 from zerocode.engine.model import ChatModel, ModelRole
 from zerocode.engine.turn import EngineLimits
 from zerocode.engine.turn_log import TurnLog
@@ -159,3 +164,25 @@ def rate_limiter(settings: Settings) -> RateLimiter:
     from zerocode.adapters.inprocess.ratelimit import InProcessRateLimiter
 
     return InProcessRateLimiter()
+
+
+def data_backend(
+    settings: Settings,
+    stores: tuple[RecordStore, EndUserStore, BuildModels],
+    limiter: RateLimiter,
+) -> Backend:
+    """The apps' own backend over a mode's stores, bounded by the settings."""
+    records, users, models = stores
+    return Backend(
+        records=records,
+        users=users,
+        build_models=models,
+        limiter=limiter,
+        most_records=settings.data_max_records,
+        user_limits=EndUserLimits(
+            failed_logins=settings.rate_login,
+            attempts=settings.rate_login_address,
+            window_seconds=settings.rate_login_window_seconds,
+            most=settings.data_max_users,
+        ),
+    )

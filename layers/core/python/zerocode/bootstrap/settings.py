@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     deletions_table: str = "zerocode-deletions"
     # Each app's acceptance checks, their runs (screenshots too) and deploy stamps (issue 25).
     checks_table: str = "zerocode-checks"
+    # The apps' own data (issue 39): records, end users, sessions, build models.
+    app_data_table: str = "zerocode-app-data"
+    # The data function (AWS): the secret CloudFront sends it as an origin header, without
+    # which it believes no viewer host or address (entrypoints/lambda_data_api.py).
+    data_origin_secret_arn: str | None = None
     # CodeBuild project for Vue builds, and the bucket holding sources/ and builds/ (AWS).
     codebuild_project: str | None = None
     builds_bucket: str | None = None

@@ -11,6 +11,7 @@ from zerocode.apps.versions import Versions
 from zerocode.bootstrap.aws_parts import cognito
 from zerocode.bootstrap.parts import (
     chat_model,
+    data_backend,
     engine_limits,
     memory,
     rate_limiter,
@@ -19,8 +20,6 @@ from zerocode.bootstrap.parts import (
 )
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
-from zerocode.data.backend import Backend
-from zerocode.data.end_users import EndUserLimits
 from zerocode.engine.model import ChatModel
 from zerocode.engine.turn import Engine
 from zerocode.engine.turns import Turns
@@ -131,18 +130,8 @@ def platform(
         camera=covers if settings.preview_covers else None,
         interval=settings.preview_cover_seconds,
     )
-    backend = Backend(
-        records=SqliteRecordStore(db),
-        users=SqliteEndUserStore(db),
-        build_models=SqliteBuildModels(db),
-        limiter=rates,
-        most_records=settings.data_max_records,
-        user_limits=EndUserLimits(
-            failed_logins=settings.rate_login,
-            attempts=settings.rate_login_address,
-            window_seconds=settings.rate_login_window_seconds,
-            most=settings.data_max_users,
-        ),
+    backend = data_backend(
+        settings, (SqliteRecordStore(db), SqliteEndUserStore(db), SqliteBuildModels(db)), rates
     )
     publishing.models = backend.build_models
     # The preview in a browser after each successful build (local only; needs Chromium),

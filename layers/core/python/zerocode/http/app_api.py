@@ -30,21 +30,23 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from zerocode.accounts.ratelimit import RateLimited, enforce
+from zerocode.accounts.ratelimit import RateLimited, RateLimiter, enforce
 from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.settings import Settings
 from zerocode.data.backend import Backend
 from zerocode.data.check_spaces import HEADER as CHECK_HEADER
 from zerocode.data.end_users import EndUser
 from zerocode.data.records import Space
 from zerocode.data.service import Asked
 from zerocode.errors import InvalidInput, NotFound, PayloadTooLarge, ZerocodeError
-from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteTarget
+from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteTarget, SiteUrls
 from zerocode.storage_refusal import refusal
 
 log = logging.getLogger(__name__)
@@ -72,12 +74,46 @@ class NoBackend(NotFound):
     code = "no_backend"
 
 
+# Who is asking: the app's host and the visitor's address, as the process serving the data
+# API can tell them (the local sites server: the request itself; on AWS, CloudFront's
+# headers, believed only with its secret: zerocode/entrypoints/lambda_data_api.py).
+Viewer = Callable[[Request], tuple[str, str | None]]
+
+
+def direct_viewer(request: Request) -> tuple[str, str | None]:
+    return request.headers.get("host", ""), request.client.host if request.client else None
+
+
+@dataclass(frozen=True)
+class DataSite:
+    """What the data API needs, and nothing more: the local sites server takes it from the
+    platform (:meth:`of`); the data function on AWS builds it from its own few parts."""
+
+    settings: Settings
+    urls: SiteUrls
+    backend: Backend | None
+    rates: RateLimiter
+    target: Callable[[str], SiteTarget | None]  # the build a pointer serves
+    viewer: Viewer = direct_viewer
+
+    @classmethod
+    def of(cls, platform: Platform) -> DataSite:
+        publishing = platform.publishing
+        return cls(
+            platform.settings,
+            publishing.urls,
+            platform.backend,
+            platform.rates,
+            lambda pointer: publishing.publisher.target(pointer),  # as it is at each request
+        )
+
+
 class AppApi:
     """``/_api/...`` of every app's origin, over the platform's backend."""
 
-    def __init__(self, platform: Platform) -> None:
-        self.platform = platform
-        self.urls = platform.publishing.urls
+    def __init__(self, site: DataSite) -> None:
+        self.site = site
+        self.urls = site.urls
         self.client = CLIENT.read_bytes()
 
     async def __call__(self, request: Request, path: str) -> Response:
@@ -100,19 +136,19 @@ class AppApi:
                 media_type="text/javascript",
                 headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
             )
-        host = request.headers.get("host", "")
+        host, address = self.site.viewer(request)
         pointer = self.urls.pointer_of_host(host)
-        backend = self.platform.backend
+        backend = self.site.backend
         if pointer is None or backend is None:
             raise NoBackend("no app is served at this host")
         if request.method in CHANGES:
             self._same_origin(request, host)
-        await asyncio.to_thread(self._rate, request, pointer)  # the limiter may be Redis
-        target = await asyncio.to_thread(self.platform.publishing.publisher.target, pointer)
+        await asyncio.to_thread(self._rate, address, pointer)  # the limiter may be Redis
+        target = await asyncio.to_thread(self.site.target, pointer)
         if target is None:
             raise NoBackend("no such preview or site (or nothing built yet)")
         space = _space(request, backend, target, preview=pointer.startswith(PREVIEW_PREFIX))
-        call = _Call(self, request, backend, target, space)
+        call = _Call(self, request, backend, target, space, address)
         return await call.route(path)
 
     def _same_origin(self, request: Request, host: str) -> None:
@@ -128,13 +164,12 @@ class AppApi:
             if media != "application/json":
                 raise NotJson("send the body as JSON (Content-Type: application/json)")
 
-    def _rate(self, request: Request, pointer: str) -> None:
-        s = self.platform.settings
-        address = request.client.host if request.client else "unknown"
+    def _rate(self, address: str | None, pointer: str) -> None:
+        s, rates = self.site.settings, self.site.rates
         window = s.data_window_seconds
-        enforce(self.platform.rates, f"data-site:{pointer}", s.data_rate_site, window)
+        enforce(rates, f"data-site:{pointer}", s.data_rate_site, window)
         enforce(
-            self.platform.rates, f"data-visitor:{pointer}:{address}", s.data_rate_visitor, window
+            rates, f"data-visitor:{pointer}:{address or 'unknown'}", s.data_rate_visitor, window
         )
 
     def cookie(self, response: Response, space: Space, token: str, seconds: float) -> None:
@@ -158,10 +193,17 @@ class _Call:
     """One request of the data API, for one app's space."""
 
     def __init__(
-        self, api: AppApi, request: Request, backend: Backend, target: SiteTarget, space: Space
+        self,
+        api: AppApi,
+        request: Request,
+        backend: Backend,
+        target: SiteTarget,
+        space: Space,
+        address: str | None,
     ) -> None:
         self.api, self.request, self.backend = api, request, backend
         self.app_id, self.build_id, self.space = target.app_id, target.build_id, space
+        self.address = address
 
     async def route(self, path: str) -> Response:
         parts = path.split("/")
@@ -201,7 +243,6 @@ class _Call:
 
     async def auth(self, action: str, method: str) -> Response:
         users = self.backend.end_users
-        address = self.request.client.host if self.request.client else None
         if action == "me":
             if method not in ("GET", "HEAD"):
                 return _not_allowed("GET")
@@ -219,7 +260,7 @@ class _Call:
             self.api.cookie(response, self.space, "", 0)
             return response
         session, user = await asyncio.to_thread(
-            doing[action], self.app_id, self.space, body, address
+            doing[action], self.app_id, self.space, body, self.address
         )
         response = _json({"user": user.shown()}, 201 if action == "signup" else 200)
         self.api.cookie(response, self.space, session.token, session.expires_at - time.time())

@@ -29,7 +29,7 @@ from starlette.types import Scope
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.errors import InvalidInput
-from zerocode.http.app_api import API_DIR, API_METHODS, AppApi
+from zerocode.http.app_api import API_DIR, API_METHODS, AppApi, DataSite
 from zerocode.publishing.picker import PICKER_PATH, picker_script, with_picker
 from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteUrls, preview_pointer, site_pointer
 
@@ -70,7 +70,7 @@ class _Sites:
         self.platform = platform
         self.urls: SiteUrls = platform.publishing.urls
         self.picker = picker_script(console_origins(platform.settings))
-        self.api = AppApi(platform)
+        self.api = AppApi(DataSite.of(platform))
 
     async def data_api(self, request: Request) -> Response:
         """``/_api/``: the app's data and its users (http/app_api.py), never a file."""
