@@ -35,8 +35,9 @@ function notFound() {
     };
 }
 
-// True when rest could climb out of the build or smuggle a separator past this check:
-// judged on the percent-decoded path, so %2e%2e, %2f and %5c count like their characters.
+// True when rest could climb out of the build, smuggle a separator past this check or reach
+// the reserved "_api/": judged on the percent-decoded path, so %2e%2e, %2f, %5c and %5F count
+// like their characters.
 function unsafe(rest) {
     let decoded;
     try {
@@ -46,6 +47,9 @@ function unsafe(rest) {
     }
     if (decoded.indexOf('\\') !== -1) return true;
     const segments = decoded.split('/');
+    // "_api/" is the platform's data API (the distribution's /_api/* behavior): an app's own
+    // files there are never served, however the path is spelled.
+    if (segments[0] === '_api') return true;
     for (let i = 0; i < segments.length; i++) {
         const s = segments[i];
         if (s === '.' || s === '..') return true;

@@ -152,6 +152,8 @@ def test_keys_do_not_cross_namespaces(uri: str) -> None:
         "/sites/deploykey1/assets\\index.js",
         "/sites/deploykey1/assets%5cindex.js",
         "/sites/deploykey1/bad%E0%A4%A.js",
+        "/sites/deploykey1/_api/data/notes",
+        "/sites/deploykey1/%5Fapi/client.js",
     ],
     ids=[
         "dotdot-end",
@@ -167,6 +169,8 @@ def test_keys_do_not_cross_namespaces(uri: str) -> None:
         "backslash",
         "encoded-backslash",
         "malformed-encoding",
+        "reserved-api",
+        "reserved-api-encoded",
     ],
 )
 def test_traversal_is_not_found(uri: str) -> None:
@@ -328,6 +332,9 @@ def test_the_path_scheme_is_gone_with_a_sites_domain(tmp_path: Path) -> None:
         "//etc/passwd",
         "/assets\\index.js",
         "/bad%E0%A4%A.js",
+        "/_api/data/notes",  # reaches here only spelled so that /_api/* does not match
+        "/%5Fapi/client.js",
+        "/%5fapi/auth/me",
     ],
 )
 def test_traversal_is_not_found_on_hosts_too(tmp_path: Path, uri: str) -> None:

@@ -121,13 +121,13 @@ class AppApi:
         try:
             return await self._answer(request, path)
         except ZerocodeError as exc:
-            return _error(exc)
+            return error_response(exc)
         except Exception as exc:
             refused = refusal(exc)
             if refused is not None:  # the store is full or failing: nothing was written
-                return _error(refused.error("keeping the app's data"))
+                return error_response(refused.error("keeping the app's data"))
             log.exception("data API: %s /_api/%s failed", request.method, path[:80])
-            return _error(ZerocodeError("internal error; it has been logged"))
+            return error_response(ZerocodeError("internal error; it has been logged"))
 
     async def _answer(self, request: Request, path: str) -> Response:
         if path == "client.js" and request.method in ("GET", "HEAD"):
@@ -304,7 +304,7 @@ def _json(body: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=NO_STORE)
 
 
-def _error(exc: ZerocodeError) -> JSONResponse:
+def error_response(exc: ZerocodeError) -> JSONResponse:
     headers = dict(NO_STORE)
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))

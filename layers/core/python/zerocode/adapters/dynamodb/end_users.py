@@ -58,7 +58,7 @@ class DynamoEndUserStore:
                             "ExpressionAttributeValues": {
                                 ":one": {"N": "1"},
                                 ":most": {"N": str(most)},
-                                **{":t": v for v in ttl.values()},
+                                **({":t": ttl[TTL]} if ttl else {}),
                             },
                         }
                     },
