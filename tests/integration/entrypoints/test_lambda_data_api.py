@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import boto3
 import pytest
 from starlette.testclient import TestClient
 
+from tests.integration.bootstrap.test_aws_mode import ClientSpy
 from zerocode.adapters.dynamodb.app_data import create_app_data_table
 from zerocode.adapters.dynamodb.build_models import DynamoBuildModels
 from zerocode.adapters.dynamodb.lease import create_leases_table
 from zerocode.adapters.dynamodb.pointers import DynamoPointerStore, create_pointers_table
-from zerocode.bootstrap import aws_parts
+from zerocode.adapters.model.offline.data_apps import NOTES_MODEL
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints.lambda_data_api import (
     ORIGIN_SECRET,
@@ -31,32 +31,7 @@ from zerocode.publishing.pointers import SiteTarget
 SECRET = "s" * 48
 DOMAIN = "sites.example.com"
 SITE, PREVIEW = f"deploykey1.{DOMAIN}", f"p-previewkey1.{DOMAIN}"
-NOTES = {
-    "collections": {
-        "notes": {
-            "fields": {"title": {"type": "text", "required": True}},
-            "rules": {
-                "list": "owner",
-                "read": "owner",
-                "create": "signed-in",
-                "update": "owner",
-                "delete": "owner",
-            },
-        }
-    }
-}
-
-
-class ClientSpy:
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.services: list[str] = []
-        self.real = boto3.client
-        aws_parts.client.cache_clear()
-        monkeypatch.setattr(boto3, "client", self)
-
-    def __call__(self, service: str, *args: Any, **kwargs: Any) -> Any:
-        self.services.append(service)
-        return self.real(service, *args, **kwargs)
+NOTES = NOTES_MODEL  # the offline model's notes app: sign-in, owner rules
 
 
 @pytest.fixture
