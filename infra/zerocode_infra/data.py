@@ -54,6 +54,17 @@ class Tables(Construct):
         # Each app's acceptance checks, their runs, screenshots and deploy stamps, told apart
         # by a typed sort key (zerocode.adapters.dynamodb.checks.create_checks_table).
         self.checks = self._table("Checks", ("app_id", S), ("sk", S))
+        # The apps' own data: records, end users, sessions and build models, one partition
+        # per app and space (zerocode.adapters.dynamodb.app_data, which says the keys), with
+        # two local indexes (creation order; an owner's records in creation order), read
+        # strongly consistent. Sessions and check scratch spaces expire by expires_at.
+        self.app_data = self._table("AppData", ("scope", S), ("key", S))
+        for name, sort_key in (("by_time", "ct"), ("by_owner", "ot")):
+            self.app_data.add_local_secondary_index(
+                index_name=name,
+                sort_key=ddb.Attribute(name=sort_key, type=S),
+                projection_type=ddb.ProjectionType.ALL,
+            )
         # The apps table's indexes (zerocode.adapters.dynamodb.apps.create_apps_table, which
         # says why each projects what it does). ``all_apps``, the one-key index the sharded
         # one replaces, stays until every item is backfilled (docs/operations.md, "The apps
@@ -104,6 +115,7 @@ class Tables(Construct):
             "leases": self.leases,
             "deletions": self.deletions,
             "checks": self.checks,
+            "app_data": self.app_data,
         }
 
     def _table(

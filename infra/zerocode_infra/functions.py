@@ -43,6 +43,7 @@ from zerocode_infra.auth import Auth
 from zerocode_infra.builds import Builds
 from zerocode_infra.config import Config
 from zerocode_infra.data import Tables
+from zerocode_infra.data_api import grant_app_data
 from zerocode_infra.keys import only_through
 from zerocode_infra.log_groups import log_group
 from zerocode_infra.nag import (
@@ -80,6 +81,8 @@ SWEEP_CONCURRENCY = 1
 NO_DEAD_LETTER_QUEUE = {
     "Api": "API Gateway invokes the API synchronously and a dead-letter queue only ever "
     "receives failed asynchronous invocations, so one would stay empty forever.",
+    "DataApi": "Its function URL invokes it synchronously for CloudFront, and a dead-letter "
+    "queue only ever receives failed asynchronous invocations, so one would stay empty.",
     "BuildEvents": "Its failed asynchronous invocations go to the FailedBuildEvents queue "
     "through an on-failure destination, which keeps more of the failure than a dead-letter "
     "queue; checkov looks only for the older DeadLetterConfig property.",
@@ -89,6 +92,8 @@ NO_DEAD_LETTER_QUEUE = {
     "every preview pointer again, and stale pointers only wait a day longer.",
 }
 API_MEMORY_MB = 512  # docs/operations.md, "The API function's memory and concurrency"
+DATA_API_MEMORY_MB = 512  # scrypt's 16 MiB per sign-in, and the CPU Lambda gives with it
+DATA_API_TIMEOUT = Duration.seconds(30)  # CloudFront's origin read timeout by default
 LWA_ENVIRONMENT = {
     "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
     "AWS_LWA_INVOKE_MODE": "response_stream",
@@ -168,6 +173,24 @@ def api_environment(d: Dependencies) -> dict[str, str]:
     return env
 
 
+def data_api_environment(d: Dependencies) -> dict[str, str]:
+    """The data function's settings: its tables and the sites domain, and nothing that
+    names a distribution (the sites distribution has this function as an origin). Without a
+    sites domain every app shares one origin and the data API answers 404 (docs/data.md)."""
+    env = {
+        "ZEROCODE_MODE": "aws",
+        "ZEROCODE_AWS_REGION": Stack.of(d.tables).region,
+        "ZEROCODE_APP_DATA_TABLE": d.tables.app_data.table_name,
+        "ZEROCODE_LEASES_TABLE": d.tables.leases.table_name,  # rate limits without a cache
+    }
+    if d.config.in_vpc and d.network is not None:
+        env["ZEROCODE_REDIS_URL"] = d.network.redis_url
+    if d.config.sites_domain:
+        env["ZEROCODE_SITES_DOMAIN"] = d.config.sites_domain
+        env["ZEROCODE_SITES_URL"] = f"https://{d.config.sites_domain}"
+    return env
+
+
 class Functions(Construct):
     def __init__(self, scope: Construct, id: str, deps: Dependencies) -> None:
         super().__init__(scope, id)
@@ -187,6 +210,24 @@ class Functions(Construct):
             extra_env={**api_environment(deps), **LWA_ENVIRONMENT},
             in_vpc=deps.config.in_vpc,
             concurrency=deps.config.api_concurrency or None,
+        )
+        # The data API of every preview and site (data_api.py puts it behind the sites
+        # distribution's /_api/* and grants it what it uses). Answers are small: buffered.
+        self.data_api = self._function(
+            "DataApi",
+            FUNCTIONS / "data_api",
+            "serve.sh",
+            arch,
+            [lwa, deps.layer],
+            timeout=DATA_API_TIMEOUT,
+            memory=DATA_API_MEMORY_MB,
+            extra_env={
+                **LWA_ENVIRONMENT,
+                "AWS_LWA_INVOKE_MODE": "buffered",
+                "AWS_LWA_READINESS_CHECK_PATH": "/_health",
+            },
+            in_vpc=deps.config.in_vpc,  # the rate limiter is the cache where there is one
+            env=data_api_environment(deps),
         )
         # apiConcurrency=0: an account that cannot reserve concurrency (quota below 100 +
         # what is reserved); the sweeps then rely on their timeout alone.
@@ -287,9 +328,11 @@ class Functions(Construct):
         cache: bool | None = None,
         extra_env: dict[str, str] | None = None,
         concurrency: int | None = None,
+        env: dict[str, str] | None = None,
     ) -> lambda_.Function:
         """``in_vpc``: in the private subnets (the default profile has them); ``cache``:
-        given the cache's URL (by default exactly when in the VPC, where it is reachable)."""
+        given the cache's URL (by default exactly when in the VPC, where it is reachable);
+        ``env``: the function's own settings instead of :func:`environment`'s."""
         d = self.deps
         network = d.network if in_vpc else None
         if in_vpc and network is None:
@@ -308,7 +351,11 @@ class Functions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             description=f"zerocode {id}",
             environment={
-                **environment(d, cache=in_vpc if cache is None else cache),
+                **(
+                    env
+                    if env is not None
+                    else environment(d, cache=in_vpc if cache is None else cache)
+                ),
                 **(extra_env or {}),
             },
             log_group=logs_group,
@@ -374,8 +421,9 @@ class Functions(Construct):
         assert d.model_key.encryption_key is not None  # the model key's own (model_key.py)
         only_through(fn, [(d.storage.key, "s3"), (d.model_key.encryption_key, "secretsmanager")])
         for table in d.tables.all.values():
-            if table is not d.tables.checks:  # granted last (below)
+            if table not in (d.tables.checks, d.tables.app_data):  # granted below
                 table.grant_read_write_data(fn)
+        grant_app_data(self, fn, d.tables.app_data)  # a policy of its own
         d.storage.workspaces.grant_read_write(fn, f"{WORKSPACES}*")
         d.storage.workspaces.grant_read_write(fn, f"{VERSIONS}*")
         d.storage.payloads.grant_read_write(fn, f"{PAYLOADS}*")
@@ -462,6 +510,7 @@ class Functions(Construct):
             d.tables.checks,
         ):
             table.grant_read_write_data(fn)
+        grant_app_data(self, fn, d.tables.app_data)
         for bucket, prefixes in (
             (d.storage.workspaces, (WORKSPACES, VERSIONS)),
             (d.storage.payloads, (PAYLOADS,)),

@@ -178,6 +178,22 @@ class PointerRouting(Construct):
                 ],
             )
 
+    def readers(self, *functions: lambda_.Function) -> None:
+        """Let ``functions`` read which build a pointer serves (GetItem, nothing else)."""
+        for function in functions:
+            assert function.role is not None
+            function.add_environment("ZEROCODE_POINTERS_TABLE", self.table.table_name)
+            iam.Policy(
+                self,
+                f"Read{function.node.id}",
+                roles=[function.role],
+                statements=[
+                    iam.PolicyStatement(
+                        actions=["dynamodb:GetItem"], resources=[self.table.table_arn]
+                    )
+                ],
+            )
+
     def edge_lambdas(self) -> list[cloudfront.EdgeLambda]:
         return [
             cloudfront.EdgeLambda(

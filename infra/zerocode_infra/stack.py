@@ -19,6 +19,7 @@ from zerocode_infra.auth import Auth
 from zerocode_infra.builds import Builds
 from zerocode_infra.config import Config, read_config
 from zerocode_infra.data import Tables
+from zerocode_infra.data_api import DataApi
 from zerocode_infra.functions import Dependencies, Functions
 from zerocode_infra.hosting import NO_WAF, Hosting
 from zerocode_infra.model_key import model_key_secret
@@ -92,6 +93,16 @@ class ZerocodeStack(Stack):
         builds.route_events(functions.build_events, functions.failed_build_events)
         # Who publishes writes the pointer table, the truth the edge router reads (routing.py).
         hosting.routing.publishers(functions.api, functions.build_events)
+        DataApi(
+            self,
+            "DataApi",
+            function=functions.data_api,
+            tables=tables,
+            routing=hosting.routing,
+            sites=hosting.sites,
+            cache=network is not None,
+            removal_policy=policy,
+        )
         api = Api(
             self,
             "Api",
@@ -117,6 +128,7 @@ class ZerocodeStack(Stack):
             dashboard_name=f"{id}-{self.region}",
             functions={
                 "Api": functions.api,
+                "DataApi": functions.data_api,
                 "BuildEvents": functions.build_events,
                 "DeletionSweep": functions.deletion_sweep,
                 "PreviewSweep": functions.preview_sweep,

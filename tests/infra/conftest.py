@@ -94,3 +94,14 @@ def cheap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
     template = Template.from_stack(stack)
     raw = dict(template.to_json())
     yield Synth(stack, template, raw["Resources"], raw)
+
+
+def site_router(synth: Synth) -> tuple[str, dict[str, Any]]:
+    """The sites' viewer-request router: the CloudFront Function with the KeyValueStore
+    (the /_api/* behavior has a function of its own, data_api_viewer.js)."""
+    (found,) = [
+        (k, v["Properties"])
+        for k, v in synth.of_type("AWS::CloudFront::Function").items()
+        if "KeyValueStoreAssociations" in v["Properties"]["FunctionConfig"]
+    ]
+    return found

@@ -240,7 +240,7 @@ def test_the_project_defines_no_credential_in_its_environment(synth: Synth) -> N
 
 
 def test_a_credential_in_a_project_environment_would_be_seen(synth: Synth) -> None:
-    (secret_id,) = synth.of_type("AWS::SecretsManager::Secret")
+    (secret_id,) = [s for s in synth.of_type("AWS::SecretsManager::Secret") if "ModelApiKey" in s]
     variables: list[dict[str, Any]] = [
         {"Name": "ZEROCODE_APP_ID", "Value": "app1", "Type": "PLAINTEXT"},
         {"Name": "ZEROCODE_S3_SECRET_ACCESS_KEY", "Value": "x", "Type": "PLAINTEXT"},

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.infra.conftest import Synth
+from tests.infra.conftest import Synth, site_router
 from tests.infra.test_site_router import run_code
 from tests.infra.test_stack import distribution, env, lambda_function, policy_statements, refs
 
@@ -90,7 +90,9 @@ def test_both_sites_behaviors_call_it_on_origin_request(synth: Synth) -> None:
     function_id, _ = edge_function(synth)
     sites = distribution(synth, "zerocode published sites and previews")
     behaviors = [sites["DefaultCacheBehavior"], *sites["CacheBehaviors"]]
-    for behavior in behaviors:
+    (data_api,) = [b for b in behaviors if b.get("PathPattern") == "/_api/*"]
+    assert "LambdaFunctionAssociations" not in data_api  # the data API is no site's file
+    for behavior in [b for b in behaviors if b is not data_api]:
         (association,) = behavior["LambdaFunctionAssociations"]
         assert association["EventType"] == "origin-request"
         (version,) = refs(association["LambdaFunctionARN"])
@@ -110,7 +112,7 @@ def test_routed_objects_live_a_minute_at_most_in_cloudfront(synth: Synth) -> Non
 def test_the_viewer_function_falls_through_to_the_edge_router(synth: Synth) -> None:
     from zerocode_infra.hosting import router_code
 
-    _, fn = synth.one("AWS::CloudFront::Function")
+    _, fn = site_router(synth)
     assert fn["FunctionCode"] == router_code("", edge_routing=True)
     assert "const EDGE_ROUTING = true;" in fn["FunctionCode"]
 

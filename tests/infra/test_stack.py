@@ -23,7 +23,7 @@ from zerocode_infra.config import DEFAULTS
 from zerocode_infra.hosting import router_code
 from zerocode_infra.network import Network
 
-from tests.infra.conftest import REGION, Synth
+from tests.infra.conftest import REGION, Synth, site_router
 
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # AWS managed cache policy id
 
@@ -53,12 +53,21 @@ _DESCRIPTIONS = {
     "handler.handler": "zerocode BuildEvents",
     SWEEP: "zerocode DeletionSweep",
     PREVIEWS: "zerocode PreviewSweep",
+    "serve.sh": "zerocode DataApi",
 }
 FUNCTIONS = tuple(_DESCRIPTIONS)
 
 
 def lambda_function(synth: Synth, handler: str) -> tuple[str, dict[str, Any]]:
     return synth.one("AWS::Lambda::Function", Description=_DESCRIPTIONS[handler])
+
+
+def model_key(synth: Synth) -> tuple[str, dict[str, Any]]:
+    """The model API key's secret (the data API's origin secret is the other one)."""
+    return synth.one("AWS::SecretsManager::Secret", Description=MODEL_KEY_DESCRIPTION)
+
+
+MODEL_KEY_DESCRIPTION = "API key of the zerocode model endpoint (store the real key here)"
 
 
 def function_id(synth: Synth, handler: str) -> str:
@@ -91,6 +100,7 @@ class CapturingDynamo:
 
 def adapter_tables() -> dict[str, dict[str, Any]]:
     from zerocode.adapters.dynamodb import (
+        app_data,
         apps,
         builds,
         checks,
@@ -110,6 +120,7 @@ def adapter_tables() -> dict[str, dict[str, Any]]:
     deletions.create_deletions_table(client, "deletions")
     checks.create_checks_table(client, "checks")
     pointers.create_pointers_table(client, "pointers")
+    app_data.create_app_data_table(client, "app_data")
     return client.created
 
 
@@ -123,9 +134,14 @@ def _schema(props: dict[str, Any]) -> dict[str, Any]:
         for g in props.get("GlobalSecondaryIndexes", [])
         if g["IndexName"] != LEGACY_ALL_APPS
     }
+    lsis = {
+        i["IndexName"]: (i["KeySchema"], i["Projection"]["ProjectionType"])
+        for i in props.get("LocalSecondaryIndexes", [])
+    }
     return {
         "keys": props["KeySchema"],
         "gsis": gsis,
+        "lsis": lsis,
         "attributes": sorted(
             (a["AttributeName"], a["AttributeType"])
             for a in props["AttributeDefinitions"]
@@ -197,7 +213,7 @@ def test_tables_have_exactly_the_adapters_key_schemas(synth: Synth) -> None:
 
 def test_every_table_is_on_demand_with_ttl_pitr_and_encryption(synth: Synth) -> None:
     tables = synth.of_type("AWS::DynamoDB::Table")
-    assert len(tables) == 8  # and the pointer table (test_edge_routing.py)
+    assert len(tables) == 9  # and the pointer table (test_edge_routing.py)
     for table_id, table in tables.items():
         props = table["Properties"]
         assert props["BillingMode"] == "PAY_PER_REQUEST", table_id
@@ -275,7 +291,7 @@ def test_builds_bucket_key_rotates_and_lets_only_cloudfront_decrypt(synth: Synth
 
 def test_model_key_secret_is_encrypted_with_a_customer_key(synth: Synth) -> None:
     """A key of its own (tests/infra/test_housekeeping.py: the two keys)."""
-    secret_id, secret = synth.one("AWS::SecretsManager::Secret")
+    secret_id, secret = model_key(synth)
     (key_id,) = refs(secret["KmsKeyId"])
     assert synth.resources[key_id]["Type"] == "AWS::KMS::Key"
     assert "GenerateSecretString" in secret  # a placeholder until the operator stores one
@@ -327,7 +343,7 @@ def test_vpc_has_gateway_endpoints_flow_logs_and_the_default_nat_count(synth: Sy
     # The functions that use the cache run in the VPC; the others never touch it.
     for handler in FUNCTIONS:
         _, fn = lambda_function(synth, handler)
-        in_vpc = handler in ("run.sh", SWEEP)
+        in_vpc = handler in ("run.sh", SWEEP, "serve.sh")  # the data API: rate limits
         assert ("VpcConfig" in fn) is in_vpc, handler
         assert ("ZEROCODE_REDIS_URL" in env(synth, handler)) is in_vpc, handler
         if in_vpc:
@@ -729,7 +745,7 @@ def test_sites_come_from_the_builds_bucket_through_oac(synth: Synth) -> None:
     assert len(oacs) == 2
     (builds_id,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
     sites = distribution(synth, "zerocode published sites and previews")
-    (origin,) = sites["Origins"]
+    (origin,) = [o for o in sites["Origins"] if "S3OriginConfig" in o]  # and the data API's
     assert refs(origin["DomainName"]) == {builds_id}
     assert refs(origin["OriginAccessControlId"]) <= set(oacs)
     assert origin["S3OriginConfig"]["OriginAccessIdentity"] == ""
@@ -763,7 +779,7 @@ def test_sites_come_from_the_builds_bucket_through_oac(synth: Synth) -> None:
 
 def test_key_value_store_is_associated_with_the_router_on_viewer_request(synth: Synth) -> None:
     kvs_id, _ = synth.one("AWS::CloudFront::KeyValueStore")
-    function_id_, fn = synth.one("AWS::CloudFront::Function")
+    function_id_, fn = site_router(synth)
     assert fn["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
     assert fn["FunctionConfig"]["KeyValueStoreAssociations"] == [
         {"KeyValueStoreARN": {"Fn::GetAtt": [kvs_id, "Arn"]}}
@@ -772,8 +788,8 @@ def test_key_value_store_is_associated_with_the_router_on_viewer_request(synth: 
     assert fn["AutoPublish"] is True
     sites = distribution(synth, "zerocode published sites and previews")
     behaviors = [sites["DefaultCacheBehavior"], *sites["CacheBehaviors"]]
-    assert [b.get("PathPattern") for b in behaviors] == [None, "/preview/*"]
-    for behavior in behaviors:
+    assert [b.get("PathPattern") for b in behaviors] == [None, "/preview/*", "/_api/*"]
+    for behavior in behaviors[:2]:  # /_api/* has its own (tests/infra/test_data_api.py)
         assert behavior["FunctionAssociations"] == [
             {
                 "EventType": "viewer-request",
@@ -992,7 +1008,7 @@ def test_versions_live_under_their_own_prefix_for_the_api_and_the_sweep(synth: S
 
 
 def test_only_the_api_may_read_the_model_key_or_call_cognito(synth: Synth) -> None:
-    secret_id, _ = synth.one("AWS::SecretsManager::Secret")
+    secret_id, _ = model_key(synth)
     (pool_id,) = synth.of_type("AWS::Cognito::UserPool")
 
     def reaches(handler: str) -> tuple[bool, bool]:
@@ -1047,7 +1063,7 @@ def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(synth: 
     }
     by_name = {
         name: refs(env(synth, "run.sh")[f"ZEROCODE_{name.upper()}_TABLE"])
-        for name in ("transcript", "display", "builds", "deletions", "checks")
+        for name in ("transcript", "display", "builds", "deletions", "checks", "app_data")
     }
     assert tables == set().union(*by_name.values())  # not apps, leases: no app is reachable
 
