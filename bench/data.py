@@ -18,8 +18,8 @@ then, on its preview's origin (the Host header, as a visitor's browser sends it)
 - **throughput**: lists and creates from 8 clients at once for the same count, requests per
   second over the whole run.
 
-Each figure is the client's wall time per request, connection kept alive (httpx). AWS
-(DynamoDB, the data API's Lambda) is not built yet: docs/data.md.
+Each figure is the client's wall time per request, connection kept alive (httpx). Then the
+same requests to the data function as AWS runs it, on moto (``bench/data_moto.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.checks import commit, others  # noqa: E402
+from bench.data_moto import data_function  # noqa: E402
 from bench.docs import replace_section, run  # noqa: E402
 from tests.e2e.conftest import (  # noqa: E402
     Server,
@@ -88,9 +90,10 @@ def measure(count: int) -> dict[str, Any]:
         )
         server.start()
         try:
-            return _measure(server, count, load_start, busy)
+            local = _measure(server, count, load_start, busy)
         finally:
             server.stop()
+    return {**local, "moto": measure_moto(count)}
 
 
 def _measure(server: Server, count: int, load: list[float], busy: list[str]) -> dict[str, Any]:
@@ -106,6 +109,20 @@ def _measure(server: Server, count: int, load: list[float], busy: list[str]) -> 
     def visitor() -> httpx.Client:
         return httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=30)
 
+    return {
+        "commit": commit(),
+        "requests": count,
+        "clients": CLIENTS,
+        "load_before": load,
+        "others_running": busy,
+        **requests(visitor, count),
+        "records_at_end": 2 * count + SEEDS,
+    }
+
+
+def requests(visitor: Callable[[], httpx.Client], count: int) -> dict[str, Any]:
+    """Creates, then lists (the first page, a page further in), one client at a time; then
+    lists and creates from CLIENTS clients at once."""
     entry = {"message": "x" * 60}
     one = visitor()
     creates = [timed(lambda: one.post("/_api/data/entries", json=entry)) for _ in range(count)]
@@ -133,17 +150,18 @@ def _measure(server: Server, count: int, load: list[float], busy: list[str]) -> 
         seconds = time.perf_counter() - start
         throughput[kind] = {"rps": round(count / seconds), **figures(took)}
     return {
-        "commit": commit(),
-        "requests": count,
-        "clients": CLIENTS,
-        "load_before": load,
-        "others_running": busy,
         "create_ms": figures(creates),
         "list_first_page_ms": figures(first),
         "list_further_page_ms": figures(further),
         "throughput": throughput,
-        "records_at_end": 2 * count + SEEDS,
     }
+
+
+def measure_moto(count: int) -> dict[str, Any]:
+    """The same requests to the data function on moto (bench/data_moto.py says what that
+    measures)."""
+    with data_function(MODEL) as visitor:
+        return requests(visitor, count)
 
 
 def write_docs(r: dict[str, Any]) -> None:
@@ -176,10 +194,42 @@ def write_docs(r: dict[str, Any]) -> None:
             for kind in ("list", "create")
         ),
         "",
-        "On AWS (DynamoDB, the data API's Lambda): not built yet (docs/data.md).",
-        "",
+        *_moto_lines(r),
     ]
     replace_section("data", lines)
+
+
+def _moto_lines(r: dict[str, Any]) -> list[str]:
+    m = r.get("moto")
+    if m is None:
+        return ["On AWS: not measured in this run.", ""]
+    t = m["throughput"]
+    return [
+        "The data function as AWS runs it, on moto (`bench/data_moto.py`): the same requests "
+        "through `zerocode.entrypoints.lambda_data_api` (uvicorn, as Lambda Web Adapter starts "
+        "it) with CloudFront's headers, its DynamoDB stores and rate limiter on moto's server. "
+        "moto answers from memory in Python: these figures are the function's own path plus "
+        "moto's, not DynamoDB's latency.",
+        "",
+        "| request (moto) | p50 ms | p99 ms | max ms |",
+        "|---|---:|---:|---:|",
+        *(
+            f"| {name} | {f['p50']} | {f['p99']} | {f['max']} |"
+            for name, f in (
+                ("create", m["create_ms"]),
+                ("list, first page of 20", m["list_first_page_ms"]),
+                ("list, a page 100 records in", m["list_further_page_ms"]),
+            )
+        ),
+        "",
+        f"| {r['clients']} clients at once (moto) | requests/s | p50 ms | p99 ms |",
+        "|---|---:|---:|---:|",
+        *(
+            f"| {kind} | {t[kind]['rps']:,} | {t[kind]['p50']} | {t[kind]['p99']} |"
+            for kind in ("list", "create")
+        ),
+        "",
+    ]
 
 
 def main() -> None:
