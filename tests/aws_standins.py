@@ -27,8 +27,10 @@ recorded in :attr:`StandIns.escaped`, which the tests assert is empty.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -458,6 +460,36 @@ class _Handler(BaseHTTPRequestHandler):
 # -- playing CodeBuild ----------------------------------------------------------------------
 
 LAYER = Path(__file__).resolve().parents[1] / "layers" / "core" / "python"
+BOX_IMAGE = Path(__file__).resolve().parent / "box_image"  # its sitecustomize.py
+DOCKERFILE = LAYER / "zerocode" / "buildbox" / "Dockerfile"
+
+
+@functools.cache
+def image_modules() -> str:
+    """The top-level modules the build image's Python can import besides the standard
+    library: zerocode, what its Dockerfile pip-installs, and what those require."""
+    import importlib.metadata as metadata
+
+    from packaging.requirements import Requirement
+
+    pinned = re.findall(r"\b([A-Za-z0-9_.-]+)==[0-9][^\s\\]*", DOCKERFILE.read_text())
+    wanted, seen = [p.lower() for p in pinned], set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for spec in metadata.requires(name) or []:
+            requirement = Requirement(spec)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                wanted.append(requirement.name.lower())
+    modules = {"zerocode"}
+    for module, dists in metadata.packages_distributions().items():
+        if any(d.lower().replace("_", "-") in {s.replace("_", "-") for s in seen} for d in dists):
+            modules.add(module)
+    return ",".join(sorted(modules))
+
+
 # What a CodeBuild container has besides the build's own variables: its role's endpoint and
 # ambient keys. Canaries here: no output, log or record may ever hold them.
 CONTAINER_CANARIES = {
@@ -479,7 +511,8 @@ def buildspec_environment(
     workdir.mkdir(parents=True, exist_ok=True)
     return {
         "PATH": path or os.environ["PATH"],
-        "PYTHONPATH": str(LAYER),
+        "PYTHONPATH": f"{BOX_IMAGE}{os.pathsep}{LAYER}",
+        "BOX_IMAGE_MODULES": image_modules(),
         "HOME": str(workdir),
         "ZEROCODE_TOOLCHAIN": str(toolchain),
         "ZEROCODE_CHROMIUM": chromium,

@@ -38,11 +38,13 @@ from zerocode.adapters.aws.build_check import BuildCheckResult
 from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
 from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.adapters.local.toolchain_store import ToolchainStore
+from zerocode.adapters.model.offline.data_apps import NOTES_MODEL
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot
 from zerocode.bootstrap.settings import Settings
 from zerocode.buildbox import run as buildbox_run
 from zerocode.buildbox.run import main
+from zerocode.data.model import DATA_MODEL
 from zerocode.publishing import toolchain as platform_toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
 
@@ -320,6 +322,55 @@ def test_a_hostile_html_page_is_checked_confined_and_gets_a_cover(
     objects = assert_nothing_leaked(cloud, done, tmp_path, list(CANARIES.values()))
     cover = objects[f"builds/app1/{build.build_id}/{handoff.COVER_PATH}"]
     assert cover.startswith(handoff.PNG_MAGIC)
+
+
+DATA_PAGE = b"""<!doctype html><html lang="en"><head><title>Notes</title></head><body>
+<h1>Notes</h1><ul id="notes"></ul>
+<script type="module">
+import { data, auth } from "/_api/client.js";
+await auth.signUp("boxuser1", "a long password");
+await data.create("notes", { title: "kept in the box" });
+const { records } = await data.list("notes");
+if (records.length !== 1) throw new Error("box-data-wrong " + JSON.stringify(records));
+document.getElementById("notes").innerHTML = "<li>" + records[0].title + "</li>";
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("leaky", [False, True], ids=["owner-rules", "leaky"])
+def test_a_data_apps_page_meets_the_platforms_data_api_in_the_build(
+    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path, leaky: bool
+) -> None:
+    """A page that signs up, adds a note and lists it is checked clean in the build (the
+    box answers /_api/ with the platform's own data API over a throwaway store, from the
+    source's data model), and the platform's access probe runs there too: notes whose read,
+    update and delete are public are told as the leak they are. Nothing reaches a table."""
+    model = json.loads(json.dumps(NOTES_MODEL))
+    if leaky:
+        model["collections"]["notes"]["rules"].update(
+            {"read": "public", "update": "public", "delete": "public"}
+        )
+    build = BuildJob(
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=CodeGenType.HTML,
+        source=Snapshot.of(
+            {
+                "index.html": DATA_PAGE,
+                DATA_MODEL: json.dumps(model).encode(),
+                "_api/client.js": b"export const data = 1; // never served: the platform's",
+            }
+        ),
+    )
+    done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path, in_process=True)
+    assert done.returncode == 0 and outcome.ok, done.stdout[-3000:]
+    problems = BuildCheckResult(cloud["s3"], cloud["bucket"]).read("app1", build.build_id)
+    assert problems is not None
+    if not leaky:
+        assert problems == [], problems
+        return
+    assert problems and all(p.startswith("access: ") for p in problems), problems
+    assert any("another signed-in user could read" in p for p in problems), problems
+    assert any("another signed-in user could delete" in p for p in problems), problems
 
 
 @pytest.mark.parametrize("leak", [None, "/proc/self/environ?raw", "/proc/1/environ?raw"])

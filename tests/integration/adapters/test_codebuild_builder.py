@@ -280,7 +280,10 @@ def test_html_apps_build_in_codebuild_too_and_need_an_index(s3: Any) -> None:
     variables = {v["name"]: v["value"] for v in request["environmentVariablesOverride"]}
     assert variables["ZEROCODE_KIND"] == "multi_file" and variables["ZEROCODE_PREVIEW"] == "0"
     files = zip_files(s3, f"sources/app1/{page.build_id}.zip")
-    assert sorted(files) == sorted(["index.html", "css/a.css", handoff.HANDOFF_FILE])
+    assert sorted(files) == sorted(
+        ["index.html", "css/a.css", handoff.HANDOFF_FILE, handoff.DATA_MODEL_IN_SOURCE]
+    )  # the model only where the box takes it out, for the build's own checks
+    assert files[handoff.DATA_MODEL_IN_SOURCE] == model["zerocode.data.json"]
     empty = builder.start(job(CodeGenType.HTML, {"about.html": b"x"}))
     assert not isinstance(empty, str) and not empty.ok and "index.html" in (empty.error or "")
 

@@ -9,6 +9,7 @@ from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from zerocode.apps.guards import MAX_MESSAGE
+from zerocode.data.backend import DataLimits
 from zerocode.engine.window_budget import check_window_budget
 from zerocode.memory.window import DEFAULT_MAX_MESSAGES, WindowPolicy
 from zerocode.publishing.pointers import SiteUrls, site_urls
@@ -246,6 +247,14 @@ class Settings(BaseSettings):
     @property
     def public_sites_url(self) -> str:
         return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
+
+    def data_limits(self) -> DataLimits:
+        """The data API's rate limits, as the data API takes them (http/app_api.py)."""
+        return DataLimits(
+            rate_visitor=self.data_rate_visitor,
+            rate_site=self.data_rate_site,
+            window_seconds=self.data_window_seconds,
+        )
 
     def site_urls(self) -> SiteUrls:
         """Where visitors find previews and sites (the domain defaults as ``sites_domain``

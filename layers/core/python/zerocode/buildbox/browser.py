@@ -21,14 +21,28 @@ import functools
 import os
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zerocode.adapters.local.chromium import VIEWPORT, launch_args, origin_of, playwright_installed
+from zerocode.adapters.local.chromium import (
+    VIEWPORT,
+    Scratch,
+    confined_context,
+    launch_args,
+    origin_of,
+    playwright_installed,
+    scratch_spaces,
+)
+from zerocode.adapters.local.chromium_access import PROBE_SECONDS, access_problems
 from zerocode.adapters.local.chromium_check import GIVE_UP_SECONDS, Findings, inspect
+from zerocode.buildbox.box_data import BoxSite, served_with_data
+from zerocode.data.model import DataModel
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page
 
 DEAD_PROXY = "http://127.0.0.1:9"  # the discard port: nothing listens there in a build
 BOX_ARGS = [
@@ -88,24 +102,52 @@ def served(site: Path) -> Iterator[str]:
         server.server_close()
 
 
-def check_site(site: Path, executable: str, *, vue: bool, cover: Path | None) -> Checked:
-    """Check the built ``site`` and, if ``cover`` is given, save its screenshot there."""
+@dataclass(frozen=True)
+class DataOf:
+    """A data app's build: its data model file, from the source the platform sent."""
+
+    app_id: str
+    build_id: str
+    model: bytes
+
+
+def check_site(
+    site: Path, executable: str, *, vue: bool, cover: Path | None, data: DataOf | None = None
+) -> Checked:
+    """Check the built ``site`` and, if ``cover`` is given, save its screenshot there. A
+    data app's page is served beside the box's own data API (box_data.py) and its data's
+    access rules are probed as the platform probes a preview's."""
     if not playwright_installed():
         return Checked(checked=False, problems=[], blocked=0, note="no Playwright in the image")
-    with served(site) as url:
+    with contextlib.ExitStack() as stack:
+        box: BoxSite | None = None
+        if data is None:
+            url = stack.enter_context(served(site))
+        else:
+            box = stack.enter_context(
+                served_with_data(site, data.app_id, data.build_id, data.model)
+            )
+            url = box.url
         try:
             return asyncio.run(
-                asyncio.wait_for(_check(url, executable, vue=vue, cover=cover), GIVE_UP_SECONDS)
+                asyncio.wait_for(
+                    _check(url, executable, vue=vue, cover=cover, box=box),
+                    GIVE_UP_SECONDS + (2 * PROBE_SECONDS if box else 0),
+                )
             )
         except Exception as exc:  # the browser's trouble is never the page's problem
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return Checked(checked=False, problems=[], blocked=0, note=why[:300])
+    raise AssertionError("unreachable")  # ExitStack does not swallow; for the type checker
 
 
-async def _check(url: str, executable: str, *, vue: bool, cover: Path | None) -> Checked:
+async def _check(
+    url: str, executable: str, *, vue: bool, cover: Path | None, box: BoxSite | None = None
+) -> Checked:
     from playwright.async_api import async_playwright
 
     findings = Findings(origin=origin_of(url))
+    access: list[str] = []
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(
             executable_path=executable,
@@ -119,13 +161,33 @@ async def _check(url: str, executable: str, *, vue: bool, cover: Path | None) ->
             if page is not None and cover is not None:
                 await page.set_viewport_size(VIEWPORT)  # type: ignore[arg-type]
                 await page.screenshot(path=str(cover), type="png")
+            if findings.checked and box is not None and box.model is not None:
+                access = await _access(browser, url, box, box.model)
         finally:
             with contextlib.suppress(Exception):
                 await browser.close()
     note = "" if findings.checked else "the page could not be loaded from the build's server"
     return Checked(
         checked=findings.checked,
-        problems=findings.result() if findings.checked else [],
+        problems=[*findings.result(), *access] if findings.checked else [],
         blocked=len(findings.blocked),
         note=note,
     )
+
+
+async def _access(browser: Browser, url: str, box: BoxSite, model: DataModel) -> list[str]:
+    """The platform's access probe, each visitor in a fresh confined context of this
+    browser, each probe in a scratch space of the box's store."""
+    made = scratch_spaces(box.backend)
+
+    @contextlib.asynccontextmanager
+    async def open_page(shared: Scratch) -> AsyncIterator[Page]:
+        context, confinement = await confined_context(browser)
+        confinement.aim(url, scratch=shared)
+        try:
+            yield await context.new_page()
+        finally:
+            with contextlib.suppress(Exception):
+                await context.close()
+
+    return await access_problems(open_page, url, model, lambda: made(box.app_id))

@@ -20,7 +20,7 @@ from pathlib import Path
 from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.local.toolchain_store import share_cache
 from zerocode.buildbox import transfer
-from zerocode.buildbox.browser import check_site
+from zerocode.buildbox.browser import DataOf, check_site
 from zerocode.publishing import toolchain
 from zerocode.publishing.picker import PICKER_FILE, with_picker
 
@@ -128,6 +128,7 @@ def _run(job: Job, work: Path, log: Log) -> int:
     log.say(f"zerocode: building {job.kind} app {job.app_id}, build {job.build_id}")
     clock = time.monotonic()
     files, links = _fetch(job)
+    model = files.pop(handoff.DATA_MODEL_IN_SOURCE, None)  # the platform's, for the check
     clock = log.took("fetch", clock)
     out = work / handoff.ARCHIVE_ROOT
     site = out / handoff.SITE_DIR
@@ -136,7 +137,7 @@ def _run(job: Job, work: Path, log: Log) -> int:
     clock = log.took("build", clock)
     if built:
         _finish_site(job, files, site)
-        _check(job, site, out, log)
+        _check(job, site, out, log, model)
         clock = log.took("check", clock)
     (out / handoff.LOG_FILE).write_bytes(log.tail())
     try:
@@ -282,7 +283,7 @@ def _finish_site(job: Job, files: Mapping[str, bytes], site: Path) -> None:
     (site / PICKER_FILE).write_bytes(picker)
 
 
-def _check(job: Job, site: Path, out: Path, log: Log) -> None:
+def _check(job: Job, site: Path, out: Path, log: Log, model: bytes | None) -> None:
     if job.chromium is None:
         log.say("zerocode: no Chromium in the image: the page was not checked")
         result = {"checked": False, "problems": [], "blocked": 0, "note": "no Chromium"}
@@ -290,7 +291,10 @@ def _check(job: Job, site: Path, out: Path, log: Log) -> None:
         # A preview's screenshot is its app's private cover until the app has a deploy's
         # (the platform keeps it apart: zerocode.publishing.preview_covers).
         cover = out / handoff.COVER_FILE
-        checked = check_site(site, job.chromium, vue=job.kind == "vue_project", cover=cover)
+        data = None if model is None else DataOf(job.app_id, job.build_id, model)
+        checked = check_site(
+            site, job.chromium, vue=job.kind == "vue_project", cover=cover, data=data
+        )
         result = checked.as_json()
         said = (
             f"{len(checked.problems)} problem(s)"

@@ -14,6 +14,16 @@ from zerocode.data.records import DEFAULT_MOST, RecordStore, Space
 from zerocode.data.service import DataService
 
 
+@dataclass(frozen=True)
+class DataLimits:
+    """The data API's rate limits: requests per visitor address and per site (a preview's
+    or a site's host) per window (ZEROCODE_DATA_RATE_VISITOR, _SITE, _WINDOW_SECONDS)."""
+
+    rate_visitor: int = 300
+    rate_site: int = 3000
+    window_seconds: float = 60.0
+
+
 @dataclass
 class Backend:
     records: RecordStore

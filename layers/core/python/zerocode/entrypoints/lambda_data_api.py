@@ -78,7 +78,7 @@ def data_site(settings: Settings) -> DataSite:
     rates = rate_limiter(settings)
     pointers = DynamoPointerStore(aws_client("dynamodb", settings), settings.pointers_table)
     return DataSite(
-        settings=settings,
+        limits=settings.data_limits(),
         urls=settings.site_urls(),
         backend=data_backend(settings, app_data_stores(settings), rates),
         rates=rates,

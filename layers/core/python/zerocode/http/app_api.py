@@ -38,9 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from zerocode.accounts.ratelimit import RateLimited, RateLimiter, enforce
-from zerocode.bootstrap.platform import Platform
-from zerocode.bootstrap.settings import Settings
-from zerocode.data.backend import Backend
+from zerocode.data.backend import Backend, DataLimits
 from zerocode.data.check_spaces import HEADER as CHECK_HEADER
 from zerocode.data.end_users import EndUser
 from zerocode.data.records import Space
@@ -87,25 +85,16 @@ def direct_viewer(request: Request) -> tuple[str, str | None]:
 @dataclass(frozen=True)
 class DataSite:
     """What the data API needs, and nothing more: the local sites server takes it from the
-    platform (:meth:`of`); the data function on AWS builds it from its own few parts."""
+    platform (``http/sites.py``), the data function on AWS from its own few parts, the AWS
+    build from its throwaway store (``buildbox/box_data.py``, where nothing of the
+    platform's wiring is installed: this module imports none of it)."""
 
-    settings: Settings
+    limits: DataLimits
     urls: SiteUrls
     backend: Backend | None
     rates: RateLimiter
     target: Callable[[str], SiteTarget | None]  # the build a pointer serves
     viewer: Viewer = direct_viewer
-
-    @classmethod
-    def of(cls, platform: Platform) -> DataSite:
-        publishing = platform.publishing
-        return cls(
-            platform.settings,
-            publishing.urls,
-            platform.backend,
-            platform.rates,
-            lambda pointer: publishing.publisher.target(pointer),  # as it is at each request
-        )
 
 
 class AppApi:
@@ -165,12 +154,11 @@ class AppApi:
                 raise NotJson("send the body as JSON (Content-Type: application/json)")
 
     def _rate(self, address: str | None, pointer: str) -> None:
-        s, rates = self.site.settings, self.site.rates
-        window = s.data_window_seconds
-        enforce(rates, f"data-site:{pointer}", s.data_rate_site, window)
-        enforce(
-            rates, f"data-visitor:{pointer}:{address or 'unknown'}", s.data_rate_visitor, window
-        )
+        limits, rates = self.site.limits, self.site.rates
+        window = limits.window_seconds
+        enforce(rates, f"data-site:{pointer}", limits.rate_site, window)
+        visitor = f"data-visitor:{pointer}:{address or 'unknown'}"
+        enforce(rates, visitor, limits.rate_visitor, window)
 
     def cookie(self, response: Response, space: Space, token: str, seconds: float) -> None:
         preview = space != "live"

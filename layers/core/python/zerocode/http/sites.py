@@ -63,6 +63,18 @@ def create_sites_app(platform: Platform) -> Starlette:
     )
 
 
+def data_site_of(platform: Platform) -> DataSite:
+    """The data API's parts from the platform, its publisher as it is at each request."""
+    publishing = platform.publishing
+    return DataSite(
+        platform.settings.data_limits(),
+        publishing.urls,
+        platform.backend,
+        platform.rates,
+        lambda pointer: publishing.publisher.target(pointer),
+    )
+
+
 class _Sites:
     """The sites server's handlers, over the platform's publisher, covers and site URLs."""
 
@@ -70,7 +82,7 @@ class _Sites:
         self.platform = platform
         self.urls: SiteUrls = platform.publishing.urls
         self.picker = picker_script(console_origins(platform.settings))
-        self.api = AppApi(DataSite.of(platform))
+        self.api = AppApi(data_site_of(platform))
 
     async def data_api(self, request: Request) -> Response:
         """``/_api/``: the app's data and its users (http/app_api.py), never a file."""

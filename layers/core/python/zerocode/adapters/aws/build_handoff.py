@@ -15,6 +15,9 @@ import json
 
 HANDOFF_FILE = ".zerocode/handoff.json"  # in the source zip: {"output": PUT, "done": DELETE}
 PICKER_IN_SOURCE = ".zerocode/picker.js"  # a preview's element picker, sent with its source
+# The app's data model (never one of its site's files), for the build's own checks of a
+# data app (zerocode/buildbox/box_data.py): the box takes it out before building.
+DATA_MODEL_IN_SOURCE = ".zerocode/data-model.json"
 ARCHIVE_ROOT = "out"
 SITE_DIR = "dist"  # out/dist/: the site
 CHECK_FILE = "check.json"  # out/check.json: {"checked": bool, "problems": [str]}

@@ -55,6 +55,7 @@ from zerocode.adapters.aws.s3_keys import site_objects
 from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
+from zerocode.data.model import DATA_MODEL
 from zerocode.publishing import toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome, served_files
 from zerocode.publishing.output_archive import OutputRefused, unpack
@@ -429,6 +430,9 @@ def _zip(job: BuildJob, links: dict[str, str]) -> bytes:
         files = {p: d for p, d in served.items() if not p.startswith(".zerocode/")}
     if job.preview:
         files[handoff.PICKER_IN_SOURCE] = PICKER.read_bytes()
+    model = job.source.files.get(DATA_MODEL)
+    if model is not None:  # for the build's own checks; no site serves it
+        files[handoff.DATA_MODEL_IN_SOURCE] = model
     files[handoff.HANDOFF_FILE] = json.dumps(links).encode()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -14,24 +14,29 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any
 
-from zerocode.adapters.local.browser_pool import BrowserPool
-from zerocode.adapters.local.browser_shares import Tenant
 from zerocode.adapters.local.chromium import Scratch
 from zerocode.data.access_probe import PROBE_JS, Probe, probes, problems
 from zerocode.data.model import DataModel
 
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
 log = logging.getLogger(__name__)
+# A page in a fresh context confined to the app's origin whose data API requests use the
+# given scratch space: the local browser pool's (a tenant's share), or the AWS build's own
+# browser (zerocode.buildbox).
+PageOpener = Callable[[Scratch], AbstractAsyncContextManager["Page"]]
 
 PROBE_SECONDS = 20.0  # one probe's three visitors, each in a context of its own
 STEPS = (("owner", "zc-probe-owner"), ("other", "zc-probe-other"), ("anonymous", ""))
 
 
 async def access_problems(
-    pool: BrowserPool,
+    open_page: PageOpener,
     url: str,
-    tenant: Tenant,
     model: DataModel,
     scratch: Callable[[], Scratch],
 ) -> list[str]:
@@ -42,7 +47,7 @@ async def access_problems(
         made = scratch()
         shared = Scratch(made.header, lambda: None)  # one space for the three visitors
         try:
-            seen = await asyncio.wait_for(_visit(pool, url, tenant, probe, shared), PROBE_SECONDS)
+            seen = await asyncio.wait_for(_visit(open_page, url, probe, shared), PROBE_SECONDS)
         except Exception as exc:
             log.warning("access probe of %s not run: %s", probe.collection, type(exc).__name__)
             continue
@@ -54,15 +59,13 @@ async def access_problems(
     return found
 
 
-async def _visit(
-    pool: BrowserPool, url: str, tenant: Tenant, probe: Probe, shared: Scratch
-) -> dict[str, Any]:
+async def _visit(open_page: PageOpener, url: str, probe: Probe, shared: Scratch) -> dict[str, Any]:
     origin = url.rstrip("/")
     seen: dict[str, Any] = {}
     for step, user in STEPS:
         if step == "other" and not seen.get("created"):
             continue  # nothing of the owner's to try
-        async with pool.page(url, tenant=tenant, scratch=lambda: shared) as page:
+        async with open_page(shared) as page:
             await page.goto(f"{origin}/_api/client.js")
             args = {
                 "step": step,

@@ -40,6 +40,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -210,8 +211,12 @@ class ChromiumCheck:
             return []
         if model is None:
             return []
-        made = self.scratch
-        return await access_problems(self.browsers, url, tenant, model, lambda: made(app.id))
+        made, pool = self.scratch, self.browsers
+
+        def open_page(shared: Scratch) -> AbstractAsyncContextManager[Page]:
+            return pool.page(url, tenant=tenant, scratch=lambda: shared)
+
+        return await access_problems(open_page, url, model, lambda: made(app.id))
 
     def follow(self, app_id: str, build_id: str) -> Following | None:
         """The page of this build's runtime check, for a check of its suite (the module
