@@ -41,8 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 ACCOUNT, REGION = "123456789012", "us-east-1"
 
 
-def synthesize(outdir: Path) -> dict[str, Any]:
-    """The stack's CloudFormation template, as tests/infra synthesizes it."""
+def synthesize(outdir: Path, context: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The stack's CloudFormation template, as tests/infra synthesizes it (``context``:
+    values over the defaults, a sites domain say)."""
     infra = str(ROOT / "infra")
     if infra not in sys.path:
         sys.path.append(infra)
@@ -51,8 +52,8 @@ def synthesize(outdir: Path) -> dict[str, Any]:
     from zerocode_infra.config import DEFAULTS
     from zerocode_infra.stack import build_app
 
-    context = {**DEFAULTS, "region": REGION, "aws:cdk:bundling-stacks": []}
-    _, stack = build_app(context, outdir=str(outdir))
+    values = {**DEFAULTS, "region": REGION, "aws:cdk:bundling-stacks": [], **(context or {})}
+    _, stack = build_app(values, outdir=str(outdir))
     return dict(Template.from_stack(stack).to_json())
 
 

@@ -49,6 +49,7 @@ What runs, and what stands in for what:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -225,9 +226,10 @@ class AwsPlatform:
         return env
 
 
-@pytest.fixture(scope="module")
-def aws_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsPlatform]:
-    work = tmp_path_factory.mktemp("aws-e2e")
+@contextlib.contextmanager
+def running_platform(work: Path, context: dict[str, str] | None = None) -> Iterator[AwsPlatform]:
+    """moto's server, the stand-ins, the stack synthesized (with ``context`` over the
+    defaults) and made on moto, and ``zerocode serve`` with the API function's settings."""
     moto_port = free_port()
     moto_url = f"http://127.0.0.1:{moto_port}"
     moto_log = work / "moto.log"
@@ -240,7 +242,7 @@ def aws_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsPlatfo
     standins = StandIns().start()
     server: subprocess.Popen[bytes] | None = None
     try:
-        template = synthesize(work / "cdk.out")
+        template = synthesize(work / "cdk.out", context)
         _wait_for(f"{moto_url}/moto-api/", moto, moto_log)
         stack = create_on_moto(
             template,
@@ -274,6 +276,12 @@ def aws_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsPlatfo
             _stop(server)
         standins.stop()
         _stop(moto)
+
+
+@pytest.fixture(scope="module")
+def aws_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsPlatform]:
+    with running_platform(tmp_path_factory.mktemp("aws-e2e")) as platform:
+        yield platform
 
 
 # -- helpers ----------------------------------------------------------------------------------
