@@ -258,8 +258,11 @@ export function checksView(appId, { api, report, notify, loadImage, busy, onApp,
     const last = check.lastRun;
     const body = h("div", { class: "check-body" });
     const head = h("div", { class: "row check-head" }, h("b", { class: "check-id" }, check.id),
-      statusBadge(check.status), h("span", { class: "check-desc" }, check.description));
-    const details = h("details", { class: "check-spec" },
+      statusBadge(check.status), h("span", { class: "check-desc" }, check.description),
+      check.platform ? h("span", { class: "badge platform-check", title: t("checks.platformWhy") },
+        t("checks.platform")) : null);
+    // The platform's check of the data's rules has no steps to show: the probe is its own.
+    const details = check.platform ? h("p", { class: "small" }, t("checks.platformWhy")) : h("details", { class: "check-spec" },
       h("summary", {}, t("checks.spec", { steps: (check.steps || []).length, expect: (check.expect || []).length })),
       (check.steps || []).length ? h("ol", { class: "check-steps", "aria-label": t("checks.steps") },
         check.steps.map((s) => h("li", {}, stepText(s)))) : null,
@@ -277,7 +280,7 @@ export function checksView(appId, { api, report, notify, loadImage, busy, onApp,
     if (check.status === "not_run" && last && last.note) body.append(h("p", { class: "small" }, last.note));
     body.append(details);
     const foot = h("div", { class: "row check-foot" }, historyDots(check.history));
-    if (!check.retired) {
+    if (!check.retired && !check.platform) {  // the platform's own checks cannot be retired
       const button = h("button", { type: "button", class: "secondary small-button retire",
                                    "aria-label": t("checks.retireLabel", { id: check.id }), disabled: busy() },
         t("checks.retire"));

@@ -267,6 +267,8 @@ export const en = {
   "checks.reason": "Why retire it?",
   "checks.reasonLabel": "reason for retiring {id}",
   "checks.retire": "Retire",
+  "checks.platform": "platform",
+  "checks.platformWhy": "The platform's own check of the data's rules (zerocode.data.json): another user and a visitor who is not signed in try each record. It follows the rules and cannot be retired; change the rules instead.",
   "checks.retireLabel": "Retire check {id}",
   "checks.retired": "Retired {id}",
   "checks.retireFailed": "Could not retire the check: {message}",

@@ -262,6 +262,8 @@ export const zh = {
   "checks.reason": "停用原因？",
   "checks.reasonLabel": "停用 {id} 的原因",
   "checks.retire": "停用",
+  "checks.platform": "平台检查",
+  "checks.platformWhy": "平台对数据规则（zerocode.data.json）的检查：另一位用户和未登录的访客逐一尝试记录。它随规则而变，不能停用；请修改规则。",
   "checks.retireLabel": "停用检查 {id}",
   "checks.retired": "已停用 {id}",
   "checks.retireFailed": "无法停用该检查：{message}",

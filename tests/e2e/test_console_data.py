@@ -1,6 +1,7 @@
 """The console's Data tab (issue 39, point 6), in real Chromium against `zerocode serve`:
 the builder sees every end user's records in the preview's space, searches them, removes an
-end user, resets the preview to its seed records, and sees the live space apart."""
+end user, resets the preview to its seed records, and sees the live space apart; the Checks
+tab lists the platform's own check of the data's rules (point 5)."""
 
 from __future__ import annotations
 
@@ -66,4 +67,14 @@ def test_the_data_tab_shows_every_users_records_and_resets_the_preview(
     console.wait_for_selector("#data-users:has-text('No one has signed up.')")
     console.click("#data-space-live")
     console.wait_for_selector("#data-summary:has-text('Nothing is published yet')")
+
+    # The Checks tab lists the platform's own check of the notes' rules beside the model's,
+    # with no retirement offered (this server runs no browser: it is not run; it runs and
+    # passes in tests/e2e/test_data_apps.py).
+    console.click("#tab-checks")
+    platform = "#checks-list li[data-check='access-notes']"
+    console.wait_for_selector(f"{platform}[data-status='not_run']")
+    assert console.query_selector("#checks-list li[data-check='c1'] button.retire") is not None
+    assert console.query_selector(f"{platform} .platform-check") is not None
+    assert console.query_selector(f"{platform} button.retire") is None
     assert console.errors == []

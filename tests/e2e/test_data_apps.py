@@ -87,7 +87,18 @@ def test_a_vue_notes_turn_signs_users_in_and_keeps_each_ones_notes(
     assert turn.repairs == []  # the access probe found the rules whole: no repair
     noted = NOTED.format(CHECK_NOTE)
     assert {c["description"]: c["status"] for c in turn.checks}[noted] == "passed", turn.checks
-    assert turn.done["checks"] == {"passed": 3, "failed": 0, "notRun": 0}
+    # The model's three checks and the platform's own check of the notes' rules.
+    assert turn.done["checks"] == {"passed": 4, "failed": 0, "notRun": 0}
+    assert {c["id"]: c["status"] for c in turn.checks}["access-notes"] == "passed"
+    suite = client.get(f"/api/apps/{app['id']}/checks").json()
+    (platform,) = [c for c in suite["checks"] if c["platform"]]
+    assert platform["id"] == "access-notes" and platform["status"] == "passed"
+    assert "another user can neither read, change nor delete" in platform["description"]
+    assert platform["history"][0]["status"] == "passed"
+    kept = client.post(
+        f"/api/apps/{app['id']}/checks/access-notes/retire", json={"reason": "not needed"}
+    )
+    assert kept.status_code == 409 and "change the rules" in kept.json()["error"]["message"]
     assert scratch_left(server, app["id"]) == 0
 
     url = client.get(f"/api/apps/{app['id']}").json()["previewUrl"]
@@ -129,3 +140,6 @@ def test_leaky_notes_are_caught_by_the_access_probe_and_repaired(client: httpx.C
     rules = json.loads(client.get(f"/api/apps/{app['id']}/files/zerocode.data.json").text)
     assert set(rules["collections"]["notes"]["rules"].values()) == {"owner", "signed-in"}
     assert repair["attempt"] == 1
+    # The platform's check failed on the first preview and passed on the repaired one.
+    access = [c["status"] for c in turn.checks if c["id"] == "access-notes"]
+    assert access == ["failed", "passed"], turn.checks

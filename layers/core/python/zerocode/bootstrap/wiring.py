@@ -21,6 +21,7 @@ from zerocode.bootstrap.parts import (
 from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel
+from zerocode.engine.platform_checks import WithPlatformChecks, model_in_files
 from zerocode.engine.turn import Engine
 from zerocode.engine.turns import Turns
 from zerocode.publishing.builds import Builder
@@ -143,7 +144,6 @@ def platform(
             apps=apps,
             publisher=publishing.publisher,
             scratch=scratch_spaces(backend),
-            models=backend.models.of,
         )
         if settings.covers and settings.runtime_check
         else None
@@ -164,7 +164,8 @@ def platform(
         limits=engine_limits(settings, build_ahead=settings.build_ahead is not False),
         runtime_check=check,
         versions=Versions(SqliteVersionStore(db)),
-        checks=SqliteCheckStore(db),
+        # The suite holds the platform's access checks of the app's data beside the model's.
+        checks=WithPlatformChecks(SqliteCheckStore(db), model_in_files(workspace)),
         acceptance=ChromiumAcceptance(check) if check is not None else None,
         preview_stages=publishing,
         reserve=reserve,

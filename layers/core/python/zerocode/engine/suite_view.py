@@ -24,6 +24,7 @@ from zerocode.engine.check_suite import (
 )
 from zerocode.engine.closing import close_crashed
 from zerocode.engine.parts import EngineParts, app_lease, io
+from zerocode.engine.platform_checks import is_platform
 from zerocode.engine.suite_follow import running
 from zerocode.engine.suite_step import screenshot_url
 from zerocode.engine.suite_update import edit_changed
@@ -141,6 +142,7 @@ def suite_json(store: CheckStore, versions: Versions | None, app_id: str) -> dic
                 else None,
                 "lastRun": last_run,
                 "editChanged": edit_changed(check, runs, newest),
+                "platform": is_platform(check.id),
                 "history": [
                     {"run": r.number, "turn": r.turn, "status": x.status}
                     for r in runs

@@ -59,6 +59,9 @@ class CheckOut(BaseModel):
     retired: RetiredOut | None
     lastRun: LastRunOut | None
     history: list[CheckHistoryOut]
+    # The platform's own check of the data model's rules (access-{collection}): derived
+    # from the model, never stored, and not retirable (docs/data.md).
+    platform: bool = False
 
 
 class RunOut(RunHeadOut):

@@ -237,7 +237,10 @@ class _Kept:
 
         async def close() -> None:
             closed = await _close(lease.context)
-            await asyncio.to_thread(lease.confinement.finish)  # its scratch data, if any
+            try:
+                await asyncio.to_thread(lease.confinement.finish)  # its scratch data, if any
+            except RuntimeError:  # the loop is closing and its threads are gone: finish here
+                lease.confinement.finish()
             if closed or lease.browser is not self.browser:
                 return
             if await self.answers(lease.browser):

@@ -25,6 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Literal
@@ -32,7 +33,8 @@ from urllib.parse import urlsplit
 
 from zerocode.adapters.local.browser_pool import Handed, went_away
 from zerocode.adapters.local.browser_shares import Tenant
-from zerocode.adapters.local.chromium import confined, for_app, playwright_installed
+from zerocode.adapters.local.chromium import Scratch, confined, for_app, playwright_installed
+from zerocode.adapters.local.chromium_access import probe_problems
 from zerocode.adapters.local.chromium_check import ANSWER_SECONDS, BROWSER_FAILED, ChromiumCheck
 from zerocode.adapters.local.handover import Following
 from zerocode.adapters.local.served_files import ServedFiles
@@ -41,6 +43,7 @@ from zerocode.apps.records import App
 from zerocode.engine import check_suite
 from zerocode.engine.acceptance import Check, Expectation, Step, Target
 from zerocode.engine.check_suite import CheckResult, RunOutcome, StoredCheck
+from zerocode.engine.platform_checks import WHERE, PlatformCheck
 from zerocode.publishing.builds import Build
 
 if TYPE_CHECKING:
@@ -74,6 +77,9 @@ class Evidence:
 class CheckOutcome:
     status: Literal["passed", "failed"]
     evidence: Evidence | None = None
+
+
+MAX_ACCESS_ACTUAL = 1_500  # what the platform's access check found, every problem named
 
 
 class ChromiumAcceptance:
@@ -137,7 +143,10 @@ class ChromiumAcceptance:
         check's page when it is passed on (else on its own); its worker then does the rest."""
         files = ServedFiles()  # the app's files, read once for the suite's life
         left = list(reversed(checks))
-        last = min(left, key=lambda c: len(c.check.steps)) if following is not None else None
+        steps = [
+            c for c in left if not isinstance(c, PlatformCheck)
+        ]  # the platform's: pages of their own
+        last = min(steps, key=lambda c: len(c.check.steps)) if following and steps else None
         if last is not None:
             left.remove(last)
 
@@ -170,11 +179,16 @@ class ChromiumAcceptance:
             why = BROWSER_FAILED  # never expected: every worker ran until none was left
         return why
 
+    async def _access(self, url: str, one: PlatformCheck, tenant: Tenant) -> CheckResult:
+        return await _access_result(self.check, url, one, tenant)
+
     async def _one(
         self, url: str, one: StoredCheck, tenant: Tenant, files: ServedFiles, given: Handed | None
     ) -> CheckResult | None:
         """One check's verdict (on the ``given`` page first, if any); run once more on a page
         of its own if its browser went away under it (the platform's failure); else None."""
+        if isinstance(one, PlatformCheck):
+            return await self._access(url, one, tenant)
         scratch = for_app(self.check.scratch, tenant.app)  # its own data space
         page_of = partial(self.check.browsers.page, tenant=tenant, files=files, scratch=scratch)
         for _ in range(2):
@@ -195,6 +209,31 @@ class ChromiumAcceptance:
                     return _result(one, outcome)
             log.warning("acceptance check %s: the browser went away under it", one.id)
         return None
+
+
+async def _access_result(
+    check: ChromiumCheck, url: str, one: PlatformCheck, tenant: Tenant
+) -> CheckResult:
+    """The platform's access check of one collection (chromium_access.py): its visitors in
+    contexts of the user's share, in a scratch space of their own."""
+    made, pool = check.scratch, check.browsers
+    if made is None:
+        return CheckResult(check_id=one.id, status="not_run")
+
+    def open_page(shared: Scratch) -> AbstractAsyncContextManager[Page]:
+        return pool.page(url, tenant=tenant, scratch=lambda: shared)
+
+    found = await probe_problems(open_page, url, one.probe, one.rules, lambda: made(tenant.app))
+    if found is None:
+        return CheckResult(check_id=one.id, status="not_run")
+    if not found:
+        return CheckResult(check_id=one.id, status="passed")
+    evidence = check_suite.Evidence(
+        where=WHERE,
+        expected="each visitor refused as the rules say",
+        actual="; ".join(found)[:MAX_ACCESS_ACTUAL],
+    )
+    return CheckResult(check_id=one.id, status="failed", evidence=evidence)
 
 
 def _result(stored: StoredCheck, outcome: CheckOutcome) -> CheckResult:

@@ -44,19 +44,31 @@ async def access_problems(
     rules hold). Best effort, as the runtime check: the probe's own trouble is logged."""
     found: list[str] = []
     for probe in probes(model):
-        made = scratch()
-        shared = Scratch(made.header, lambda: None)  # one space for the three visitors
-        try:
-            seen = await asyncio.wait_for(_visit(open_page, url, probe, shared), PROBE_SECONDS)
-        except Exception as exc:
-            log.warning("access probe of %s not run: %s", probe.collection, type(exc).__name__)
-            continue
-        finally:
-            await asyncio.to_thread(made.done)
         collection = model.collection(probe.collection)
         rules = {str(k): str(v) for k, v in (collection.rules if collection else {}).items()}
-        found += problems(probe, rules, seen)
+        found += await probe_problems(open_page, url, probe, rules, scratch) or []
     return found
+
+
+async def probe_problems(
+    open_page: PageOpener,
+    url: str,
+    probe: Probe,
+    rules: dict[str, str],
+    scratch: Callable[[], Scratch],
+) -> list[str] | None:
+    """One collection's probe, its three visitors in one new scratch space: what its rules
+    let through (empty: they hold), or None when the probe itself could not run."""
+    made = scratch()
+    shared = Scratch(made.header, lambda: None)  # one space for the three visitors
+    try:
+        seen = await asyncio.wait_for(_visit(open_page, url, probe, shared), PROBE_SECONDS)
+    except Exception as exc:
+        log.warning("access probe of %s not run: %s", probe.collection, type(exc).__name__)
+        return None
+    finally:
+        await asyncio.to_thread(made.done)
+    return problems(probe, rules, seen)
 
 
 async def _visit(open_page: PageOpener, url: str, probe: Probe, shared: Scratch) -> dict[str, Any]:

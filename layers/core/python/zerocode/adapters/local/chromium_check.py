@@ -40,7 +40,6 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -61,11 +60,9 @@ from zerocode.adapters.local.chromium import (
     playwright_installed,
     usable,
 )
-from zerocode.adapters.local.chromium_access import access_problems
 from zerocode.adapters.local.handover import Following
 from zerocode.adapters.local.page_traffic import Traffic
 from zerocode.apps.records import App, AppStore, CodeGenType
-from zerocode.data.model import DataModel
 from zerocode.engine.runtime_check import NotChecked
 from zerocode.publishing.builds import Build, BuildState
 from zerocode.publishing.pointers import Publisher, SiteTarget, SiteUrls, preview_pointer
@@ -164,11 +161,9 @@ class ChromiumCheck:
         settle_ms: float = SETTLE_MS,
         browsers: BrowserPool | None = None,
         scratch: Callable[[str], Scratch] | None = None,
-        models: Callable[[str, str], DataModel | None] | None = None,
     ) -> None:
         self.urls, self.executable = urls, executable
         self.scratch = scratch  # each context's own data space (data/check_spaces.py)
-        self.models = models  # each build's data model, for the access probe
         self.browsers = browsers or kept_browser(executable)
         self.apps, self.publisher = apps, publisher
         self.timeout_ms, self.settle_ms = timeout_ms, settle_ms
@@ -191,32 +186,12 @@ class ChromiumCheck:
                 return None
             vue = build.kind is CodeGenType.VUE_PROJECT
             tenant = Tenant(app.owner, app.id)
-            found = await self.check_url(url, vue=vue, tenant=tenant, following=following)
-            if isinstance(found, list):  # the page was checked: its data's rules too
-                found += await self._access(app, build, url, tenant)
-            return found
+            # The data's rules are the suite's platform checks (engine/platform_checks.py).
+            return await self.check_url(url, vue=vue, tenant=tenant, following=following)
         finally:
             if self.following.get(key) is following:
                 del self.following[key]
             following.end()
-
-    async def _access(self, app: App, build: Build, url: str, tenant: Tenant) -> list[str]:
-        """The access probe of the app's data (chromium_access.py), when it keeps any."""
-        if self.models is None or self.scratch is None:
-            return []
-        try:
-            model = await asyncio.to_thread(self.models, app.id, build.id)
-        except Exception as exc:  # a store failing: the probe is best effort
-            log.warning("access probe of app %s skipped: %s", app.id, type(exc).__name__)
-            return []
-        if model is None:
-            return []
-        made, pool = self.scratch, self.browsers
-
-        def open_page(shared: Scratch) -> AbstractAsyncContextManager[Page]:
-            return pool.page(url, tenant=tenant, scratch=lambda: shared)
-
-        return await access_problems(open_page, url, model, lambda: made(app.id))
 
     def follow(self, app_id: str, build_id: str) -> Following | None:
         """The page of this build's runtime check, for a check of its suite (the module
@@ -459,7 +434,6 @@ def chromium_check(
     apps: AppStore | None = None,
     publisher: Publisher | None = None,
     scratch: Callable[[str], Scratch] | None = None,
-    models: Callable[[str, str], DataModel | None] | None = None,
 ) -> ChromiumCheck | None:
     """The runtime check if Playwright, a Chromium and the browser's box are there, else None
     (no check: never an unconfined browser; :func:`.chromium.availability` says why)."""
@@ -468,6 +442,4 @@ def chromium_check(
     found = find_chromium(executable)
     if not found:
         return None
-    return ChromiumCheck(
-        urls, found, apps=apps, publisher=publisher, scratch=scratch, models=models
-    )
+    return ChromiumCheck(urls, found, apps=apps, publisher=publisher, scratch=scratch)
