@@ -116,6 +116,8 @@ function target(tg) {
 export function stepText(step) {
   if ("goto" in step) return t("checks.s.goto", { path: step.goto });
   if ("wait" in step) return t("checks.s.wait", { ms: step.wait });
+  if ("reload" in step) return t("checks.s.reload");
+  if ("newVisitor" in step) return t("checks.s.newVisitor");
   if ("fill" in step) return t("checks.s.fill", { target: target(step.fill), value: step.value ?? "" });
   if ("press" in step) return t("checks.s.press", { target: target(step.press), key: step.key ?? "" });
   if ("select" in step) return t("checks.s.select", { target: target(step.select), option: step.option ?? "" });

@@ -246,6 +246,8 @@ export const en = {
   "checks.t.text": "text “{v}”",
   "checks.s.goto": "go to {path}",
   "checks.s.wait": "wait {ms} ms",
+  "checks.s.reload": "reload the page",
+  "checks.s.newVisitor": "come back as a new visitor (no cookies, no storage)",
   "checks.s.fill": "fill {target} with “{value}”",
   "checks.s.press": "press {key} in {target}",
   "checks.s.select": "choose “{option}” in {target}",

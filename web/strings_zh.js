@@ -241,6 +241,8 @@ export const zh = {
   "checks.t.text": "文字“{v}”",
   "checks.s.goto": "打开 {path}",
   "checks.s.wait": "等待 {ms} 毫秒",
+  "checks.s.reload": "重新加载页面",
+  "checks.s.newVisitor": "以新访客身份再来（无 Cookie、无存储）",
   "checks.s.fill": "在 {target} 中填写“{value}”",
   "checks.s.press": "在 {target} 中按 {key}",
   "checks.s.select": "在 {target} 中选择“{option}”",

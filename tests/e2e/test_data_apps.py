@@ -19,7 +19,13 @@ from tests.e2e.test_acceptance import suite
 from tests.e2e.test_console import browser  # noqa: F401 (the fixture)
 from tests.e2e.test_data_api import Visitor, messages
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
-from zerocode.adapters.model.offline.data_apps import CHECK_MESSAGE, CHECK_NOTE, NOTED, SIGNED
+from zerocode.adapters.model.offline.data_apps import (
+    CHECK_MESSAGE,
+    CHECK_NOTE,
+    NOTED,
+    SIGNED,
+    STRANGER,
+)
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +93,11 @@ def test_a_vue_notes_turn_signs_users_in_and_keeps_each_ones_notes(
     assert turn.repairs == []  # the access probe found the rules whole: no repair
     noted = NOTED.format(CHECK_NOTE)
     assert {c["description"]: c["status"] for c in turn.checks}[noted] == "passed", turn.checks
-    # The model's three checks and the platform's own check of the notes' rules.
-    assert turn.done["checks"] == {"passed": 4, "failed": 0, "notRun": 0}
+    # The model's four checks (one a new visitor's: {"newVisitor": true}) and the platform's
+    # own check of the notes' rules.
+    assert turn.done["checks"] == {"passed": 5, "failed": 0, "notRun": 0}
+    stranger = STRANGER.format(CHECK_NOTE)
+    assert {c["description"]: c["status"] for c in turn.checks}[stranger] == "passed"
     assert {c["id"]: c["status"] for c in turn.checks}["access-notes"] == "passed"
     suite = client.get(f"/api/apps/{app['id']}/checks").json()
     (platform,) = [c for c in suite["checks"] if c["platform"]]

@@ -98,7 +98,10 @@ def test_a_store_failing_mid_turn_ends_the_stream_with_error_then_done(
     turn = chat(client, app["id"], "A Vue notes app")
     # The error, then the files its tools wrote built into the preview, then done.
     assert turn.order[-1] == "done" and turn.order.count("error") == 1
-    assert turn.order[turn.order.index("error") + 1 : -1] == ["build", "build"]
+    assert turn.order[turn.order.index("error") + 1 : -1] == ["build", "build", "check"]
+    # The check told is the platform's own of the notes' rules (their file was written):
+    # this server runs no browser, so it is told as not run, never as passed.
+    assert [(c["id"], c["status"]) for c in turn.checks] == [("access-notes", "not_run")]
     assert turn.errors[0]["code"] == "server_error"
     assert turn.errors[0]["message"] == "the server failed while saving the step (OSError)"
     assert turn.done is not None and turn.done["status"] == "failed"

@@ -27,6 +27,8 @@ TODO: dict[str, Any] = {
         {"click": {"role": "button", "name": "Add"}},
         {"select": {"css": "select#filter"}, "option": "All"},
         {"wait": 300},
+        {"reload": True},
+        {"newVisitor": True},
     ],
     "expect": [
         {"visible": {"text": "Buy milk"}},
@@ -42,7 +44,8 @@ TODO: dict[str, Any] = {
 
 def test_a_good_check_parses_and_round_trips() -> None:
     check = parse_check(TODO)
-    assert isinstance(check, Check) and len(check.steps) == 6 and len(check.expect) == 7
+    assert isinstance(check, Check) and len(check.steps) == 8 and len(check.expect) == 7
+    assert [s.action for s in check.steps[-2:]] == ["reload", "newVisitor"]
     assert check.steps[2].target is not None and check.steps[2].target.name == "New todo"
     assert check.to_json() == TODO
     assert parse_check(json.loads(json.dumps(check.to_json()))) == check
@@ -70,6 +73,9 @@ def with_(path: str, value: Any) -> dict[str, Any]:
         (with_("steps.0", {"goto": "/", "click": {"css": "a"}}), "exactly one of goto"),
         (with_("steps.5", {"wait": MAX_WAIT_MS + 1}), "1 to 5000"),
         (with_("steps.5", {"wait": True}), "milliseconds"),
+        (with_("steps.6", {"reload": False}), "steps[6].reload: true"),
+        (with_("steps.7", {"newVisitor": 1}), "steps[7].newVisitor: true"),
+        (with_("steps.7", {"newVisitor": True, "path": "/x"}), "unknown field path"),
         (with_("steps.3", {"click": {"role": "marquee"}}), "steps[3].click.role: one of"),
         (with_("steps.3", {"click": {"css": "a", "text": "b"}}), "exactly one of role"),
         (with_("steps.3", {"click": {"css": "a", "name": "b"}}), "unknown field name"),

@@ -33,7 +33,11 @@ MAX_EXPECT = 10
 MAX_WAIT_MS = 5_000
 MAX_TEXT = 300
 MAX_DESCRIPTION = 200
-ACTIONS = ("goto", "click", "fill", "press", "select", "wait")
+ACTIONS = ("goto", "click", "fill", "press", "select", "wait", "reload", "newVisitor")
+# Steps a data app's checks need (issue 39): ``{"reload": true}`` loads the page again, its
+# session kept; ``{"newVisitor": true}`` forgets the visitor (cookies and storage) and loads
+# the page again, as someone arriving for the first time would.
+_BARE = ("reload", "newVisitor")
 EXPECTATIONS = ("visible", "hidden", "text", "count", "url", "attribute", "noConsoleErrors")
 TARGET_KINDS = ("role", "label", "text", "css")
 # The ARIA roles a check may name (Playwright's get_by_role takes these).
@@ -113,6 +117,8 @@ class Step:
     ms: int | None = None  # wait
 
     def to_json(self) -> dict[str, Any]:
+        if self.action in _BARE:
+            return {self.action: True}
         if self.action == "goto":
             return {"goto": self.path}
         if self.action == "wait":
@@ -191,6 +197,10 @@ def _step(raw: object, where: str) -> Step:
         if not _PATH.match(path):
             raise CheckInvalid(f"{where}.goto: a path of the app's own site, like /about")
         return Step("goto", path=path)
+    if action in _BARE:
+        if body[action] is not True:
+            raise CheckInvalid(f"{where}.{action}: true")
+        return Step(action)
     if action == "wait":
         ms = body[action]
         if isinstance(ms, bool) or not isinstance(ms, int) or not 0 < ms <= MAX_WAIT_MS:

@@ -24,7 +24,6 @@ from zerocode import __version__
 from zerocode.adapters.local.free_space import data_dir_refusal
 from zerocode.adapters.local.private import UMASK, private_data_dir
 from zerocode.adapters.sqlite.builds import SqliteBuildStore
-from zerocode.adapters.sqlite.checks import SqliteCheckStore
 from zerocode.adapters.sqlite.lease import SqliteLease
 from zerocode.apps.records import AppStore
 from zerocode.bootstrap import local_sweep, wiring
@@ -286,11 +285,13 @@ async def _run(
 
 async def _rerun_stopped_checks(platform: Platform) -> None:
     """The checks an earlier stop left not run (engine/stopped_checks.py) run again now."""
-    store = platform.engine.checks
-    if not isinstance(store, SqliteCheckStore):
+    # The local store can say which apps a stop left unrun (through the suite that holds the
+    # platform's checks beside its own, which hands on what it does not do itself).
+    left_not_run = getattr(platform.engine.checks, "left_not_run", None)
+    if left_not_run is None:
         return
     try:
-        apps = await asyncio.to_thread(store.left_not_run, STOPPING)
+        apps = await asyncio.to_thread(left_not_run, STOPPING)
         if apps:
             await _warm_browser(platform)
             ran = await rerun(platform.engine, apps, platform.apps.get, platform.builds)

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
@@ -33,6 +33,13 @@ from urllib.parse import urlsplit
 
 from zerocode.adapters.local.browser_pool import Handed, went_away
 from zerocode.adapters.local.browser_shares import Tenant
+from zerocode.adapters.local.check_targets import (
+    MAX_ACTUAL,
+    first_line,
+    locator,
+    probe,
+    said,
+)
 from zerocode.adapters.local.chromium import Scratch, confined, for_app, playwright_installed
 from zerocode.adapters.local.chromium_access import probe_problems
 from zerocode.adapters.local.chromium_check import ANSWER_SECONDS, BROWSER_FAILED, ChromiumCheck
@@ -41,13 +48,13 @@ from zerocode.adapters.local.served_files import ServedFiles
 from zerocode.adapters.local.suite_workers import SuiteBroke, together
 from zerocode.apps.records import App
 from zerocode.engine import check_suite
-from zerocode.engine.acceptance import Check, Expectation, Step, Target
+from zerocode.engine.acceptance import Check, Expectation, Step
 from zerocode.engine.check_suite import CheckResult, RunOutcome, StoredCheck
 from zerocode.engine.platform_checks import WHERE, PlatformCheck
 from zerocode.publishing.builds import Build
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, Frame, Locator, Page
+    from playwright.async_api import Browser, Frame, Page
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +68,6 @@ ANSWER_SLACK = 0.05  # past LOOK_SECONDS, our bound on the page's (a late timer,
 CHECK_SECONDS = 30.0
 SHOT_MS = 3_000  # the failure's screenshot
 SUITE_SECONDS = 180.0  # a whole suite's run: checks past it are not run, saying so
-MAX_ACTUAL = 300
 KEY_NAMES = {"Space": " "}
 
 
@@ -79,6 +85,8 @@ class CheckOutcome:
     evidence: Evidence | None = None
 
 
+# What a new visitor does not have: the page's storage (its cookies are the context's).
+FORGET_STORAGE = "() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }"
 MAX_ACCESS_ACTUAL = 1_500  # what the platform's access check found, every problem named
 
 
@@ -302,7 +310,7 @@ async def check_in_page(
             except TimeoutError:
                 raise _Failed("the check", "the page loaded", _silent(page)) from None
             except PlaywrightTimeout as exc:  # the page's load never ended (others: ours)
-                raise _Failed("the check", "the page loaded", _first_line(exc)) from None
+                raise _Failed("the check", "the page loaded", first_line(exc)) from None
             for i, step in enumerate(check.steps):
                 await _step(page, url, step, f"steps[{i}]", action_ms)
             for i, expectation in enumerate(check.expect):
@@ -326,29 +334,18 @@ async def _evidence(page: Page, failed: _Failed) -> Evidence:
     return Evidence(failed.where, failed.expected, failed.actual, shot)
 
 
-def _locator(page: Page, target: Target) -> Locator:
-    """The first element the target finds (a check acts as a user would: on what shows)."""
-    return _locator_all(page, target).first
-
-
-def _said(target: Target | None) -> str:
-    if target is None:
-        return ""
-    if target.kind == "role":
-        return f"the {target.value}" + (f' "{target.name}"' if target.name else "")
-    return f"{target.kind} {target.value!r}"
-
-
 async def _step(page: Page, url: str, step: Step, where: str, ms: float) -> None:
     from playwright.async_api import Error as PlaywrightError
 
     what = {
         "goto": f"go to {step.path}",
-        "click": f"click {_said(step.target)}",
-        "fill": f"fill {_said(step.target)} with {step.value!r}",
-        "press": f"press {step.value} in {_said(step.target)}",
-        "select": f"select {step.value!r} in {_said(step.target)}",
+        "click": f"click {said(step.target)}",
+        "fill": f"fill {said(step.target)} with {step.value!r}",
+        "press": f"press {step.value} in {said(step.target)}",
+        "select": f"select {step.value!r} in {said(step.target)}",
         "wait": f"wait {step.ms} ms",
+        "reload": "reload the page",
+        "newVisitor": "come back as a new visitor (no cookies, no storage)",
     }[step.action]
     try:
         if step.action == "goto":
@@ -358,9 +355,15 @@ async def _step(page: Page, url: str, step: Step, where: str, ms: float) -> None
                 await page.goto(origin + step.path, wait_until="load", timeout=ms * 3)
         elif step.action == "wait":
             await asyncio.sleep((step.ms or 0) / 1000)  # the platform's clock, not the page's
+        elif step.action in ("reload", "newVisitor"):
+            async with asyncio.timeout(ms * 3 / 1000 + ANSWER_SECONDS):
+                if step.action == "newVisitor":
+                    await page.context.clear_cookies()
+                    await page.evaluate(FORGET_STORAGE)
+                await page.reload(wait_until="load", timeout=ms * 3)
         else:
             assert step.target is not None
-            found = _locator(page, step.target)
+            found = locator(page, step.target)
             # Playwright's own timeout, and ours over it: a hung renderer answers neither.
             async with asyncio.timeout(ms / 1000 + ANSWER_SECONDS):
                 if step.action == "click":
@@ -373,7 +376,7 @@ async def _step(page: Page, url: str, step: Step, where: str, ms: float) -> None
                 else:
                     await found.select_option(label=step.value, timeout=ms)
     except PlaywrightError as exc:
-        raise _Failed(where, what, _first_line(exc)) from None
+        raise _Failed(where, what, first_line(exc)) from None
     except TimeoutError:
         raise _Failed(where, what, _silent(page)) from None
 
@@ -389,11 +392,11 @@ async def _expect(
 ) -> None:
     """Look until the expectation holds or ``ms`` is up, again as soon as the page's document
     changes (:func:`_changed`); _Failed with what was found."""
-    expected, probe = _probe(page, expectation, errors)
+    expected, look_at = probe(page, expectation, errors)
     deadline = time.monotonic() + ms / 1000
     while True:
         try:  # each look into the page bounded: a busy renderer never answers
-            held, actual = await asyncio.wait_for(probe(), ANSWER_SECONDS)
+            held, actual = await asyncio.wait_for(look_at(), ANSWER_SECONDS)
         except TimeoutError:
             raise _Failed(where, expected, _silent(page)) from None
         if held:
@@ -464,76 +467,3 @@ async def _changed(page: Page, seconds: float) -> bool:
     finally:
         look.cancel()
         page.remove_listener("framenavigated", navigated)
-
-
-def _probe(
-    page: Page, e: Expectation, errors: list[str]
-) -> tuple[str, Callable[[], Awaitable[tuple[bool, str]]]]:
-    """What the expectation says, and a probe answering whether it holds and what is there."""
-    from playwright.async_api import Error as PlaywrightError
-
-    def matches(actual: str) -> bool:
-        return actual == e.equals if e.contains is None else e.contains in actual
-
-    want = f"equal to {e.equals!r}" if e.contains is None else f"containing {e.contains!r}"
-
-    if e.kind == "noConsoleErrors":
-
-        async def console() -> tuple[bool, str]:
-            return (not errors, "; ".join(errors[:3]) or "no errors")
-
-        return "no errors in the console", console
-    if e.kind == "url":
-
-        async def url() -> tuple[bool, str]:
-            parts = urlsplit(page.url)
-            here = parts.path + (f"?{parts.query}" if parts.query else "")
-            return matches(here), here
-
-        return f"the page's address {want}", url
-    assert e.target is not None
-    found = _locator(page, e.target)
-    whole = _locator_all(page, e.target)
-
-    async def state() -> tuple[bool, str]:
-        try:
-            if e.kind in ("visible", "hidden"):
-                shown = await found.is_visible()
-                return shown == (e.kind == "visible"), "visible" if shown else "not visible"
-            if e.kind == "count":
-                n = await whole.count()
-                return n == e.equals, f"{n} found"
-            if await whole.count() == 0:
-                return False, "no such element"
-            if e.kind == "text":
-                text = " ".join((await found.inner_text(timeout=500)).split())
-                return matches(text), repr(text)
-            assert e.attribute is not None
-            value = await found.get_attribute(e.attribute, timeout=500)
-            return value is not None and matches(value), repr(value)
-        except PlaywrightError as exc:
-            return False, _first_line(exc)
-
-    subject = _said(e.target)
-    expected = {
-        "visible": f"{subject} visible",
-        "hidden": f"{subject} hidden",
-        "count": f"{e.equals} of {subject}",
-        "text": f"the text of {subject} {want}",
-        "attribute": f"{e.attribute} of {subject} {want}",
-    }[e.kind]
-    return expected, state
-
-
-def _locator_all(page: Page, target: Target) -> Locator:
-    if target.kind == "role":
-        return page.get_by_role(target.value, name=target.name)  # type: ignore[arg-type]
-    if target.kind == "label":
-        return page.get_by_label(target.value)
-    if target.kind == "text":
-        return page.get_by_text(target.value)
-    return page.locator(target.value)
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:MAX_ACTUAL]

@@ -27,6 +27,7 @@ from zerocode.adapters.model.offline.names import app_name
 _GUESTBOOK = re.compile(r"guest ?book|visitors'? book|留言板|留言簿|访客簿", re.IGNORECASE)
 _NOTES = re.compile(r"(?<![a-z])notes?(?![a-z])|note-taking|笔记|备忘", re.IGNORECASE)
 NOTED = "Signing up and adding “{}” keeps the note after a reload"
+STRANGER = "A new visitor does not see “{}”, someone else's note, and is asked to sign up"
 CHECK_NOTE = "Buy flour"
 CHECK_USER, CHECK_PASSWORD = "checker", "a long password"
 LEAKY = "[[flaw=leaky]]"
@@ -197,21 +198,46 @@ def is_leaky(req: Request) -> bool:
     return LEAKY in req.triggers and is_notes(req)
 
 
+def _signed_up_with_a_note(words: dict[str, str]) -> list[dict[str, Any]]:
+    """The steps of a visitor who signs up and adds the check's note."""
+    return [
+        {"goto": "/"},
+        {"fill": {"label": words["USERNAME_TEXT"]}, "value": CHECK_USER},
+        {"fill": {"label": words["PASSWORD_TEXT"]}, "value": CHECK_PASSWORD},
+        {"click": {"role": "button", "name": words["SIGN_UP_TEXT"]}},
+        {"wait": 500},
+        {"fill": {"label": words["NOTE_TEXT"]}, "value": CHECK_NOTE},
+        {"click": {"role": "button", "name": words["ADD_TEXT"]}},
+        {"wait": 500},
+    ]
+
+
+def new_visitor_check(req: Request) -> dict[str, Any]:
+    """Sign up, add a note, come back as a new visitor: the note is nobody else's."""
+    words = _words(req.description)
+    return {
+        "description": STRANGER.format(CHECK_NOTE),
+        "steps": [
+            *_signed_up_with_a_note(words),
+            {"newVisitor": True},
+            {"wait": 500},
+        ],
+        "expect": [
+            {"hidden": {"text": CHECK_NOTE}},
+            {"visible": {"role": "button", "name": words["SIGN_UP_TEXT"]}},
+            {"noConsoleErrors": True},
+        ],
+    }
+
+
 def notes_check(req: Request) -> dict[str, Any]:
     """Sign up, add a note, reload: the note is still there (the session and the data)."""
     words = _words(req.description)
     return {
         "description": NOTED.format(CHECK_NOTE),
         "steps": [
-            {"goto": "/"},
-            {"fill": {"label": words["USERNAME_TEXT"]}, "value": CHECK_USER},
-            {"fill": {"label": words["PASSWORD_TEXT"]}, "value": CHECK_PASSWORD},
-            {"click": {"role": "button", "name": words["SIGN_UP_TEXT"]}},
-            {"wait": 500},
-            {"fill": {"label": words["NOTE_TEXT"]}, "value": CHECK_NOTE},
-            {"click": {"role": "button", "name": words["ADD_TEXT"]}},
-            {"wait": 500},
-            {"goto": "/"},
+            *_signed_up_with_a_note(words),
+            {"reload": True},
             {"wait": 500},
         ],
         "expect": [{"visible": {"text": CHECK_NOTE}}, {"noConsoleErrors": True}],

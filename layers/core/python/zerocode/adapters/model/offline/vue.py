@@ -34,6 +34,7 @@ from zerocode.adapters.model.offline.checks import (
 from zerocode.adapters.model.offline.data_apps import (
     is_leaky,
     is_notes,
+    new_visitor_check,
     notes_check,
     notes_model,
     notes_view,
@@ -189,7 +190,12 @@ def _checks_step(
         title, ui = app_name(req.description), ui_for(req.description)
         add = creation_checks(title, ui, vue=True)
         if is_notes(req):  # no counting button: the notes instead
-            checks = (heading(title), about(ui.about, ui.about), notes_check(req))
+            checks = (
+                heading(title),
+                about(ui.about, ui.about),
+                notes_check(req),
+                new_visitor_check(req),
+            )
             add = [c for c in checks if c is not None]
     elif names == {"modify_file"} and req.quoted is not None:
         old = _vue_target(req, read_files(req.since)) or ""
