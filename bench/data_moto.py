@@ -30,7 +30,7 @@ import boto3
 import httpx
 
 from tests.e2e.conftest import free_port
-from tests.e2e.test_aws_mode_e2e import _wait_for
+from tests.e2e.test_aws_mode_e2e import _stop, _wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("ZEROCODE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -124,8 +124,7 @@ def data_function(model: dict[str, Any]) -> Iterator[Callable[[], httpx.Client]]
         finally:
             for proc in (function, moto):
                 if proc is not None:
-                    proc.terminate()
-                    proc.wait(timeout=10)
+                    _stop(proc)
 
 
 def _boto() -> dict[str, str]:
