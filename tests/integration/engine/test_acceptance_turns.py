@@ -116,7 +116,9 @@ def setup(
     *,
     runner: bool = True,
 ) -> tuple[Platform, App]:
-    p = wiring.platform(Settings(data_dir=tmp_path, runtime_check=False), model=model)
+    # No browser: these turns are checked by SourceRunner (a background cover's Chromium
+    # launch, cut short when asyncio.run ends the loop, once hung a CI run's test).
+    p = wiring.platform(Settings(data_dir=tmp_path, runtime_check=False, covers=False), model=model)
     p.engine.acceptance = SourceRunner(p) if runner else None
     app = App(
         id=new_app_id(), owner="local", name="Counter", code_gen_type=kind, init_prompt="A counter"

@@ -94,7 +94,7 @@ def test_a_build_the_platform_refused_is_told_never_repaired(tmp_path: Path) -> 
     LocalBuilder's shares; the user's one slot held by another of their builds): the turn
     fails saying the preview was not built and why, the model is told its files stand, and
     no repair round asks it to change them."""
-    p = wiring.platform(Settings(data_dir=tmp_path, runtime_check=False))
+    p = wiring.platform(Settings(data_dir=tmp_path, runtime_check=False, covers=False))
     app = App(
         id=new_app_id(),
         owner="local",

@@ -45,7 +45,10 @@ class ScriptedModel:
 
 
 def page_app(tmp_path: Path, *answers: str | Exception) -> tuple[Platform, App]:
-    settings = Settings(data_dir=tmp_path, runtime_check=False)
+    # No browser at all: a cover taken in the background could still be launching Chromium
+    # when asyncio.run ends the turn's loop, and a launch cancelled there never finished
+    # cancelling (a CI run's 300 s timeout); these tests are about the turn's report.
+    settings = Settings(data_dir=tmp_path, runtime_check=False, covers=False)
     p = wiring.platform(settings, model=ScriptedModel(*answers))
     app = App(
         id=new_app_id(),
