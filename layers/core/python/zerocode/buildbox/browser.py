@@ -119,26 +119,24 @@ def check_site(
     access rules are probed as the platform probes a preview's."""
     if not playwright_installed():
         return Checked(checked=False, problems=[], blocked=0, note="no Playwright in the image")
-    with contextlib.ExitStack() as stack:
-        box: BoxSite | None = None
+    try:
         if data is None:
-            url = stack.enter_context(served(site))
-        else:
-            box = stack.enter_context(
-                served_with_data(site, data.app_id, data.build_id, data.model)
-            )
-            url = box.url
-        try:
-            return asyncio.run(
-                asyncio.wait_for(
-                    _check(url, executable, vue=vue, cover=cover, box=box),
-                    GIVE_UP_SECONDS + (2 * PROBE_SECONDS if box else 0),
-                )
-            )
-        except Exception as exc:  # the browser's trouble is never the page's problem
-            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return Checked(checked=False, problems=[], blocked=0, note=why[:300])
-    raise AssertionError("unreachable")  # ExitStack does not swallow; for the type checker
+            with served(site) as url:
+                return _run(url, executable, vue=vue, cover=cover, box=None)
+        with served_with_data(site, data.app_id, data.build_id, data.model) as box:
+            return _run(box.url, executable, vue=vue, cover=cover, box=box)
+    except Exception as exc:  # the browser's (or the box's server's) trouble, not the page's
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return Checked(checked=False, problems=[], blocked=0, note=why[:300])
+
+
+def _run(
+    url: str, executable: str, *, vue: bool, cover: Path | None, box: BoxSite | None
+) -> Checked:
+    bound = GIVE_UP_SECONDS + (2 * PROBE_SECONDS if box else 0)
+    return asyncio.run(
+        asyncio.wait_for(_check(url, executable, vue=vue, cover=cover, box=box), bound)
+    )
 
 
 async def _check(

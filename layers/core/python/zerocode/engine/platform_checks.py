@@ -130,5 +130,5 @@ class WithPlatformChecks:
     def delete_app(self, app_id: str) -> None:
         self.store.delete_app(app_id)
 
-    def __getattr__(self, name: str) -> Any:  # what an adapter adds (its tests' helpers)
+    def __getattr__(self, name: str) -> Any:  # what an adapter adds (left_not_run, tests' helpers)
         return getattr(self.store, name)

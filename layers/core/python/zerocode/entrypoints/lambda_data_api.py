@@ -29,7 +29,7 @@ from zerocode.bootstrap.aws_parts import app_data_stores, aws_client, client, re
 from zerocode.bootstrap.parts import data_backend, rate_limiter
 from zerocode.bootstrap.settings import Settings
 from zerocode.errors import ZerocodeError
-from zerocode.http.app_api import API_METHODS, AppApi, DataSite, Viewer, error_response
+from zerocode.http.app_api import API_METHODS, AppApi, DataSite, Viewer
 from zerocode.observability import configure_logging
 
 ORIGIN_SECRET = "x-zerocode-origin"
@@ -91,11 +91,7 @@ def create_data_app(site: DataSite) -> Starlette:
     api = AppApi(site)
 
     async def data(request: Request) -> Response:
-        try:
-            site.viewer(request)  # refused before any path is looked at
-        except ZerocodeError as exc:
-            return error_response(exc)
-        return await api(request, request.path_params["path"])
+        return await api(request, request.path_params["path"])  # refuses without the secret
 
     async def health(request: Request) -> Response:
         return PlainTextResponse("ok")

@@ -110,22 +110,22 @@ class AppApi:
         try:
             return await self._answer(request, path)
         except ZerocodeError as exc:
-            return error_response(exc)
+            return _error(exc)
         except Exception as exc:
             refused = refusal(exc)
             if refused is not None:  # the store is full or failing: nothing was written
-                return error_response(refused.error("keeping the app's data"))
+                return _error(refused.error("keeping the app's data"))
             log.exception("data API: %s /_api/%s failed", request.method, path[:80])
-            return error_response(ZerocodeError("internal error; it has been logged"))
+            return _error(ZerocodeError("internal error; it has been logged"))
 
     async def _answer(self, request: Request, path: str) -> Response:
+        host, address = self.site.viewer(request)  # first: it may refuse the request
         if path == "client.js" and request.method in ("GET", "HEAD"):
             return Response(
                 self.client,
                 media_type="text/javascript",
                 headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
             )
-        host, address = self.site.viewer(request)
         pointer = self.urls.pointer_of_host(host)
         backend = self.site.backend
         if pointer is None or backend is None:
@@ -292,7 +292,7 @@ def _json(body: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=NO_STORE)
 
 
-def error_response(exc: ZerocodeError) -> JSONResponse:
+def _error(exc: ZerocodeError) -> JSONResponse:
     headers = dict(NO_STORE)
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
