@@ -8,7 +8,7 @@ export function pickedElement(raw, build = undefined) {
   const field = (value, max) => (typeof value === "string" ? value.slice(0, max) : "");
   const el = raw && typeof raw === "object" ? raw : {};
   return { tag: field(el.tag, 40), selector: field(el.selector, 500), text: field(el.text, 500),
-           pagePath: field(el.pagePath, 300) || "/",
+           pagePath: field(el.pagePath, 300) || "/", src: field(el.src, 500),
            buildId: build === undefined ? field(el.buildId, 40) : build || "" };
 }
 

@@ -3,6 +3,7 @@ an admin. A route with no rule here fails the suite, so nothing new ships unguar
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 
 from tests.e2e.conftest import Server, chat, create, shown_build, signed_in, wait_for_build
 from tests.e2e.test_accounts import make_admin
+from tests.pictures import png
 
 PUBLIC, SIGNED_IN, APP, ADMIN = "public", "signed-in", "app", "admin"
 RULES: dict[tuple[str, str], str] = {
@@ -31,6 +33,10 @@ RULES: dict[tuple[str, str], str] = {
     ("GET", "/api/apps/{app_id}/files/{path}"): APP,
     ("PUT", "/api/apps/{app_id}/files/{path}"): APP,
     ("POST", "/api/apps/{app_id}/edits/text"): APP,
+    ("POST", "/api/apps/{app_id}/edits/image"): APP,
+    ("GET", "/api/apps/{app_id}/assets"): APP,
+    ("POST", "/api/apps/{app_id}/assets"): APP,
+    ("GET", "/api/apps/{app_id}/assets/{name}"): APP,
     ("GET", "/api/apps/{app_id}/download"): APP,
     ("POST", "/api/apps/{app_id}/deploy"): APP,
     ("GET", "/api/apps/{app_id}/builds"): APP,
@@ -82,6 +88,11 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/api/apps/{app_id}/edits/text"): {
         "json": {"element": {"tag": "h1", "text": "Not on the page"}, "newText": "Bees"}
     },
+    ("POST", "/api/apps/{app_id}/assets"): {"files": {"file": ("logo.png", png(), "image/png")}},
+    ("POST", "/api/apps/{app_id}/edits/image"): {
+        "files": {"file": ("logo.png", png(), "image/png")},
+        "data": {"element": json.dumps({"tag": "img", "src": "assets/logo.png"})},
+    },
 }
 
 
@@ -115,6 +126,7 @@ def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: st
         .replace("{collection}", "entries")
         .replace("{user_id}", "u1")
         .replace("{record_id}", "0123456789abcdef")
+        .replace("{name}", "logo.png")
     )
     client.cookies.clear()  # a login answered earlier must not turn "anonymous" into a user
     request = BODIES.get((method, path), {})
@@ -123,6 +135,9 @@ def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: st
     if path.endswith("/edits/text"):
         picked = {**request["json"]["element"], "buildId": build_id}
         request = {"json": {**request["json"], "element": picked}}
+    if path.endswith("/edits/image"):
+        picked = {**json.loads(request["data"]["element"]), "buildId": build_id}
+        request = {**request, "data": {"element": json.dumps(picked)}}
     with client.stream(method, url, **request) as response:
         response.read()
         return response.status_code
@@ -162,11 +177,14 @@ def test_route_answers_each_kind_of_caller_rightly(
     for who in ("anonymous", "other", "owner", "admin"):
         app = create(people["owner"], "A page about bees", "html")
         chat(people["owner"], app["id"], app["initPrompt"])
+        if "{name}" in path or path.endswith("/edits/image"):  # an image to look at, replace
+            logo = {"file": ("logo.png", png(), "image/png")}
+            assert people["owner"].post(f"/api/apps/{app['id']}/assets", files=logo).is_success
         build_id = (
             deployed(people["owner"], app["id"])
             if "{build_id}" in path or path.endswith("/rollback")
             else shown_build(people["owner"], app["id"])  # what a picked element names
-            if path.endswith("/edits/text")
+            if path.endswith(("/edits/text", "/edits/image"))
             else "b0000000000000000000"
         )
         caller = people[who]

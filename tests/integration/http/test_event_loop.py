@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import time
 import traceback
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.integration.http.conftest import PASSWORD, Api
+from tests.pictures import png
 from zerocode.adapters.local.workspace import LocalWorkspace
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.http.deps import CSRF_HEADER
@@ -204,6 +206,21 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
             "element": {"tag": "h1", "text": "Edited by hand", "buildId": shown},
             "newText": "Edited in place",
         },
+    )
+    logo = {"file": ("logo.png", png(), "image/png")}
+    call("POST", f"{ap}/assets", f"{base}/assets", 201, headers=me, files=logo)
+    call("GET", f"{ap}/assets", f"{base}/assets", 200, headers=me)
+    call("GET", f"{ap}/assets/{{name}}", f"{base}/assets/logo.png", 200, headers=me)
+    shown = c.get(f"{base}/preview", headers=me).json()["buildId"]  # the upload rebuilt it
+    picked = json.dumps({"tag": "img", "src": "assets/logo.png", "buildId": shown})
+    call(
+        "POST",
+        f"{ap}/edits/image",
+        f"{base}/edits/image",
+        200,
+        headers=me,
+        files={"file": ("new.png", png((8, 8)), "image/png")},
+        data={"element": picked},
     )
     call("GET", f"{ap}/download", f"{base}/download", 200, headers=me)
     call("GET", f"{ap}/versions", f"{base}/versions", 200, headers=me)

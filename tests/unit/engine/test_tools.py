@@ -13,7 +13,15 @@ from zerocode.errors import Conflict
 
 def test_definitions_are_openai_function_tools() -> None:
     names = [t["function"]["name"] for t in TOOL_DEFINITIONS]
-    assert names == ["read_dir", "read_file", "write_file", "modify_file", "delete_file", "exit"]
+    assert names == [
+        "read_dir",
+        "read_file",
+        "write_file",
+        "modify_file",
+        "delete_file",
+        "list_assets",
+        "exit",
+    ]
     for tool in TOOL_DEFINITIONS:
         assert tool["type"] == "function"
         params = tool["function"]["parameters"]

@@ -64,7 +64,7 @@ def test_a_declared_length_over_the_limit_is_refused_unread() -> None:
     app, sent, pulled = call([b"x" * 10], [(b"content-length", b"30000000")])
     status, body = answer(sent)
     assert status == 413 and body["error"]["code"] == "payload_too_large"
-    assert "30000000" in body["error"]["message"]
+    assert "30,000,000" in body["error"]["message"]
     assert not app.called and pulled == 0
 
 

@@ -41,6 +41,16 @@ class FileInfo:
 class WorkspaceLimits:
     max_file_bytes: int = 512 * 1024
     max_files: int = 200
+    max_image_bytes: int = 5 * 1024 * 1024  # a file of an image type (apps/assets.py)
+
+    def most(self, path: str) -> int:
+        """The bytes a file at ``path`` may hold: images more than text."""
+        ext = posixpath.splitext(path)[1].lstrip(".").lower()
+        return self.max_image_bytes if ext in IMAGE_EXTENSIONS else self.max_file_bytes
+
+
+# The extensions the larger bound of an image applies to (apps/assets.py's types).
+IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "webp", "gif", "avif", "ico"})
 
 
 DEFAULT_LIMITS = WorkspaceLimits()

@@ -135,7 +135,7 @@ def turn_log(settings: Settings) -> TurnLog:
 
 
 def workspace_limits(settings: Settings) -> WorkspaceLimits:
-    return WorkspaceLimits(settings.max_file_bytes, settings.max_files)
+    return WorkspaceLimits(settings.max_file_bytes, settings.max_files, settings.asset_max_bytes)
 
 
 def engine_limits(settings: Settings, *, build_ahead: bool) -> EngineLimits:

@@ -8,7 +8,9 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from zerocode.apps.assets import AssetLimits
 from zerocode.apps.guards import MAX_MESSAGE
+from zerocode.apps.image_intake import ImageLimits
 from zerocode.data.backend import DataLimits
 from zerocode.engine.window_budget import check_window_budget
 from zerocode.memory.window import DEFAULT_MAX_MESSAGES, WindowPolicy
@@ -217,6 +219,12 @@ class Settings(BaseSettings):
     turn_timeout_seconds: float = Field(14 * 60, gt=0, le=15 * 60)
     max_file_bytes: int = Field(512 * 1024, ge=1024)
     max_files: int = Field(200, ge=1)
+    # The builder's images (apps/assets.py): a file (uploaded and kept), a side in pixels,
+    # an animation's frames, and every file of an app together.
+    asset_max_bytes: int = Field(5 * 1024 * 1024, ge=16 * 1024, le=8 * 1024 * 1024)
+    asset_max_side: int = Field(4096, ge=16, le=8192)
+    asset_max_frames: int = Field(300, ge=1, le=2000)
+    app_max_bytes: int = Field(50 * 1024 * 1024, ge=1024 * 1024)
 
     # The window's budget is tokens; its message bound is a safety bound that ordinary
     # sessions do not reach, and also the entries a window rebuild reads (docs/memory.md).
@@ -247,6 +255,11 @@ class Settings(BaseSettings):
     @property
     def public_sites_url(self) -> str:
         return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
+
+    def asset_limits(self) -> AssetLimits:
+        """What the builder's uploads may be (apps/assets.py)."""
+        image = ImageLimits(self.asset_max_bytes, self.asset_max_side, self.asset_max_frames)
+        return AssetLimits(image=image, max_app_bytes=self.app_max_bytes)
 
     def data_limits(self) -> DataLimits:
         """The data API's rate limits, as the data API takes them (http/app_api.py)."""

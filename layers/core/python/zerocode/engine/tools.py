@@ -14,151 +14,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from zerocode.apps import assets
+from zerocode.apps.image_intake import describe
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import FileMissing, PathRefused, Workspace, WorkspaceFull, clean_path
 from zerocode.data import model as data_model
 from zerocode.engine.acceptance import CheckInvalid, parse_check
 from zerocode.engine.check_suite import CheckStore
+from zerocode.engine.tool_definitions import (
+    CHECK_TOOL_NAMES,
+    CHECK_TOOLS,
+    SCHEMAS,
+    TOOL_DEFINITIONS,
+)
 from zerocode.errors import Conflict, NotFound, ZerocodeError
 from zerocode.memory.messages import ToolCall, ToolResult
 from zerocode.publishing import export_rules, toolchain
 
+__all__ = ["CHECK_TOOL_NAMES", "TOOL_DEFINITIONS", "ToolBox", "ToolOutcome"]
+
 DEFAULT_PROTECTED = frozenset({"package.json", "vite.config.js", "index.html", "src/main.js"})
-
-_PATH_RULES = (
-    "Paths are relative to the project root, e.g. 'src/App.vue'; absolute paths, "
-    "'..', node_modules/, dist/ and .git/ are refused."
-)
-
-
-def _tool(
-    name: str, description: str, properties: dict[str, str], required: tuple[str, ...]
-) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    k: {"type": "string", "description": v} for k, v in properties.items()
-                },
-                "required": list(required),
-                "additionalProperties": False,
-            },
-        },
-    }
-
-
-TOOL_DEFINITIONS: list[dict[str, Any]] = [
-    _tool(
-        "read_dir",
-        "List the project's files with their sizes in bytes. " + _PATH_RULES,
-        {"path": "Directory to list, e.g. 'src/components'; omit for the whole project."},
-        (),
-    ),
-    _tool(
-        "read_file",
-        "Read one UTF-8 text file of the project. " + _PATH_RULES,
-        {"path": "File to read, e.g. 'src/App.vue'."},
-        ("path",),
-    ),
-    _tool(
-        "write_file",
-        "Create a file or replace its whole content. Prefer modify_file for "
-        "small changes to an existing file. Build configuration is the platform's and is "
-        "refused: vite.config.js, lockfiles, postcss/tailwind/babel configs, tsconfig.json, "
-        ".env files; so are names starting with '.', tool configs (*.config.*) and files "
-        "that are not web sources or assets. Code goes under src/. " + _PATH_RULES,
-        {
-            "path": "File to write, e.g. 'src/components/Hero.vue'.",
-            "content": "The complete new content of the file.",
-        },
-        ("path", "content"),
-    ),
-    _tool(
-        "modify_file",
-        "Replace one exact piece of text in a file. 'old' must match the "
-        "file's current text exactly (spaces and line breaks included) and occur exactly "
-        "once; include surrounding lines to make it unique. Read the file first if unsure. "
-        + _PATH_RULES,
-        {
-            "path": "File to change.",
-            "old": "The exact text to replace; must occur exactly once; not empty.",
-            "new": "The replacement text.",
-        },
-        ("path", "old", "new"),
-    ),
-    _tool(
-        "delete_file",
-        "Delete one file. package.json, vite.config.js, index.html and "
-        "src/main.js are protected and cannot be deleted. " + _PATH_RULES,
-        {"path": "File to delete."},
-        ("path",),
-    ),
-    _tool(
-        "exit", "Call when the requested change is complete; no further tool calls follow.", {}, ()
-    ),
-]
-
-_CHECK_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "description": {
-            "type": "string",
-            "description": "What the check proves, for people (at most 200 characters).",
-        },
-        "steps": {
-            "type": "array",
-            "items": {"type": "object"},
-            "description": 'At most 20 actions, in order: {"goto": "/path"}, '
-            '{"click": TARGET}, {"fill": TARGET, "value": "text"}, '
-            '{"press": TARGET, "key": "Enter"}, {"select": TARGET, "option": '
-            '"label"}, {"wait": ms (at most 5000)}. TARGET is {"role": "button", '
-            '"name": "Add"}, {"label": "…"}, {"text": "…"} or {"css": "…"}.',
-        },
-        "expect": {
-            "type": "array",
-            "items": {"type": "object"},
-            "description": '1 to 10 expectations, checked after the steps: {"visible": '
-            'TARGET}, {"hidden": TARGET}, {"text": TARGET, "contains"|"equals": '
-            '"…"}, {"count": TARGET, "equals": n}, {"url": {"contains"|"equals": '
-            '"/path"}}, {"attribute": TARGET, "name": "…", "equals"|"contains": '
-            '"…"}, {"noConsoleErrors": true}.',
-        },
-    },
-    "required": ["description", "steps", "expect"],
-    "additionalProperties": False,
-}
-
-# Acceptance checks: what the request must do, run in a browser on the new preview.
-CHECK_TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "add_check",
-            "description": "State an acceptance check for the user's request: steps a user "
-            "would take in the built app and what they must see. It is kept as the app's "
-            "regression suite and runs in a browser after every preview build; a failing "
-            "check is shown to you to fix. Add one or a few per request that creates or "
-            "changes behaviour.",
-            "parameters": _CHECK_SCHEMA,
-        },
-    },
-    _tool(
-        "retire_check",
-        "Stop applying an acceptance check that no longer describes what the user wants "
-        "(they asked to change that behaviour). Say why; it is shown to the user.",
-        {"id": "The check's id, e.g. 'c2'.", "reason": "Why it no longer applies."},
-        ("id", "reason"),
-    ),
-]
-CHECK_TOOL_NAMES = frozenset({"add_check", "retire_check"})
-
-_SCHEMAS = {
-    t["function"]["name"]: t["function"]["parameters"] for t in TOOL_DEFINITIONS + CHECK_TOOLS
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,6 +93,7 @@ class ToolBox:
             "write_file": self._write_file,
             "modify_file": self._modify_file,
             "delete_file": self._delete_file,
+            "list_assets": self._list_assets,
             "exit": self._exit,
         }
         if checks is not None:
@@ -346,8 +222,22 @@ class ToolBox:
         path = clean_path(args["path"])
         if path in self.protected:
             raise _Failed(f"{path} is protected and cannot be deleted")
+        _check_assets(path)
         self.workspace.delete(self.app_id, path)
         return _Done(text=f"deleted {path}", summary=f"deleted {path}", changed=True)
+
+    def _list_assets(self, args: dict[str, Any]) -> _Done:
+        kind = CodeGenType.VUE_PROJECT
+        found = [f for f in self.workspace.list(self.app_id) if assets.is_asset_file(kind, f.path)]
+        lines = []
+        for f in found:
+            seen = describe(self.workspace.read(self.app_id, f.path))
+            what = f"{seen[0]}, {seen[1]}×{seen[2]} px" if seen else "not a readable image"
+            lines.append(f"{f.path} ({what}, {f.size} bytes): {assets.url(kind, f.path)}")
+        if not lines:
+            text = "the user has uploaded no images (public/assets/ is empty)"
+            return _Done(text=text, summary="listed the assets (none)")
+        return _Done(text="\n".join(lines), summary=f"listed the assets ({len(lines)})")
 
     def _add_check(self, args: dict[str, Any]) -> _Done:
         assert self.checks is not None
@@ -386,6 +276,7 @@ def _check_build_file(path: str) -> None:
     nor anything the download leaves out (``export_rules.refusal``: .npmrc, .vscode/,
     bunfig.toml, src/x.cjs...), so what the model writes is what the builder gets.
     Deleting one is allowed: no build or download carries it either way."""
+    _check_assets(path)
     if path in toolchain.PLATFORM_OWNED:
         raise _Failed(
             f"{path} is the platform's and cannot be written: every build uses the "
@@ -406,6 +297,13 @@ def _check_build_file(path: str) -> None:
             f"from and publishes (the download carries nothing else): {why}. "
             "Nothing was written."
         )
+
+
+def _check_assets(path: str) -> None:
+    """The user's uploaded images are theirs: no tool writes, changes or deletes one."""
+    why = assets.write_refusal(CodeGenType.VUE_PROJECT, path)
+    if why is not None:
+        raise _Failed(f"{path} cannot be written or deleted: {why}. Nothing changed.")
 
 
 def _check_package_json(path: str, data: bytes) -> None:
@@ -430,7 +328,7 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
         raise _Failed(
             f"arguments of {call.name} must be a JSON object, got {_clip(call.arguments)!r}"
         )
-    schema = _SCHEMAS[call.name]
+    schema = SCHEMAS[call.name]
     missing = [k for k in schema["required"] if k not in args]
     if missing:
         raise _Failed(f"{call.name} needs " + ", ".join(repr(k) for k in missing))

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from zerocode import faults
+from zerocode.apps import assets
+from zerocode.apps.image_intake import describe
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.versions import Version, VersionKind, file_diff, sha256
 from zerocode.apps.workspace import FileMissing, Snapshot
@@ -55,6 +57,7 @@ class FileChanged(ZerocodeError):
 class How(StrEnum):
     HAND = "hand"  # the code editor
     TEXT = "text"  # a text changed in place in the preview
+    ASSET = "asset"  # an image uploaded (engine/asset_upload.py)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,13 +75,22 @@ class Edited:
     build: Build | None  # the preview build of the edited files
 
 
-def editable(app: App, path: str, data: bytes | None = None) -> None:
+def editable(app: App, path: str, data: bytes | None = None, how: How = How.HAND) -> None:
     """FileRefused for a path the app cannot hold, as the model's tools refuse it: an html /
     multi-file app's answers carry only its page files; a Vue app's build configuration is
     the platform's, and nothing the download leaves out (``export_rules``: .npmrc,
     .vscode/, bunfig.toml...) may be written, so a hand edit cannot plant what a builder's
     own tools would run. ``data`` of a package.json, or of the data model (every kind's
-    ``zerocode.data.json``), is checked as the tools check it."""
+    ``zerocode.data.json``), is checked as the tools check it. The assets folder is the
+    uploads' alone (``apps/assets.py``): an upload writes only there, nothing else does."""
+    kind = app.code_gen_type
+    if how is How.ASSET:
+        if not assets.is_asset_file(kind, path):
+            raise FileRefused(f"an upload lands in {assets.folder(kind)}, not at {path}")
+        return
+    refused = assets.write_refusal(kind, path)
+    if refused is not None:
+        raise FileRefused(f"{refused}; upload an image to replace one")
     if path == data_model.DATA_MODEL:
         refused = data_model.refusal(data) if data is not None else None
         if refused is not None:
@@ -108,6 +120,11 @@ async def save(engine: EngineParts, app: App, edit: Edit, *, expect: str | None 
     """Write ``edit`` unless the file changed since it was read as ``expect`` (its sha256;
     None: whatever it holds), then tell, rebuild and record."""
     return await _locked(engine, app, lambda: (edit, expect))
+
+
+async def save_made(engine: EngineParts, app: App, make: Callable[[], Edit]) -> Edited:
+    """The edit ``make`` decides once the lease is held (from the files as they are then)."""
+    return await _locked(engine, app, lambda: (make(), None))
 
 
 async def save_text(
@@ -150,7 +167,7 @@ async def _locked(
     async with app_lease(engine, app.id, BUSY):
         await asyncio.to_thread(finish_interrupted_work, engine, app)
         edit, expect = await asyncio.to_thread(make)
-        editable(app, edit.path, edit.data)  # every edit, whatever chose its file
+        editable(app, edit.path, edit.data, edit.how)  # every edit, whatever chose its file
         done = await asyncio.to_thread(_write, engine, app, edit, expect)
         if done is None:
             latest = await asyncio.to_thread(versions.store.latest, app.id)
@@ -211,6 +228,10 @@ def _note(
     files = source.files
     latest = versions_of(engine).store.latest(app.id)
     number = (latest.number if latest else 0) + 1
+    if assets.is_asset(app.code_gen_type, path):
+        return engine.memory.record_note(
+            app.id, _asset_note(app, path, what, files, number), crashed
+        )
     text = (
         f"[zerocode: the user edited {path} outside any turn ({what}); it is now version v{number}."
     )
@@ -225,6 +246,25 @@ def _note(
     else:
         text += " The files now read:]\n\n" + code_blocks(files)
     return engine.memory.record_note(app.id, text, crashed)
+
+
+def _asset_note(app: App, path: str, what: str, files: Mapping[str, bytes], number: int) -> str:
+    """An upload told to the model: what the image is and how a page refers to it."""
+    kind = app.code_gen_type
+    where = assets.folder(kind)
+    data = files.get(path)
+    seen = describe(data) if data is not None else None
+    about = (
+        f"It is {seen[0]}, {seen[1]}×{seen[2]} px, {len(data or b''):,} bytes; a page refers "
+        f"to it as {assets.url(kind, path)}."
+        if seen is not None
+        else "It is no longer there."
+    )
+    return (
+        f"[zerocode: the user {what} outside any turn; it is now version v{number}. {about} "
+        f"The files in {where} are the user's own images: use them where the user asks, "
+        "never write or delete them.]"
+    )
 
 
 def _record(
@@ -274,7 +314,11 @@ def finish_interrupted_edit(engine: EngineParts, app: App) -> None:
         return
     path, was = pending.edit
     head = engine.memory.head(app.id)
-    what = "edited a file (the server stopped before the edit was confirmed)"
+    what = (
+        f"uploaded {path} (the server stopped before the upload was confirmed)"
+        if assets.is_asset(app.code_gen_type, path)
+        else "edited a file (the server stopped before the edit was confirmed)"
+    )
     if pending.head == head.seq:  # the note was not written
         now = _read(engine, app.id, path)
         if (sha256(now) if now is not None else "") == was:

@@ -36,7 +36,7 @@ from zerocode.memory.tokens import (
 WINDOW_PROMPTS = ("html", "multi_file", "vue_project")
 # The picked element's fields and their longest values (http/schemas.py, ElementIn; a test
 # keeps them equal).
-ELEMENT_LIMITS = {"pagePath": 300, "tag": 40, "selector": 500, "text": 500}
+ELEMENT_LIMITS = {"pagePath": 300, "tag": 40, "selector": 500, "text": 500, "src": 500}
 # One o200k token per character, alone or repeated.
 FILLER = "中"
 # Most bytes one character takes in UTF-8 (the request's byte bound below).

@@ -27,10 +27,11 @@ from zerocode.bootstrap.platform import Platform
 from zerocode.errors import StorageUnavailable, ZerocodeError
 from zerocode.http.deps import CSRF_HEADER
 from zerocode.http.headers import SecurityHeaders, docs_policy
-from zerocode.http.limits import BodyLimit
+from zerocode.http.limits import FORM_OVERHEAD, BodyLimit
 from zerocode.http.routes import (
     admin,
     apps,
+    assets,
     chat,
     checks,
     data,
@@ -64,7 +65,11 @@ def create_app(platform: Platform) -> FastAPI:
     _install_error_handlers(app)
     _install_docs(app, offline=platform.settings.mode == "local")
     # Inside RequestContext (and CORS), so a 413 is logged and readable like any answer.
-    app.add_middleware(BodyLimit, max_bytes=platform.settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=platform.settings.max_body_bytes,
+        uploads=platform.settings.asset_max_bytes + FORM_OVERHEAD,
+    )
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestContext)
     if platform.settings.allowed_origins:
@@ -86,7 +91,20 @@ def create_app(platform: Platform) -> FastAPI:
     app.state.platform = platform
     # One cache per API process (an admin's change clears it here at once).
     app.state.featured = FeaturedApps(platform.apps, platform.settings.featured_cache_seconds)
-    routers = (users, health, apps, admin, chat, deploy, files, edits, versions, checks, data)
+    routers = (
+        users,
+        health,
+        apps,
+        admin,
+        chat,
+        deploy,
+        files,
+        edits,
+        assets,
+        versions,
+        checks,
+        data,
+    )
     for module in routers:
         app.include_router(module.router)
     return app
@@ -97,8 +115,8 @@ def _install_docs(app: FastAPI, *, offline: bool) -> None:
     here (the docs work offline); on AWS from FastAPI's CDN (API Gateway routes only
     /api/docs). Either way with a CSP that allows exactly that page (http/headers.py)."""
     if offline:
-        assets = resources.files("fastapi_offline") / "static"
-        app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+        swagger = resources.files("fastapi_offline") / "static"
+        app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger)), name="docs-assets")
 
     @app.get(DOCS_URL, include_in_schema=False)
     async def docs(request: Request) -> HTMLResponse:

@@ -20,6 +20,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from zerocode.accounts.service import AccountService, Forbidden, Unauthenticated, User
 from zerocode.accounts.throttle import FrontDoor, FrontDoorLimits
+from zerocode.apps.assets import AssetLimits
 from zerocode.apps.records import App, AppStore, is_app_id
 from zerocode.apps.service import AppService, FeaturedApps
 from zerocode.apps.storage_health import StorageHealth
@@ -148,6 +149,10 @@ def storage_health(request: Request) -> StorageHealth:
     return probe.check() if probe is not None else StorageHealth()
 
 
+def asset_limits(request: Request) -> AssetLimits:
+    return _platform(request).settings.asset_limits()
+
+
 def max_message_chars(request: Request) -> int:
     return _platform(request).settings.max_message_chars
 
@@ -185,6 +190,7 @@ FrontDoorDep = Annotated[FrontDoor, Depends(front_door)]
 FactsDep = Annotated[Facts, Depends(facts)]
 MaxChars = Annotated[int, Depends(max_message_chars)]
 QuotaDep = Annotated[Quota, Depends(quota)]
+AssetLimitsDep = Annotated[AssetLimits, Depends(asset_limits)]
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 

@@ -6,29 +6,42 @@ in, and the moment it passes the limit the client gets the 413 and the applicati
 the client gone (``http.disconnect``), so nothing more is read or buffered and whatever the
 application answers after that is dropped. The largest legitimate body is a chat message
 (``ZEROCODE_MAX_MESSAGE_CHARS``, 1000 characters, up to 4 bytes each) with a picked element
-(about 1.3 kB of fields): a few kB, far under the default of 1 MiB.
+(about 1.3 kB of fields): a few kB, far under the default of 1 MiB. The routes that take an
+image (:data:`UPLOADS`) have the image's bound and the form's room instead.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CODE = "payload_too_large"
 
 
+# The routes that take a builder's image (multipart): their bodies may be as large as an
+# image (``ZEROCODE_ASSET_MAX_BYTES``) and the form around it.
+UPLOADS = re.compile(r"/api/apps/[^/]+/(assets|edits/image)")
+FORM_OVERHEAD = 64 * 1024
+
+
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, uploads: int | None = None) -> None:
+        self.app, self.default, self.uploads = app, max_bytes, uploads
+
+    def _most(self, scope: Scope) -> int:
+        upload = scope.get("method") == "POST" and UPLOADS.fullmatch(scope.get("path", ""))
+        return self.uploads if upload and self.uploads is not None else self.default
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        most = self._most(scope)
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            await self._refuse(send, declared)
+        if declared is not None and declared > most:
+            await self._refuse(send, declared, most)
             return
         received, started, refused = 0, False, False
 
@@ -39,10 +52,10 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > most:
                     refused = True
                     if not started:
-                        await self._refuse(send, None)
+                        await self._refuse(send, None, most)
                     return {"type": "http.disconnect"}
             return message
 
@@ -56,13 +69,13 @@ class BodyLimit:
 
         await self.app(scope, counted, guarded)
 
-    async def _refuse(self, send: Send, declared: int | None) -> None:
-        size = f" ({declared} bytes)" if declared is not None else ""
+    async def _refuse(self, send: Send, declared: int | None, most: int) -> None:
+        size = f" ({declared:,} bytes)" if declared is not None else ""
         body = json.dumps(
             {
                 "error": {
                     "code": CODE,
-                    "message": f"the request body is larger than {self.max_bytes} bytes{size}",
+                    "message": f"the request body is larger than {most:,} bytes{size}",
                 }
             }
         ).encode()

@@ -46,6 +46,8 @@ class ElementIn(BaseModel):
     tag: str | None = Field(None, max_length=40, json_schema_extra=_FIELD)
     selector: str | None = Field(None, max_length=500, json_schema_extra=_FIELD)
     text: str | None = Field(None, max_length=500, json_schema_extra=_FIELD)
+    # An image's source as the page writes it (its src attribute): which asset it shows.
+    src: str | None = Field(None, max_length=500, json_schema_extra=_FIELD)
     # Issue 24: an element names what one preview showed. Refused (409 preview_out_of_date)
     # unless it is the preview shown now, built from the files as they are now.
     buildId: str = Field(

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from zerocode.apps.versions import Version, VersionKind, version_id
 from zerocode.apps.workspace import DEFAULT_LIMITS
+from zerocode.engine.asset_upload import Uploaded
 from zerocode.engine.text_edit import MAX_NEW_TEXT
 from zerocode.engine.user_edit import Edited
 from zerocode.http.schemas import LINE_PATTERN, ErrorOut, RestoreBuildOut, TextElementIn
@@ -124,3 +125,38 @@ def version_out(v: Version, *, current: bool) -> VersionOut:
         buildId=v.build_id,
         current=current,
     )
+
+
+class AssetOut(BaseModel):
+    """One of the builder's images: where it is and how a page refers to it."""
+
+    path: str  # in the app's files: public/assets/logo.png (Vue), assets/logo.png
+    url: str  # how a page refers to it: assets/logo.png (relative)
+    type: str  # its media type, from its content
+    width: int
+    height: int
+    bytes: int
+
+
+class AssetsOut(BaseModel):
+    assets: list[AssetOut]
+    folder: str  # where uploads land
+    maxBytes: int  # a file's limit
+    maxSide: int  # a side's limit in pixels
+    appBytes: int  # what the app's files hold now
+    maxAppBytes: int  # the app's limit
+
+
+class UploadOut(EditOut):
+    """An upload, saved as a version (``changed`` empty when the app held that image)."""
+
+    asset: AssetOut
+    replaced: bool  # an image of that name was there before
+
+
+def upload_out(done: Uploaded) -> UploadOut:
+    a = done.asset
+    asset = AssetOut(
+        path=a.path, url=a.url, type=a.media_type, width=a.width, height=a.height, bytes=a.bytes
+    )
+    return UploadOut(**edit_out(done.edited).model_dump(), asset=asset, replaced=done.replaced)

@@ -75,7 +75,7 @@ def user_content(text: str, element: dict[str, Any] | None) -> str:
         return text
     fields = ", ".join(
         f"{k}: {element[k]!r}"
-        for k in ("pagePath", "tag", "selector", "text")
+        for k in ("pagePath", "tag", "selector", "text", "src")
         if element.get(k) not in (None, "")
     )
     return f"{text}\n\n[Selected element] {fields}"

@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from zerocode.apps import assets
 from zerocode.apps.records import CodeGenType
 from zerocode.data.model import DATA_MODEL
 from zerocode.errors import InvalidInput
@@ -110,7 +111,12 @@ def refusal(kind: CodeGenType, path: str) -> str | None:
         return PACKAGES
     if kind is not CodeGenType.VUE_PROJECT:
         allowed = STATIC_FILES[kind]
-        return None if path in allowed else f"this app's files are {', '.join(sorted(allowed))}"
+        if path in allowed or assets.is_asset_file(kind, path):
+            return None
+        return (
+            f"this app's files are {', '.join(sorted(allowed))} and its uploaded images in "
+            f"{assets.folder(kind)}"
+        )
     if path == toolchain.PACKAGE_JSON or path in toolchain.PLATFORM_OWNED:
         return None
     vite = toolchain.config_refusal(path)

@@ -69,10 +69,10 @@ class S3Workspace:
     def write(self, app_id: str, path: str, data: bytes) -> None:
         key = self._key(app_id, path)
         rel = clean_path(path)
-        if len(data) > self.limits.max_file_bytes:
+        if len(data) > self.limits.most(rel):
             raise WorkspaceFull(
                 f"file {rel} is {len(data)} bytes; the limit is "
-                f"{self.limits.max_file_bytes} bytes per file"
+                f"{self.limits.most(rel)} bytes per file"
             )
         etag = self._etag(key)
         if etag is None:

@@ -80,10 +80,10 @@ class LocalWorkspace:
 
     def write(self, app_id: str, path: str, data: bytes) -> None:
         rel = clean_path(path)
-        if len(data) > self.limits.max_file_bytes:
+        if len(data) > self.limits.most(rel):
             raise WorkspaceFull(
                 f"file {rel} is {len(data)} bytes; the limit is "
-                f"{self.limits.max_file_bytes} bytes per file"
+                f"{self.limits.most(rel)} bytes per file"
             )
         with _names_refused(rel):
             _by_its_path(self._app_dir(app_id) / rel)

@@ -138,7 +138,8 @@
   function described(el) {
     return {
       tag: el.tagName.toLowerCase().slice(0, 40), selector: selectorOf(el),
-      text: (el.innerText || el.textContent || "").trim().slice(0, 500), pagePath: pagePath()
+      text: (el.innerText || el.textContent || "").trim().slice(0, 500), pagePath: pagePath(),
+      src: el.tagName === "IMG" ? (el.getAttribute("src") || "").slice(0, 500) : ""
     };
   }
 

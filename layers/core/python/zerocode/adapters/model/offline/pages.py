@@ -8,6 +8,7 @@ import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from zerocode.adapters.model.offline import placing
 from zerocode.adapters.model.offline.base import (
     H1,
     NEEDS_QUOTES,
@@ -53,6 +54,9 @@ def page_answer(
     current = _latest_blocks(req.earlier, langs)
     if is_creation(req.earlier):
         return Script(creation_text(req, creation_files(req, multi=multi), multi=multi))
+    image = placing.wanted(req.text, req.earlier)
+    if image is not None and current is not None and req.quoted is None:
+        return _place(image, current, langs)
     new = req.quoted
     if new is None:
         return Script(NEEDS_QUOTES)
@@ -80,6 +84,18 @@ def page_answer(
     return Script(
         _with_checks(f"Changed “{found}” to “{new}”.\n\n{_blocks(langs, files)}", add, retire)
     )
+
+
+def _place(image: placing.Uploaded, current: tuple[str, ...], langs: tuple[str, ...]) -> Script:
+    """The builder's image placed before the page's heading, the rest as it was."""
+    page = placing.placed(current[0], image)
+    if page is None:
+        return Script(
+            f"The page already shows {image.url}, or has no heading to put it beside, "
+            "so nothing was changed."
+        )
+    files = (page, *current[1:])
+    return Script(f"Placed your image {image.url} in the header.\n\n{_blocks(langs, files)}")
 
 
 def languages(*, multi: bool) -> tuple[str, ...]:
