@@ -189,3 +189,28 @@ def test_a_picked_image_is_replaced_by_an_upload_without_a_turn(
         data={"element": json.dumps(element)},
     )
     assert other.status_code == 422 and other.json()["error"]["code"] == "image_not_an_asset"
+
+
+def test_a_vue_apps_upload_lands_in_public_assets_and_its_build_serves_it(
+    client: httpx.Client, server: Server
+) -> None:
+    app = create(client, "A Vue todo app", "vue_project")
+    assert chat(client, app["id"], app["initPrompt"]).ended is not None
+    got = upload(client, app["id"], "logo.webp", png((30, 20), (0, 128, 0)))
+    assert got.status_code == 201, got.text
+    body = got.json()
+    # The content is a PNG: named .png; Vite copies public/ into the build as it is.
+    assert body["asset"]["path"] == "public/assets/logo.png"
+    assert body["asset"]["url"] == "assets/logo.png" and body["build"]["state"] == "succeeded"
+    preview_url = client.get(f"/api/apps/{app['id']}").json()["previewUrl"]
+    served = site_get(server, preview_url, "/assets/logo.png")
+    assert served.status_code == 200 and served.headers["content-type"] == "image/png"
+    assert pixel(served.content) == (0, 128, 0)
+    told = last_message(client, app["id"])["content"]
+    assert told.startswith("[zerocode: the user uploaded public/assets/logo.png (image/png")
+    assert "never write or delete them" in told
+    # The code editor cannot write there either.
+    planted = client.put(
+        f"/api/apps/{app['id']}/files/public/assets/logo.png", json={"content": "<svg/>"}
+    )
+    assert planted.status_code == 400 and planted.json()["error"]["code"] == "file_refused"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
 from tests.e2e.conftest import Server, chat, create, signed_in
+from tests.pictures import png
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +67,32 @@ def test_create_quota(strict_server: Server) -> None:
         f"{strict_server.api}/api/apps", json={"initPrompt": ""}, headers=dict(client.headers)
     )
     assert bad.status_code == 422
+
+
+def test_a_flood_of_uploads_is_refused_past_the_quota_and_the_server_answers(
+    strict_server: Server,
+) -> None:
+    """1,000 uploads in well under a minute, four at a time: the user's edit quota (10 a
+    minute, by default) takes ten (each saved, or 409 while another upload of the app is
+    being saved: one edit of an app at a time), the rest are 429 before their bodies are
+    read, and the server answers others meanwhile."""
+    client = signed_in(strict_server)
+    app = create(client, "A page about kites", "html")
+    assert chat(client, app["id"], app["initPrompt"]).done is not None
+    url = f"/api/apps/{app['id']}/assets"
+
+    def one(i: int) -> int:
+        return client.post(url, files={"file": (f"kite-{i}.png", png(), "image/png")}).status_code
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(4) as pool:
+        flood = pool.map(one, range(1000))
+        health = [httpx.get(f"{strict_server.api}/api/health", timeout=5) for _ in range(5)]
+        statuses = list(flood)
+    assert time.monotonic() - started < 60
+    saved = statuses.count(201)
+    assert saved >= 1 and saved + statuses.count(409) == 10, set(statuses)
+    assert statuses.count(429) == 990
+    assert all(h.status_code == 200 for h in health)
+    listed = client.get(url).json()["assets"]
+    assert len(listed) == saved and all(a["path"].startswith("assets/kite-") for a in listed)

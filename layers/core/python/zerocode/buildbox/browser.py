@@ -40,6 +40,7 @@ from zerocode.adapters.local.chromium_access import PROBE_SECONDS, access_proble
 from zerocode.adapters.local.chromium_check import GIVE_UP_SECONDS, Findings, inspect
 from zerocode.buildbox.box_data import BoxSite, served_with_data
 from zerocode.data.model import DataModel
+from zerocode.publishing.media_types import media_type
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -72,7 +73,11 @@ class Checked:
 
 class _Site(SimpleHTTPRequestHandler):
     """The built site's own files: nothing the site links to elsewhere in the box is served
-    (a link, or a path that resolves outside the site, is a 404), and nothing is logged."""
+    (a link, or a path that resolves outside the site, is a 404), and nothing is logged.
+    Types are the platform's table, as the sites serve them, not the image's."""
+
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        return media_type(os.fspath(path))
 
     def send_head(self) -> Any:
         root = os.path.realpath(self.directory)

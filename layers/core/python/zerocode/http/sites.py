@@ -15,7 +15,6 @@ answer 404 there, because that host is the API's site.
 from __future__ import annotations
 
 import asyncio
-import mimetypes
 import unicodedata
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
@@ -30,6 +29,7 @@ from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.errors import InvalidInput
 from zerocode.http.app_api import API_DIR, API_METHODS, AppApi, DataSite
+from zerocode.publishing.media_types import media_type
 from zerocode.publishing.picker import PICKER_PATH, picker_script, with_picker
 from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteUrls, preview_pointer, site_pointer
 
@@ -144,7 +144,7 @@ class _Sites:
             "X-Content-Type-Options": "nosniff",
             "Access-Control-Allow-Origin": "*",
         }
-        media = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        media = media_type(file.name)
         if preview and media == "text/html":
             page = await asyncio.to_thread(file.read_bytes)
             return Response(

@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import mimetypes
 import tempfile
 import time
 import urllib.parse
@@ -58,6 +57,7 @@ from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.data.model import DATA_MODEL
 from zerocode.publishing import toolchain
 from zerocode.publishing.builds import BuildJob, BuildOutcome, served_files
+from zerocode.publishing.media_types import media_type
 from zerocode.publishing.output_archive import OutputRefused, unpack
 from zerocode.publishing.picker import PICKER
 
@@ -313,7 +313,7 @@ class CodeBuildBuilder:
                 Bucket=self.bucket,
                 Key=key,
                 Body=files[key].read_bytes(),
-                ContentType=mimetypes.guess_type(key)[0] or "application/octet-stream",
+                ContentType=media_type(key),
                 **tagging,
             )
 
