@@ -65,6 +65,11 @@ class Api(Construct):
             cloud_watch_role=True,
             cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
             endpoint_types=[apigw.EndpointType.REGIONAL],
+            # An image upload's form is binary: without this, API Gateway passes a request
+            # body as UTF-8 text and the image's bytes would not survive; with it, the body
+            # reaches the function base64-encoded (isBase64Encoded), which the Lambda Web
+            # Adapter decodes. Answers stream, so they need no binary types.
+            binary_media_types=["multipart/form-data"],
             deploy_options=apigw.StageOptions(
                 stage_name=STAGE,
                 tracing_enabled=True,

@@ -80,6 +80,7 @@ from tests.conftest import REDIS_URL, redis_client_or_skip
 from tests.e2e.conftest import Turn, chat, create, free_port, parse_sse
 from tests.e2e.test_repair import feedback
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
+from tests.pictures import pixel, png
 from zerocode.adapters.aws.build_handoff import COVER_PATH, PNG_MAGIC
 from zerocode.adapters.aws.codebuild_builder import BUILDSPEC
 from zerocode.adapters.local.toolchain_store import ToolchainStore
@@ -599,6 +600,24 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
     assert suite["runs"][0]["whyNotRun"] == "no browser runs acceptance checks here"
     assert any(m["role"] == "user" and "otters" in json.dumps(m) for m in messages)
 
+    # An image of the builder's (issue 41): the multipart form through the API, re-encoded
+    # into the S3 workspace, built in the box and kept in the builds bucket as an image.
+    logo = png((24, 24), (250, 200, 0)) + b"<script>alert(1)</script>"
+    uploaded = alice.http.post(
+        f"/api/apps/{app['id']}/assets", files={"file": ("logo.png", logo, "image/png")}
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    assert uploaded.json()["build"]["state"] == "succeeded", uploaded.json()
+    kept = s3.get_object(
+        Bucket=platform.setting("WORKSPACE_BUCKET"), Key=f"workspaces/{app['id']}/assets/logo.png"
+    )["Body"].read()
+    assert b"<script" not in kept and pixel(kept) == (250, 200, 0)
+    shown = s3.get_object(
+        Bucket=builds_bucket,
+        Key=f"builds/{app['id']}/{uploaded.json()['build']['id']}/assets/logo.png",
+    )
+    assert shown["ContentType"] == "image/png" and shown["Body"].read() == kept
+
     # Deploy: nothing to compile, but the page is checked and its cover taken in the build's
     # browser, so it builds on CodeBuild too and is published through the KeyValueStore
     # once finished; a visitor's request for the site URL reaches that build.
@@ -615,6 +634,7 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
     assert site == f"{app['id']}/{deployed['id']}"
     page = visit(platform, app["deployUrl"])
     assert "otter" in page.lower() and "__zerocode/picker.js" not in page  # no picker on sites
+    assert fetch(platform, app["deployUrl"] + "assets/logo.png") == kept
 
     # Routing at scale (issue 27): the pointer table is the truth and the KeyValueStore only
     # a hot set, so this new key is not in the store: the viewer function sends the request

@@ -383,6 +383,13 @@ def test_api_function_runs_under_lambda_web_adapter_in_stream_mode(synth: Synth)
     assert api["TracingConfig"] == {"Mode": "Active"}
 
 
+def test_an_image_uploads_form_reaches_the_api_function_as_bytes(synth: Synth) -> None:
+    """A multipart body is binary: API Gateway passes it base64-encoded (the adapter decodes
+    it) instead of as UTF-8 text, which would break the image's bytes."""
+    (rest,) = synth.of_type("AWS::ApiGateway::RestApi").values()
+    assert rest["Properties"]["BinaryMediaTypes"] == ["multipart/form-data"]
+
+
 def test_build_events_function_uses_the_core_layer_outside_the_vpc(synth: Synth) -> None:
     """It touches DynamoDB, S3, CodeBuild and the KeyValueStore (wiring.publishing: no
     cache), all public endpoints: no VPC, so no NAT gateway in its path."""

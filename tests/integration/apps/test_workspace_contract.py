@@ -112,6 +112,16 @@ def test_file_size_limit(make: MakeWorkspace) -> None:
     assert [f.path for f in ws.list("app1")] == ["ok.txt"]
 
 
+def test_an_image_has_its_own_larger_bound(make: MakeWorkspace) -> None:
+    ws = make(WorkspaceLimits(max_file_bytes=10, max_files=5, max_image_bytes=40))
+    ws.write("app1", "assets/logo.png", b"x" * 40)
+    with pytest.raises(WorkspaceFull, match="41 bytes; the limit is 40"):
+        ws.write("app1", "assets/logo.png", b"x" * 41)
+    with pytest.raises(WorkspaceFull, match="the limit is 10"):
+        ws.write("app1", "assets/logo.txt", b"x" * 11)
+    assert ws.read("app1", "assets/logo.png") == b"x" * 40
+
+
 def test_file_count_limit_applies_to_new_files_only(make: MakeWorkspace) -> None:
     ws = make(WorkspaceLimits(max_file_bytes=100, max_files=3))
     for name in ("a", "b", "c"):
