@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from zerocode.bootstrap.settings import Settings, settings_errors
+from zerocode.bootstrap.settings import API_GATEWAY_BODY, Settings, settings_errors
 from zerocode.engine.window_budget import window_minimum
 from zerocode.memory.window import MAX_STEP_MESSAGES, WindowPolicy
 
@@ -48,26 +48,32 @@ def test_bad_settings_are_refused(monkeypatch: pytest.MonkeyPatch, key: str, val
 
 
 MESSAGE_CHARS = Settings.model_fields["max_message_chars"].default  # 8,000 (issue 26)
+IMAGES = Settings.model_fields["chat_images_max"].default  # 4 a message (issue 41)
 
 
 def test_a_window_budget_below_what_every_window_pins_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    minimum = window_minimum(MESSAGE_CHARS, None)
+    minimum = window_minimum(MESSAGE_CHARS, None, images=IMAGES)
     monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(minimum.tokens - 1))
     with pytest.raises(ValidationError) as refused:
         Settings()
     [line] = settings_errors(refused.value)
     assert line.startswith(f"ZEROCODE_WINDOW_MAX_TOKENS={minimum.tokens - 1} is below the minimum")
     assert f"{minimum.tokens} tokens" in line and "vue_project" in line
+    assert f"the request's images at most ({minimum.images})" in line
     monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(minimum.tokens))
     assert Settings().window_max_tokens == minimum.tokens
+    # Fewer images a message, a smaller minimum; none, the text's alone.
+    monkeypatch.setenv("ZEROCODE_CHAT_IMAGES_MAX", "0")
+    monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(window_minimum(MESSAGE_CHARS, None).tokens))
+    assert Settings().chat_images_max == 0
 
 
 def test_the_minimum_grows_with_the_summary_and_the_message_length(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    base = window_minimum(MESSAGE_CHARS, None).tokens
+    base = window_minimum(MESSAGE_CHARS, None, images=IMAGES).tokens
     monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(base))
     Settings()
     monkeypatch.setenv("ZEROCODE_WINDOW_SUMMARY", "true")
@@ -91,3 +97,28 @@ def test_settings_errors_name_the_variable_one_line_each(monkeypatch: pytest.Mon
     assert lines[0].startswith("ZEROCODE_PORT: ") and lines[1].startswith(
         "ZEROCODE_WINDOW_MAX_MESSAGES: "
     )
+
+
+def test_a_chat_request_with_its_images_fits_api_gateway_on_aws(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = Settings().chat_image_rules()
+    assert Settings().max_body_bytes + rules.body_bytes() <= API_GATEWAY_BODY
+    monkeypatch.setenv("ZEROCODE_MODE", "aws")
+    monkeypatch.setenv("ZEROCODE_CHAT_IMAGES_MAX", "8")
+    with pytest.raises(ValidationError, match="over API Gateway's 10,485,760"):
+        Settings()
+    monkeypatch.setenv("ZEROCODE_MODE", "local")  # no gateway in front
+    assert Settings().chat_images_max == 8
+
+
+def test_the_offline_model_sees_images_and_an_endpoint_only_when_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().chat_image_rules().vision
+    monkeypatch.setenv("ZEROCODE_MODEL_BASE_URL", "https://api.deepseek.com/v1")
+    monkeypatch.setenv("ZEROCODE_MODEL_CODE", "deepseek-chat")
+    refused = Settings().chat_image_rules()
+    assert not refused.vision and refused.model == "deepseek-chat"
+    monkeypatch.setenv("ZEROCODE_MODEL_VISION", "1")
+    assert Settings().chat_image_rules().vision

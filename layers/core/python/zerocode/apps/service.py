@@ -78,6 +78,7 @@ class AppService:
     journal: JournalData | None = None
     checks: AppData | None = None  # the app's acceptance checks and their runs
     records: AppData | None = None  # the app's own data, both spaces (zerocode/data)
+    images: AppData | None = None  # the images of users' messages (memory/images.py)
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app."""
@@ -169,6 +170,7 @@ class AppService:
             journal=self.journal,
             checks=self.checks,
             records=self.records,
+            images=self.images,
         )
 
 
@@ -184,6 +186,7 @@ def purge_steps(
     journal: JournalData | None = None,
     checks: AppData | None = None,
     records: AppData | None = None,
+    images: AppData | None = None,
 ) -> list[Callable[[str], object]]:
     """Every store an app's data lives in, in the order its deletion empties them.
 
@@ -209,6 +212,8 @@ def purge_steps(
         steps.append(checks.delete_app)
     if records is not None:
         steps.append(records.delete_app)
+    if images is not None:
+        steps.append(images.delete_app)
     return steps
 
 

@@ -16,6 +16,7 @@ from zerocode.publishing.preview_covers import PreviewCoverStore
 
 if TYPE_CHECKING:
     from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
+    from zerocode.adapters.aws.s3_message_images import S3MessageImages
     from zerocode.data.end_users import EndUserStore
     from zerocode.data.in_force import BuildModels
     from zerocode.data.records import RecordStore
@@ -142,3 +143,11 @@ def app_data_stores(settings: Settings) -> tuple[RecordStore, EndUserStore, Buil
         DynamoEndUserStore(dynamodb, table),
         DynamoBuildModels(dynamodb, table),
     )
+
+
+def s3_message_images(settings: Settings) -> S3MessageImages:
+    """The images of users' messages: the workspaces bucket's ``images/``."""
+    from zerocode.adapters.aws.s3_message_images import S3MessageImages
+
+    assert settings.workspace_bucket is not None  # checked by require
+    return S3MessageImages(aws_client("s3", settings), settings.workspace_bucket)

@@ -18,6 +18,7 @@ from zerocode.bootstrap.aws_parts import (
     kvs_publisher,
     preview_cover_store,
     require,
+    s3_message_images,
     s3_versions,
     site_publisher,
 )
@@ -84,6 +85,7 @@ def aws_platform(
         checks=DynamoCheckStore(client, settings.checks_table),
         acceptance=None,
         preview_stages=publishing,
+        images=s3_message_images(settings),
     )
     pool = cognito(settings)
     rates = rate_limiter(settings)
@@ -196,5 +198,6 @@ def aws_deletion_sweep(settings: Settings, builder: Builder | None = None) -> De
             checks=DynamoCheckStore(client, settings.checks_table),
             # The apps' records, end users, sessions and build models, both spaces.
             records=data_backend(settings, app_data_stores(settings), rate_limiter(settings)),
+            images=s3_message_images(settings),
         ),
     )

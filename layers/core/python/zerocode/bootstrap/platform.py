@@ -93,6 +93,7 @@ class Platform:
             journal=self.engine.journal,
             checks=self.engine.checks,
             records=self.backend,
+            images=self.engine.images,
         )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:

@@ -12,9 +12,12 @@ from zerocode.apps.assets import AssetLimits
 from zerocode.apps.guards import MAX_MESSAGE
 from zerocode.apps.image_intake import ImageLimits
 from zerocode.data.backend import DataLimits
+from zerocode.engine.chat_images import ChatImageRules
 from zerocode.engine.window_budget import check_window_budget
 from zerocode.memory.window import DEFAULT_MAX_MESSAGES, WindowPolicy
 from zerocode.publishing.pointers import SiteUrls, site_urls
+
+API_GATEWAY_BODY = 10 * 1024 * 1024  # a REST API's request payload limit
 
 
 class Settings(BaseSettings):
@@ -119,6 +122,14 @@ class Settings(BaseSettings):
     model_vue: str = "gpt-4o"
     model_timeout_seconds: float = Field(120, gt=0)
     model_max_retries: int = Field(2, ge=0, le=10)
+    # Whether the endpoint's models see images (a message's attached images, issue 41).
+    # Unset: the offline model does; a configured endpoint is sent none unless this says
+    # so (a model without vision would fail the turn, or worse, ignore the picture).
+    model_vision: bool | None = None
+    # A message's images: how many, and how large each (decoded; four at the default, as
+    # base64 with the text, stay under API Gateway's 10 MB request limit).
+    chat_images_max: int = Field(4, ge=0, le=8)
+    chat_image_max_bytes: int = Field(1_572_864, ge=16 * 1024, le=1_800_000)
     # Without an endpoint: the offline scripted model, or its flawed mode, where creations
     # make a seeded first-try mistake and repair it on feedback (for `zerocode eval`).
     offline_model: Literal["scripted", "flawed"] = "scripted"
@@ -245,7 +256,22 @@ class Settings(BaseSettings):
             self.window_max_tokens,
             self.max_message_chars,
             self.window_summary_max_tokens if self.window_summary else None,
+            images=self.chat_images_max,
         )
+        return self
+
+    @model_validator(mode="after")
+    def _chat_fits_the_gateway(self) -> Settings:
+        """On AWS a chat request passes API Gateway, which refuses bodies over 10 MB with an
+        answer of its own: the platform's bound (images as base64, and the rest) is kept
+        under it, so the platform's 413 names the limit."""
+        most = self.max_body_bytes + self.chat_image_rules().body_bytes()
+        if self.mode == "aws" and most > API_GATEWAY_BODY:
+            raise ValueError(
+                f"a chat request may be {most:,} bytes with these settings, over API "
+                f"Gateway's {API_GATEWAY_BODY:,}: lower ZEROCODE_CHAT_IMAGES_MAX or "
+                "ZEROCODE_CHAT_IMAGE_MAX_BYTES"
+            )
         return self
 
     @property
@@ -255,6 +281,14 @@ class Settings(BaseSettings):
     @property
     def public_sites_url(self) -> str:
         return (self.sites_url or f"http://{self.host}:{self.sites_port}").rstrip("/")
+
+    def chat_image_rules(self) -> ChatImageRules:
+        """What a message's images may be (engine/chat_images.py)."""
+        offline = self.model_base_url is None
+        vision = self.model_vision if self.model_vision is not None else offline
+        limits = ImageLimits(self.chat_image_max_bytes, self.asset_max_side, max_frames=1)
+        model = "the offline scripted model" if offline else self.model_code
+        return ChatImageRules(self.chat_images_max, limits, vision, model)
 
     def asset_limits(self) -> AssetLimits:
         """What the builder's uploads may be (apps/assets.py)."""

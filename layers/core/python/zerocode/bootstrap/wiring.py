@@ -51,6 +51,7 @@ def platform(
     from zerocode.adapters.local.chromium_check import chromium_check
     from zerocode.adapters.local.chromium_covers import chromium_covers
     from zerocode.adapters.local.disk_reserve import DiskReserve
+    from zerocode.adapters.local.message_images import LocalMessageImages
     from zerocode.adapters.local.preview_covers import LocalPreviewCovers
     from zerocode.adapters.local.sandbox import Limits, sandbox
     from zerocode.adapters.local.toolchain_store import ToolchainStore
@@ -169,6 +170,7 @@ def platform(
         acceptance=ChromiumAcceptance(check) if check is not None else None,
         preview_stages=publishing,
         reserve=reserve,
+        images=LocalMessageImages(settings.data_dir / "message-images"),
     )
 
     def site_root(target: SiteTarget) -> Path | None:

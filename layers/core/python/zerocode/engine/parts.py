@@ -28,6 +28,7 @@ from zerocode.engine.runtime_check import RuntimeCheck
 from zerocode.errors import Conflict, ZerocodeError
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
+from zerocode.memory.images import ImageStore
 from zerocode.publishing.builds import Build
 from zerocode.storage_refusal import Refusal
 
@@ -85,6 +86,7 @@ class EngineParts:
         acceptance: AcceptanceRunner | None = None,
         preview_stages: PreviewStages | None = None,
         reserve: SpaceReserve | None = None,
+        images: ImageStore | None = None,
     ) -> None:
         self.runtime_check, self.versions = runtime_check, versions
         # The app's acceptance checks and what runs them (None: no checks are kept; a store
@@ -97,6 +99,8 @@ class EngineParts:
         # and boxes prepared ahead (None: neither).
         self.preview_stages = preview_stages
         self.reserve = reserve
+        # The images users attach to their messages (None: messages carry none).
+        self.images = images
 
 
 async def io(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

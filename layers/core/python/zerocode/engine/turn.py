@@ -52,6 +52,7 @@ from zerocode.engine.user_edit import finish_interrupted_work
 from zerocode.engine.version_record import record_version
 from zerocode.errors import Conflict, PayloadTooLarge
 from zerocode.memory.display import DisplayRole, DisplayStatus
+from zerocode.memory.messages import ImageRef
 from zerocode.memory.window import Window
 from zerocode.observability import APP_ID, TURN
 from zerocode.storage_refusal import refusal
@@ -83,7 +84,13 @@ class Engine(EngineParts):
         """The model's window for the app's next call, as the model would get it now."""
         return self.memory.window(app.id, prompts.load(PROMPT_OF[app.code_gen_type]))
 
-    def start(self, app: App, message: str, element: dict[str, Any] | None) -> TurnRun:
+    def start(
+        self,
+        app: App,
+        message: str,
+        element: dict[str, Any] | None,
+        images: tuple[ImageRef, ...] = (),
+    ) -> TurnRun:
         """Take the app's lease or raise Conflict (409) before anything is streamed. The
         turn's number is known from here on: under the lease no other turn can take it."""
         if self.memory.head(app.id).turn >= self.limits.max_turns:
@@ -99,7 +106,7 @@ class Engine(EngineParts):
         except BaseException:
             self.lease.release(f"turn:{app.id}", holder)
             raise
-        return TurnRun(self, app, message, element, holder, number)
+        return TurnRun(self, app, message, element, holder, number, images)
 
 
 class TurnRun:
@@ -114,8 +121,10 @@ class TurnRun:
         element: dict[str, Any] | None,
         holder: str,
         number: int,
+        images: tuple[ImageRef, ...] = (),
     ) -> None:
         self.engine, self.app, self.message, self.element = engine, app, message, element
+        self.images = images  # kept in the app's ImageStore already (engine/chat_images.py)
         self.holder, self.number = holder, number
         # Whoever drives the turn may keep the lease past its end (engine/turns.py: until
         # the turn's log has its done) and then call release().
@@ -333,7 +342,7 @@ class TurnRun:
         st.phase = "saving your message"
         faults.point("before_user_commit")
         turn = st.turn = await e.memory.open_turn(
-            app.id, self.message, self.element, self.system, crashed
+            app.id, self.message, self.element, self.system, crashed, self.images
         )
         TURN.set(turn.number)
         if turn.number != self.number:  # the lease makes this impossible; say so if not
@@ -345,6 +354,7 @@ class TurnRun:
             self.message,
             turn=turn.number,
             element=self.element,
+            images=[shown(i) for i in self.images] or None,
         )
         faults.point("after_user_commit")
         async with asyncio.timeout(e.limits.turn_timeout):
@@ -440,3 +450,14 @@ class TurnRun:
     def _summary(self, status: str) -> str:
         """A version's summary: the request, and how the turn ended when it did not work."""
         return self.message if status == "succeeded" else f"{self.message} ({status})"
+
+
+def shown(image: ImageRef) -> dict[str, Any]:
+    """An attached image as the display history keeps it: what it is, never its bytes."""
+    return {
+        "sha256": image.sha256,
+        "type": image.media_type,
+        "width": image.width,
+        "height": image.height,
+        "bytes": image.size,
+    }

@@ -34,6 +34,7 @@ from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
 from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
+from zerocode.memory.images import loaded
 from zerocode.memory.messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
 from zerocode.publishing.builds import REFUSED, Build, BuildState, new_build_id
 from zerocode.storage_refusal import refusal
@@ -321,8 +322,11 @@ class TurnSteps:
         before = "" if extra else next((t for t in reversed(st.text) if t), "")
         while True:
             window = await io(e.memory.window, self.app.id, self.system, budget)
+            sent = (*window.messages, *extra)
+            if e.images is not None:  # the images the window shows, loaded for this call
+                sent = await io(loaded, sent, self.app.id, e.images)
             try:
-                async for event in e.model.stream(role, (*window.messages, *extra), tools):
+                async for event in e.model.stream(role, sent, tools):
                     if isinstance(event, TextDelta):
                         if before and event.text:
                             gap = paragraph_gap(before, event.text)

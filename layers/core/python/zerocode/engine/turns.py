@@ -36,6 +36,7 @@ from zerocode.engine.turn_log import Entries, Following, Logged, TurnLog, logged
 from zerocode.engine.turn_state import Status
 from zerocode.errors import Conflict, NotFound, Unavailable
 from zerocode.memory.display import DisplayRole, DisplayStatus
+from zerocode.memory.messages import ImageRef
 
 log = logging.getLogger(__name__)
 
@@ -122,11 +123,17 @@ class Turns:
 
     # -- starting and driving ---------------------------------------------------------------
 
-    async def start(self, app: App, message: str, element: dict[str, Any] | None) -> Running:
+    async def start(
+        self,
+        app: App,
+        message: str,
+        element: dict[str, Any] | None,
+        images: tuple[ImageRef, ...] = (),
+    ) -> Running:
         """Take the app's lease (409 when a turn runs) and start the turn in a task of its
         own; the caller follows it with :meth:`Running.follow` (or not at all)."""
         self.refuse_if_stopping()
-        run = await asyncio.to_thread(self.engine.start, app, message, element)
+        run = await asyncio.to_thread(self.engine.start, app, message, element, images)
         run.release_on_end = False  # released once the log has the done (_drive)
         try:
             await self.log.begin(app.id, run.number)

@@ -29,6 +29,7 @@ from zerocode.memory.tokens import (
     REPLY_PRIMING,
     TokenCounter,
     count_tokens,
+    image_tokens,
     message_tokens,
 )
 
@@ -37,6 +38,8 @@ WINDOW_PROMPTS = ("html", "multi_file", "vue_project")
 # The picked element's fields and their longest values (http/schemas.py, ElementIn; a test
 # keeps them equal).
 ELEMENT_LIMITS = {"pagePath": 300, "tag": 40, "selector": 500, "text": 500, "src": 500}
+# The most one image of a message costs (OpenAI's rule: a 768×2048 picture is 8 tiles).
+MOST_IMAGE_TOKENS = image_tokens(768, 2048)
 # One o200k token per character, alone or repeated.
 FILLER = "中"
 # Most bytes one character takes in UTF-8 (the request's byte bound below).
@@ -52,13 +55,15 @@ class WindowMinimum:
     system: int
     request: int  # the largest pinned request
     summary: int  # the running summary's reserved room; 0 with the summary off
+    images: int = 0  # the request's images at their costliest (0: messages carry none)
 
     @property
     def tokens(self) -> int:
-        return self.system + self.request + self.summary + REPLY_PRIMING
+        return self.system + self.request + self.images + self.summary + REPLY_PRIMING
 
     def explain(self, max_tokens: int) -> str:
         summary = f", the running summary's room ({self.summary})" if self.summary else ""
+        summary += f", the request's images at most ({self.images})" if self.images else ""
         return (
             f"{ENV}={max_tokens} is below the minimum window of {self.tokens} tokens: every "
             f"window keeps the system prompt (the largest, {self.prompt}: {self.system}), the "
@@ -74,25 +79,42 @@ def largest_request(max_message_chars: int) -> str:
 
 
 def window_minimum(
-    max_message_chars: int, summary_max_tokens: int | None, count: TokenCounter = count_tokens
+    max_message_chars: int,
+    summary_max_tokens: int | None,
+    count: TokenCounter = count_tokens,
+    images: int = 0,
 ) -> WindowMinimum:
-    """The minimum budget; ``summary_max_tokens`` None when the running summary is off."""
+    """The minimum budget; ``summary_max_tokens`` None when the running summary is off;
+    ``images``: how many a message may carry."""
     systems = {
         name: message_tokens(SystemMessage(prompts.load(name)), count) for name in WINDOW_PROMPTS
     }
     prompt = max(systems, key=lambda name: systems[name])
     request = message_tokens(UserMessage(largest_request(max_message_chars)), count)
     summary = 0 if summary_max_tokens is None else MESSAGE_OVERHEAD + summary_max_tokens
-    return WindowMinimum(prompt=prompt, system=systems[prompt], request=request, summary=summary)
+    return WindowMinimum(
+        prompt=prompt,
+        system=systems[prompt],
+        request=request,
+        summary=summary,
+        images=images * MOST_IMAGE_TOKENS,
+    )
 
 
-def byte_bound(max_message_chars: int, summary_max_tokens: int | None) -> int:
+def byte_bound(max_message_chars: int, summary_max_tokens: int | None, images: int = 0) -> int:
     """An upper bound of :func:`window_minimum` with o200k that needs no tokenizer: a
     byte-level BPE token is at least one byte, so a text costs at most its UTF-8 bytes."""
     systems = max(len(prompts.load(name).encode()) for name in WINDOW_PROMPTS)
     request = _MAX_UTF8 * len(largest_request(max_message_chars))
     summary = 0 if summary_max_tokens is None else summary_max_tokens
-    return systems + request + summary + 3 * MESSAGE_OVERHEAD + REPLY_PRIMING
+    return (
+        systems
+        + request
+        + summary
+        + images * MOST_IMAGE_TOKENS
+        + 3 * MESSAGE_OVERHEAD
+        + REPLY_PRIMING
+    )
 
 
 def check_window_budget(
@@ -100,13 +122,16 @@ def check_window_budget(
     max_message_chars: int,
     summary_max_tokens: int | None,
     count: TokenCounter = count_tokens,
+    images: int = 0,
 ) -> None:
     """ValueError, naming the setting, the minimum and why, when ``max_tokens`` is below
     :func:`window_minimum`. A budget above :func:`byte_bound` passes without loading the
     tokenizer (processes that never build a window load settings too)."""
-    if count is count_tokens and max_tokens >= byte_bound(max_message_chars, summary_max_tokens):
+    if count is count_tokens and max_tokens >= byte_bound(
+        max_message_chars, summary_max_tokens, images
+    ):
         return
-    minimum = window_minimum(max_message_chars, summary_max_tokens, count)
+    minimum = window_minimum(max_message_chars, summary_max_tokens, count, images)
     if max_tokens < minimum.tokens:
         raise ValueError(minimum.explain(max_tokens))
 

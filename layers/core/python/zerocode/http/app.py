@@ -27,7 +27,7 @@ from zerocode.bootstrap.platform import Platform
 from zerocode.errors import StorageUnavailable, ZerocodeError
 from zerocode.http.deps import CSRF_HEADER
 from zerocode.http.headers import SecurityHeaders, docs_policy
-from zerocode.http.limits import FORM_OVERHEAD, BodyLimit
+from zerocode.http.limits import CHAT, FORM_OVERHEAD, UPLOADS, BodyLimit
 from zerocode.http.routes import (
     admin,
     apps,
@@ -65,10 +65,14 @@ def create_app(platform: Platform) -> FastAPI:
     _install_error_handlers(app)
     _install_docs(app, offline=platform.settings.mode == "local")
     # Inside RequestContext (and CORS), so a 413 is logged and readable like any answer.
+    s = platform.settings
     app.add_middleware(
         BodyLimit,
-        max_bytes=platform.settings.max_body_bytes,
-        uploads=platform.settings.asset_max_bytes + FORM_OVERHEAD,
+        max_bytes=s.max_body_bytes,
+        larger=(
+            (UPLOADS, s.asset_max_bytes + FORM_OVERHEAD),
+            (CHAT, s.max_body_bytes + s.chat_image_rules().body_bytes()),
+        ),
     )
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestContext)

@@ -27,6 +27,7 @@ from zerocode.apps.storage_health import StorageHealth
 from zerocode.apps.versions import Versions
 from zerocode.apps.workspace import Workspace
 from zerocode.bootstrap.platform import Platform
+from zerocode.engine.chat_images import ChatImageRules
 from zerocode.engine.turn import Engine
 from zerocode.engine.turns import Turns
 from zerocode.errors import NotFound
@@ -149,6 +150,10 @@ def storage_health(request: Request) -> StorageHealth:
     return probe.check() if probe is not None else StorageHealth()
 
 
+def chat_image_rules(request: Request) -> ChatImageRules:
+    return _platform(request).settings.chat_image_rules()
+
+
 def asset_limits(request: Request) -> AssetLimits:
     return _platform(request).settings.asset_limits()
 
@@ -191,6 +196,7 @@ FactsDep = Annotated[Facts, Depends(facts)]
 MaxChars = Annotated[int, Depends(max_message_chars)]
 QuotaDep = Annotated[Quota, Depends(quota)]
 AssetLimitsDep = Annotated[AssetLimits, Depends(asset_limits)]
+ChatImageRulesDep = Annotated[ChatImageRules, Depends(chat_image_rules)]
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 

@@ -21,18 +21,26 @@ CODE = "payload_too_large"
 
 
 # The routes that take a builder's image (multipart): their bodies may be as large as an
-# image (``ZEROCODE_ASSET_MAX_BYTES``) and the form around it.
+# image (``ZEROCODE_ASSET_MAX_BYTES``) and the form around it; a chat message's, its images
+# as base64 (``ZEROCODE_CHAT_IMAGES_MAX`` of ``ZEROCODE_CHAT_IMAGE_MAX_BYTES``).
 UPLOADS = re.compile(r"/api/apps/[^/]+/(assets|edits/image)")
+CHAT = re.compile(r"/api/apps/[^/]+/chat")
 FORM_OVERHEAD = 64 * 1024
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int, uploads: int | None = None) -> None:
-        self.app, self.default, self.uploads = app, max_bytes, uploads
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, larger: tuple[tuple[re.Pattern[str], int], ...] = ()
+    ) -> None:
+        self.app, self.default, self.larger = app, max_bytes, larger
 
     def _most(self, scope: Scope) -> int:
-        upload = scope.get("method") == "POST" and UPLOADS.fullmatch(scope.get("path", ""))
-        return self.uploads if upload and self.uploads is not None else self.default
+        if scope.get("method") == "POST":
+            path = scope.get("path", "")
+            for pattern, most in self.larger:
+                if pattern.fullmatch(path):
+                    return most
+        return self.default
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -4,7 +4,7 @@ http/schemas.py, by domain."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,25 @@ class ChatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     message: str = Field(json_schema_extra=text_rule(MAX_MESSAGE))
     element: ElementIn | None = None
+    # Images the message carries, each the image itself as a data URL (as OpenAI's API
+    # takes them): PNG, JPEG, WebP or GIF, bounded (413 naming the limit); 400
+    # images_not_supported when the model answering does not see images.
+    images: list[Annotated[str, Field(max_length=2_500_000)]] | None = Field(
+        None,
+        max_length=8,
+        description="data:image/...;base64,... URLs (at most ZEROCODE_CHAT_IMAGES_MAX, "
+        "4 by default, each at most ZEROCODE_CHAT_IMAGE_MAX_BYTES decoded)",
+    )
+
+
+class ImageOut(BaseModel):
+    """An image a message carried: GET /api/apps/{id}/images/{sha256} gives it."""
+
+    sha256: str
+    type: str
+    width: int
+    height: int
+    bytes: int
 
 
 class HistoryEntryOut(BaseModel):
@@ -27,6 +46,7 @@ class HistoryEntryOut(BaseModel):
     turn: int
     createdAt: float
     element: dict[str, Any] | None
+    images: list[ImageOut] | None = None  # a user message's attached images
 
 
 class HistoryOut(BaseModel):
@@ -63,4 +83,5 @@ def entry_out(e: DisplayEntry) -> HistoryEntryOut:
         turn=e.turn,
         createdAt=e.created_at,
         element=e.element,
+        images=[ImageOut(**i) for i in e.images] if e.images else None,
     )

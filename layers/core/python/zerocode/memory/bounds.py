@@ -19,8 +19,9 @@ class WindowPolicy:
     """Bounds of the window. ``max_tokens`` is the budget; ``max_messages`` is a safety
     bound, large enough not to bind before the budget in ordinary sessions, and it sets
     how many entries a rebuild reads (:attr:`tail_items`). ``full_turns``: how many newest
-    turns keep full payloads. ``summary_max_tokens``: the most a stored running summary
-    may cost (it is cut to fit)."""
+    turns keep full payloads; ``images``: how many of the newest images stay shown.
+    ``summary_max_tokens``: the most a stored running summary may cost (it is cut to
+    fit)."""
 
     max_messages: int = DEFAULT_MAX_MESSAGES
     max_tokens: int = 24_000
@@ -28,6 +29,9 @@ class WindowPolicy:
     full_turns: int = 1
     summary: bool = False
     summary_max_tokens: int = 400
+    # The newest images of the conversation stay in the window whatever turn sent them
+    # (they cannot be read again as a file can); older ones are named, not shown.
+    images: int = 4
 
     def __post_init__(self) -> None:
         if (
@@ -36,6 +40,7 @@ class WindowPolicy:
             or self.elide_min_chars < 64
             or self.full_turns < 1
             or self.summary_max_tokens < 16
+            or self.images < 0
         ):
             raise ValueError(f"window policy out of range: {self}")
 

@@ -42,6 +42,9 @@ class DisplayEntry:
     turn: int
     created_at: float
     element: dict[str, Any] | None = None
+    # The images a user message carried, as references ({sha256, type, width, height,
+    # bytes}: memory/images.py); never their bytes.
+    images: list[dict[str, Any]] | None = None
 
     @classmethod
     def keyed(
@@ -53,6 +56,7 @@ class DisplayEntry:
         status: DisplayStatus,
         turn: int,
         element: dict[str, Any] | None,
+        images: list[dict[str, Any]] | None = None,
     ) -> DisplayEntry:
         """The entry stored under ``key``; its time is the key's."""
         return cls(
@@ -63,6 +67,7 @@ class DisplayEntry:
             turn=turn,
             created_at=created_at_of(key),
             element=element,
+            images=images or None,
         )
 
 
@@ -82,6 +87,7 @@ class DisplayHistoryStore(Protocol):
         status: DisplayStatus = DisplayStatus.OK,
         turn: int = 0,
         element: dict[str, Any] | None = None,
+        images: list[dict[str, Any]] | None = None,
     ) -> DisplayEntry: ...
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:

@@ -13,6 +13,7 @@ that fails is logged and the turn goes on without a new summary.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ from zerocode.errors import Conflict
 from zerocode.memory.cache import CachedTail, WindowCache
 from zerocode.memory.messages import (
     AssistantMessage,
+    ImageRef,
     Message,
     SystemMessage,
     ToolResult,
@@ -118,6 +120,7 @@ class Memory:
         *,
         summary: NewSummary | None = None,
         crashed: str | None = None,
+        images: tuple[ImageRef, ...] = (),
     ) -> Turn:
         """Append the user message; first close a turn left open by a crash (M7), with
         ``crashed`` saying what it did when the caller knows (else its steps are the record).
@@ -130,7 +133,7 @@ class Memory:
         number = head.turn + 1
         entries = _crash_note(head, crashed)
         seq = head.seq + len(entries)
-        asked = UserMessage(user_content(text, element))
+        asked = UserMessage(user_content(text, element), images)
         new = (
             self._new_summary(app_id, system, head, _pending(head, asked), summary)
             if self.policy.summary
@@ -159,6 +162,7 @@ class Memory:
         element: dict[str, Any] | None = None,
         system: str = "",
         crashed: str | None = None,
+        images: tuple[ImageRef, ...] = (),
     ) -> Turn:
         """:meth:`begin_turn` for async callers (store calls run in a worker thread).
 
@@ -169,12 +173,16 @@ class Memory:
         summary = None
         if self.policy.summary and isinstance(self.summarizer, AsyncSummarizer):
             due = await asyncio.to_thread(
-                self.summary_due, app_id, system, UserMessage(user_content(text, element))
+                self.summary_due, app_id, system, UserMessage(user_content(text, element), images)
             )
             if due is not None:
                 summary = await self._ask(app_id, self.summarizer, due)
         return await asyncio.to_thread(
-            self.begin_turn, app_id, text, element, system, summary=summary, crashed=crashed
+            functools.partial(self.begin_turn, summary=summary, crashed=crashed, images=images),
+            app_id,
+            text,
+            element,
+            system,
         )
 
     async def _ask(

@@ -8,7 +8,9 @@ for it and the model must be able to see a failure.
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,9 +26,55 @@ class SystemMessage:
     role: Literal["system"] = field(default="system", init=False)
 
 
+IMAGE_SCHEME = "zerocode-image:"
+_IMAGE_REF = re.compile(
+    r"zerocode-image:([0-9a-f]{64})\?type=(image/[a-z0-9.+-]+)&w=(\d+)&h=(\d+)&bytes=(\d+)"
+)
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """An image a user message carries, by reference: the transcript keeps what it is and
+    its digest, never its bytes (those are in the app's ImageStore, memory/images.py).
+    ``data`` is filled only for the model call that sends it, and never stored."""
+
+    sha256: str
+    media_type: str
+    width: int
+    height: int
+    size: int  # bytes
+    data: bytes | None = field(default=None, compare=False, repr=False, hash=False)
+
+    @property
+    def ref(self) -> str:
+        """The image as the transcript and the window name it (an ``image_url`` URL)."""
+        return (
+            f"{IMAGE_SCHEME}{self.sha256}?type={self.media_type}&w={self.width}&h={self.height}"
+            f"&bytes={self.size}"
+        )
+
+    def url(self, *, inline: bool) -> str:
+        """The ``image_url`` URL: the reference, or (``inline``, for the model) the image
+        itself as a data URL. An image not loaded cannot be sent: never dropped silently."""
+        if not inline:
+            return self.ref
+        if self.data is None:
+            raise ValueError(f"image {self.sha256[:12]} was not loaded for the model call")
+        return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode()}"
+
+    @classmethod
+    def parse(cls, url: str) -> ImageRef:
+        found = _IMAGE_REF.fullmatch(url)
+        if found is None:
+            raise ValueError(f"not a zerocode image reference: {url[:80]!r}")
+        sha, media, width, height, size = found.groups()
+        return cls(sha, media, int(width), int(height), int(size))
+
+
 @dataclass(frozen=True)
 class UserMessage:
     content: str
+    images: tuple[ImageRef, ...] = ()
     role: Literal["user"] = field(default="user", init=False)
 
 
@@ -93,8 +141,17 @@ class ToolResult:
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResult
 
 
-def to_openai(message: Message) -> OpenAIMessage:
-    """One message in the chat-completions request shape."""
+def to_openai(message: Message, *, inline: bool = False) -> OpenAIMessage:
+    """One message in the chat-completions request shape. A user message with images has
+    content parts (its text, then an ``image_url`` part per image: its reference, or with
+    ``inline`` the image itself, for the model)."""
+    if isinstance(message, UserMessage) and message.images:
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+        parts += [
+            {"type": "image_url", "image_url": {"url": image.url(inline=inline)}}
+            for image in message.images
+        ]
+        return {"role": "user", "content": parts}
     if isinstance(message, SystemMessage | UserMessage):
         return {"role": message.role, "content": message.content}
     if isinstance(message, AssistantMessage):
@@ -112,8 +169,8 @@ def to_openai(message: Message) -> OpenAIMessage:
     return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
 
 
-def to_openai_list(messages: Iterable[Message]) -> list[OpenAIMessage]:
-    return [to_openai(m) for m in messages]
+def to_openai_list(messages: Iterable[Message], *, inline: bool = False) -> list[OpenAIMessage]:
+    return [to_openai(m, inline=inline) for m in messages]
 
 
 def from_openai_list(raw: Sequence[OpenAIMessage]) -> list[Message]:
@@ -123,7 +180,9 @@ def from_openai_list(raw: Sequence[OpenAIMessage]) -> list[Message]:
     for index, item in enumerate(raw):
         role = item.get("role")
         content = item.get("content")
-        if role in ("system", "user"):
+        if role == "user" and isinstance(content, list):
+            out.append(_user_with_images(index, content))
+        elif role in ("system", "user"):
             if not isinstance(content, str):
                 raise ValueError(f"message {index}: {role} content must be a string")
             out.append(SystemMessage(content) if role == "system" else UserMessage(content))
@@ -148,6 +207,23 @@ def from_openai_list(raw: Sequence[OpenAIMessage]) -> list[Message]:
         else:
             raise ValueError(f"message {index}: unknown role {role!r}")
     return out
+
+
+def _user_with_images(index: int, parts: list[Any]) -> UserMessage:
+    """A user message of parts as :func:`to_openai` writes them: one text, then images by
+    reference (a data URL is the wire's, never the transcript's)."""
+    if not parts or not isinstance(parts[0], dict) or parts[0].get("type") != "text":
+        raise ValueError(f"message {index}: user content parts must start with its text")
+    text = parts[0].get("text")
+    if not isinstance(text, str):
+        raise ValueError(f"message {index}: the text part needs a string")
+    images = []
+    for part in parts[1:]:
+        url = part.get("image_url", {}).get("url") if isinstance(part, dict) else None
+        if not isinstance(url, str) or part.get("type") != "image_url":
+            raise ValueError(f"message {index}: after the text, only image_url parts")
+        images.append(ImageRef.parse(url))
+    return UserMessage(text, tuple(images))
 
 
 def _parse_call(index: int, raw: Any) -> ToolCall:

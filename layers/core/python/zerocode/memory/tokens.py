@@ -12,12 +12,13 @@ import binascii
 import functools
 import gzip
 import hashlib
+import math
 from importlib import resources
 from typing import Protocol
 
 import tiktoken
 
-from zerocode.memory.messages import AssistantMessage, Message, ToolResult
+from zerocode.memory.messages import AssistantMessage, Message, ToolResult, UserMessage
 
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 _O200K_PATTERN = "|".join(
@@ -70,9 +71,31 @@ def count_tokens(text: str) -> int:
     return len(o200k().encode_ordinary(text))
 
 
+# OpenAI's rule for an image part at high detail (what "auto" is for a picture of some
+# size): fit in 2048×2048, then the short side down to 768, then 170 tokens a 512-pixel
+# tile and 85 more. Other providers count otherwise; this is the bound the window plans by.
+IMAGE_BASE_TOKENS = 85
+IMAGE_TILE_TOKENS = 170
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Prompt tokens of one image of ``width``×``height`` pixels (OpenAI's rule)."""
+    w, h = float(width), float(height)
+    if max(w, h) > 2048:
+        scale = 2048 / max(w, h)
+        w, h = w * scale, h * scale
+    if min(w, h) > 768:
+        scale = 768 / min(w, h)
+        w, h = w * scale, h * scale
+    tiles = math.ceil(w / 512) * math.ceil(h / 512)
+    return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles
+
+
 def message_tokens(message: Message, count: TokenCounter = count_tokens) -> int:
-    """Prompt tokens one message costs, framing included."""
+    """Prompt tokens one message costs, framing included (a user message's images too)."""
     total = MESSAGE_OVERHEAD + count(message.content or "")
+    if isinstance(message, UserMessage):
+        total += sum(image_tokens(i.width, i.height) for i in message.images)
     if isinstance(message, AssistantMessage):
         for call in message.tool_calls:
             total += TOOL_CALL_OVERHEAD + count(call.name) + count(call.arguments)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from zerocode.memory.bounds import DEFAULT_MAX_MESSAGES, MAX_STEP_MESSAGES, WindowPolicy
 from zerocode.memory.budget import Reserved, budget, pin, split_turns
-from zerocode.memory.elision import Elider, elide, elision_stub
+from zerocode.memory.elision import Elider, elide, elision_stub, newest_images
 from zerocode.memory.messages import Message, OpenAIMessage, SystemMessage, to_openai_list
 from zerocode.memory.tokens import (
     MESSAGE_OVERHEAD,
@@ -87,7 +87,12 @@ def build_window(
     result always passes :func:`validation.validate`.
     """
     pinned = pin(system, units)
-    render = Elider(pinned.newest_turn, policy.full_turns, policy.elide_min_chars)
+    render = Elider(
+        pinned.newest_turn,
+        policy.full_turns,
+        policy.elide_min_chars,
+        newest_images(pinned.conversation, policy.images),
+    )
     summary = latest_summary(units) if policy.summary else None
     kept = budget(reserve(pinned.system, summary, policy, count), pinned, render, policy, count)
 

@@ -54,6 +54,7 @@ class DynamoDisplayHistoryStore:
         status: DisplayStatus = DisplayStatus.OK,
         turn: int = 0,
         element: dict[str, Any] | None = None,
+        images: list[dict[str, Any]] | None = None,
     ) -> DisplayEntry:
         key = self.keys.next_key()
         item: Item = {
@@ -66,6 +67,8 @@ class DynamoDisplayHistoryStore:
         }
         if element is not None:
             item["element"] = {"S": json.dumps(element)}
+        if images:
+            item["images"] = {"S": json.dumps(images)}
         expires = expires_at(self.retention_days, self.now())
         if expires is not None:
             item["expires_at"] = {"N": str(expires)}
@@ -76,7 +79,13 @@ class DynamoDisplayHistoryStore:
             )
         self.client.put_item(TableName=self.table, Item=item)
         return DisplayEntry.keyed(
-            key, role=role, content=content, status=status, turn=turn, element=element
+            key,
+            role=role,
+            content=content,
+            status=status,
+            turn=turn,
+            element=element,
+            images=images,
         )
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
@@ -97,6 +106,7 @@ class DynamoDisplayHistoryStore:
                 status=DisplayStatus(i["status"]["S"]),
                 turn=int(i["turn"]["N"]),
                 element=json.loads(i["element"]["S"]) if "element" in i else None,
+                images=json.loads(i["images"]["S"]) if "images" in i else None,
             )
             for i in items[:limit]
         ]

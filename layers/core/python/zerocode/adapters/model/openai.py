@@ -256,7 +256,7 @@ class OpenAIChatModel:
         answer = _Assembly()
         body: dict[str, Any] = {
             "model": model,
-            "messages": to_openai_list(messages),
+            "messages": to_openai_list(messages, inline=True),  # images as data URLs
             "stream": True,
             "stream_options": {"include_usage": True},
         }

@@ -37,12 +37,13 @@ class SqliteDisplayHistoryStore:
         status: DisplayStatus = DisplayStatus.OK,
         turn: int = 0,
         element: dict[str, Any] | None = None,
+        images: list[dict[str, Any]] | None = None,
     ) -> DisplayEntry:
         key = self.keys.next_key()
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO display (app_id, id, role, content, status, turn, element, "
-                "expires_at) VALUES (?,?,?,?,?,?,?,?)",
+                "expires_at, images) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
                     app_id,
                     key,
@@ -52,16 +53,24 @@ class SqliteDisplayHistoryStore:
                     turn,
                     json.dumps(element) if element is not None else None,
                     expires_at(self.retention_days, self.now()),
+                    json.dumps(images) if images else None,
                 ),
             )
         return DisplayEntry.keyed(
-            key, role=role, content=content, status=status, turn=turn, element=element
+            key,
+            role=role,
+            content=content,
+            status=status,
+            turn=turn,
+            element=element,
+            images=images,
         )
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
         check_page(before, limit)
         rows = self.db.query(
-            "SELECT id, role, content, status, turn, element FROM display WHERE app_id = ? "
+            "SELECT id, role, content, status, turn, element, images FROM display "
+            "WHERE app_id = ? "
             "AND id < ? ORDER BY id DESC LIMIT ?",
             (app_id, before or "~", limit + 1),
         )
@@ -73,6 +82,7 @@ class SqliteDisplayHistoryStore:
                 status=DisplayStatus(r[3]),
                 turn=r[4],
                 element=json.loads(r[5]) if r[5] else None,
+                images=json.loads(r[6]) if r[6] else None,
             )
             for r in rows[:limit]
         ]

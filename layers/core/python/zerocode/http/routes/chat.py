@@ -9,12 +9,21 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Path, Query, Response
 
 from zerocode.apps.guards import check_element, check_text
+from zerocode.apps.image_intake import sniff
 from zerocode.apps.records import App
+from zerocode.engine.chat_images import (
+    ChatImageRules,
+    ImagesNotSupported,
+    check_images,
+    take_images,
+)
+from zerocode.engine.turn import Engine
 from zerocode.engine.turn_log import parse_event_id
 from zerocode.engine.window_budget import check_request
-from zerocode.errors import InvalidInput, PreviewOutOfDate
+from zerocode.errors import InvalidInput, NotFound, PreviewOutOfDate
 from zerocode.http.deps import (
     Caller,
+    ChatImageRulesDep,
     DisplayDep,
     EngineDep,
     MaxChars,
@@ -34,6 +43,7 @@ from zerocode.http.turn_schemas import (
     entry_out,
 )
 from zerocode.memory.display import KEY_PATTERN
+from zerocode.memory.messages import ImageRef
 from zerocode.publishing.builds import check_build_id
 from zerocode.publishing.service import Publishing
 
@@ -73,6 +83,8 @@ async def chat_post(
     publishing: PublishingDep,
     quota: QuotaDep,
     max_chars: MaxChars,
+    engine: EngineDep,
+    image_rules: ChatImageRulesDep,
     hold: Annotated[bool, Depends(on_lambda)],
 ) -> Response:
     """Start a turn and stream it. POST only: no GET starts a turn or changes state, so
@@ -84,12 +96,48 @@ async def chat_post(
     if element:
         check_element(element)
     check_request(text, element, max_chars)
+    urls = body.images or []
+    check_images(urls, image_rules)  # a model without vision: refused before anything
     if element:
         await check_picked(publishing, app, element["buildId"])
     turns.refuse_if_stopping()  # before the quota: a refused chat costs nothing
     await quota.charge("chat", user.id)
-    running = await turns.start(app, text, element or None)
+    images = await asyncio.to_thread(_kept, engine, app, urls, image_rules)
+    running = await turns.start(app, text, element or None, images)
     return TurnStream(running.follow(), hold=running.ended.wait if hold else None)
+
+
+def _kept(engine: Engine, app: App, urls: list[str], rules: ChatImageRules) -> tuple[ImageRef, ...]:
+    """The message's images, checked, re-encoded and kept (none without a store)."""
+    if not urls:
+        return ()
+    if engine.images is None:
+        raise ImagesNotSupported("this platform keeps no images of messages")
+    return take_images(engine.images, app.id, urls, rules)
+
+
+@router.get("/images/{sha256}", responses={200: {"content": {"image/png": {}}}})
+def message_image(
+    app_id: str,
+    app: OwnedApp,
+    engine: EngineDep,
+    sha256: Annotated[str, Path(pattern="^[0-9a-f]{64}$")],
+) -> Response:
+    """An image a message of the app carried, as kept (for the console's history): typed by
+    its content, never rendered as a document."""
+    if engine.images is None:
+        raise NotFound("this platform keeps no images of messages")
+    data = engine.images.get(app.id, sha256)
+    kind = sniff(data)
+    return Response(
+        data,
+        media_type=kind[1] if kind else "application/octet-stream",
+        headers={
+            "Cache-Control": "private, max-age=86400, immutable",  # content-addressed
+            "Content-Security-Policy": "default-src 'none'; sandbox",
+            "Content-Disposition": "inline",
+        },
+    )
 
 
 @router.get(

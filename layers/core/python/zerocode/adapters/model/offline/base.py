@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import base64
 import functools
 import html
 import json
@@ -82,6 +83,8 @@ class Request:
     turn: list[dict[str, Any]] = field(default_factory=list)  # every message after the request
     # Whether the request offers the acceptance check tools (add_check, retire_check).
     check_tools: bool = False
+    # The images the request carries (data URLs decoded), in order.
+    images: tuple[bytes, ...] = ()
 
     @property
     def repairing(self) -> bool:
@@ -134,6 +137,7 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
     # every user message be feedback, the newest one, as before feedback existed).
     at = next((i for i in reversed(users) if not is_feedback(text_of(messages[i]))), last_user)
     raw = text_of(messages[at])
+    images = images_of(messages[at])
     text, _, selected = raw.partition(_SELECTED)
     element = {k: v for k, v in _fields(selected)} if selected else {}
     triggers = frozenset(_TRIGGER.findall(text))
@@ -148,6 +152,7 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
             triggers=triggers,
             raw=raw,
             turn=since,
+            images=images,
         )
     said = [text_of(messages[i]) for i in users if i > at]
     repairs = sum(t.startswith(REPAIR_MARK) for t in said)
@@ -170,6 +175,7 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
         since=messages[last_user + 1 :],
         triggers=triggers,
         raw=raw,
+        images=images,
         feedback=said[-1],
         repairs=repairs,
         continues=continues,
@@ -199,6 +205,19 @@ def is_creation(earlier: list[dict[str, Any]]) -> bool:
 def element_text(req: Request) -> str | None:
     text = req.element.get("text")
     return text.strip() if text and text.strip() else None
+
+
+def images_of(message: dict[str, Any]) -> tuple[bytes, ...]:
+    """The images a message carries as data URLs (its ``image_url`` parts), decoded."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return ()
+    found = []
+    for part in content:
+        url = part.get("image_url", {}).get("url") if isinstance(part, dict) else None
+        if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+            found.append(base64.b64decode(url.split(";base64,", 1)[1]))
+    return tuple(found)
 
 
 def text_of(message: dict[str, Any]) -> str:

@@ -119,6 +119,12 @@ double-quoted string of the request). vue_project: a creation gets parallel
 modify_file → final text. Every final text says what the tool results say
 happened, and a request it cannot act on gets a text saying nothing changed.
 
+Pictures (issue 41): a creation whose request carries an image is made in its palette
+(:mod:`.palette`: its dominant colours, the most vivid darkened to an accent that reads on
+white, the lightest washed to a background, and its shape), the text saying which; a change
+that asks to use an uploaded image ("use my logo") places it before the page's heading
+(:mod:`.placing`), from the platform's upload note.
+
 Acceptance checks (issue 25, :mod:`.checks`): a creation states what the app must do (its
 heading, its "Try it" button counting clicks, in a Vue project its about page), a change what
 it changed, retiring the earlier checks that asserted the replaced text. html / multi_file:
@@ -143,6 +149,7 @@ from typing import Any
 from zerocode.adapters.model.offline.base import (
     Request,
     Script,
+    is_creation,
     pace_of,
     parse_request,
 )
@@ -150,6 +157,7 @@ from zerocode.adapters.model.offline.checks import CHECK_TOOLS
 from zerocode.adapters.model.offline.flaws import flaw_of, flawed_answer
 from zerocode.adapters.model.offline.names import app_name
 from zerocode.adapters.model.offline.pages import page_answer
+from zerocode.adapters.model.offline.palette import palette_of, recolour
 from zerocode.adapters.model.offline.regress import is_regress, regress_answer
 from zerocode.adapters.model.offline.vue import vue_answer
 
@@ -167,6 +175,8 @@ def answer(
     pace = pace_of(req.text)
     generating = req.kind in ("html", "multi_file", "vue_project")
     script = Script(NOTED) if generating and req.note else _answer(req, flawed_seed)
+    if generating and req.images and is_creation(req.earlier):
+        script = pictured(script, req.images[0])
     return replace(
         script,
         pace=pace,
@@ -176,6 +186,18 @@ def answer(
 
 
 NOTED = "Noted. There is nothing to change until you ask for something."
+
+
+def pictured(script: Script, image: bytes) -> Script:
+    """A creation made in the palette of the request's picture, saying so in its text."""
+    palette = palette_of(image)
+    if palette is None:
+        return replace(script, text=f"I could not read your picture. {script.text}")
+    calls = tuple(replace(c, arguments=recolour(c.arguments, palette)) for c in script.calls)
+    text = recolour(script.text, palette)
+    if text and not calls:  # the answer (a page), or a project's closing text
+        text = f"{palette.said()}\n\n{text}"
+    return replace(script, text=text, calls=calls)
 
 
 def _answer(req: Request, flawed_seed: int | None = None) -> Script:
