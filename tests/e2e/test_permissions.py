@@ -3,6 +3,7 @@ an admin. A route with no rule here fails the suite, so nothing new ships unguar
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -37,6 +38,7 @@ RULES: dict[tuple[str, str], str] = {
     ("GET", "/api/apps/{app_id}/assets"): APP,
     ("POST", "/api/apps/{app_id}/assets"): APP,
     ("GET", "/api/apps/{app_id}/assets/{name}"): APP,
+    ("GET", "/api/apps/{app_id}/images/{sha256}"): APP,
     ("GET", "/api/apps/{app_id}/download"): APP,
     ("POST", "/api/apps/{app_id}/deploy"): APP,
     ("GET", "/api/apps/{app_id}/builds"): APP,
@@ -113,7 +115,9 @@ def test_every_route_has_a_rule(server: Server) -> None:
     assert not missing, f"routes without a permission rule: {missing}"
 
 
-def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: str) -> int:
+def call(
+    client: httpx.Client, method: str, path: str, app_id: str, build_id: str, sha: str = ""
+) -> int:
     url = (
         path.replace("{app_id}", app_id)
         .replace("{path}", "index.html")
@@ -127,6 +131,7 @@ def call(client: httpx.Client, method: str, path: str, app_id: str, build_id: st
         .replace("{user_id}", "u1")
         .replace("{record_id}", "0123456789abcdef")
         .replace("{name}", "logo.png")
+        .replace("{sha256}", sha or "0" * 64)
     )
     client.cookies.clear()  # a login answered earlier must not turn "anonymous" into a user
     request = BODIES.get((method, path), {})
@@ -177,6 +182,14 @@ def test_route_answers_each_kind_of_caller_rightly(
     for who in ("anonymous", "other", "owner", "admin"):
         app = create(people["owner"], "A page about bees", "html")
         chat(people["owner"], app["id"], app["initPrompt"])
+        sha = ""
+        if "{sha256}" in path:  # a message's image to look at
+            shot = f"data:image/png;base64,{base64.b64encode(png()).decode()}"
+            body = {"message": 'Title "Bees"', "images": [shot]}
+            with people["owner"].stream("POST", f"/api/apps/{app['id']}/chat", json=body) as r:
+                r.read()
+            entries = people["owner"].get(f"/api/apps/{app['id']}/history").json()["entries"]
+            (sha,) = [i["sha256"] for e in entries for i in e.get("images") or ()]
         if "{name}" in path or path.endswith("/edits/image"):  # an image to look at, replace
             logo = {"file": ("logo.png", png(), "image/png")}
             assert people["owner"].post(f"/api/apps/{app['id']}/assets", files=logo).is_success
@@ -190,7 +203,7 @@ def test_route_answers_each_kind_of_caller_rightly(
         caller = people[who]
         if route == ("POST", "/api/users/logout") and who != "anonymous":
             caller = signed_in(server)  # logging out must not end the sessions used above
-        statuses[who] = call(caller, method, path, app["id"], build_id)
+        statuses[who] = call(caller, method, path, app["id"], build_id, sha)
     if rule == PUBLIC:
         assert statuses["anonymous"] < 400 or statuses["anonymous"] == 409, statuses
     elif rule == SIGNED_IN:

@@ -9,6 +9,7 @@ each call made on a thread that runs an event loop. Every route of the API is ca
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 import json
 import time
@@ -139,7 +140,11 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
         "POST",
         f"{base}/chat",
         headers=me,
-        json={"message": 'Rename it to "Owl Hall"', "element": element},
+        json={
+            "message": 'Rename it to "Owl Hall"',
+            "element": element,
+            "images": [f"data:image/png;base64,{base64.b64encode(png()).decode()}"],
+        },
     ) as turn:
         renamed = "".join(turn.iter_text())
         assert turn.status_code == 200 and "event: done" in renamed
@@ -183,7 +188,9 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     covers.store.put(app["id"], rebuilt["build"]["id"], b"\x89PNG\r\n\x1a\nnot drawn")
     assert covers.record(app["id"], rebuilt["build"]["id"])
     call("GET", f"{ap}/cover", f"{base}/cover", 200, headers=me)
-    call("GET", f"{ap}/history", f"{base}/history", 200, headers=me)
+    entries = call("GET", f"{ap}/history", f"{base}/history", 200, headers=me).json()["entries"]
+    (sha,) = [i["sha256"] for e in entries for i in e.get("images") or ()]
+    call("GET", f"{ap}/images/{{sha256}}", f"{base}/images/{sha}", 200, headers=me)
     call("GET", f"{ap}/context", f"{base}/context", 200, headers=me)
     call("GET", f"{ap}/files", f"{base}/files", 200, headers=me)
     call("GET", f"{ap}/files/{{path}}", f"{base}/files/index.html", 200, headers=me)

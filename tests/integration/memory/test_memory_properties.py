@@ -17,6 +17,7 @@ function over larger random transcripts (24-file write steps, long current turns
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from zerocode.memory.cache import CachedTail, WindowCache
 from zerocode.memory.facade import CRASHED, Memory, Turn, interrupted_note, user_content
 from zerocode.memory.messages import (
     AssistantMessage,
+    ImageRef,
     Message,
     SystemMessage,
     ToolCall,
@@ -106,7 +108,7 @@ class Reference:
         if not units:
             return system
         turns = [list(group) for _, group in groupby(units, key=lambda u: u.turn)]
-        offers = RefOffers(policy, units[-1].turn, tokens(system))
+        offers = RefOffers(policy, units[-1].turn, tokens(system), image_turns(units, policy))
         current, older = turns[-1], turns[:-1]
         if offers.current(current):
             for turn in reversed(older):
@@ -121,8 +123,10 @@ class Reference:
 class RefOffers:
     """The reference window's room: what is left of the bounds, and what was chosen."""
 
-    def __init__(self, policy: WindowPolicy, newest: int, system_tokens: int) -> None:
-        self.policy, self.newest = policy, newest
+    def __init__(
+        self, policy: WindowPolicy, newest: int, system_tokens: int, images: set[int]
+    ) -> None:
+        self.policy, self.newest, self.images = policy, newest, images
         self.left = {
             "tokens": policy.max_tokens - system_tokens,
             "messages": policy.max_messages - 1,
@@ -133,12 +137,15 @@ class RefOffers:
         return [elide(m, self.policy.elide_min_chars) for m in unit.messages]
 
     def full(self, unit: RefUnit) -> list[Message]:
-        return (
-            unit.messages if unit.turn > self.newest - self.policy.full_turns else self.slim(unit)
-        )
+        if unit.turn > self.newest - self.policy.full_turns:
+            return unit.messages
+        keep = unit.turn in self.images  # an older turn among the newest images' turns
+        return [elide(m, self.policy.elide_min_chars, keep_images=keep) for m in unit.messages]
 
-    def offer(self, unit: RefUnit, *, forced: bool = False) -> bool:
-        options = [self.full(unit), self.slim(unit)]
+    def offer(self, unit: RefUnit, *, forced: bool = False, pinned: bool = False) -> bool:
+        # The pinned request is shown as it is (its images too: the budget's minimum holds
+        # them); any other unit in full, else elided.
+        options = [self.full(unit)] if pinned else [self.full(unit), self.slim(unit)]
         fitting = [
             o
             for o in options
@@ -156,7 +163,7 @@ class RefOffers:
         """The current turn: its request and newest unit forced in; True if it is all in."""
         asked = request(turn)
         if asked is not None:
-            self.offer(asked, forced=True)
+            self.offer(asked, forced=True, pinned=True)
         rest = [u for u in turn if u is not asked]
         return all(self.offer(u, forced=u is rest[-1]) for u in reversed(rest))
 
@@ -174,6 +181,28 @@ class RefOffers:
             self.left.update(saved[1])
             return False
         return all(self.offer(u) for u in reversed(rest[:-1]))
+
+
+def image_turns(units: list[RefUnit], policy: WindowPolicy) -> set[int]:
+    """The turns whose images stay shown, the obvious way: from the newest turn back, each
+    turn that sent images while all of them so far are at most ``policy.images``."""
+    turns: set[int] = set()
+    total = 0
+    for unit in reversed(units):
+        sent = sum(len(m.images) for m in unit.messages if isinstance(m, UserMessage))
+        if sent == 0:
+            continue
+        total += sent
+        if total > policy.images:
+            break
+        turns.add(unit.turn)
+    return turns
+
+
+def picture(turn: int, index: int) -> ImageRef:
+    """An image a request carries: its size (so its tokens) varies with the turn."""
+    sha = hashlib.sha256(f"{turn}-{index}".encode()).hexdigest()
+    return ImageRef(sha, "image/png", 200 + 300 * turn, 150 + 200 * index, 1000 * turn + index)
 
 
 def request(turn: list[RefUnit]) -> RefUnit | None:
@@ -238,6 +267,7 @@ turn_spec = st.tuples(
     st.sampled_from(["final", "interrupted", "crash"]),
     st.booleans(),  # an element picked in the preview
     st.booleans(),  # a platform note (a restore, M9) after the turn
+    st.integers(0, 3),  # images the request carries (issue 41)
 )
 policies = st.builds(
     WindowPolicy,
@@ -245,6 +275,7 @@ policies = st.builds(
     max_tokens=st.integers(40, 8000),
     elide_min_chars=st.integers(64, 900),
     full_turns=st.integers(1, 3),
+    images=st.integers(0, 4),
 )
 
 
@@ -285,7 +316,9 @@ class Run:
         self.ref.add(RefUnit(turn, EntryKind.NOTE, [UserMessage(text)]))
         self.check()
 
-    def turn(self, number: int, steps: list[Any], ending: str, *, element: bool) -> None:
+    def turn(
+        self, number: int, steps: list[Any], ending: str, *, element: bool, images: int = 0
+    ) -> None:
         picked = (
             {"pagePath": "/", "tag": "h1", "selector": "#app h1", "text": "Shop"}
             if element
@@ -299,12 +332,13 @@ class Run:
                     [AssistantMessage(interrupted_note(self.open_turn, CRASHED))],
                 )
             )
-        turn = self.warm.begin_turn(APP, f"request {number}", picked)
+        sent = tuple(picture(number, i) for i in range(images))
+        turn = self.warm.begin_turn(APP, f"request {number}", picked, images=sent)
         self.ref.add(
             RefUnit(
                 turn.number,
                 EntryKind.USER,
-                [UserMessage(user_content(f"request {number}", picked))],
+                [UserMessage(user_content(f"request {number}", picked), sent)],
             )
         )
         self.check()
@@ -359,8 +393,8 @@ def run_conversation(
     cache: WindowCache, policy: WindowPolicy, turns: list[Any], losses: list[bool]
 ) -> None:
     run = Run(cache, policy, losses)
-    for number, (steps, ending, element, note) in enumerate(turns, start=1):
-        run.turn(number, steps, ending, element=element)
+    for number, (steps, ending, element, note, images) in enumerate(turns, start=1):
+        run.turn(number, steps, ending, element=element, images=images)
         if note:
             run.note(number)
     run.nothing_lost()
@@ -406,8 +440,9 @@ def test_windows_with_running_summary_stay_valid_and_cache_independent(
     summarize = lambda prev, units: f"{prev or ''}+{len(units)}"  # noqa: E731
     warm = Memory(store, LruWindowCache(), policy, summarizer=summarize)
     cold = Memory(store, NoCache(), policy, summarizer=summarize)
-    for number, (steps, ending, _, note) in enumerate(turns, start=1):
-        turn = warm.begin_turn(APP, f"request {number}", system=SYSTEM)
+    for number, (steps, ending, _, note, images) in enumerate(turns, start=1):
+        sent = tuple(picture(number, i) for i in range(images))
+        turn = warm.begin_turn(APP, f"request {number}", system=SYSTEM, images=sent)
         for index, (calls, _huge, _failed) in enumerate(steps):
             tool_calls = tuple(
                 ToolCall(f"c{number}_{index}_{i}", "read_dir", "{}") for i in range(calls)

@@ -30,9 +30,10 @@ APP = "app-summary"
 
 
 def settings(tmp_path: Path, **extra: Any) -> Settings:
-    """The summary on, and requests of at most 1,000 characters, so the small window of
-    these tests (BUDGET) is one the settings accept."""
+    """The summary on, requests of at most 1,000 characters and no images, so the small
+    window of these tests (BUDGET) is one the settings accept."""
     extra.setdefault("max_message_chars", 1000)
+    extra.setdefault("chat_images_max", 0)
     return Settings(data_dir=tmp_path, covers=False, window_summary=True, **extra)
 
 
@@ -103,8 +104,8 @@ def test_a_failing_summary_model_never_fails_a_turn(tmp_path: Path, caplog: Any)
     s = settings(tmp_path, window_max_tokens=BUDGET)
     memory = parts.memory(s, model=Failing())
     with caplog.at_level(logging.WARNING):
-        turns(memory, 6)
-    assert memory.head(APP).turn == 6 and not summaries(memory)
+        turns(memory, 8)  # enough that turns leave the window (BUDGET holds about five)
+    assert memory.head(APP).turn == 8 and not summaries(memory)
     assert "running summary skipped" in caplog.text and "routing model is down" in caplog.text
     window = memory.window(APP, SYSTEM)
     assert window.evicted_units > 0 and not window.summary_included

@@ -94,7 +94,7 @@ def test_an_animation_keeps_its_frames_within_the_limit() -> None:
     image = take(out.getvalue(), LIMITS)
     assert image.frames == 5 and image.media_type == "image/gif"
     with Image.open(io.BytesIO(image.data)) as im:
-        assert im.n_frames == 5
+        assert getattr(im, "n_frames", 1) == 5
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,9 @@ def test_a_window_budget_below_what_every_window_pins_is_refused(
     assert Settings().window_max_tokens == minimum.tokens
     # Fewer images a message, a smaller minimum; none, the text's alone.
     monkeypatch.setenv("ZEROCODE_CHAT_IMAGES_MAX", "0")
-    monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", str(window_minimum(MESSAGE_CHARS, None).tokens))
+    monkeypatch.setenv(
+        "ZEROCODE_WINDOW_MAX_TOKENS", str(window_minimum(MESSAGE_CHARS, None).tokens)
+    )
     assert Settings().chat_images_max == 0
 
 

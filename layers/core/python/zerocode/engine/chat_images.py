@@ -15,7 +15,7 @@ import binascii
 import re
 from dataclasses import dataclass, field
 
-from zerocode.apps.image_intake import ImageLimits, sniff, take
+from zerocode.apps.image_intake import CleanImage, ImageLimits, sniff, take
 from zerocode.errors import InvalidInput, PayloadTooLarge, ZerocodeError
 from zerocode.memory.images import ImageStore, digest
 from zerocode.memory.messages import ImageRef
@@ -67,7 +67,7 @@ def take_images(
 ) -> tuple[ImageRef, ...]:
     """Each data URL checked, re-encoded and kept; the references the message carries."""
     check_images(urls, rules)
-    refs = []
+    clean: list[CleanImage] = []
     for index, url in enumerate(urls, start=1):
         data = _decoded(url, index, rules)
         kind = sniff(data)
@@ -77,6 +77,9 @@ def take_images(
             image = take(data, rules.limits, as_ext=as_ext if kind and as_ext != kind[2] else None)
         except ZerocodeError as exc:
             raise type(exc)(f"image {index}: {exc.message}") from None
+        clean.append(image)
+    refs = []
+    for image in clean:  # kept once every image passed: a refused message keeps none
         sha = digest(image.data)
         store.put(app_id, sha, image.data)
         refs.append(ImageRef(sha, image.media_type, image.width, image.height, len(image.data)))

@@ -88,7 +88,7 @@ class SqliteDatabase:
             self.conn.execute(f"PRAGMA wal_autocheckpoint={max(WAL_LIMIT_BYTES // page, 16)}")
         self.conn.executescript(_SCHEMA)
         # Columns added since a database was made (issue 41: a message's images).
-        have = {row[1] for row in self.conn.execute("PRAGMA table_info(display)")}
+        have = {row[1] for row in self.conn.execute("PRAGMA table_info(display)").fetchall()}
         if "images" not in have:
             with contextlib.suppress(sqlite3.OperationalError):  # another opener added it
                 self.conn.execute("ALTER TABLE display ADD COLUMN images TEXT")
