@@ -36,6 +36,9 @@ def start(tmp: pytest.TempPathFactory, model: ReplayModel, **env: str) -> Server
     return srv
 
 
+Servers = tuple[ReplayModel, Server, Server]
+
+
 @pytest.fixture(scope="module")
 def replay(
     tmp_path_factory: pytest.TempPathFactory,
