@@ -7,8 +7,10 @@ import { t } from "./i18n.js";
 import { codeView, versionsView } from "./code.js";
 import { checksView } from "./checks.js";
 import { dataView } from "./data.js";
+import { imagesView } from "./images.js";
 import { h } from "./render.js";
 import { foldingNotice, phoneSwitch, rove, tabKeys } from "./layout.js";
+import { attachments } from "./attach.js";
 import { focusNext } from "./keyboard.js";
 import { otherTabs } from "./tabs.js";  // many tabs, one truth
 import { explain } from "./messages.js";
@@ -51,6 +53,7 @@ export async function appPage(appId, openVersion = null) {
   const stopButton = h("button", { class: "danger", id: "stop", type: "button", hidden: true,
                                    title: t("app.stopHint") }, t("app.stop"));
   const chipSlot = h("div", { class: "row", id: "chips" });
+  const attached = attachments(input);  // a message's images (attach.js)
   const deployButton = h("button", { id: "deploy" }, t("app.deploy"));
   const contextButton = h("button", { class: "secondary", id: "context", "aria-expanded": "false",
                                       "aria-controls": "context-panel" }, t("app.context"));
@@ -61,7 +64,7 @@ export async function appPage(appId, openVersion = null) {
   // chat.js, turn_stream.js, app_panels.js): each adds what it makes, and they call each
   // other through it.
   const page = {
-    appId, app, messages, input, inputCount, send, stopButton, chipSlot, deployButton, contextButton, panel,
+    appId, app, messages, input, inputCount, send, stopButton, chipSlot, attached, deployButton, contextButton, panel,
     contextPanel,
     picked: null, running: false, restoring: false, rebuilding: false, savingText: false, before: null,
     loadingOlder: false, hasPreview: false, stale: false, stoppable: null, framed: false,
@@ -95,6 +98,7 @@ export async function appPage(appId, openVersion = null) {
     code.setBusy();
     checks.setBusy(busy());
     data.setBusy(busy());
+    images.setBusy(busy());
   }
 
   // Another tab or device changed the app (its turn ended, a restore, an edit): read it again.
@@ -165,10 +169,12 @@ export async function appPage(appId, openVersion = null) {
   const versions = versionsView(appId, { api, report, restore, busy });
   const checks = checksView(appId, { api, report, notify, loadImage, busy, restore, onApp: (a) => { page.app = a; } });
   const data = dataView(appId, { api, raw: apiRaw, report, notify, busy });
-  Object.assign(page, { code, versions, checks, data });
+  const images = imagesView(appId, { api, report, notify, loadImage, busy, onSaved: edited });
+  Object.assign(page, { code, versions, checks, data, images });
   const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, staleNotice, placeholder, frame);
-  for (const pane of [code, versions, checks, data]) pane.el.classList.add("pane");
-  const panes = { preview: previewPane, code: code.el, versions: versions.el, checks: checks.el, data: data.el };
+  for (const pane of [code, versions, checks, data, images]) pane.el.classList.add("pane");
+  const panes = { preview: previewPane, code: code.el, versions: versions.el, checks: checks.el, data: data.el,
+                  images: images.el };
   const tabs = Object.keys(panes).map((name) => h("button", {
     type: "button", role: "tab", id: `tab-${name}`, class: "tab", "aria-controls": panes[name].id,
     "aria-selected": String(name === "preview"), onclick: () => showTab(name) }, t(`app.tab.${name}`)));
@@ -181,6 +187,7 @@ export async function appPage(appId, openVersion = null) {
     if (name === "versions") versions.refresh(version);
     if (name === "checks") checks.refresh();
     if (name === "data") data.refresh();
+    if (name === "images") images.refresh();
   }
   for (const [name, pane] of Object.entries(panes)) {
     pane.setAttribute("role", "tabpanel");
@@ -188,6 +195,7 @@ export async function appPage(appId, openVersion = null) {
   }
   rove(tabs, tabs[0]);
   code.el.hidden = true; versions.el.hidden = true; checks.el.hidden = true; data.el.hidden = true;
+  images.el.hidden = true;
   // -- deploy and rollback, the download, what the AI sees, the title (app_panels.js) -------
   const { showBuilds, download } = deployPanel(page);
   contextPanelOf(page);
@@ -206,14 +214,15 @@ export async function appPage(appId, openVersion = null) {
   });
 
   const chatSection = h("section", { class: "chat", "aria-label": t("phone.chat") }, titleRow, messages, offlineSlot,
-    h("div", { class: "composer" }, chipSlot, input, h("div", { class: "row" }, send, stopButton,
-      h("span", { class: "small", id: "send-hint" }, t("app.sendHint")), inputCount)));
+    h("div", { class: "composer" }, chipSlot, attached.strip, input, attached.picker,
+      h("div", { class: "row" }, send, attached.button, stopButton,
+        h("span", { class: "small", id: "send-hint" }, t("app.sendHint")), inputCount)));
   const previewSection = h("section", { class: "preview", "aria-label": t("phone.preview") },
     h("div", { class: "toolbar" }, h("div", { class: "tabs", role: "tablist", "aria-label": t("app.tabs") }, tabs),
       editButton, deployButton,
       h("button", { class: "secondary", onclick: download }, t("app.download")), contextButton,
       h("a", { href: page.app.previewUrl, target: "_blank", rel: "noopener" }, t("app.openPreview"))),
-    panel, contextPanel, previewPane, code.el, versions.el, checks.el, data.el);
+    panel, contextPanel, previewPane, code.el, versions.el, checks.el, data.el, images.el);
   const workspace = h("div", { class: "workspace" });
   const phone = page.phone = phoneSwitch(workspace, chatSection, previewSection);
   workspace.append(phone.el, chatSection, previewSection);

@@ -8,7 +8,7 @@ import { narrow } from "./layout.js";
 import { focusNext } from "./keyboard.js";
 import { afterTurn, turnWrote } from "./turns.js";  // what a stopped turn kept, and its undo
 import { ApiError } from "./messages.js";
-import { API, api, failure, headers, report, sleep } from "./api.js";
+import { API, api, failure, headers, loadImage, report, sleep } from "./api.js";
 import { pickedElement } from "./events.js";
 import { turnStream } from "./turn_stream.js";
 
@@ -25,8 +25,11 @@ export function makeChat(page) {
       const got = await api("GET", `/api/apps/${appId}/history?${params}`);
       const height = messages.scrollHeight;
       messages.prepend(...got.entries.slice().reverse().map(entryView));
+      fillPictures();
       foldTurns(messages);  // all but the newest turns, folded to a line each
-      for (const e of got.entries) if (e.role === "user") asked.set(e.turn, { content: e.content, element: e.element });
+      for (const e of got.entries) {
+        if (e.role === "user") asked.set(e.turn, { content: e.content, element: e.element, images: e.images || [] });
+      }
       const newest = got.entries[0];
       if (!older && newest && newest.role !== "user" && (newest.status === "failed" || newest.status === "interrupted")) {
         offerRetry(messages.lastElementChild, asked.get(newest.turn), newest.turn);
@@ -41,6 +44,14 @@ export function makeChat(page) {
       }
       return got.entries;
     } catch (err) { report(err); return []; } finally { page.loadingOlder = false; }
+  }
+  // The kept images of messages drawn by digest: fetched with the session (an <img> cannot
+  // send the token) once each.
+  function fillPictures() {
+    for (const img of messages.querySelectorAll("img[data-sha]:not([src])")) {
+      loadImage(`/api/apps/${appId}/images/${img.dataset.sha}`).then((url) => { img.src = url; })
+        .catch(() => { img.alt = t("attach.gone"); });
+    }
   }
   async function reloadHistory() {
     while (page.loadingOlder) await sleep(50);
@@ -121,7 +132,13 @@ export function makeChat(page) {
     clearRetry();
     if (!ask) return;
     afterTurn(el, { wrote: turnWrote(api, appId, turn), undo: page.restore,
-      retry: () => chat(ask.content, ask.element ? pickedElement(ask.element) : null, false) });
+      retry: async () => chat(ask.content, ask.element ? pickedElement(ask.element) : null, false,
+                              await sentAgain(ask.images || [])) });
+  }
+  // A message's images for a Retry: as sent (data URLs), or kept ones fetched again.
+  function sentAgain(images) {
+    return Promise.all(images.map((image) => typeof image === "string" ? image
+      : loadImage(`/api/apps/${appId}/images/${image.sha256}`)));
   }
   function clearRetry() { messages.querySelectorAll(".retry, .turn-kept, .retry-choice").forEach((b) => b.remove()); }
 
@@ -164,13 +181,15 @@ export function makeChat(page) {
   }
 
   // A new turn. `typed`: the message is the composer's, cleared once the turn has started.
-  async function chat(text, element, typed) {
+  async function chat(text, element, typed, images = null) {
     if (page.busy() || !text.trim()) return;
     page.running = true;
     page.showBusy();
+    const pictures = images || (typed ? page.attached.take() : []);
     const body = { message: text };
     if (element) body.element = element;
-    messages.append(userBubble(text, element));
+    if (pictures.length) body.images = pictures;
+    messages.append(userBubble(text, element, pictures));
     const shell = liveShell();
     if (!page.hasPreview) page.showPlaceholder(true);
     let response;
@@ -192,12 +211,13 @@ export function makeChat(page) {
         page.checkPreview();
         if (!typed) { input.value = text; inputCount.update(); }
       } else if (typed && element && element.buildId === page.frameBuild) { page.picked = element; page.showChip(); }
+      if (typed) page.attached.put(pictures);  // not sent: the images wait with the message
       report(err);
       return;
     }
     clearRetry();
     if (typed) { input.value = ""; inputCount.update(); page.picked = null; page.showChip(); }
-    await follow(shell, response, null, { content: text, element });
+    await follow(shell, response, null, { content: text, element, images: pictures });
   }
   send.addEventListener("click", () => { if (!inputCount.over()) chat(input.value, page.picked, true); });
   // Enter sends (Ctrl/Cmd+Enter too), Shift+Enter breaks the line; an Enter that ends an IME
@@ -219,8 +239,9 @@ export function makeChat(page) {
       const got = await api("GET", `/api/apps/${appId}/history?limit=5`).catch(() => ({ entries: [] }));
       const mine = got.entries.find((e) => e.turn === turn && e.role === "user");
       if (mine) {
-        asked.set(turn, { content: mine.content, element: mine.element });
+        asked.set(turn, { content: mine.content, element: mine.element, images: mine.images || [] });
         messages.append(entryView(mine));
+        fillPictures();
       }
     }
     await follow(liveShell(), null, turn, asked.get(turn));

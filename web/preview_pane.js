@@ -63,9 +63,24 @@ export function makePreview(page) {
 
   function showChip() {
     chipSlot.replaceChildren(page.picked ? h("span", { class: "chip", id: "picked", "data-build": page.picked.buildId },
-      `<${page.picked.tag}> ${page.picked.text.slice(0, 40)}`,
+      `<${page.picked.tag}> ${(page.picked.text || page.picked.src || "").slice(0, 40)}`,
       h("button", { title: t("app.remove"), "aria-label": t("app.removeSelection"),
-                    onclick: () => { page.picked = null; showChip(); } }, "×")) : "");
+                    onclick: () => { page.picked = null; showChip(); } }, "×")) : "",
+      replaceButton(page.picked));
+  }
+  // A picked image that is one of the builder's uploads: replaced by an upload, no turn.
+  function replaceButton(picked) {
+    if (!picked || picked.tag !== "img" || !/^(\.\/)?assets\/[^/]+$/.test(picked.src || "")) return "";
+    const file = h("input", { type: "file", accept: "image/*", hidden: true, id: "replace-file" });
+    file.addEventListener("change", async () => {
+      const chosen = file.files[0];
+      if (!chosen) return;
+      const element = page.picked;
+      page.picked = null; showChip();
+      await page.images.replacePicked(element, chosen);
+    });
+    return h("span", {}, file, h("button", { type: "button", class: "secondary", id: "replace-image",
+      onclick: () => file.click() }, t("images.replacePicked")));
   }
   // Only the preview frame's window, from the preview's own origin, may talk to this page;
   // what it says is untrusted input, kept to the fields and sizes the API takes.

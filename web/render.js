@@ -258,16 +258,22 @@ function elementChip(element) {
   return h("span", { class: "chip picked-element" }, `<${element.tag}> ${(element.text || "").slice(0, 40)}`);
 }
 
-export function userBubble(text, element) {
+export function userBubble(text, element, images = []) {
   const body = h("div");
   body.innerHTML = escapeHtml(text);
-  return h("div", { class: "msg user" }, elementChip(element), body);
+  // The message's images: data URLs as sent, or kept ones by digest (filled by chat.js).
+  const pictures = images.length ? h("div", { class: "pics" }, ...images.map((image, i) =>
+    typeof image === "string"
+      ? h("img", { src: image, alt: t("attach.image", { n: i + 1 }) })
+      : h("img", { "data-sha": image.sha256, alt: t("attach.image", { n: i + 1 }),
+                   width: image.width, height: image.height }))) : null;
+  return h("div", { class: "msg user" }, elementChip(element), pictures, body);
 }
 
 // A history entry as the chat shows it: the user's message, a reply (ai or error), or a
 // platform note (e.g. "Restored version v1 …"), centred and plain.
 export function entryView(entry) {
-  if (entry.role === "user") return userBubble(entry.content, entry.element);
+  if (entry.role === "user") return userBubble(entry.content, entry.element, entry.images || []);
   if (entry.role === "note") {
     const note = h("div", { class: "note", role: "note" });
     note.innerHTML = markdown(noteText(entry.content));

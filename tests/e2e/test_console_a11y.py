@@ -366,19 +366,26 @@ def test_the_keyboard_paths(browser: Any, server: Server, world: World) -> None:
     assert selected() == ["tab-code"] and focused() == "tab-code"
     assert page.is_visible("#code-view") and not page.is_visible("#preview-pane")
     page.keyboard.press("End")
-    assert selected() == ["tab-data"] and focused() == "tab-data"
+    assert selected() == ["tab-images"] and focused() == "tab-images"
     page.keyboard.press("ArrowRight")  # wraps round
     assert selected() == ["tab-preview"] and focused() == "tab-preview"
     page.keyboard.press("ArrowLeft")
-    assert selected() == ["tab-data"]
+    assert selected() == ["tab-images"]
     page.keyboard.press("Home")
     assert selected() == ["tab-preview"] and page.is_visible("#preview-pane")
     stops = page.eval_on_selector_all("[role=tab]", "ts => ts.map(t => t.tabIndex)")
-    assert stops == [0, -1, -1, -1, -1]
+    assert stops == [0, -1, -1, -1, -1, -1]
     labelled = page.eval_on_selector_all(
         "[role=tabpanel]", "ps => ps.map(p => p.getAttribute('aria-labelledby'))"
     )
-    assert labelled == ["tab-preview", "tab-code", "tab-versions", "tab-checks", "tab-data"]
+    assert labelled == [
+        "tab-preview",
+        "tab-code",
+        "tab-versions",
+        "tab-checks",
+        "tab-data",
+        "tab-images",
+    ]
     shot(page, "keyboard-1-tabs")
     assert page.errors == []
 
