@@ -49,6 +49,7 @@ What runs, and what stands in for what:
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -617,6 +618,29 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
         Key=f"builds/{app['id']}/{uploaded.json()['build']['id']}/assets/logo.png",
     )
     assert shown["ContentType"] == "image/png" and shown["Body"].read() == kept
+
+    # An image on a message (issue 41): kept by digest in the app's versions folder, never
+    # in DynamoDB; the transcript names it.
+    shot = base64.b64encode(png((40, 30), (0, 90, 200))).decode()
+    with alice.http.stream(
+        "POST",
+        f"/api/apps/{app['id']}/chat",
+        json={
+            "message": 'Change the title to "Otter Bay"',
+            "images": [f"data:image/png;base64,{shot}"],
+        },
+    ) as r:
+        assert r.status_code == 200, r.read()
+        succeeded(parse_sse(r.iter_lines()))
+    entries = alice.http.get(f"/api/apps/{app['id']}/history").json()["entries"]
+    (sha,) = [i["sha256"] for e in entries for i in e.get("images") or ()]
+    s3.head_object(
+        Bucket=platform.setting("WORKSPACE_BUCKET"), Key=f"versions/{app['id']}/images/{sha}"
+    )
+    assert "base64" not in json.dumps(
+        query_app(platform, "TRANSCRIPT_TABLE", app["id"]), default=str
+    )
+    assert alice.http.get(f"/api/apps/{app['id']}/images/{sha}").status_code == 200
 
     # Deploy: nothing to compile, but the page is checked and its cover taken in the build's
     # browser, so it builds on CodeBuild too and is published through the KeyValueStore

@@ -105,6 +105,12 @@ def test_a_pasted_screenshot_builds_a_page_in_its_palette_and_survives_a_cache_l
     again = chat(client, app["id"], 'Change the title to "Warm"')
     assert again.ended is not None and again.ended[0] == "succeeded", again.errors
 
+    # Deleting the app deletes its images (M8).
+    kept_dir = server.data_dir / "message-images" / app["id"]
+    assert (kept_dir / image["sha256"]).is_file()
+    assert client.delete(f"/api/apps/{app['id']}").status_code == 204
+    assert not kept_dir.exists()
+
 
 @pytest.mark.parametrize(
     ("images", "status", "code"),

@@ -146,7 +146,7 @@ def app_data_stores(settings: Settings) -> tuple[RecordStore, EndUserStore, Buil
 
 
 def s3_message_images(settings: Settings) -> S3MessageImages:
-    """The images of users' messages: the workspaces bucket's ``images/``."""
+    """The images of users' messages: ``versions/{app}/images/`` of the workspaces bucket."""
     from zerocode.adapters.aws.s3_message_images import S3MessageImages
 
     assert settings.workspace_bucket is not None  # checked by require

@@ -1,5 +1,7 @@
-"""The images of users' messages on AWS: ``{prefix}{appId}/{sha256}`` in the workspaces
-bucket, next to the app's versions (never in DynamoDB, Redis or the transcript)."""
+"""The images of users' messages on AWS: ``versions/{appId}/images/{sha256}`` in the
+workspaces bucket, in the app's own folder of its history beside its versions' contents
+(never in DynamoDB, Redis or the transcript): the grants and the deletion of an app's
+versions cover them as they are (M8)."""
 
 from __future__ import annotations
 
@@ -16,12 +18,12 @@ _BATCH = 1000
 
 
 class S3MessageImages:
-    def __init__(self, client: Any, bucket: str, prefix: str = "images/") -> None:
+    def __init__(self, client: Any, bucket: str, prefix: str = "versions/") -> None:
         self.client, self.bucket = client, bucket
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"
 
     def _key(self, app_id: str, sha256: str) -> str:
-        return f"{self.prefix}{check_app_id(app_id)}/{check_digest(sha256)}"
+        return f"{self.prefix}{check_app_id(app_id)}/images/{check_digest(sha256)}"
 
     def put(self, app_id: str, sha256: str, data: bytes) -> None:
         self.client.put_object(
@@ -42,7 +44,7 @@ class S3MessageImages:
         return data
 
     def delete_app(self, app_id: str) -> int:
-        prefix = f"{self.prefix}{check_app_id(app_id)}/"
+        prefix = f"{self.prefix}{check_app_id(app_id)}/images/"
         paginator = self.client.get_paginator("list_objects_v2")
         keys = [
             str(item["Key"])
