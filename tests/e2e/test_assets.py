@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from typing import Any
 
@@ -77,7 +78,7 @@ def test_an_uploaded_logo_is_a_version_told_placed_served_published_and_zipped(
     # The model is told what the image is and how a page refers to it (M9).
     told = last_message(client, app_id)["content"]
     assert told.startswith("[zerocode: the user uploaded assets/my-logo.png (image/png, 64×32 px")
-    assert "now version v2" in told and "refers to it as assets/my-logo.png" in told
+    assert "now version v2" in told and 'shows it as <img src="assets/my-logo.png" ...>' in told
 
     # The preview serves it as an image, typed by the platform, never sniffed as a page.
     preview_url = client.get(f"/api/apps/{app_id}").json()["previewUrl"]
@@ -209,6 +210,18 @@ def test_a_vue_apps_upload_lands_in_public_assets_and_its_build_serves_it(
     told = last_message(client, app["id"])["content"]
     assert told.startswith("[zerocode: the user uploaded public/assets/logo.png (image/png")
     assert "never write or delete them" in told
+    # "Use my logo": the model lists the uploads, reads the home view, places the image.
+    turn = chat(client, app["id"], "Use my logo in the header")
+    assert turn.ended is not None and turn.ended[0] == "succeeded", (turn.done, turn.builds)
+    names = [t["name"] for t in turn.tools if t["phase"] == "call"]
+    assert names[:3] == ["list_assets", "read_file", "modify_file"], names
+    view = client.get(f"/api/apps/{app['id']}/files/src/views/HomeView.vue").text
+    assert '<img :src="\'assets/logo.png\'" alt="Logo" width="72" height="48" class="logo">' in view
+    built = site_get(server, preview_url, "/").text
+    assert "assets/logo.png" not in built  # the page is the app's script: the URL is in it
+    scripts = re.findall(r'src="\./?([^"]+\.js)"', built)
+    bundle = "".join(site_get(server, preview_url, "/" + s).text for s in scripts)
+    assert "assets/logo.png" in bundle  # a string the browser loads, not a bundled module
     # The code editor cannot write there either.
     planted = client.put(
         f"/api/apps/{app['id']}/files/public/assets/logo.png", json={"content": "<svg/>"}

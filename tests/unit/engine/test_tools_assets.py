@@ -15,9 +15,10 @@ def test_the_model_lists_the_uploads_with_what_a_page_needs(
     ws.max_file_bytes = 10_000
     ws.files[(APP, "public/assets/logo.png")] = png((64, 32))
     ws.files[(APP, "public/assets/notes.txt")] = b"not an image"
-    listed = ok(box.run(call("list_assets")))
-    assert listed.startswith("public/assets/logo.png (image/png, 64×32 px, ")
-    assert listed.endswith(": assets/logo.png") and "notes" not in listed
+    first, how = ok(box.run(call("list_assets"))).splitlines()
+    assert first.startswith("public/assets/logo.png (image/png, 64×32 px, ")
+    assert first.endswith(": assets/logo.png") and "notes" not in first
+    assert "<img :src=\"'assets/NAME'\"" in how  # how a template writes it
 
 
 def test_no_tool_writes_changes_or_deletes_an_upload(box: ToolBox, ws: MemoryWorkspace) -> None:

@@ -75,6 +75,15 @@ def url(kind: CodeGenType, path: str) -> str:
     return "assets/" + path.removeprefix(folder(kind))
 
 
+def how_to_use(kind: CodeGenType, path: str) -> str:
+    """How a page writes the image, said for the model: in a Vue template the URL is bound as
+    a string (a plain ``src`` is bundled by Vite as a module, and a file in ``public/`` is
+    not one), in a page plainly."""
+    if kind is CodeGenType.VUE_PROJECT:
+        return f"in a Vue template <img :src=\"'{url(kind, path)}'\" ...> (bound as a string)"
+    return f'<img src="{url(kind, path)}" ...>'
+
+
 def path_for(kind: CodeGenType, filename: str, ext: str) -> str:
     """Where an upload called ``filename`` lands, with the extension its real type gives:
     only the last part of the name is used, folded to lower-case letters, digits, ``-`` and

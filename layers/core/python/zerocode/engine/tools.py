@@ -237,7 +237,11 @@ class ToolBox:
         if not lines:
             text = "the user has uploaded no images (public/assets/ is empty)"
             return _Done(text=text, summary="listed the assets (none)")
-        return _Done(text="\n".join(lines), summary=f"listed the assets ({len(lines)})")
+        lines.append(
+            "In a template, bind the URL as a string: <img :src=\"'assets/NAME'\" ...> "
+            "(a plain src would be bundled as a module and fail the build)."
+        )
+        return _Done(text="\n".join(lines), summary=f"listed the assets ({len(lines) - 1})")
 
     def _add_check(self, args: dict[str, Any]) -> _Done:
         assert self.checks is not None

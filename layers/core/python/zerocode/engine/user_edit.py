@@ -255,8 +255,8 @@ def _asset_note(app: App, path: str, what: str, files: Mapping[str, bytes], numb
     data = files.get(path)
     seen = describe(data) if data is not None else None
     about = (
-        f"It is {seen[0]}, {seen[1]}×{seen[2]} px, {len(data or b''):,} bytes; a page refers "
-        f"to it as {assets.url(kind, path)}."
+        f"It is {seen[0]}, {seen[1]}×{seen[2]} px, {len(data or b''):,} bytes; a page shows "
+        f"it as {assets.how_to_use(kind, path)}."
         if seen is not None
         else "It is no longer there."
     )

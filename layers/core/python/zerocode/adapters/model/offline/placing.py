@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from zerocode.adapters.model.offline.base import H1, text_of
+from zerocode.adapters.model.offline.base import H1, Request, Script, ScriptedCall, text_of
 
 # A request about an image of the builder's: it names one.
 _ASKS = re.compile(r"(?<![a-z])(logo|image|picture|photo|icon)s?(?![a-z])|标志|图标|图片|照片")
@@ -46,6 +46,10 @@ def uploads(earlier: list[dict[str, Any]]) -> list[Uploaded]:
     return list(found.values())
 
 
+def asks_for_image(text: str) -> bool:
+    return _ASKS.search(text.lower()) is not None
+
+
 def wanted(text: str, earlier: list[dict[str, Any]]) -> Uploaded | None:
     """The upload a request asks to use: one it names, else the newest; None when the
     request names no image or none was uploaded."""
@@ -58,10 +62,13 @@ def wanted(text: str, earlier: list[dict[str, Any]]) -> Uploaded | None:
     return chosen[-1] if chosen else None
 
 
-def img_tag(image: Uploaded) -> str:
+def img_tag(image: Uploaded, *, vue: bool = False) -> str:
+    """The image at its place: in a Vue template its URL bound as a string, so Vite leaves
+    it to the browser (a plain ``src`` would be bundled as a module)."""
     width = max(1, round(HEIGHT * image.width / image.height))
+    src = f":src=\"'{image.url}'\"" if vue else f'src="{image.url}"'
     return (
-        f'<img src="{image.url}" alt="{image.name.replace("-", " ").title()}" '
+        f'<img {src} alt="{image.name.replace("-", " ").title()}" '
         f'width="{width}" height="{HEIGHT}" class="logo">'
     )
 
@@ -75,3 +82,74 @@ def placed(page: str, image: Uploaded) -> str | None:
     if h1 is None:
         return None
     return page[: h1.start()] + img_tag(image) + "\n      " + page[h1.start() :]
+
+
+# A Vue project: list_assets, then read the home view, then put the image before its heading.
+_LISTED = re.compile(
+    r"^public/(assets/[A-Za-z0-9_-]+\.[a-z]+) \([^,]+, (\d+)×(\d+) px", re.MULTILINE
+)
+
+
+def vue_next(
+    req: Request,
+    names: set[str],
+    results: list[tuple[str, bool, str]],
+    files: dict[str, str],
+    home: str,
+) -> Script | None:
+    """The next step of a Vue turn placing an image, or None when the turn is not one."""
+    if names == {"list_assets"}:
+        found = [
+            Uploaded(u, int(w), int(h))
+            for _, ok, c in results
+            if ok
+            for u, w, h in _LISTED.findall(c)
+        ]
+        if not found:
+            return Script("You have not uploaded any images yet, so nothing was changed.")
+        return Script("", (ScriptedCall.of("read_file", path=home),))
+    if names != {"read_file"} or not _listed(req):
+        return None
+    listed = [
+        Uploaded(u, int(w), int(h)) for _, _, c in _listing(req) for u, w, h in _LISTED.findall(c)
+    ]
+    lowered = req.text.lower()
+    image = next((u for u in listed if u.name.lower() in lowered), listed[0] if listed else None)
+    page = files.get(home, "")
+    h1 = H1.search(page)
+    if image is None or h1 is None or f"'{image.url}'" in page:
+        return Script(
+            f"{home} already shows it or has no heading to put it beside; nothing changed."
+        )
+    old = h1.group(0)
+    new = img_tag(image, vue=True) + "\n    " + old
+    return Script("", (ScriptedCall.of("modify_file", path=home, old=old, new=new),))
+
+
+def _uploads_in(listings: list[str]) -> list[Uploaded]:
+    """The images list_assets named, in its order."""
+    return [Uploaded(u, int(w), int(h)) for c in listings for u, w, h in _LISTED.findall(c)]
+
+
+def _listed(req: Request) -> bool:
+    return any(
+        c.get("function", {}).get("name") == "list_assets"
+        for m in req.since
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or ()
+    )
+
+
+def _listing(req: Request) -> list[tuple[str, bool, str]]:
+    ids = {
+        c.get("id")
+        for m in req.since
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or ()
+        if c.get("function", {}).get("name") == "list_assets"
+    }
+    return [
+        (str(m.get("tool_call_id")), True, text_of(m))
+        for m in req.since
+        if m.get("role") == "tool" and m.get("tool_call_id") in ids
+    ]

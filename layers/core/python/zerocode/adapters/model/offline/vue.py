@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from zerocode.adapters.model.offline import placing
 from zerocode.adapters.model.offline.base import (
     H1,
     NEEDS_QUOTES,
@@ -86,6 +87,8 @@ def vue_answer(req: Request) -> Script:
             "Creating the Vue 3 + Vite project.",  # the platform parts it from what follows
             tuple(ScriptedCall.of("write_file", path=p, content=c) for p, c in files.items()),
         )
+    if req.quoted is None and placing.asks_for_image(req.text):  # "use my logo"
+        return Script("Let me see your images first.\n", (ScriptedCall.of("list_assets"),))
     if req.quoted is None:
         return Script(NEEDS_QUOTES)
     stale = stale_on_repair(req) if req.check_tools else []
@@ -153,6 +156,9 @@ def _vue_next(req: Request, steps: list[dict[str, Any]]) -> Script:
     last = steps[-1]
     names = {c.get("function", {}).get("name") for c in last.get("tool_calls", ())}
     results = step_results(req.since, last)
+    placed = placing.vue_next(req, names, results, read_files(req.since), HOME_VIEW)
+    if placed is not None:
+        return placed
     if names and names <= CHECK_TOOLS:
         return Script(_checks_report(req, steps))
     if len(steps) >= 4 or _triggered(req) or names - {"read_dir", "read_file"}:
