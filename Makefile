@@ -110,6 +110,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/aws_build.py
 	$(BIN)/python bench/checks.py
 	$(BIN)/python bench/edits.py
+	$(BIN)/python bench/images.py
 	$(BIN)/python bench/routing.py
 	$(BIN)/python bench/preview.py
 	$(BIN)/python bench/data.py
