@@ -3,12 +3,10 @@ files written whole (a temporary name, then a rename), 0600 in 0700 directories.
 
 from __future__ import annotations
 
-import os
-import secrets
 import shutil
 from pathlib import Path
 
-from zerocode.adapters.local.private import FILE_MODE, private_dir
+from zerocode.adapters.local.private import write_whole
 from zerocode.apps.workspace import check_app_id
 from zerocode.memory.images import ImageMissing, check_digest
 
@@ -24,15 +22,7 @@ class LocalMessageImages:
         target = self._file(app_id, sha256)
         if target.is_file():
             return  # content-addressed: the same bytes
-        private_dir(target.parent)
-        partial = target.with_name(f".{secrets.token_hex(6)}.tmp")
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(partial, target)
-        finally:
-            partial.unlink(missing_ok=True)
+        write_whole(target, data)
 
     def get(self, app_id: str, sha256: str) -> bytes:
         try:

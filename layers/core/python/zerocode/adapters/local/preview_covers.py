@@ -8,13 +8,11 @@ rename), 0600 in 0700 directories.
 
 from __future__ import annotations
 
-import os
-import secrets
 import shutil
 from collections.abc import Collection
 from pathlib import Path
 
-from zerocode.adapters.local.private import FILE_MODE, private_dir
+from zerocode.adapters.local.private import write_whole
 from zerocode.apps.workspace import check_app_id
 
 
@@ -26,16 +24,7 @@ class LocalPreviewCovers:
         return self.root / check_app_id(app_id) / f"{check_app_id(build_id)}.png"
 
     def put(self, app_id: str, build_id: str, png: bytes) -> None:
-        target = self._file(app_id, build_id)
-        private_dir(target.parent)
-        partial = target.with_name(f".{secrets.token_hex(6)}.tmp")
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(png)
-            os.replace(partial, target)
-        finally:
-            partial.unlink(missing_ok=True)
+        write_whole(self._file(app_id, build_id), png)
 
     def get(self, app_id: str, build_id: str) -> bytes | None:
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -69,3 +70,17 @@ def private_file(path: Path) -> Path:
         if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o077:
             os.chmod(path, FILE_MODE)
     return path
+
+
+def write_whole(target: Path, data: bytes) -> None:
+    """``data`` as the private file ``target``, whole or not at all: a temporary name in its
+    (private) directory, then a rename over it."""
+    private_dir(target.parent)
+    partial = target.with_name(f".{secrets.token_hex(6)}.tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
