@@ -621,15 +621,9 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
 
     # An image on a message (issue 41): kept by digest in the app's versions folder, never
     # in DynamoDB; the transcript names it.
-    shot = base64.b64encode(png((40, 30), (0, 90, 200))).decode()
-    with alice.http.stream(
-        "POST",
-        f"/api/apps/{app['id']}/chat",
-        json={
-            "message": 'Change the title to "Otter Bay"',
-            "images": [f"data:image/png;base64,{shot}"],
-        },
-    ) as r:
+    pasted = "data:image/png;base64," + base64.b64encode(png((40, 30), (0, 90, 200))).decode()
+    message = {"message": 'Change the title to "Otter Bay"', "images": [pasted]}
+    with alice.http.stream("POST", f"/api/apps/{app['id']}/chat", json=message) as r:
         assert r.status_code == 200, r.read()
         succeeded(parse_sse(r.iter_lines()))
     entries = alice.http.get(f"/api/apps/{app['id']}/history").json()["entries"]
@@ -637,9 +631,8 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
     s3.head_object(
         Bucket=platform.setting("WORKSPACE_BUCKET"), Key=f"versions/{app['id']}/images/{sha}"
     )
-    assert "base64" not in json.dumps(
-        query_app(platform, "TRANSCRIPT_TABLE", app["id"]), default=str
-    )
+    stored = json.dumps(query_app(platform, "TRANSCRIPT_TABLE", app["id"]), default=str)
+    assert "base64" not in stored and f"zerocode-image:{sha}" in stored
     assert alice.http.get(f"/api/apps/{app['id']}/images/{sha}").status_code == 200
 
     # Deploy: nothing to compile, but the page is checked and its cover taken in the build's
