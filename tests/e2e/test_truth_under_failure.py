@@ -69,8 +69,10 @@ def test_a_step_over_the_call_limit_runs_nothing_and_fits_one_write(client: http
 
 def test_an_oversized_step_stays_in_a_small_window_elided(own_server: Server) -> None:
     own_server.env["ZEROCODE_WINDOW_MAX_TOKENS"] = "6000"
-    # A small window needs a small request bound (8,000 characters would not fit in 6,000).
+    # A small window needs a small request bound (8,000 characters would not fit in 6,000),
+    # and no images on a message (four would take 5,780 of it).
     own_server.env["ZEROCODE_MAX_MESSAGE_CHARS"] = "1000"
+    own_server.env["ZEROCODE_CHAT_IMAGES_MAX"] = "0"
     own_server.env["ZEROCODE_REPAIR_ROUNDS"] = "0"  # 16 components are no project to build
     own_server.start()
     client = signed_in(own_server)
