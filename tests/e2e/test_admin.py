@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server, chat, create, signed_in
+from tests.e2e.conftest import Server, create, signed_in
 from tests.e2e.test_accounts import make_admin
+from tests.pictures import png
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +76,15 @@ def test_admin_clears_history_and_deletes_any_app(server: Server) -> None:
     owner = signed_in(server)
     admin = admin_client(server, "cleanup-admin")
     app = create(owner, "A page about lilies", "html")
-    chat(owner, app["id"], app["initPrompt"])
+    pasted = "data:image/png;base64," + base64.b64encode(png()).decode()
+    body = {"message": app["initPrompt"], "images": [pasted]}
+    with owner.stream("POST", f"/api/apps/{app['id']}/chat", json=body) as r:
+        assert r.status_code == 200, r.read()
+        r.read()
+    images = server.data_dir / "message-images" / app["id"]
+    assert any(images.iterdir())
     assert admin.delete(f"/api/admin/apps/{app['id']}/history").status_code == 204
+    assert not images.exists()  # the conversation's images go with it
     assert owner.get(f"/api/apps/{app['id']}/history").json()["entries"] == []
     context = owner.get(f"/api/apps/{app['id']}/context").json()
     assert [m["role"] for m in context["messages"]] == ["system"]

@@ -153,9 +153,11 @@ class AppService:
 
     def clear_history(self, app: App) -> None:
         """Forget the app's conversation, both the model's transcript and the history shown
-        to people; its files stay."""
+        to people, and the images its messages carried; its files stay."""
         self.memory.delete(app.id)
         self.display.delete_app(app.id)
+        if self.images is not None:
+            self.images.delete_app(app.id)
 
     def _purge_steps(self) -> list[Callable[[str], object]]:
         return purge_steps(
