@@ -165,8 +165,9 @@ export async function appPage(appId, openVersion = null) {
   }
 
   // -- the views: preview, code, versions -------------------------------------------------
-  const code = codeView(appId, { api, raw: apiRaw, report, explain, busy, busyChanged: () => showBusy(), onSaved: edited });
-  const versions = versionsView(appId, { api, report, restore, busy });
+  const code = codeView(appId, { api, raw: apiRaw, report, explain, busy, busyChanged: () => showBusy(), onSaved: edited,
+                                 loadImage });
+  const versions = versionsView(appId, { api, report, restore, busy, loadImage });
   const checks = checksView(appId, { api, report, notify, loadImage, busy, restore, onApp: (a) => { page.app = a; } });
   const data = dataView(appId, { api, raw: apiRaw, report, notify, busy });
   const images = imagesView(appId, { api, report, notify, loadImage, busy, onSaved: edited });

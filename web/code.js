@@ -80,7 +80,7 @@ async function sha256(text) {
 // whole text with the ETag it was loaded with; the platform makes a version of it ("edited by
 // hand") and rebuilds the preview, and `onSaved` lets the page follow (the frame, the chat's
 // note, the versions).
-export function codeView(appId, { api, raw, report, explain, busy, busyChanged, onSaved }) {
+export function codeView(appId, { api, raw, report, explain, busy, busyChanged, onSaved, loadImage }) {
   const treeSlot = h("div", { class: "tree-slot" });
   const viewer = h("div", { class: "viewer", id: "code-viewer" }, h("p", { class: "small" }, t("code.pick")));
   const el = h("div", { class: "code-view", id: "code-view" }, treeSlot, viewer);
@@ -166,7 +166,8 @@ export function codeView(appId, { api, raw, report, explain, busy, busyChanged, 
     say("");
     if (file.text === null) {
       copyButton.disabled = true; saveButton.disabled = true; discardButton.disabled = true;
-      viewer.replaceChildren(head, status, h("p", { class: "small" }, t("code.binary")));
+      viewer.replaceChildren(head, status,
+        assetPicture(appId, path, loadImage) || h("p", { class: "small" }, t("code.binary")));
       return;
     }
     copyButton.disabled = false;
@@ -268,18 +269,32 @@ export function codeView(appId, { api, raw, report, explain, busy, busyChanged, 
   return { el, refresh, setBusy: showState, saving: () => saving };
 }
 
-// One file's changes in a version.
-function fileDiff(file) {
+// An image of the app's assets folder (issue 41): shown as a picture, not as "binary".
+const ASSET = /^(?:public\/)?assets\/([^/]+\.(?:png|jpe?g|webp|gif|avif|ico))$/;
+function assetPicture(appId, path, loadImage, version = null) {
+  const found = ASSET.exec(path);
+  if (!found || !loadImage) return null;
+  const img = h("img", { class: "asset-view", alt: path });
+  const query = version ? `?version=${encodeURIComponent(version)}` : "";
+  loadImage(`/api/apps/${appId}/assets/${encodeURIComponent(found[1])}${query}`)
+    .then((url) => { img.src = url; }).catch(() => { img.alt = t("versions.binary"); });
+  return img;
+}
+
+// One file's changes in a version (an image of the assets folder, as that version has it).
+function fileDiff(file, picture) {
   const status = h("span", { class: `change ${file.status}` }, t(`versions.${file.status}`));
   let body;
-  if (file.binary) body = h("p", { class: "small" }, t("versions.binary"));
+  const shown = file.binary && file.status !== "deleted" ? picture(file.path) : null;
+  if (shown) body = shown;
+  else if (file.binary) body = h("p", { class: "small" }, t("versions.binary"));
   else if (file.html) body = safeMarkup(file.html);
   else body = h("pre", { tabindex: "0" }, file.diff || "");
   return h("details", { class: "file-diff", open: true, "data-path": file.path },
     h("summary", {}, h("code", {}, file.path), " ", status), body);
 }
 
-export function versionsView(appId, { api, report, restore, busy }) {
+export function versionsView(appId, { api, report, restore, busy, loadImage }) {
   const list = h("ol", { class: "versions", id: "versions" });
   const more = h("button", { class: "secondary", hidden: true }, t("home.more"));
   const diff = h("div", { class: "diff", id: "version-diff" });
@@ -296,7 +311,8 @@ export function versionsView(appId, { api, report, restore, busy }) {
         ? t("versions.diffAgainst", { version: d.version, against: d.against })
         : t("versions.diffFirst", { version: d.version });
       diff.replaceChildren(h("h3", { id: "diff-title" }, title),
-        ...(d.files.length ? d.files.map(fileDiff) : [h("p", { class: "small" }, t("versions.noDiff"))]));
+        ...(d.files.length ? d.files.map((f) => fileDiff(f, (path) => assetPicture(appId, path, loadImage, d.version)))
+          : [h("p", { class: "small" }, t("versions.noDiff"))]));
     } catch (err) { diff.replaceChildren(); report(err); }
   }
 

@@ -93,6 +93,10 @@ def test_an_uploaded_logo_is_a_version_told_placed_served_published_and_zipped(
     page = preview_page(server, client, app_id)
     assert '<img src="assets/my-logo.png" alt="My Logo" width="96" height="48"' in page
 
+    as_then = client.get(f"/api/apps/{app_id}/assets/my-logo.png", params={"version": "v2"})
+    assert as_then.status_code == 200 and as_then.content == kept.content
+    before = client.get(f"/api/apps/{app_id}/assets/my-logo.png", params={"version": "v1"})
+    assert before.status_code == 404 and "in version v1" in before.text
     diff = client.get(f"/api/apps/{app_id}/versions/v2/diff").json()
     (added,) = diff["files"]
     assert (added["path"], added["status"]) == ("assets/my-logo.png", "added")

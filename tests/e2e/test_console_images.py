@@ -63,6 +63,11 @@ def test_a_logo_uploaded_in_the_images_tab_is_placed_and_replaced_by_picking_it(
     )
     assert versions_of(owner, app_id)[0]["kind"] == "edit"
     shot(page, "images-2-tab")
+    # The version's diff shows the picture it added, as that version has it.
+    page.click("#tab-versions")
+    page.wait_for_selector(
+        "#version-diff [data-path='assets/logo.png'] img.asset-view[src^='data:']"
+    )
 
     page.fill("#message", "Use my logo in the header")
     page.click("#send")

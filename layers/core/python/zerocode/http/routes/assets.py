@@ -21,12 +21,14 @@ from zerocode.http.deps import (
     AssetLimitsDep,
     Caller,
     EngineDep,
+    MaybeVersionsDep,
     OwnedApp,
     PublishingDep,
     QuotaDep,
     WorkspaceDep,
 )
 from zerocode.http.routes.chat import check_picked
+from zerocode.http.routes.versions import VersionQuery
 from zerocode.http.schemas import ElementIn, ErrorOut
 from zerocode.http.version_schemas import AssetOut, AssetsOut, UploadOut, upload_out
 
@@ -91,16 +93,34 @@ def list_assets(app: OwnedApp, workspace: WorkspaceDep, limits: AssetLimitsDep) 
 
 
 @router.get("/assets/{name}", responses={200: {"content": {"image/png": {}}}})
-def asset(app_id: str, name: str, app: OwnedApp, workspace: WorkspaceDep) -> Response:
-    """One image as it is kept, for the console to show: only a re-encoded image of the
-    assets folder, typed by its content, never rendered as a document."""
+def asset(
+    app_id: str,
+    name: str,
+    app: OwnedApp,
+    workspace: WorkspaceDep,
+    versions: MaybeVersionsDep,
+    version: VersionQuery = None,
+) -> Response:
+    """One image as it is kept (or as ``version`` had it, for a version's diff), for the
+    console to show: only an image of the assets folder, typed by its content, never
+    rendered as a document."""
     path = clean_path(assets.folder(app.code_gen_type) + name)
+    missing = f"no image {name} in {assets.folder(app.code_gen_type)}"
     if not assets.is_asset_file(app.code_gen_type, path):
-        raise NotFound(f"no image {name} in {assets.folder(app.code_gen_type)}")
-    try:
-        data = workspace.read(app.id, path)
-    except FileMissing:
-        raise NotFound(f"no image {name} in {assets.folder(app.code_gen_type)}") from None
+        raise NotFound(missing)
+    if version is not None:
+        if versions is None:
+            raise NotFound("versions are not kept on this platform")
+        found = versions.get(app.id, version)
+        sha = found.manifest.get(path)
+        if sha is None:
+            raise NotFound(f"{missing} in version {found.id}")
+        data = versions.store.blob(app.id, sha)
+    else:
+        try:
+            data = workspace.read(app.id, path)
+        except FileMissing:
+            raise NotFound(missing) from None
     seen = describe(data)
     if seen is None:
         raise NotFound(f"{path} is not a readable image")
