@@ -220,17 +220,36 @@ def route(request: dict[str, Any], lookup: PointerLookup) -> dict[str, Any]:
 
 _LOOKUP: PointerLookup | None = None
 
+# The function has 5 seconds (Lambda@Edge's origin-request limit here). botocore's defaults
+# (up to 10 attempts in legacy mode, 60 s timeouts) would spend them all on one slow or
+# throttled read, and the visitor would get a 503 before stale-if-error could answer: two
+# attempts, each bounded to a second to connect and a second to read, leave the rest for
+# the cached answer.
+CLIENT_CONFIG = {
+    "connect_timeout": 1,
+    "read_timeout": 1,
+    "retries": {"total_max_attempts": 2, "mode": "standard"},
+}
+
+
+def table_client(region: str, **extra: Any) -> Any:
+    """The DynamoDB client of the router, its waits bounded (``CLIENT_CONFIG``)."""
+    import boto3  # in the Lambda runtime; imported here so tests need no AWS
+    from botocore.config import Config as ClientConfig
+
+    return boto3.client(
+        "dynamodb", region_name=region, config=ClientConfig(**CLIENT_CONFIG), **extra
+    )
+
 
 def _lookup() -> PointerLookup:
     """One per execution environment: built on the first request, then reused."""
     global _LOOKUP
     if _LOOKUP is None:
-        import boto3  # in the Lambda runtime; imported here so tests need no AWS
-
         config = Config.load(Path(__file__).with_name("config.json"))
         region = config.read_region(os.environ.get("AWS_REGION"))
         _LOOKUP = PointerLookup(
-            boto3.client("dynamodb", region_name=region),
+            table_client(region),
             config.table,
             TtlCache(config.max_entries),
             ttl_seconds=config.ttl_seconds,
