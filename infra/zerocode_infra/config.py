@@ -50,6 +50,8 @@ DEFAULTS: dict[str, Any] = {
     "modelRouting": "gpt-4o-mini",
     "modelCode": "gpt-4o",
     "modelVue": "gpt-4o",
+    "modelVision": True,  # the models above see images (issue 41); false for one that does not
+    "buildAhead": False,  # a Vue turn's preview built beside the model's closing reply
     "consoleOrigin": "",
     "sitesDomain": "",
     "sitesCertificateArn": "",
@@ -108,6 +110,11 @@ class Config:
     preview_idle_days: int = 30
     # Preview builds' outputs (tagged) expire this long after they were written.
     preview_output_days: int = 60
+    # Whether the configured models take image parts (ZEROCODE_MODEL_VISION).
+    model_vision: bool = True
+    # A Vue turn's preview build started beside the model's closing reply: an extra
+    # CodeBuild run whenever the model changes files again (ZEROCODE_BUILD_AHEAD).
+    build_ahead: bool = False
 
     @property
     def retain(self) -> bool:
@@ -153,6 +160,8 @@ def read_config(node: ContextReader, region: str) -> Config:
         api_concurrency=_int(get, "apiConcurrency", minimum=0),
         preview_idle_days=idle,
         preview_output_days=output,
+        model_vision=_switch(get("modelVision"), "modelVision", default=True),
+        build_ahead=_switch(get("buildAhead"), "buildAhead", default=False),
     )
 
 

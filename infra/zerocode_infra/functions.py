@@ -168,6 +168,8 @@ def api_environment(d: Dependencies) -> dict[str, str]:
     }
     if d.config.model_base_url:  # unset: the offline scripted model
         env["ZEROCODE_MODEL_BASE_URL"] = d.config.model_base_url
+        env["ZEROCODE_MODEL_VISION"] = "true" if d.config.model_vision else "false"
+    env["ZEROCODE_BUILD_AHEAD"] = "true" if d.config.build_ahead else "false"
     if d.tables.turn_events is not None:  # no cache: turns' event logs live in DynamoDB
         env["ZEROCODE_TURN_EVENTS_TABLE"] = d.tables.turn_events.table_name
     return env

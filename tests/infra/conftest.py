@@ -77,7 +77,8 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
 
 @pytest.fixture(scope="session")
 def cheap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
-    """The cheap profile (tests/infra/test_profiles.py), apiConcurrency=0, a short idle."""
+    """The cheap profile (tests/infra/test_profiles.py), apiConcurrency=0, a short idle, a
+    build ahead and models without vision (context switches of their own)."""
     from aws_cdk.assertions import Template
     from zerocode_infra.config import DEFAULTS
     from zerocode_infra.stack import build_app
@@ -89,6 +90,8 @@ def cheap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
         "profile": "cheap",
         "apiConcurrency": 0,
         "previewIdleDays": "7",
+        "buildAhead": "true",
+        "modelVision": False,
     }
     _, stack = build_app(context, outdir=str(tmp_path_factory.mktemp("cdk.out")))
     template = Template.from_stack(stack)

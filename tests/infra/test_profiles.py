@@ -178,3 +178,29 @@ def test_cdk_nag_and_the_synth_are_quiet_in_the_cheap_profile(cheap: Synth) -> N
     assert [f"{e.id}: {e.entry.data}" for e in errors] == []
     warnings = Annotations.from_stack(cheap.stack).find_warning("*", Match.any_value())
     assert [f"{w.id}: {w.entry.data}" for w in warnings] == []
+
+
+def test_context_switches_reach_the_api_function(cheap: Synth) -> None:
+    """``buildAhead`` and ``modelVision`` (issues 41 and 42) become the API's settings."""
+    from tests.infra.test_stack import env
+
+    variables = env(cheap, "run.sh")
+    assert variables["ZEROCODE_BUILD_AHEAD"] == "true"
+    assert variables["ZEROCODE_MODEL_VISION"] == "false"
+
+
+def test_a_context_switch_must_say_true_or_false() -> None:
+    from zerocode_infra.config import DEFAULTS, read_config
+
+    class Node:
+        def __init__(self, **values: object) -> None:
+            self.values = values
+
+        def try_get_context(self, key: str) -> object:
+            return self.values.get(key)
+
+    assert read_config(Node(), "us-east-1").build_ahead is False
+    assert read_config(Node(buildAhead="TRUE"), "us-east-1").build_ahead is True
+    with pytest.raises(ValueError, match="context buildAhead must be true, false or auto"):
+        read_config(Node(buildAhead="sometimes"), "us-east-1")
+    assert DEFAULTS["modelVision"] is True

@@ -497,10 +497,14 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
     assert "ZEROCODE_COVERS" not in variables and "ZEROCODE_RUNTIME_CHECK" not in variables
     assert variables["ZEROCODE_AWS_REGION"] == REGION
     assert variables["ZEROCODE_MODEL_BASE_URL"] == DEFAULTS["modelBaseUrl"]
+    # The default models (gpt-4o) see images; no build ahead on AWS unless asked (issue 42).
+    assert variables["ZEROCODE_MODEL_VISION"] == "true"
+    assert variables["ZEROCODE_BUILD_AHEAD"] == "false"
     # build_events starts no build, so it has no build data role (test_build_isolation.py),
     # and builds publishing alone (wiring.publishing): no Cognito, no model settings, no
     # gateway, and (outside the VPC) no cache.
     api_only = (
+        "ZEROCODE_BUILD_AHEAD",  # only the API runs turns
         "ZEROCODE_BUILD_DATA_ROLE_ARN",
         "ZEROCODE_COGNITO_",
         "ZEROCODE_MODEL_",
