@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import redis_client_or_skip
+from tests.e2e.conftest import free_port
 from tests.tmpfs import ballast, remount, tmpfs
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.adapters.sqlite.health import SqliteStorageProbe
@@ -91,4 +93,55 @@ def test_the_start_up_check_makes_the_directory_and_leaves_nothing_behind(tmp_pa
     assert (
         said
         == f"the data directory {tmp_path / 'file' / 'data'} cannot be created (Not a directory)"
+    )
+
+
+def test_s3_probe_puts_one_object_where_no_app_can_be_and_names_the_error(aws: None) -> None:
+    """Issue 42: health probes every store the AWS mode writes, the workspaces bucket too."""
+    import boto3
+
+    from zerocode.adapters.aws.s3_health import KEY, S3StorageProbe
+    from zerocode.apps.workspace import PathRefused, check_app_id
+
+    client = boto3.client("s3", region_name="us-east-1")
+    client.create_bucket(Bucket="zc-workspaces")
+    assert S3StorageProbe(client, "zc-workspaces").check().ok
+    assert client.get_object(Bucket="zc-workspaces", Key=KEY)["Body"].read()
+    with pytest.raises(PathRefused):
+        check_app_id(KEY.split("/")[1])  # ".health" is no app's id
+    [missing] = S3StorageProbe(client, "zc-gone").check().problems
+    assert missing == "the S3 bucket zc-gone cannot take a write: NoSuchBucket"
+
+
+def test_redis_probe_sets_one_key_and_says_when_it_cannot() -> None:
+    from zerocode.adapters.redis.health import KEY, RedisStorageProbe
+
+    client = redis_client_or_skip()
+    assert RedisStorageProbe(client).check().ok
+    assert client.ttl(KEY) > 0  # it expires by itself
+    [down] = RedisStorageProbe.from_url(f"redis://127.0.0.1:{free_port()}/0").check().problems
+    assert down == "the cache (Redis) cannot take a write: ConnectionError"
+
+
+def test_the_aws_probe_asks_every_store_the_mode_writes(aws: None) -> None:
+    import boto3
+
+    from zerocode.bootstrap.aws_wiring import aws_storage_probe
+    from zerocode.bootstrap.settings import Settings
+
+    dynamo = boto3.client("dynamodb", region_name="us-east-1")
+    dynamo.create_table(
+        TableName="zc-leases",
+        KeySchema=[{"AttributeName": "key", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "key", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    settings = Settings(
+        mode="aws", leases_table="zc-leases", workspace_bucket="zc-none", redis_url=down
+    )
+    problems = aws_storage_probe(settings, dynamo).check().problems
+    assert problems == (
+        "the S3 bucket zc-none cannot take a write: NoSuchBucket",
+        "the cache (Redis) cannot take a write: ConnectionError",
     )

@@ -4,10 +4,10 @@ ZEROCODE_REDIS_URL is set."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from zerocode.apps.deletion import DeletionSweep
-from zerocode.apps.storage_health import CachedProbe
+from zerocode.apps.storage_health import CachedProbe, Probes, StorageProbe
 from zerocode.apps.versions import Versions
 from zerocode.bootstrap.aws_parts import (
     app_data_stores,
@@ -55,7 +55,6 @@ def aws_platform(
     ZEROCODE_REDIS_URL is set)."""
     from zerocode.adapters.dynamodb.checks import DynamoCheckStore
     from zerocode.adapters.dynamodb.deletions import DynamoPendingDeletions
-    from zerocode.adapters.dynamodb.health import DynamoStorageProbe
     from zerocode.adapters.dynamodb.journal import DynamoJournal
 
     require(settings, "workspace_bucket", "cognito_user_pool_id", "cognito_client_id")
@@ -107,9 +106,7 @@ def aws_platform(
         builds=builds,
         publishing=publishing,
         site_root=lambda target: None,  # CloudFront serves sites, not the API
-        storage=CachedProbe(
-            DynamoStorageProbe(client, settings.leases_table), settings.health_probe_seconds
-        ),
+        storage=CachedProbe(aws_storage_probe(settings, client), settings.health_probe_seconds),
         # Only under Lambda Web Adapter is x-amzn-request-context the gateway's own.
         gateway_claims=pool.user_from_gateway
         if behind_gateway(trust_claims=settings.trust_gateway_claims)
@@ -201,3 +198,21 @@ def aws_deletion_sweep(settings: Settings, builder: Builder | None = None) -> De
             images=s3_message_images(settings),
         ),
     )
+
+
+def aws_storage_probe(settings: Settings, client: Any) -> Probes:
+    """Every store the API writes on AWS: the leases table, the workspaces bucket, and the
+    cache when there is one (the default profile's ElastiCache)."""
+    from zerocode.adapters.aws.s3_health import S3StorageProbe
+    from zerocode.adapters.dynamodb.health import DynamoStorageProbe
+
+    assert settings.workspace_bucket is not None  # checked by require
+    probes: list[StorageProbe] = [
+        DynamoStorageProbe(client, settings.leases_table),
+        S3StorageProbe(aws_client("s3", settings), settings.workspace_bucket),
+    ]
+    if settings.redis_url:
+        from zerocode.adapters.redis.health import RedisStorageProbe
+
+        probes.append(RedisStorageProbe.from_url(settings.redis_url))
+    return Probes(*probes)
