@@ -46,13 +46,6 @@ class Asset:
     height: int
     bytes: int
 
-    def told(self) -> str:
-        """The asset for the model and people: where, what, how large."""
-        return (
-            f"{self.path} ({self.media_type}, {self.width}×{self.height} px, "
-            f"{self.bytes:,} bytes; a page refers to it as {self.url})"
-        )
-
 
 def folder(kind: CodeGenType) -> str:
     """The assets folder of an app of this kind, with its trailing slash."""

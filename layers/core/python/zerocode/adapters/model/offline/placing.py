@@ -99,20 +99,13 @@ def vue_next(
 ) -> Script | None:
     """The next step of a Vue turn placing an image, or None when the turn is not one."""
     if names == {"list_assets"}:
-        found = [
-            Uploaded(u, int(w), int(h))
-            for _, ok, c in results
-            if ok
-            for u, w, h in _LISTED.findall(c)
-        ]
-        if not found:
+        if not _uploads_in([c for _, ok, c in results if ok]):
             return Script("You have not uploaded any images yet, so nothing was changed.")
         return Script("", (ScriptedCall.of("read_file", path=home),))
-    if names != {"read_file"} or not _listed(req):
+    listings = _listings(req)
+    if names != {"read_file"} or not listings:
         return None
-    listed = [
-        Uploaded(u, int(w), int(h)) for _, _, c in _listing(req) for u, w, h in _LISTED.findall(c)
-    ]
+    listed = _uploads_in(listings)
     lowered = req.text.lower()
     image = next((u for u in listed if u.name.lower() in lowered), listed[0] if listed else None)
     page = files.get(home, "")
@@ -131,16 +124,8 @@ def _uploads_in(listings: list[str]) -> list[Uploaded]:
     return [Uploaded(u, int(w), int(h)) for c in listings for u, w, h in _LISTED.findall(c)]
 
 
-def _listed(req: Request) -> bool:
-    return any(
-        c.get("function", {}).get("name") == "list_assets"
-        for m in req.since
-        if m.get("role") == "assistant"
-        for c in m.get("tool_calls") or ()
-    )
-
-
-def _listing(req: Request) -> list[tuple[str, bool, str]]:
+def _listings(req: Request) -> list[str]:
+    """What this turn's list_assets calls answered (none: the turn placed no image)."""
     ids = {
         c.get("id")
         for m in req.since
@@ -149,7 +134,5 @@ def _listing(req: Request) -> list[tuple[str, bool, str]]:
         if c.get("function", {}).get("name") == "list_assets"
     }
     return [
-        (str(m.get("tool_call_id")), True, text_of(m))
-        for m in req.since
-        if m.get("role") == "tool" and m.get("tool_call_id") in ids
+        text_of(m) for m in req.since if m.get("role") == "tool" and m.get("tool_call_id") in ids
     ]
