@@ -6,7 +6,7 @@
   write changes, refuses a write whose ``If-Match`` is stale (409 ConflictException), and
   answers in the rest-json shapes of botocore's service model. It refuses requests that are
   not SigV4A-signed, as the real endpoint does, so a client without ``awscrt`` fails here too.
-* **CodeBuild** StartBuild and BatchGetBuilds. moto's CodeBuild reports every build
+* **CodeBuild** StartBuild, BatchGetBuilds and StopBuild. moto's CodeBuild reports every build
   SUCCEEDED the first time it is asked about it, which would fail (or publish) a build before
   anything ran. Here a build stays IN_PROGRESS until the test, playing CodeBuild, completes
   it (``on_start`` may do that at once, as a fast build would).
@@ -284,6 +284,7 @@ class CodeBuildStandIn:
         self.lock = threading.Lock()
         # Called (on its own thread) after each StartBuild: a test playing CodeBuild.
         self.on_start: Callable[[CodeBuildRun], object] | None = None
+        self.stopped: list[str] = []  # each StopBuild's build id, in order
 
     def add_project(self, name: str, definition: dict[str, Any]) -> None:
         self.projects[name] = definition
@@ -295,7 +296,8 @@ class CodeBuildStandIn:
     def finish(self, build_id: str, status: str = "SUCCEEDED") -> CodeBuildRun:
         with self.lock:
             run = self.builds[build_id]
-            run.status, run.ended = status, time.time()
+            if run.status == "IN_PROGRESS":  # a stopped build stays stopped
+                run.status, run.ended = status, time.time()
             return run
 
     def handle(self, target: str, body: bytes) -> dict[str, Any]:
@@ -310,6 +312,15 @@ class CodeBuildStandIn:
                     "builds": [self.builds[i].describe() for i in ids if i in self.builds],
                     "buildsNotFound": [i for i in ids if i not in self.builds],
                 }
+        if operation == "StopBuild":  # a final build stays as it is, as CodeBuild's does
+            with self.lock:
+                run = self.builds.get(str(request.get("id")))
+                if run is None:
+                    raise ServiceError(400, "ResourceNotFoundException", "Build not found")
+                self.stopped.append(run.id)
+                if run.status == "IN_PROGRESS":
+                    run.status, run.ended = "STOPPED", time.time()
+                return {"build": run.describe()}
         raise ServiceError(400, "InvalidInputException", f"the stand-in has no {operation}")
 
     def _start(self, request: dict[str, Any]) -> dict[str, Any]:

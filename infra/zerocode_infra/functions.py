@@ -441,7 +441,7 @@ class Functions(Construct):
             actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
             resource_arns=[d.storage.builds.arn_for_objects(f"{PREVIEW_COVERS}*")],
         )
-        d.builds.grant(fn, "StartBuild", "BatchGetBuilds")
+        d.builds.grant(fn, "StartBuild", "BatchGetBuilds", "StopBuild")  # StopBuild: a turn stopped
         # Only the function that starts builds may get a build's scoped data credentials.
         assert fn.role is not None
         data_role = d.builds.allow_start(fn.role)

@@ -59,7 +59,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -82,7 +82,7 @@ from tests.e2e.conftest import Turn, chat, create, free_port, parse_sse
 from tests.e2e.test_repair import feedback
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
 from tests.pictures import pixel, png
-from zerocode.adapters.aws.build_handoff import COVER_PATH, PNG_MAGIC
+from zerocode.adapters.aws.build_handoff import COVER_PATH, PNG_MAGIC, TASK_CHECKS, TASK_VARIABLE
 from zerocode.adapters.aws.codebuild_builder import BUILDSPEC
 from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.bootstrap.settings import Settings
@@ -387,12 +387,14 @@ def origin_uri(platform: AwsPlatform, url: str, *, hot: bool | None = None) -> s
 @dataclass
 class Box:
     """CodeBuild running the platform's buildspec in its image: the real in-box program,
-    toolchain, Vite and Chromium (tests/aws_standins.run_the_buildspec)."""
+    toolchain, Vite and Chromium (tests/aws_standins.run_the_buildspec). ``played``: every
+    run; ``built``: the builds among them (not an acceptance suite's checks runs)."""
 
     platform: AwsPlatform
     toolchain: Path
     chromium: str
     played: list[subprocess.CompletedProcess[str]]
+    built: list[subprocess.CompletedProcess[str]] = field(default_factory=list)
 
     def play(self, run: CodeBuildRun) -> CodeBuildRun:
         codebuild = self.platform.standins.codebuild
@@ -407,7 +409,14 @@ class Box:
             codebuild.finish(run.id, "FAILED")
             raise
         self.played.append(done)
+        if not is_checks_run(run):
+            self.built.append(done)
         return codebuild.finish(run.id, "SUCCEEDED" if done.returncode == 0 else "FAILED")
+
+
+def is_checks_run(run: CodeBuildRun) -> bool:
+    """A run of an app's acceptance suite (adapters/aws/build_acceptance.py), not a build."""
+    return run.variables.get(TASK_VARIABLE) == TASK_CHECKS
 
 
 @pytest.fixture(scope="module")
@@ -592,13 +601,12 @@ def test_an_html_app_on_aws_from_sign_up_to_deletion(aws_platform: AwsPlatform, 
     assert messages[0]["role"] == "system" and messages[-2]["role"] == "assistant"
     assert messages[-1]["role"] == "user" and "added c1" in messages[-1]["content"]
 
-    # Acceptance checks are kept in DynamoDB and, with no browser in AWS builds yet, said to
-    # be not run, never passed.
-    assert turn.done is not None and turn.done["checks"]["notRun"] >= 1, turn.done
-    assert turn.done["checks"]["passed"] == 0 == turn.done["checks"]["failed"]
+    # Acceptance checks are kept in DynamoDB and run in a checks run of the build box.
+    assert turn.done is not None and turn.done["checks"]["passed"] >= 1, turn.done
+    assert turn.done["checks"]["failed"] == 0 == turn.done["checks"]["notRun"]
     suite = alice.http.get(f"/api/apps/{app['id']}/checks").json()
-    assert suite["checks"] and {c["status"] for c in suite["checks"]} == {"not_run"}
-    assert suite["runs"][0]["whyNotRun"] == "no browser runs acceptance checks here"
+    assert suite["checks"] and {c["status"] for c in suite["checks"]} == {"passed"}
+    assert suite["runs"][0]["whyNotRun"] is None
     assert any(m["role"] == "user" and "otters" in json.dumps(m) for m in messages)
 
     # An image of the builder's (issue 41): the multipart form through the API, re-encoded
@@ -695,8 +703,9 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
     codebuild = platform.standins.codebuild
 
     def play_previews(run: CodeBuildRun) -> None:
-        """CodeBuild running a preview build (the turn waits for it); deploys wait."""
-        if run.variables.get("ZEROCODE_PREVIEW") == "1":
+        """CodeBuild running a preview build or a checks run (the turn waits for them);
+        deploys wait."""
+        if run.variables.get("ZEROCODE_PREVIEW") == "1" or is_checks_run(run):
             box.play(run)
 
     codebuild.on_start = play_previews
@@ -712,7 +721,11 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
     messages = bob.http.get(f"/api/apps/{app['id']}/context").json()["messages"]
     shown = feedback(messages)
     assert shown and "fails in the browser" in shown[0] and "TypeError" in shown[0], shown
-    runs = [r for r in codebuild.runs() if r.variables["ZEROCODE_APP_ID"] == app["id"]]
+    runs = [
+        r
+        for r in codebuild.runs()
+        if r.variables["ZEROCODE_APP_ID"] == app["id"] and not is_checks_run(r)
+    ]
     assert [r.variables["ZEROCODE_BUILD_ID"] for r in runs][-1] == turn.builds[-1]["buildId"]
     app = bob.http.get(f"/api/apps/{app['id']}").json()
     assert platform.pointers()[f"preview:{preview_key(app)}"] == (
@@ -753,7 +766,7 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
     # CodeBuild builds in the box, hands back its archive, and EventBridge invokes
     # build_events with its event, which unpacks and publishes it.
     finished = box.play(run)
-    assert finished.status == "SUCCEEDED", box.played[-1].stdout[-3000:]
+    assert finished.status == "SUCCEEDED", box.built[-1].stdout[-3000:]
     results = build_events(platform, [finished.event(), finished.event()])  # and a repeat
     assert results == [{"result": "succeeded", "buildId": build_id}] * 2
 
@@ -774,3 +787,51 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
     assert bob.http.delete(f"/api/apps/{app['id']}").status_code == 204
     assert_gone(platform, app["id"])
     assert_stayed_local(platform)
+
+
+def test_on_aws_a_failing_acceptance_check_is_found_in_the_box_repaired_and_gates_deploys(
+    aws_platform: AwsPlatform, box: Box
+) -> None:
+    """Issue 42, point 1: the suite runs in a checks run of the build box (the same page
+    code and confinement as locally), its failure is repaired like a local one, and
+    ``requireChecks`` means on AWS what it means locally."""
+    platform = aws_platform
+    codebuild = platform.standins.codebuild
+    codebuild.on_start = box.play  # previews, checks runs and deploys: each runs at once
+    carol = sign_up(platform)
+    app = create(carol.http, "A Vue counter", "vue_project")
+    turn = chat(carol.http, app["id"], "A Vue counter [[flaw=potemkin]]")
+    succeeded(turn)
+    failed = [c for c in turn.checks if c["round"] == 0 and c["status"] == "failed"]
+    assert failed, turn.checks
+    evidence = failed[0]["evidence"]
+    shot = carol.http.get(evidence["screenshot"])
+    assert shot.status_code == 200 and shot.content.startswith(PNG_MAGIC)
+    assert [r["kind"] for r in turn.repairs] == ["acceptance"]
+    repaired = [c for c in turn.checks if c["round"] == 1]
+    assert repaired and all(c["status"] == "passed" for c in repaired), repaired
+    runs = [r for r in codebuild.runs() if r.variables["ZEROCODE_APP_ID"] == app["id"]]
+    checked = [r.variables["ZEROCODE_CHECKED_BUILD"] for r in runs if is_checks_run(r)]
+    previews = [b["buildId"] for b in turn.builds if b["status"] == "succeeded"]
+    assert checked == previews and len(checked) == 2  # one checks run per preview
+    assert not [k for k in objects(platform, "staging/") if app["id"] in k]
+
+    # requireChecks: the suite passes on the shown preview, so the deploy goes ahead and
+    # its build is stamped with the suite's state.
+    setting = carol.http.patch(f"/api/apps/{app['id']}", json={"requireChecks": True})
+    assert setting.status_code == 200, setting.text
+    asked = carol.http.post(f"/api/apps/{app['id']}/deploy")
+    assert asked.status_code == 202, asked.text
+    build = wait_built(carol.http, app["id"], asked.json()["buildId"])
+    assert build["state"] == "succeeded", build
+    listed = carol.http.get(f"/api/apps/{app['id']}/builds").json()["builds"]
+    deployed = next(b for b in listed if b["id"] == build["id"])
+    assert deployed["checks"]["failed"] == 0 and deployed["checks"]["notRun"] == 0
+    assert deployed["checks"]["passed"] >= 1
+    assert_no_canary(platform, box)
+    assert_stayed_local(platform)
+
+
+def objects(platform: AwsPlatform, prefix: str) -> list[str]:
+    s3, bucket = platform.aws("s3"), platform.setting("BUILDS_BUCKET")
+    return [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])]

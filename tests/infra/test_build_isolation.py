@@ -27,7 +27,8 @@ from tests.infra.test_stack import (
     refs,
     role_of,
 )
-from zerocode.adapters.aws.codebuild_builder import CREDENTIAL_SECONDS, session_policy
+from zerocode.adapters.aws.build_handoff import session_policy
+from zerocode.adapters.aws.codebuild_builder import CREDENTIAL_SECONDS
 
 BUCKET_ARN = "arn:aws:s3:::zc-builds"
 LAMBDA_MANAGED = ("/AWSLambdaBasicExecutionRole", "/AWSLambdaVPCAccessExecutionRole")

@@ -28,7 +28,6 @@ from zerocode.adapters.aws.codebuild_builder import (
     PREVIEW_TAG,
     TOOLCHAIN_DIR,
     CodeBuildBuilder,
-    session_policy,
 )
 from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import App, CodeGenType
@@ -225,7 +224,7 @@ def test_each_build_signs_with_a_session_for_itself_only(s3: Any) -> None:
         assert params["RoleArn"] == DATA_ROLE
         assert params["RoleSessionName"] == f"zerocode-{build.build_id}"
         assert params["DurationSeconds"] == CREDENTIAL_SECONDS == 30 * 60
-        assert json.loads(params["Policy"]) == session_policy(
+        assert json.loads(params["Policy"]) == handoff.session_policy(
             BUCKET,
             f"sources/{build.app_id}/{build.build_id}.zip",
             f"staging/{build.app_id}/{build.build_id}.tar",
@@ -238,7 +237,7 @@ def test_each_build_signs_with_a_session_for_itself_only(s3: Any) -> None:
 
 def test_the_session_policy_denies_everything_but_the_builds_own_two_objects() -> None:
     mine, theirs, later = new_build_id(), new_build_id(), new_build_id()
-    policy = session_policy(BUCKET, f"sources/appA/{mine}.zip", f"staging/appA/{mine}.tar")
+    policy = handoff.session_policy(BUCKET, f"sources/appA/{mine}.zip", f"staging/appA/{mine}.tar")
     obj = f"arn:aws:s3:::{BUCKET}/"
     assert allows(policy, "s3:GetObject", f"{obj}sources/appA/{mine}.zip")
     assert allows(policy, "s3:DeleteObject", f"{obj}sources/appA/{mine}.zip")
@@ -259,7 +258,7 @@ def test_the_session_policy_denies_everything_but_the_builds_own_two_objects() -
     for action, key in denied:
         assert not allows(policy, action, obj + key), (action, key)
     assert not allows(policy, "s3:ListBucket", f"arn:aws:s3:::{BUCKET}")
-    longer = session_policy(BUCKET, f"sources/app1/{mine}.zip", f"staging/app1/{mine}.tar")
+    longer = handoff.session_policy(BUCKET, f"sources/app1/{mine}.zip", f"staging/app1/{mine}.tar")
     assert not allows(longer, "s3:PutObject", f"{obj}staging/app10/{mine}.tar")
 
 

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from zerocode.apps.versions import VersionStore
 from zerocode.bootstrap.settings import Settings
+from zerocode.engine.check_suite import AcceptanceRunner
 from zerocode.engine.runtime_check import RuntimeCheck
 from zerocode.publishing.builds import Builder
 from zerocode.publishing.pointers import Publisher
 from zerocode.publishing.preview_covers import PreviewCoverStore
+from zerocode.publishing.service import Publishing
 
 if TYPE_CHECKING:
     from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
@@ -29,6 +31,20 @@ def build_check(settings: Settings) -> RuntimeCheck | None:
     from zerocode.adapters.aws.build_check import BuildCheckResult
 
     return BuildCheckResult(aws_client("s3", settings), settings.builds_bucket)
+
+
+def box_acceptance(settings: Settings, publishing: Publishing) -> AcceptanceRunner | None:
+    """Each suite run a checks run of the build box (no browser runs in Lambda), when the
+    builds are CodeBuild's and the runtime check is on."""
+    from zerocode.adapters.aws.build_acceptance import BoxAcceptance
+    from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
+
+    builder = publishing.builder
+    if not isinstance(builder, CodeBuildBuilder) or not settings.runtime_check:
+        return None
+    return BoxAcceptance(
+        builder, shown=publishing.shown_preview_build, models=lambda: publishing.models
+    )
 
 
 def s3_versions(settings: Settings) -> VersionStore:

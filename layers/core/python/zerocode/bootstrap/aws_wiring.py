@@ -12,6 +12,7 @@ from zerocode.apps.versions import Versions
 from zerocode.bootstrap.aws_parts import (
     app_data_stores,
     aws_client,
+    box_acceptance,
     build_check,
     codebuild,
     cognito,
@@ -35,6 +36,7 @@ from zerocode.bootstrap.parts import (
 from zerocode.bootstrap.platform import Platform, purge_steps
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel
+from zerocode.engine.platform_checks import WithPlatformChecks, model_in_files
 from zerocode.engine.turn import Engine
 from zerocode.engine.turns import Turns
 from zerocode.gateway import behind_gateway
@@ -80,9 +82,12 @@ def aws_platform(
         limits=engine_limits(settings, build_ahead=bool(settings.build_ahead)),
         runtime_check=build_check(settings),  # each build checks itself (zerocode.buildbox)
         versions=Versions(s3_versions(settings)),
-        # Kept, and reported not run: no AWS build runs acceptance checks yet (docs/engine.md).
-        checks=DynamoCheckStore(client, settings.checks_table),
-        acceptance=None,
+        # The suite holds the platform's access checks of the app's data beside the model's;
+        # it runs in the build box, as each build's runtime check does.
+        checks=WithPlatformChecks(
+            DynamoCheckStore(client, settings.checks_table), model_in_files(workspace)
+        ),
+        acceptance=box_acceptance(settings, publishing),
         preview_stages=publishing,
         images=s3_message_images(settings),
     )

@@ -21,7 +21,8 @@ import functools
 import os
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -147,28 +148,15 @@ def _run(
 async def _check(
     url: str, executable: str, *, vue: bool, cover: Path | None, box: BoxSite | None = None
 ) -> Checked:
-    from playwright.async_api import async_playwright
-
     findings = Findings(origin=origin_of(url))
     access: list[str] = []
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(
-            executable_path=executable,
-            headless=True,
-            args=[*launch_args(url), *BOX_ARGS],
-            chromium_sandbox=False,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tempfile.gettempdir()},
-        )
-        try:
-            page = await inspect(browser, url, findings, vue=vue)
-            if page is not None and cover is not None:
-                await page.set_viewport_size(VIEWPORT)  # type: ignore[arg-type]
-                await page.screenshot(path=str(cover), type="png")
-            if findings.checked and box is not None and box.model is not None:
-                access = await _access(browser, url, box, box.model)
-        finally:
-            with contextlib.suppress(Exception):
-                await browser.close()
+    async with box_browser(url, executable) as browser:
+        page = await inspect(browser, url, findings, vue=vue)
+        if page is not None and cover is not None:
+            await page.set_viewport_size(VIEWPORT)  # type: ignore[arg-type]
+            await page.screenshot(path=str(cover), type="png")
+        if findings.checked and box is not None and box.model is not None:
+            access = await _access(browser, url, box, box.model)
     note = "" if findings.checked else "the page could not be loaded from the build's server"
     return Checked(
         checked=findings.checked,
@@ -178,13 +166,35 @@ async def _check(
     )
 
 
-async def _access(browser: Browser, url: str, box: BoxSite, model: DataModel) -> list[str]:
-    """The platform's access probe, each visitor in a fresh confined context of this
-    browser, each probe in a scratch space of the box's store."""
-    made = scratch_spaces(box.backend)
+@contextlib.asynccontextmanager
+async def box_browser(url: str, executable: str) -> AsyncIterator[Browser]:
+    """The image's Chromium, launched as the box confines it (:data:`BOX_ARGS`), closed
+    when the block ends."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(
+            executable_path=executable,
+            headless=True,
+            args=[*launch_args(url), *BOX_ARGS],
+            chromium_sandbox=False,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tempfile.gettempdir()},
+        )
+        try:
+            yield browser
+        finally:
+            with contextlib.suppress(Exception):
+                await browser.close()
+
+
+def page_opener(
+    browser: Browser, url: str
+) -> Callable[[Scratch | None], AbstractAsyncContextManager[Page]]:
+    """What opens a page of ``url`` in a fresh context of ``browser``, confined as the
+    runtime check's (its data API requests in the given scratch space), closed after."""
 
     @contextlib.asynccontextmanager
-    async def open_page(shared: Scratch) -> AsyncIterator[Page]:
+    async def open_page(shared: Scratch | None) -> AsyncIterator[Page]:
         context, confinement = await confined_context(browser)
         confinement.aim(url, scratch=shared)
         try:
@@ -193,4 +203,11 @@ async def _access(browser: Browser, url: str, box: BoxSite, model: DataModel) ->
             with contextlib.suppress(Exception):
                 await context.close()
 
-    return await access_problems(open_page, url, model, lambda: made(box.app_id))
+    return open_page
+
+
+async def _access(browser: Browser, url: str, box: BoxSite, model: DataModel) -> list[str]:
+    """The platform's access probe, each visitor in a fresh confined context of this
+    browser, each probe in a scratch space of the box's store."""
+    made = scratch_spaces(box.backend)
+    return await access_problems(page_opener(browser, url), url, model, lambda: made(box.app_id))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.local.toolchain_store import share_cache
-from zerocode.buildbox import transfer
+from zerocode.buildbox import box_checks, transfer
 from zerocode.buildbox.browser import DataOf, check_site
 from zerocode.publishing import toolchain
 from zerocode.publishing.picker import PICKER_FILE, with_picker
@@ -47,6 +47,7 @@ class Job:
     toolchain: Path
     chromium: str | None
     compile_cache: Path | None = None
+    task: str = "build"  # or handoff.TASK_CHECKS: an app's acceptance checks (box_checks.py)
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> Job:
@@ -64,6 +65,9 @@ class Job:
             raise BoxError(f"the build was started without {', '.join(missing)}")
         if env["ZEROCODE_KIND"] not in KINDS:
             raise BoxError(f"unknown kind of app {env['ZEROCODE_KIND']!r}")
+        task = env.get(handoff.TASK_VARIABLE) or "build"
+        if task not in ("build", handoff.TASK_CHECKS):
+            raise BoxError(f"unknown task {task[:40]!r}")
         return cls(
             app_id=env["ZEROCODE_APP_ID"],
             build_id=env["ZEROCODE_BUILD_ID"],
@@ -73,6 +77,7 @@ class Job:
             toolchain=Path(env.get("ZEROCODE_TOOLCHAIN") or TOOLCHAIN),
             chromium=env.get("ZEROCODE_CHROMIUM") or shutil.which("chromium"),
             compile_cache=Path(env.get("ZEROCODE_COMPILE_CACHE") or COMPILE_CACHE),
+            task=task,
         )
 
 
@@ -133,9 +138,15 @@ def _run(job: Job, work: Path, log: Log) -> int:
     out = work / handoff.ARCHIVE_ROOT
     site = out / handoff.SITE_DIR
     out.mkdir()
-    built = _build(job, files, work / "app", site, log)
-    clock = log.took("build", clock)
-    if built:
+    if job.task == handoff.TASK_CHECKS:
+        built = box_checks.run_checks(
+            job.app_id, job.build_id, files, model, work, out, job.chromium, log.say
+        )
+        clock = log.took("checks", clock)
+    else:
+        built = _build(job, files, work / "app", site, log)
+        clock = log.took("build", clock)
+    if built and job.task != handoff.TASK_CHECKS:
         _finish_site(job, files, site)
         _check(job, site, out, log, model)
         clock = log.took("check", clock)

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from zerocode.adapters.aws.build_handoff import TASK_CHECKS, TASK_VARIABLE
 from zerocode.publishing.builds import is_build_id
 from zerocode.publishing.service import Publishing
 
@@ -33,6 +34,8 @@ def handle(publishing: Publishing, event: Mapping[str, Any]) -> dict[str, str]:
     app_id, build_id = env.get("ZEROCODE_APP_ID", ""), env.get("ZEROCODE_BUILD_ID", "")
     if not app_id or not is_build_id(build_id):
         return {"result": "ignored", "reason": "not a zerocode build"}
+    if env.get(TASK_VARIABLE) == TASK_CHECKS:  # its waiter reads it (adapters/aws/build_acceptance)
+        return {"result": "ignored", "reason": "a checks run: the suite that started it reads it"}
     build = publishing.finish(app_id, build_id)
     if build is None:
         log.warning("build event for unknown build %s of app %s", build_id, app_id)

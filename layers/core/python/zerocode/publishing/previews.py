@@ -130,6 +130,11 @@ class Previews:
         shown = self.publisher.target(pointer)
         return shown.build_id if shown is not None and shown.app_id == app_id else None
 
+    def shown_preview_build(self, app: App) -> str | None:
+        """The build the app's preview shows now (None: nothing, or not this app's)."""
+        shown = self.publisher.target(preview_pointer(app.preview_key))
+        return shown.build_id if shown is not None and shown.app_id == app.id else None
+
     def _retain_preview(self, app_id: str, shown: str, replaced: str | None) -> None:
         """Keep the shown preview's output, let the one it replaced expire (AWS). A failure
         is logged, never the turn's: at worst an old output stays, or the shown one expires

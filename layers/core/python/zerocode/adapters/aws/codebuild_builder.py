@@ -12,7 +12,7 @@ so it holds nothing that reaches anyone else's data (docs/builds.md, "AWS builds
   as it has it (the record's link is dead from then on), and a presigned PUT of the one
   archive the build sends back to ``staging/{appId}/{buildId}.tar``.
 - Those links are signed by a session of the *build data role* whose policy names exactly
-  those two objects (:func:`session_policy`), so even the signer can do nothing else.
+  those two objects (:func:`.build_handoff.session_policy`), so even the signer can do nothing else.
 - The CodeBuild project's own role has its logs and the image pull, nothing of S3 or of the
   data key (infra). No credential is in the build's environment, its record or its event.
 
@@ -34,8 +34,10 @@ published builds and rollback targets stay.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
+import logging
 import tempfile
 import time
 import urllib.parse
@@ -43,7 +45,7 @@ import zipfile
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 from botocore.exceptions import ClientError
@@ -60,6 +62,9 @@ from zerocode.publishing.builds import BuildJob, BuildOutcome, served_files
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.output_archive import OutputRefused, unpack
 from zerocode.publishing.picker import PICKER
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 # How long the build's links last: a Lambda-compute build runs at most 15 minutes and does
 # not queue; the links outlive that with a margin, and die with the signing session.
@@ -117,18 +122,24 @@ class CodeBuildBuilder:
         return f"checks/{check_app_id(app_id)}/{check_app_id(build_id)}.json"
 
     async def build(self, job: BuildJob) -> BuildOutcome:
-        """Start the build and poll it (a chat turn's preview waits for its build)."""
-        started = await asyncio.to_thread(self.start, job)
+        """Start the build and poll it (a chat turn's preview waits for its build); a wait
+        cancelled (the turn stopped or superseded) or out of time stops the build."""
+        started = await self.launched(lambda: self.start(job), job.app_id, job.build_id)
         if isinstance(started, BuildOutcome):
             return started
         deadline = time.monotonic() + self.timeout_seconds
-        while time.monotonic() < deadline:
-            await self.sleep(self.poll_seconds)
-            done = await asyncio.to_thread(
-                self.outcome, job.app_id, job.build_id, started, preview=job.preview
-            )
-            if done is not None:
-                return done
+        try:
+            while time.monotonic() < deadline:
+                await self.sleep(self.poll_seconds)
+                done = await asyncio.to_thread(
+                    self.outcome, job.app_id, job.build_id, started, preview=job.preview
+                )
+                if done is not None:
+                    return done
+        except asyncio.CancelledError:  # the turn was stopped or superseded: so is its build
+            await asyncio.shield(asyncio.to_thread(self.stop, started, job.app_id, job.build_id))
+            raise
+        await asyncio.to_thread(self.stop, started, job.app_id, job.build_id)
         return BuildOutcome(
             ok=False,
             log_tail="",
@@ -136,14 +147,39 @@ class CodeBuildBuilder:
             error=f"CodeBuild did not finish within {self.timeout_seconds:.0f} s",
         )
 
+    async def launched(self, start: Callable[[], _T], app_id: str, run_id: str) -> _T:
+        """``start()`` (which starts a run: its CodeBuild id, or what it gives instead) run
+        to its end even if the waiter is cancelled meanwhile; then the run is stopped too, so
+        no run outlives whoever wanted it."""
+        task = asyncio.ensure_future(asyncio.to_thread(start))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                begun = await task
+                if isinstance(begun, str):
+                    await asyncio.to_thread(self.stop, begun, app_id, run_id)
+            raise
+
     def start(self, job: BuildJob) -> str | BuildOutcome:
         if job.kind is not CodeGenType.VUE_PROJECT and "index.html" not in job.source.files:
             return BuildOutcome(
                 ok=False, log_tail="", output=None, error="the app has no index.html yet"
             )
-        source_key = self.source_key(job.app_id, job.build_id)
-        staging_key = self.staging_key(job.app_id, job.build_id)
-        signer = self._signer(job.build_id, source_key, staging_key)
+        variables = {
+            "ZEROCODE_KIND": job.kind.value,
+            "ZEROCODE_PREVIEW": "1" if job.preview else "0",
+        }
+        return self.launch(job.app_id, job.build_id, _source_files(job), variables)
+
+    def launch(
+        self, app_id: str, run_id: str, files: dict[str, bytes], variables: dict[str, str]
+    ) -> str:
+        """Start one run of the build box: ``files`` (and the hand-off) as its source zip,
+        ``variables`` beside the app and run ids; CodeBuild's id of the run."""
+        source_key = self.source_key(app_id, run_id)
+        staging_key = self.staging_key(app_id, run_id)
+        signer = self._signer(run_id, source_key, staging_key)
         links = {
             "output": signer.generate_presigned_url(
                 "put_object",
@@ -163,14 +199,13 @@ class CodeBuildBuilder:
         self.s3.put_object(
             Bucket=self.bucket,
             Key=source_key,
-            Body=_zip(job, links),
+            Body=_zip({**files, handoff.HANDOFF_FILE: json.dumps(links).encode()}),
             ContentType="application/zip",
         )
-        variables = {
-            "ZEROCODE_APP_ID": job.app_id,
-            "ZEROCODE_BUILD_ID": job.build_id,
-            "ZEROCODE_KIND": job.kind.value,
-            "ZEROCODE_PREVIEW": "1" if job.preview else "0",
+        told = {
+            "ZEROCODE_APP_ID": app_id,
+            "ZEROCODE_BUILD_ID": run_id,
+            **variables,
             "ZEROCODE_SOURCE_URL": signer.generate_presigned_url(
                 "get_object",
                 Params={"Bucket": self.bucket, "Key": source_key},
@@ -179,16 +214,35 @@ class CodeBuildBuilder:
         }
         answer = self.codebuild.start_build(
             projectName=self.project,
-            idempotencyToken=job.build_id,
+            idempotencyToken=run_id,
             sourceTypeOverride="NO_SOURCE",
             buildspecOverride=BUILDSPEC,
             artifactsOverride={"type": "NO_ARTIFACTS"},
             environmentVariablesOverride=[
-                {"name": name, "value": value, "type": "PLAINTEXT"}
-                for name, value in variables.items()
+                {"name": name, "value": value, "type": "PLAINTEXT"} for name, value in told.items()
             ],
         )
         return str(answer["build"]["id"])
+
+    def run_state(self, runner_id: str) -> dict[str, Any] | None:
+        """CodeBuild's record of a run (None: it has none)."""
+        builds = self.codebuild.batch_get_builds(ids=[runner_id]).get("builds", [])
+        return dict(builds[0]) if builds else None
+
+    def stop(self, runner_id: str, app_id: str | None = None, run_id: str | None = None) -> None:
+        """Stop a run that is no longer wanted (its turn stopped, superseded or out of time),
+        and with ``app_id`` and ``run_id`` delete its source should it never have fetched it;
+        one that already ended is left as it is. A stop that fails is logged: the run still
+        ends within CodeBuild's 15 minutes, and whoever stopped waiting is not held up."""
+        try:
+            self.codebuild.stop_build(id=runner_id)
+            if app_id is not None and run_id is not None:
+                self.s3.delete_object(Bucket=self.bucket, Key=self.source_key(app_id, run_id))
+        except ClientError as exc:
+            if error_code(exc) not in {"InvalidInputException", "ResourceNotFoundException"}:
+                log.warning("could not stop CodeBuild run %s: %s", runner_id, error_code(exc))
+        except Exception as exc:
+            log.warning("could not stop CodeBuild run %s: %s", runner_id, type(exc).__name__)
 
     def _signer(self, build_id: str, source_key: str, staging_key: str) -> Any:
         """An S3 client of a build data role session that can read and delete this build's
@@ -198,7 +252,7 @@ class CodeBuildBuilder:
                 "builds on CodeBuild need the build data role (ZEROCODE_BUILD_DATA_ROLE_ARN)"
             )
         meta = self.s3.meta
-        policy = session_policy(
+        policy = handoff.session_policy(
             self.bucket, source_key, staging_key, partition=meta.partition, region=meta.region_name
         )
         given = self.sts.assume_role(
@@ -220,12 +274,11 @@ class CodeBuildBuilder:
     def outcome(
         self, app_id: str, build_id: str, runner_id: str, *, preview: bool = False
     ) -> BuildOutcome | None:
-        builds = self.codebuild.batch_get_builds(ids=[runner_id]).get("builds", [])
-        if not builds:
+        build = self.run_state(runner_id)
+        if build is None:
             return BuildOutcome(
                 ok=False, log_tail="", output=None, error=f"CodeBuild has no build {runner_id}"
             )
-        build = builds[0]
         status = str(build.get("buildStatus", "IN_PROGRESS"))
         if status != "SUCCEEDED" and status not in _FAILED:
             return None
@@ -236,9 +289,11 @@ class CodeBuildBuilder:
             try:
                 done = self._finish(app_id, build_id, build, Path(tmp), preview=preview)
             except OutputRefused as exc:
-                done = BuildOutcome(ok=False, log_tail=_phases(build), output=None, error=str(exc))
+                done = BuildOutcome(
+                    ok=False, log_tail=handoff.phases_said(build), output=None, error=str(exc)
+                )
         # Published, failed or refused, the archive has served: nothing of it is left behind.
-        self.s3.delete_object(Bucket=self.bucket, Key=self.staging_key(app_id, build_id))
+        self.drop_output(app_id, build_id)
         return done
 
     def _finish(
@@ -247,9 +302,9 @@ class CodeBuildBuilder:
         """A finished build's outcome from its staging archive, its site published if it
         succeeded. Raises OutputRefused, before anything is published."""
         prefix, status = self.output_prefix(app_id, build_id), str(build.get("buildStatus"))
-        out = self._unpack(app_id, build_id, tmp)
-        log_tail = _text(out / handoff.LOG_FILE, handoff.MAX_LOG_BYTES) if out else ""
-        tail = "\n".join(filter(None, (log_tail, _phases(build))))
+        out = self.unpacked(app_id, build_id, tmp)
+        log_tail = handoff.read_text(out / handoff.LOG_FILE, handoff.MAX_LOG_BYTES) if out else ""
+        tail = "\n".join(filter(None, (log_tail, handoff.phases_said(build))))
         if status in _FAILED:
             return BuildOutcome(
                 ok=False, log_tail=tail, output=None, error=f"the project did not build ({status})"
@@ -270,7 +325,7 @@ class CodeBuildBuilder:
     def _succeeded(self, prefix: str, tail: str) -> BuildOutcome:
         return BuildOutcome(ok=True, log_tail=tail, output=f"s3://{self.bucket}/{prefix}")
 
-    def _unpack(self, app_id: str, build_id: str, tmp: Path) -> Path | None:
+    def unpacked(self, app_id: str, build_id: str, tmp: Path) -> Path | None:
         """The staging archive unpacked under ``tmp`` by the strict rules; None if there is
         none. Raises OutputRefused."""
         try:
@@ -294,9 +349,9 @@ class CodeBuildBuilder:
         prefix = self.output_prefix(app_id, build_id)
         files = site_objects(out / handoff.SITE_DIR, prefix, leave_out=handoff.COVER_PATH)
         cover = out / handoff.COVER_FILE
-        if _is_png(cover) and preview:
+        if handoff.is_png(cover) and preview:
             self.preview_covers.put(app_id, build_id, cover.read_bytes())
-        elif _is_png(cover):
+        elif handoff.is_png(cover):
             files[prefix + handoff.COVER_PATH] = cover
         # A preview's objects expire (the tag); a deploy's stay. The cover is not tagged:
         # an app keeps it until a newer one replaces it.
@@ -304,7 +359,7 @@ class CodeBuildBuilder:
         self.s3.put_object(
             Bucket=self.bucket,
             Key=self.check_key(app_id, build_id),
-            Body=json.dumps(_stored_check(out / handoff.CHECK_FILE)).encode(),
+            Body=json.dumps(handoff.stored_check(out / handoff.CHECK_FILE)).encode(),
             ContentType="application/json",
             **tagging,
         )
@@ -316,6 +371,24 @@ class CodeBuildBuilder:
                 ContentType=media_type(key),
                 **tagging,
             )
+
+    def output_files(self, app_id: str, build_id: str, limit: int) -> dict[str, bytes] | None:
+        """A build's published output, by site path (None: none, or more than ``limit``
+        bytes), for a checks run of it (:mod:`.build_acceptance`)."""
+        prefix, files, total = self.output_prefix(app_id, build_id), {}, 0
+        for page in self.s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=prefix
+        ):
+            for item in page.get("Contents", []):
+                total += int(item.get("Size", 0))
+                if total > limit:
+                    return None
+                body = self.s3.get_object(Bucket=self.bucket, Key=item["Key"])["Body"]
+                files[str(item["Key"])[len(prefix) :]] = body.read()
+        return files or None
+
+    def drop_output(self, app_id: str, run_id: str) -> None:
+        self.s3.delete_object(Bucket=self.bucket, Key=self.staging_key(app_id, run_id))
 
     def retain_preview(self, app_id: str, shown: str, replaced: str | None) -> None:
         """The preview now shows ``shown``: its objects lose the expiry tag, so the build a
@@ -380,46 +453,9 @@ class CodeBuildBuilder:
         return True
 
 
-def session_policy(
-    bucket: str,
-    source_key: str,
-    staging_key: str,
-    *,
-    partition: str = "aws",
-    region: str = "us-east-1",
-) -> dict[str, Any]:
-    """The policy of the session that signs one build's links: read and delete its own
-    source, write its own staging archive, and the bucket's KMS key only through S3."""
-    arn = f"arn:{partition}:s3:::{bucket}/"
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Sid": "ReadAndDropOwnSource",
-                "Effect": "Allow",
-                "Action": ["s3:GetObject", "s3:DeleteObject"],
-                "Resource": arn + source_key,
-            },
-            {
-                "Sid": "WriteOwnOutputArchive",
-                "Effect": "Allow",
-                "Action": "s3:PutObject",
-                "Resource": arn + staging_key,
-            },
-            {
-                "Sid": "BucketKeyThroughS3",
-                "Effect": "Allow",
-                "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
-                "Resource": "*",
-                "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
-            },
-        ],
-    }
-
-
-def _zip(job: BuildJob, links: dict[str, str]) -> bytes:
-    """The source the build fetches: a Vue project's platform build tree and the toolchain's
-    manifest, or an html app's files; a preview's picker; the hand-off."""
+def _source_files(job: BuildJob) -> dict[str, bytes]:
+    """What a build fetches: a Vue project's platform build tree and the toolchain's
+    manifest, or an html app's files; a preview's picker; the data model."""
     if job.kind is CodeGenType.VUE_PROJECT:
         files = {
             **toolchain.build_tree(job.source.files),
@@ -433,47 +469,12 @@ def _zip(job: BuildJob, links: dict[str, str]) -> bytes:
     model = job.source.files.get(DATA_MODEL)
     if model is not None:  # for the build's own checks; no site serves it
         files[handoff.DATA_MODEL_IN_SOURCE] = model
-    files[handoff.HANDOFF_FILE] = json.dumps(links).encode()
+    return files
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(files):
             archive.writestr(clean_path(path), files[path])
     return buffer.getvalue()
-
-
-def _text(path: Path, limit: int) -> str:
-    if not path.is_file():
-        return ""
-    with path.open("rb") as f:
-        return f.read(limit).decode("utf-8", "replace")
-
-
-def _is_png(path: Path) -> bool:
-    if not path.is_file() or path.stat().st_size > handoff.MAX_COVER_BYTES:
-        return False
-    with path.open("rb") as f:
-        return f.read(len(handoff.PNG_MAGIC)) == handoff.PNG_MAGIC
-
-
-def _stored_check(path: Path) -> dict[str, Any]:
-    """The build's check result as kept in ``checks/``: only what the platform reads."""
-    small = path.is_file() and path.stat().st_size <= handoff.MAX_CHECK_BYTES
-    raw = path.read_bytes() if small else None
-    problems = handoff.check_problems(raw)
-    return {"checked": problems is not None, "problems": problems or []}
-
-
-def _phases(build: dict[str, Any]) -> str:
-    """What CodeBuild says about each phase that did not succeed, and where the full log is."""
-    lines = []
-    for phase in build.get("phases", []):
-        status = phase.get("phaseStatus")
-        if status and status != "SUCCEEDED":
-            contexts = "; ".join(
-                c.get("message", "") for c in phase.get("contexts", []) if c.get("message")
-            )
-            lines.append(f"{phase.get('phaseType')}: {status} {contexts}".rstrip())
-    link = build.get("logs", {}).get("deepLink")
-    if link:
-        lines.append(f"full log: {link}")
-    return "\n".join(lines)
