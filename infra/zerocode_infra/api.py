@@ -1,8 +1,10 @@
 """The REST API in front of ``functions/api``: routes, the Cognito authorizer, the stage.
 
 Every integration streams (``ResponseTransferMode.STREAM``): Lambda Web Adapter runs in
-``response_stream`` mode, whose output only a streaming integration understands; chat
-turns may stream for up to 15 minutes, everything else is cut at 29 seconds.
+``response_stream`` mode, whose output only a streaming integration understands. The routes
+that follow a turn or wait for a build (``zerocode.http.long_routes``: a chat, a reattach,
+a rebuild, an edit, a restore, an upload, a checks run) may take up to 15 minutes;
+everything else is cut at 29 seconds (issue 42, point 2; docs/api.md, "Long requests").
 
 The authorizer (Cognito access tokens) guards every route but those in ``PUBLIC_ROUTES``.
 ``GET /api/apps`` is public because ``scope=featured`` is; the function checks the caller
@@ -14,12 +16,15 @@ without a method.
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from zerocode.http.long_routes import LONG_ROUTES
 from zerocode_infra.auth import ACCESS_TOKEN_SCOPE
 from zerocode_infra.log_groups import log_group
 from zerocode_infra.nag import managed_policy, skip_checkov, suppress
@@ -34,7 +39,9 @@ PUBLIC_ROUTES = frozenset(
         ("GET", "/api/apps"),
     }
 )
-CHAT_TIMEOUT = Duration.minutes(15)
+# The routes that follow a turn or wait for a build (zerocode/http/long_routes.py): the
+# streaming integration's longest timeout, the API function's own.
+LONG_TIMEOUT = Duration.minutes(15)
 STAGE = "prod"
 _ERROR_BODY = (
     '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString}}'
@@ -160,11 +167,11 @@ class Api(Construct):
             allow_test_invoke=False,
             response_transfer_mode=apigw.ResponseTransferMode.STREAM,
         )
-        chat = apigw.LambdaIntegration(
+        long = apigw.LambdaIntegration(
             handler,
             proxy=True,
             allow_test_invoke=False,
-            timeout=CHAT_TIMEOUT,
+            timeout=LONG_TIMEOUT,
             response_transfer_mode=apigw.ResponseTransferMode.STREAM,
         )
         api = self.rest_api.root.add_resource("api")
@@ -180,8 +187,31 @@ class Api(Construct):
         self._add(apps, "POST", stream)
         app = apps.add_resource("{appId}")
         self._guarded(app, "ANY", stream)
-        self._any(app, stream)
-        self._add(app.add_resource("chat"), "POST", chat)
+        self._long_routes(app, _tree(LONG_ROUTES), stream, long)
+
+    def _long_routes(
+        self,
+        parent: apigw.IResource,
+        tree: dict[str, Any],
+        stream: apigw.Integration,
+        long: apigw.Integration,
+    ) -> None:
+        """The resources below ``parent`` that the long routes need: each long route's verb
+        on the 15-minute integration; every resource made here answers any other verb and
+        path below it on the usual one (``ANY``, ``{proxy+}`` unless a path variable is
+        already its child: API Gateway allows one), so no request ends on a resource without
+        a method."""
+        greedy = parent.path.endswith("{proxy+}")  # takes the rest of the path itself
+        if not greedy and not any(part.startswith("{") for part in tree if part != "/verbs"):
+            self._any(parent, stream)
+        for part, below in tree.items():
+            if part == "/verbs":
+                continue
+            resource = parent.add_resource(part)
+            self._guarded(resource, "ANY", stream)
+            for verb in sorted(below.get("/verbs", ())):
+                self._guarded(resource, verb, long)
+            self._long_routes(resource, below, stream, long)
 
     def _any(self, parent: apigw.IResource, integration: apigw.Integration) -> None:
         """``{parent}/{proxy+}``: any other path below ``parent``, behind the authorizer."""
@@ -229,3 +259,26 @@ class Api(Construct):
     @property
     def url(self) -> str:
         return self.rest_api.url
+
+
+def _tree(routes: frozenset[tuple[str, str]]) -> dict[str, Any]:
+    """The long routes below ``/api/apps/{app_id}`` as API Gateway's path parts
+    (``{app_id}`` → ``{appId}``, a ``{path}`` that takes the rest → ``{proxy+}``), each
+    node's verbs under ``/verbs``."""
+    root: dict[str, Any] = {}
+    for verb, path in routes:
+        node = root
+        parts = path.split("/")[4:]  # "", "api", "apps", "{app_id}", ...
+        for part in parts:
+            node = node.setdefault(_gateway_part(part), {})
+        node.setdefault("/verbs", set()).add(verb)
+    return root
+
+
+def _gateway_part(part: str) -> str:
+    if part == "{path}":
+        return "{proxy+}"
+    if part.startswith("{"):
+        head, *rest = part.strip("{}").split("_")
+        return "{" + head + "".join(w.title() for w in rest) + "}"
+    return part

@@ -57,6 +57,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -80,6 +81,7 @@ from tests.aws_standins import (
 from tests.conftest import REDIS_URL, redis_client_or_skip
 from tests.e2e.conftest import Turn, chat, create, free_port, parse_sse
 from tests.e2e.test_repair import feedback
+from tests.e2e.test_turns_outlive import replay, start_and_leave
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
 from tests.pictures import pixel, png
 from zerocode.adapters.aws.build_handoff import COVER_PATH, PNG_MAGIC, TASK_CHECKS, TASK_VARIABLE
@@ -835,3 +837,35 @@ def test_on_aws_a_failing_acceptance_check_is_found_in_the_box_repaired_and_gate
 def objects(platform: AwsPlatform, prefix: str) -> list[str]:
     s3, bucket = platform.aws("s3"), platform.setting("BUILDS_BUCKET")
     return [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])]
+
+
+def test_on_aws_a_turn_reattached_after_40_s_is_followed_to_its_end(
+    aws_platform: AwsPlatform, box: Box
+) -> None:
+    """Issue 42, point 2: a turn whose preview build takes its time (CodeBuild holds it),
+    left after its first event, reattached 40 s later (past API Gateway's default 29 s: the
+    reattach route has the 15-minute integration, tests/infra) gets every event it missed,
+    live until its end: no gap, no duplicate."""
+    platform = aws_platform
+    release = threading.Event()
+
+    def slow_previews(run: CodeBuildRun) -> None:
+        if run.variables.get("ZEROCODE_PREVIEW") == "1":
+            release.wait(120)  # CodeBuild taking its time over the preview build
+        box.play(run)
+
+    platform.standins.codebuild.on_start = slow_previews
+    dave = sign_up(platform)
+    app = create(dave.http, "A page about clocks", "html")
+    try:
+        seen = start_and_leave(dave.http, app["id"], "A page about clocks", keep=1)
+        time.sleep(40)
+        current = dave.http.get(f"/api/apps/{app['id']}/turns/current")
+        assert current.status_code == 200 and current.json()["status"] == "running"
+        threading.Timer(2, release.set).start()  # the build ends while the client follows
+        turn = replay(dave.http, app["id"], 1, headers={"Last-Event-ID": seen[-1]})
+    finally:
+        release.set()
+    assert turn.ended == ("succeeded", 1)
+    assert turn.ids == [f"1:{n}" for n in range(2, len(turn.ids) + 2)]
+    assert [b["status"] for b in turn.builds] == ["running", "succeeded"]

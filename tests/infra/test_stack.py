@@ -24,6 +24,7 @@ from zerocode_infra.hosting import router_code
 from zerocode_infra.network import Network
 
 from tests.infra.conftest import REGION, Synth, site_router
+from zerocode.http.long_routes import LONG_ROUTES
 
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # AWS managed cache policy id
 
@@ -539,15 +540,47 @@ def gateway(synth: Synth) -> dict[str, dict[str, dict[str, Any]]]:
     return tree
 
 
-def test_chat_routes_stream_for_fifteen_minutes(synth: Synth) -> None:
-    chat = gateway(synth)["/api/apps/{appId}/chat"]
-    assert set(chat) - {"OPTIONS"} == {"POST"}  # no GET starts a turn
-    for verb in ("POST",):
-        integration = chat[verb]["Integration"]
+def test_routes_that_follow_a_turn_or_wait_for_a_build_stream_for_fifteen_minutes(
+    synth: Synth,
+) -> None:
+    """Issue 42, point 2: the long routes (zerocode/http/long_routes.py, the ones OpenAPI
+    marks) have the 15-minute streaming integration; every other method keeps the default
+    29 s. A GET of the chat reaches the function, which answers 405: no GET starts a turn."""
+    routes = gateway(synth)
+    expected = {(verb, gateway_path(path)) for verb, path in LONG_ROUTES}
+    long = set()
+    for where, methods in routes.items():
+        for verb, props in methods.items():
+            if props["Integration"].get("TimeoutInMillis", 29_000) > 29_000:
+                long.add((verb, where))
+    assert long == expected
+    for verb, where in expected:
+        integration = routes[where][verb]["Integration"]
         assert integration["Type"] == "AWS_PROXY"
         assert integration["ResponseTransferMode"] == "STREAM"
         assert integration["TimeoutInMillis"] == 900_000
         assert json.dumps(integration["Uri"]).endswith('"/response-streaming-invocations"]]}')
+    chat = routes["/api/apps/{appId}/chat"]
+    assert set(chat) - {"OPTIONS"} == {"ANY", "POST"}
+    assert "TimeoutInMillis" not in chat["ANY"]["Integration"]
+    # Every path of the long routes' resources still reaches the function (no resource
+    # without a method): a reattach's neighbours and a file's other verbs among them.
+    for where in (
+        "/api/apps/{appId}/turns/{turn}",
+        "/api/apps/{appId}/turns/{turn}/{proxy+}",
+        "/api/apps/{appId}/versions/{versionId}/{proxy+}",
+        "/api/apps/{appId}/files/{proxy+}",
+        "/api/apps/{appId}/checks/{proxy+}",
+        "/api/apps/{appId}/assets/{proxy+}",
+        "/api/apps/{appId}/{proxy+}",
+    ):
+        assert "ANY" in routes[where], where
+
+
+def gateway_path(path: str) -> str:
+    """A FastAPI path as the stack's resource path."""
+    path = path.replace("{app_id}", "{appId}").replace("{version_id}", "{versionId}")
+    return path.replace("{path}", "{proxy+}")
 
 
 def test_every_route_streams_because_the_adapter_does(synth: Synth) -> None:

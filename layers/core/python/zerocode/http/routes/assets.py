@@ -27,6 +27,7 @@ from zerocode.http.deps import (
     QuotaDep,
     WorkspaceDep,
 )
+from zerocode.http.long_routes import waits
 from zerocode.http.routes.chat import check_picked
 from zerocode.http.routes.versions import VersionQuery
 from zerocode.http.schemas import ElementIn, ErrorOut
@@ -140,7 +141,7 @@ def asset(
     response_model=UploadOut,
     status_code=201,
     responses=ERROR_415,
-    openapi_extra=_form_body(),
+    openapi_extra=waits("build", **_form_body()),
 )
 async def upload_asset(
     app_id: str,
@@ -165,7 +166,7 @@ async def upload_asset(
     "/edits/image",
     response_model=UploadOut,
     responses=ERROR_415,
-    openapi_extra=_form_body("element"),
+    openapi_extra=waits("build", **_form_body("element")),
 )
 async def replace_image(
     app_id: str,

@@ -33,6 +33,7 @@ from zerocode.http.deps import (
     TurnsDep,
     on_lambda,
 )
+from zerocode.http.long_routes import waits
 from zerocode.http.sse import TurnStream
 from zerocode.http.turn_schemas import (
     CancelOut,
@@ -74,6 +75,7 @@ async def check_picked(publishing: Publishing, app: App, build_id: str) -> None:
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "SSE stream of the turn"}
     },
+    openapi_extra=waits("turn"),
 )
 async def chat_post(
     app: OwnedApp,
@@ -158,6 +160,7 @@ async def current_turn(app: OwnedApp, turns: TurnsDep) -> Response | CurrentTurn
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "SSE stream of the turn"}
     },
+    openapi_extra=waits("turn"),
 )
 async def turn_events(
     app: OwnedApp,

@@ -23,6 +23,7 @@ from zerocode.http.deps import (
     PublishingDep,
     QuotaDep,
 )
+from zerocode.http.long_routes import waits
 from zerocode.http.suite_schemas import ChecksOut, SuiteCheckOut
 from zerocode.publishing.builds import Build
 from zerocode.publishing.service import Publishing
@@ -74,7 +75,7 @@ async def retire(
     return CheckOut(**next(c for c in listed["checks"] if c["id"] == retired.id))
 
 
-@router.post("/run", response_model=ChecksOut)
+@router.post("/run", response_model=ChecksOut, openapi_extra=waits("build"))
 async def run_now(
     app: OwnedApp,
     user: Caller,

@@ -25,6 +25,7 @@ from zerocode.http.deps import (
     UrlsDep,
     WorkspaceDep,
 )
+from zerocode.http.long_routes import waits
 from zerocode.http.routes.data import MaybeDataView
 from zerocode.http.schemas import (
     AppOut,
@@ -88,7 +89,7 @@ async def preview(app: OwnedApp, publishing: PublishingDep) -> PreviewOut:
     return PreviewOut(buildId=state.build_id, upToDate=state.up_to_date)
 
 
-@router.post("/preview", response_model=PreviewOut)
+@router.post("/preview", response_model=PreviewOut, openapi_extra=waits("build"))
 async def rebuild(
     app: OwnedApp, user: Caller, engine: EngineDep, publishing: PublishingDep, quota: QuotaDep
 ) -> PreviewOut:

@@ -7,13 +7,14 @@ from fastapi import APIRouter
 from zerocode.apps.guards import check_element
 from zerocode.engine.user_edit import save_text
 from zerocode.http.deps import Caller, EngineDep, OwnedApp, PublishingDep, QuotaDep
+from zerocode.http.long_routes import waits
 from zerocode.http.routes.chat import check_picked
 from zerocode.http.version_schemas import EditOut, TextEditIn, edit_out
 
 router = APIRouter(prefix="/api/apps/{app_id}/edits", tags=["files"])
 
 
-@router.post("/text", response_model=EditOut)
+@router.post("/text", response_model=EditOut, openapi_extra=waits("build"))
 async def edit_text(
     app_id: str,
     body: TextEditIn,

@@ -10,6 +10,7 @@ from zerocode.apps.versions import sha256
 from zerocode.apps.workspace import clean_path
 from zerocode.engine.user_edit import Edit, How, editable, save
 from zerocode.http.deps import Caller, EngineDep, OwnedApp, QuotaDep, WorkspaceDep
+from zerocode.http.long_routes import waits
 from zerocode.http.version_schemas import (
     ERROR_412,
     EditOut,
@@ -41,7 +42,12 @@ def file(app_id: str, path: str, app: OwnedApp, workspace: WorkspaceDep) -> Resp
     )
 
 
-@router.put("/files/{path:path}", response_model=EditOut, responses=ERROR_412)
+@router.put(
+    "/files/{path:path}",
+    response_model=EditOut,
+    responses=ERROR_412,
+    openapi_extra=waits("build"),
+)
 async def save_file(
     app_id: str,
     path: str,

@@ -21,6 +21,7 @@ from zerocode.http.deps import (
     WorkspaceDep,
 )
 from zerocode.http.highlight import code_html, diff_html
+from zerocode.http.long_routes import waits
 from zerocode.http.schemas import RestoreBuildOut
 from zerocode.http.version_schemas import (
     CodeOut,
@@ -81,7 +82,9 @@ def diff(
     )
 
 
-@router.post("/versions/{version_id}/restore", response_model=RestoreOut)
+@router.post(
+    "/versions/{version_id}/restore", response_model=RestoreOut, openapi_extra=waits("build")
+)
 async def restore_version(
     app_id: str,
     version_id: VersionId,
