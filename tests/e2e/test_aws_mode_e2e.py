@@ -79,7 +79,7 @@ from tests.aws_standins import (
     run_the_buildspec,
 )
 from tests.conftest import REDIS_URL, redis_client_or_skip
-from tests.e2e.conftest import Turn, chat, create, free_port, parse_sse
+from tests.e2e.conftest import Turn, chat, create, free_port, parse_sse, shown_build
 from tests.e2e.test_repair import feedback
 from tests.e2e.test_turns_outlive import replay, start_and_leave
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
@@ -869,3 +869,57 @@ def test_on_aws_a_turn_reattached_after_40_s_is_followed_to_its_end(
     assert turn.ended == ("succeeded", 1)
     assert turn.ids == [f"1:{n}" for n in range(2, len(turn.ids) + 2)]
     assert [b["status"] for b in turn.builds] == ["running", "succeeded"]
+
+
+def test_on_aws_a_text_edit_and_a_restore_answer_once_their_builds_have_run(
+    aws_platform: AwsPlatform, box: Box
+) -> None:
+    """Issue 42, point 2: an edit and a restore wait for their preview build on CodeBuild
+    (the long routes' integration on AWS) and answer with it, its page then shown."""
+    platform = aws_platform
+    platform.standins.codebuild.on_start = box.play
+    erin = sign_up(platform)
+    app = create(erin.http, "A page about otters", "html")
+    succeeded(chat(erin.http, app["id"], "A page about otters"))
+    before = visit(platform, erin.http.get(f"/api/apps/{app['id']}").json()["previewUrl"])
+    assert "<h1>Otters</h1>" in before
+    picked = {"tag": "h1", "text": "Otters", "buildId": shown_build(erin.http, app["id"])}
+    body = {"element": picked, "newText": "River otters"}
+    edited = erin.http.post(f"/api/apps/{app['id']}/edits/text", json=body)
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["build"]["state"] == "succeeded", edited.json()
+    app = erin.http.get(f"/api/apps/{app['id']}").json()
+    shown = platform.pointers()[f"preview:{preview_key(app)}"]
+    assert shown == f"{app['id']}/{edited.json()['build']['id']}"
+    assert "<h1>River otters</h1>" in visit(platform, app["previewUrl"])
+
+    restored = erin.http.post(f"/api/apps/{app['id']}/versions/v1/restore")
+    assert restored.status_code == 200, restored.text
+    assert restored.json()["build"]["state"] == "succeeded", restored.json()
+    assert "<h1>Otters</h1>" in visit(platform, app["previewUrl"])
+    runs = [
+        r for r in platform.standins.codebuild.runs() if r.variables["ZEROCODE_APP_ID"] == app["id"]
+    ]
+    built = [r.variables["ZEROCODE_BUILD_ID"] for r in runs if not is_checks_run(r)]
+    assert built[-2:] == [edited.json()["build"]["id"], restored.json()["build"]["id"]]
+
+
+def test_on_aws_a_stopped_turn_stops_its_codebuild_build(
+    aws_platform: AwsPlatform, box: Box
+) -> None:
+    """Issue 42, point 3: the builder stops a turn while its preview build runs on
+    CodeBuild; the build is stopped there (StopBuild), not left to run for nobody."""
+    platform = aws_platform
+    codebuild = platform.standins.codebuild
+    building = threading.Event()
+    codebuild.on_start = lambda run: building.set()  # CodeBuild never gets to it
+    fay = sign_up(platform)
+    app = create(fay.http, "A page about herons", "html")
+    start_and_leave(fay.http, app["id"], "A page about herons", keep=1)
+    assert building.wait(60), "the preview build never started"
+    stopped = fay.http.post(f"/api/apps/{app['id']}/turns/1/cancel")
+    assert stopped.status_code == 202, stopped.text
+    turn = replay(fay.http, app["id"], 1)
+    assert turn.ended is not None and turn.ended[0] == "interrupted", turn.ended
+    (run,) = [r for r in codebuild.runs() if r.variables["ZEROCODE_APP_ID"] == app["id"]]
+    assert codebuild.stopped[-1] == run.id and run.status == "STOPPED"
