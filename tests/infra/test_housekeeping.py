@@ -10,6 +10,7 @@ from typing import Any
 from zerocode_infra.config import DEFAULTS, LWA_VERSION, RESTORE_MARGIN_DAYS
 from zerocode_infra.keys import KEY_ACTIONS
 from zerocode_infra.storage import PREVIEW_TAG
+from zerocode_infra.teardown import retained
 
 from tests.infra.conftest import REGION, Synth
 from tests.infra.test_stack import (
@@ -256,3 +257,26 @@ def test_every_log_group_is_encrypted_with_a_key_only_cloudwatch_logs_uses(synth
         if s is not logs and "Service" in s.get("Principal", {})
     ]
     assert others == []
+
+
+class _Deployed:
+    """CloudFormation's GetTemplate for the synthesized template (the teardown reads it)."""
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+
+    def get_template(self, **_: Any) -> dict[str, Any]:
+        return {"TemplateBody": self.raw}
+
+
+def test_the_teardown_refuses_the_default_stack_whose_buckets_are_retained(synth: Synth) -> None:
+    """Every bucket of the default template is kept on delete, and the teardown
+    (zerocode_infra/teardown.py) reads it so; tests/integration/operations runs it."""
+    buckets = synth.of_type("AWS::S3::Bucket")
+    assert buckets and all(b.get("DeletionPolicy") == "Retain" for b in buckets.values())
+    assert retained(_Deployed(synth.raw), "ZerocodeStack")
+    destroyable = {
+        name: {**r, "DeletionPolicy": "Delete"} if r["Type"] == "AWS::S3::Bucket" else r
+        for name, r in synth.resources.items()
+    }
+    assert not retained(_Deployed({**synth.raw, "Resources": destroyable}), "ZerocodeStack")
