@@ -52,6 +52,10 @@ DEFAULTS: dict[str, Any] = {
     "modelVue": "gpt-4o",
     "modelVision": True,  # the models above see images (issue 41); false for one that does not
     "buildAhead": False,  # a Vue turn's preview built beside the model's closing reply
+    # The site-pointer table: "create" it, or "import" the one an earlier deploy of this
+    # stack kept (removalPolicy=retain): its fixed name is known before deploy (the edge
+    # router's config), so a redeploy after destroy adopts it, pointers and all.
+    "pointerTable": "create",
     "consoleOrigin": "",
     "sitesDomain": "",
     "sitesCertificateArn": "",
@@ -115,6 +119,8 @@ class Config:
     # A Vue turn's preview build started beside the model's closing reply: an extra
     # CodeBuild run whenever the model changes files again (ZEROCODE_BUILD_AHEAD).
     build_ahead: bool = False
+    # Whether the site-pointer table is made here or an earlier deploy's kept one is used.
+    import_pointer_table: bool = False
 
     @property
     def retain(self) -> bool:
@@ -162,7 +168,15 @@ def read_config(node: ContextReader, region: str) -> Config:
         preview_output_days=output,
         model_vision=_switch(get("modelVision"), "modelVision", default=True),
         build_ahead=_switch(get("buildAhead"), "buildAhead", default=False),
+        import_pointer_table=_pointer_table(get("pointerTable")),
     )
+
+
+def _pointer_table(value: Any) -> bool:
+    text = str(value).lower()
+    if text not in ("create", "import"):
+        raise ValueError(f"context pointerTable must be create or import, not {value!r}")
+    return text == "import"
 
 
 def _preview_days(get: Any) -> tuple[int, int]:

@@ -75,12 +75,15 @@ class Hosting(Construct):
         sites_domain: str = "",
         certificate_arn: str = "",
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        import_pointer_table: bool = False,
     ) -> None:
         super().__init__(scope, id)
         self.sites_domain = sites_domain
         # The pointer table (the truth) and the Lambda@Edge router that reads it on a
         # CloudFront cache miss for keys the KeyValueStore (the hot set) does not hold.
-        self.routing = PointerRouting(self, "Routing", removal_policy=removal_policy)
+        self.routing = PointerRouting(
+            self, "Routing", removal_policy=removal_policy, imported=import_pointer_table
+        )
         self.store = cloudfront.KeyValueStore(
             self, "SitePointers", comment="zerocode site and preview pointers"
         )

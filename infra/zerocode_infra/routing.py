@@ -52,27 +52,20 @@ class PointerRouting(Construct):
         *,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         replicas: tuple[str, ...] = (),
+        imported: bool = False,
     ) -> None:
+        """``imported``: the table an earlier deploy of this stack kept (context
+        ``pointerTable=import``) is used by its name, not made again."""
         super().__init__(scope, id)
         stack = Stack.of(self)
         # Written into config.json as text: both must be known at synth, not tokens.
         assert not Token.is_unresolved(stack.region) and not Token.is_unresolved(stack.stack_name)
         self.table_name = f"{stack.stack_name}-site-pointers"
-        self.table = ddb.Table(
-            self,
-            "Table",
-            table_name=self.table_name,
-            partition_key=ddb.Attribute(name="pointer", type=ddb.AttributeType.STRING),
-            billing_mode=ddb.BillingMode.PAY_PER_REQUEST,
-            point_in_time_recovery_specification=ddb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            time_to_live_attribute="expires_at",
-            encryption=ddb.TableEncryption.AWS_MANAGED,
-            deletion_protection=removal_policy == RemovalPolicy.RETAIN,
-            removal_policy=removal_policy,
+        self.table: ddb.ITable = (
+            ddb.Table.from_table_name(self, "Table", self.table_name)
+            if imported
+            else self._table(removal_policy)
         )
-        skip_checkov(self.table, "CKV_AWS_119", AWS_MANAGED_KEY)
         config = {
             "table": self.table_name,
             "region": stack.region,
@@ -131,6 +124,24 @@ class PointerRouting(Construct):
             enable_accept_encoding_gzip=True,
             enable_accept_encoding_brotli=True,
         )
+
+    def _table(self, removal_policy: RemovalPolicy) -> ddb.Table:
+        table = ddb.Table(
+            self,
+            "Table",
+            table_name=self.table_name,
+            partition_key=ddb.Attribute(name="pointer", type=ddb.AttributeType.STRING),
+            billing_mode=ddb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=ddb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            time_to_live_attribute="expires_at",
+            encryption=ddb.TableEncryption.AWS_MANAGED,
+            deletion_protection=removal_policy == RemovalPolicy.RETAIN,
+            removal_policy=removal_policy,
+        )
+        skip_checkov(table, "CKV_AWS_119", AWS_MANAGED_KEY)
+        return table
 
     def _explain_to_checkov(self) -> None:
         """Why checkov's Lambda checks that fail on the router are accepted."""

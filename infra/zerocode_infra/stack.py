@@ -68,6 +68,7 @@ class ZerocodeStack(Stack):
             sites_domain=config.sites_domain,
             certificate_arn=config.sites_certificate_arn,
             removal_policy=policy,
+            import_pointer_table=config.import_pointer_table,
         )
         builds = Builds(
             self, "Builds", bucket=storage.builds, key=storage.key, removal_policy=policy

@@ -204,3 +204,25 @@ def test_what_the_viewer_sends_the_edge_router_routes(tmp_path: Path) -> None:
 
     lookup = PointerLookup(Table(), "t", TtlCache(10), ttl_seconds=30, negative_ttl_seconds=10)
     assert route(viewer, lookup)["uri"] == "/builds/app2/b9/index.html"
+
+
+def test_a_redeploy_after_destroy_adopts_the_kept_pointer_table(tmp_path: Path) -> None:
+    """Issue 42, point 4: the table's fixed name (the edge router's config holds it before
+    deploy) would make a redeploy after ``cdk destroy`` fail on the table the destroy kept;
+    ``pointerTable=import`` uses that table instead, its pointers and all."""
+    from tests.infra.test_waf import _synth
+
+    adopted = _synth(tmp_path / "import", pointerTable="import")
+    tables = adopted.of_type("AWS::DynamoDB::Table").values()
+    assert "ZerocodeStack-site-pointers" not in [t["Properties"].get("TableName") for t in tables]
+    for handler in ("run.sh", "handler.handler"):
+        assert env(adopted, handler)["ZEROCODE_POINTERS_TABLE"] == "ZerocodeStack-site-pointers"
+        granted = [
+            s
+            for s in policy_statements(adopted, role_of(adopted, handler))
+            if "table/ZerocodeStack-site-pointers" in json.dumps(s["Resource"])
+        ]
+        actions = {a for s in granted for a in s["Action"]}
+        assert {"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} <= actions
+    with pytest.raises(ValueError, match="pointerTable must be create or import"):
+        _synth(tmp_path / "bad", pointerTable="adopt")
