@@ -45,11 +45,12 @@ def main(argv: list[str]) -> int:
         if context is None:
             raise SystemExit("-c with CDK_CONTEXT_JSON set: pass the context one way")
         context.update(overrides(argv))
-    app, stack = build_app(context)
+    app, _ = build_app(context)
     assembly = app.synth()
-    errors = [
+    errors = [  # every stack's: the edge and sites-WAF stacks in us-east-1 too
         m
-        for m in assembly.get_stack_artifact(stack.artifact_id).messages
+        for artifact in assembly.stacks_recursively
+        for m in artifact.messages
         if m.level == cx_api.SynthesisMessageLevel.ERROR
     ]
     for message in errors:
@@ -61,7 +62,10 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"synthesized {stack.stack_name} ({stack.region}) to {assembly.directory}")
+    names = ", ".join(
+        f"{a.stack_name} ({a.environment.region})" for a in assembly.stacks_recursively
+    )
+    print(f"synthesized {names} to {assembly.directory}")
     return 0
 
 

@@ -114,3 +114,15 @@ def objects(bucket: s3.IBucket, prefix: str) -> str:
 def indexes(table: ddb.ITable) -> str:
     """The IAM5 finding of a grant on a table's indexes (``table/index/*``)."""
     return f"Resource::{_arn(table)}/index/*"
+
+
+# checkov's Lambda checks on a deploy-time custom resource function (CDK's own: the
+# cross-region readers of SSM parameters), with why they do not apply.
+CUSTOM_RESOURCE_SKIPS = {
+    "CKV_AWS_115": "A deploy-time custom resource function runs once per deploy, invoked by "
+    "CloudFormation; reserving concurrency for it would take from the account for nothing.",
+    "CKV_AWS_116": "CloudFormation invokes the custom resource function and waits for its "
+    "answer; a failure fails the deploy, so there is nothing for a dead-letter queue.",
+    "CKV_AWS_117": "The deploy-time custom resource function reads an SSM parameter over "
+    "its public endpoint with TLS; it reaches no private resource and needs no VPC.",
+}

@@ -32,7 +32,7 @@ from aws_cdk.aws_cloudfront import experimental
 from constructs import Construct
 
 from zerocode_infra.data import AWS_MANAGED_KEY
-from zerocode_infra.nag import managed_policy, skip_checkov, suppress
+from zerocode_infra.nag import CUSTOM_RESOURCE_SKIPS, managed_policy, skip_checkov, suppress
 
 ROUTER = Path(__file__).resolve().parents[2] / "functions" / "edge_router" / "router.py"
 TTL_SECONDS = 30  # how long an edge environment trusts a pointer it read
@@ -42,6 +42,9 @@ MEMORY_MB = 256
 # CloudFront keeps what it fetched for /_edge/ URIs (keyed by the public key, not the
 # build) at most this long: a publish or a rollback reaches visitors within this plus TTL.
 ROUTED_CACHE_SECONDS = 60
+# CDK's custom resource provider that reads the edge function's version ARN from us-east-1
+# (made in the stack when the stack is elsewhere).
+EDGE_ARN_READER = "Custom::CrossRegionStringParameterReaderCustomResourceProvider"
 
 
 class PointerRouting(Construct):
@@ -99,8 +102,10 @@ class PointerRouting(Construct):
         self.function.add_to_role_policy(
             iam.PolicyStatement(actions=["dynamodb:GetItem"], resources=arns)
         )
+        # On the function itself, wherever it lives: outside us-east-1 CDK makes it in a
+        # us-east-1 stack of its own, which the EdgeFunction construct here is not a parent of.
         suppress(
-            self.function,
+            self.function.lambda_,
             "IAM4",
             "The AWS managed basic execution policy lets Lambda@Edge write the function's "
             "logs in each Region it runs in; it grants nothing else.",
@@ -108,7 +113,7 @@ class PointerRouting(Construct):
             applies_to=[managed_policy("service-role/AWSLambdaBasicExecutionRole")],
         )
         suppress(
-            self.function,
+            self.function.lambda_,
             "L1",
             "The edge router runs Python 3.13 like every function of the platform: one "
             "runtime to track; it uses only the standard library and boto3.",
@@ -144,7 +149,13 @@ class PointerRouting(Construct):
         return table
 
     def _explain_to_checkov(self) -> None:
-        """Why checkov's Lambda checks that fail on the router are accepted."""
+        """Why checkov's Lambda checks that fail on the router are accepted; outside
+        us-east-1, on CDK's function that reads the router's version across regions too."""
+        reader = Stack.of(self).node.try_find_child(EDGE_ARN_READER)
+        handler = reader.node.try_find_child("Handler") if reader is not None else None
+        if handler is not None:
+            for check, reason in CUSTOM_RESOURCE_SKIPS.items():
+                skip_checkov(handler, check, reason)
         # The function itself (in this stack in us-east-1, else in CDK's edge stack).
         fn = self.function.current_version.lambda_
         for check, reason in (

@@ -28,13 +28,23 @@ from zerocode_infra.network import Network
 from zerocode_infra.observability import Observability
 from zerocode_infra.packaging import core_layer, lambda_architecture
 from zerocode_infra.storage import Storage
-from zerocode_infra.waf import Waf
+from zerocode_infra.waf import CLOUDFRONT_REGION, SitesAclArn, SitesWafStack, Waf
 
 STACK_NAME = "ZerocodeStack"
 
 
 class ZerocodeStack(Stack):
-    def __init__(self, scope: Construct, id: str, *, config: Config, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        config: Config,
+        sites_waf_apart: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """``sites_waf_apart``: the distributions' web ACL is SitesWafStack's (outside
+        us-east-1, WAF on); in us-east-1 this stack makes it itself."""
         super().__init__(scope, id, description="zerocode: AI app generator platform", **kwargs)
         policy = config.removal_policy
         # Without the cache (the cheap profile), turns' event logs need a table of their own.
@@ -114,10 +124,16 @@ class ZerocodeStack(Stack):
             burst_limit=config.throttle_burst_limit,
             removal_policy=policy,
         )
-        if config.waf:
-            waf = Waf(self, "Waf", stage_rate=config.throttle_rate_limit, distributions=True)
+        if config.waf:  # the API's ACL always; the distributions' here, or SitesWafStack's
+            waf = Waf(
+                self,
+                "Waf",
+                stage_rate=config.throttle_rate_limit,
+                distributions=not sites_waf_apart,
+            )
             waf.protect_stage(api.rest_api.deployment_stage.stage_arn)
-            waf.protect_distributions([hosting.console, hosting.sites])
+            apart = SitesAclArn(self, "SitesWaf", platform=id).arn if sites_waf_apart else None
+            waf.protect_distributions([hosting.console, hosting.sites], apart)
         else:
             for distribution in (hosting.console, hosting.sites):
                 skip_checkov(distribution, "CKV_AWS_68", NO_WAF)
@@ -182,12 +198,29 @@ def build_app(
     """The CDK app with the stack, cdk-nag's AwsSolutions checks applied."""
     app = App(context=context, outdir=outdir)
     region = target_region(app)
+    config = read_config(app.node, region)
+    account = os.environ.get("CDK_DEFAULT_ACCOUNT")
+    # Outside us-east-1 the distributions' web ACL has a stack of its own there.
+    sites_waf = (
+        SitesWafStack(
+            app,
+            f"{STACK_NAME}-SitesWaf",
+            stage_rate=config.throttle_rate_limit,
+            platform=STACK_NAME,
+            env=Environment(account=account, region=CLOUDFRONT_REGION),
+        )
+        if config.waf and region != CLOUDFRONT_REGION
+        else None
+    )
     stack = ZerocodeStack(
         app,
         STACK_NAME,
-        config=read_config(app.node, region),
-        env=Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=region),
+        config=config,
+        sites_waf_apart=sites_waf is not None,
+        env=Environment(account=account, region=region),
     )
+    if sites_waf is not None:
+        stack.add_stack_dependency(sites_waf, "the distributions' web ACL is made first")
     if nag:
         Aspects.of(app).add(AwsSolutionsChecks())
     return app, stack

@@ -24,13 +24,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aws_cdk import Stack, Token
 from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_ssm as ssm
 from aws_cdk import aws_wafv2 as wafv2
+from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from zerocode_infra.nag import CUSTOM_RESOURCE_SKIPS, managed_policy, skip_checkov, suppress
+
 WINDOW_SECONDS = 300  # WAF counts each address's requests over this window
+CLOUDFRONT_REGION = "us-east-1"  # where AWS keeps CloudFront's web ACLs
 
 # The application's limits (zerocode.bootstrap.settings defaults) the API's rules are sized
 # from; tests/infra/test_waf.py checks they still are its defaults.
@@ -75,34 +81,48 @@ BODY_RULES = (
 
 
 class Waf(Construct):
-    """The web ACLs; ``protect_stage`` and ``protect_distributions`` attach them."""
+    """The web ACLs; ``protect_stage`` and ``protect_distributions`` attach them. ``api``:
+    the REGIONAL ACL of the API stage (in the stack's own region); ``distributions``: the
+    CLOUDFRONT ACL, which AWS keeps in us-east-1 (:class:`SitesWafStack` outside it)."""
 
-    def __init__(self, scope: Construct, id: str, *, stage_rate: int, distributions: bool) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        stage_rate: int,
+        distributions: bool,
+        api: bool = True,
+    ) -> None:
         super().__init__(scope, id)
         self.limits = limits(stage_rate)
-        self.api_acl = self._acl("Api", "REGIONAL", self._api_rules())
+        self.api_acl = self._acl("Api", "REGIONAL", self._api_rules()) if api else None
         self.sites_acl: wafv2.CfnWebACL | None = None
         if distributions:
             region = Stack.of(self).region
-            if not Token.is_unresolved(region) and region != "us-east-1":
+            if not Token.is_unresolved(region) and region != CLOUDFRONT_REGION:
                 raise ValueError(
                     "the distributions' web ACL must be made in us-east-1 (AWS keeps "
-                    f"CloudFront's WAF there); deploy the stack in us-east-1, not {region}, "
-                    "or set the context value waf to false"
+                    f"CloudFront's WAF there), not {region}: use SitesWafStack"
                 )
             self.sites_acl = self._acl("Sites", "CLOUDFRONT", self._site_rules())
 
     def protect_stage(self, stage_arn: str) -> None:
+        assert self.api_acl is not None
         wafv2.CfnWebACLAssociation(
             self, "ApiStage", resource_arn=stage_arn, web_acl_arn=self.api_acl.attr_arn
         )
 
-    def protect_distributions(self, distributions: Sequence[cloudfront.Distribution]) -> None:
-        assert self.sites_acl is not None
+    def protect_distributions(
+        self, distributions: Sequence[cloudfront.Distribution], acl_arn: str | None = None
+    ) -> None:
+        """Attach the CLOUDFRONT ACL: this construct's, or ``acl_arn`` (SitesWafStack's)."""
+        arn = acl_arn or (self.sites_acl.attr_arn if self.sites_acl is not None else None)
+        assert arn is not None
         for distribution in distributions:
             child = distribution.node.default_child
             assert isinstance(child, cloudfront.CfnDistribution)
-            child.add_property_override("DistributionConfig.WebACLId", self.sites_acl.attr_arn)
+            child.add_property_override("DistributionConfig.WebACLId", arn)
 
     def _acl(
         self, name: str, scope: str, rules: list[wafv2.CfnWebACL.RuleProperty]
@@ -233,3 +253,90 @@ def _and(*statements: wafv2.CfnWebACL.StatementProperty) -> wafv2.CfnWebACL.Stat
     return wafv2.CfnWebACL.StatementProperty(
         and_statement=wafv2.CfnWebACL.AndStatementProperty(statements=list(statements))
     )
+
+
+class SitesWafStack(Stack):
+    """The distributions' web ACL in a us-east-1 stack of its own, for a platform deployed
+    in another region (issue 42, point 4). Its ARN is kept in an SSM parameter of a fixed
+    name (:func:`acl_parameter`), which the main stack reads across regions
+    (:class:`SitesAclArn`); ``cdk deploy --all`` deploys this stack first."""
+
+    def __init__(
+        self, scope: Construct, id: str, *, stage_rate: int, platform: str, **kwargs: Any
+    ) -> None:
+        super().__init__(
+            scope,
+            id,
+            description="zerocode: the web ACL of the console and sites distributions",
+            **kwargs,
+        )
+        waf = Waf(self, "Waf", stage_rate=stage_rate, distributions=True, api=False)
+        assert waf.sites_acl is not None
+        ssm.StringParameter(
+            self,
+            "AclArn",
+            parameter_name=acl_parameter(platform),
+            string_value=waf.sites_acl.attr_arn,
+            description="zerocode: the distributions' web ACL, read by the platform's stack",
+        )
+
+
+def acl_parameter(platform: str) -> str:
+    """The SSM parameter (in us-east-1) that names the distributions' web ACL."""
+    return f"/zerocode/{platform}/sites-web-acl-arn"
+
+
+class SitesAclArn(Construct):
+    """The distributions' web ACL ARN, read from SitesWafStack's parameter in us-east-1 at
+    deploy time (one GetParameter by a custom resource, on create and on each update)."""
+
+    def __init__(self, scope: Construct, id: str, *, platform: str) -> None:
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        name = acl_parameter(platform)
+        parameter = f"arn:{stack.partition}:ssm:{CLOUDFRONT_REGION}:{stack.account}:parameter{name}"
+        call = cr.AwsSdkCall(
+            service="SSM",
+            action="getParameter",
+            parameters={"Name": name},
+            region=CLOUDFRONT_REGION,
+            physical_resource_id=cr.PhysicalResourceId.of(name),
+        )
+        reader = cr.AwsCustomResource(
+            self,
+            "Read",
+            on_create=call,
+            on_update=call,
+            policy=cr.AwsCustomResourcePolicy.from_sdk_calls(resources=[parameter]),
+            install_latest_aws_sdk=False,
+        )
+        self.arn = reader.get_response_field("Parameter.Value")
+        self._explain(stack)
+
+    def _explain(self, stack: Stack) -> None:
+        """The custom resource's function (CDK's, one per stack) to cdk-nag and checkov."""
+        function = stack.node.try_find_child(AWS_CUSTOM_RESOURCE_ID)
+        assert function is not None
+        suppress(
+            function,
+            "IAM4",
+            "CDK's custom resource function writes its logs by the AWS managed basic "
+            "execution policy; it reads one SSM parameter and nothing else.",
+            children=True,
+            applies_to=[managed_policy("service-role/AWSLambdaBasicExecutionRole")],
+        )
+        suppress(
+            function,
+            "L1",
+            "CDK picks the runtime of its own custom resource function; it runs for a few "
+            "seconds at deploy time only, never on a request.",
+            children=True,
+        )
+        resource = function.node.default_child
+        assert resource is not None
+        for check, reason in CUSTOM_RESOURCE_SKIPS.items():
+            skip_checkov(resource, check, reason)
+
+
+# CDK's AwsCustomResource singleton function (its fixed uuid, the construct id in the stack).
+AWS_CUSTOM_RESOURCE_ID = "AWS679f53fac002430cb0da5b7982bd2287"

@@ -192,3 +192,22 @@ def test_checkov_passes_both_profiles_and_fails_an_unexplained_finding(
     assert "failed CKV_AWS_27 (Ensure all data stored in the SQS queue is encrypted) on " in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(("region", "waf"), [("eu-west-1", "true"), ("ap-southeast-2", "false")])
+def test_checkov_passes_every_stack_of_a_deployment_outside_us_east_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], region: str, waf: str
+) -> None:
+    """Issue 42, point 4: the platform's stack elsewhere, its edge stack and (WAF on) the
+    distributions' web ACL stack in us-east-1, CDK's cross-region readers included."""
+    from tests.infra.test_waf import deployment
+
+    checkov = str(checkov_or_skip())
+    found = deployment(tmp_path / "cdk.out", region=region, waf=waf)
+    assert len(found.templates) == (3 if waf == "true" else 2)
+    templates = []
+    for name, template in found.templates.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(template))
+        templates.append(str(path))
+    assert checkov_gate.main([checkov, *templates]) == 0, capsys.readouterr().err

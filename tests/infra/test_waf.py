@@ -5,6 +5,8 @@ the distributions' ACL."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from zerocode_infra.waf import (
     APP_LOGIN_WINDOW,
     BODY_RULES,
     WINDOW_SECONDS,
+    acl_parameter,
     limits,
 )
 
@@ -137,10 +140,83 @@ def test_the_cheap_profile_and_the_switch_turn_it_off(tmp_path: Any) -> None:
         _synth(tmp_path / "bad", waf="maybe")
 
 
-def test_outside_us_east_1_the_distributions_acl_is_refused_plainly(tmp_path: Any) -> None:
-    with pytest.raises(ValueError, match="must be made in us-east-1"):
-        _synth(tmp_path / "eu", region="eu-west-1")
+@dataclass
+class Deployment:
+    """Every stack of one synthesized app: templates by stack name, with their regions, and
+    cdk-nag's unsuppressed errors anywhere."""
+
+    templates: dict[str, dict[str, Any]]
+    regions: dict[str, str]
+    depends: dict[str, set[str]]  # the stacks each stack is deployed after
+    errors: list[str]
+
+    def of_type(self, stack: str, kind: str) -> dict[str, dict[str, Any]]:
+        resources = self.templates[stack]["Resources"]
+        return {k: v for k, v in resources.items() if v["Type"] == kind}
+
+
+def deployment(tmp_path: Any, **context: Any) -> Deployment:
+    from aws_cdk import cx_api
+
+    app, _ = build_app({**DEFAULTS, "aws:cdk:bundling-stacks": [], **context}, outdir=str(tmp_path))
+    assembly = app.synth()
+    stacks = assembly.stacks_recursively
+    return Deployment(
+        templates={a.stack_name: a.template for a in stacks},
+        regions={a.stack_name: a.environment.region for a in stacks},
+        depends={
+            a.stack_name: {
+                d.id for d in a.dependencies if isinstance(d, cx_api.CloudFormationStackArtifact)
+            }
+            for a in stacks
+        },
+        errors=[
+            f"{a.stack_name}: {m.id} {m.entry.data}"
+            for a in stacks
+            for m in a.messages
+            if m.level == cx_api.SynthesisMessageLevel.ERROR
+        ],
+    )
+
+
+@pytest.mark.parametrize("region", ["us-east-1", "eu-west-1", "ap-southeast-2"])
+def test_the_platform_deploys_in_any_region_with_waf_on_and_off(tmp_path: Any, region: str) -> None:
+    """Issue 42, point 4: with WAF on, the API's REGIONAL ACL is always in the platform's
+    stack; the distributions' CLOUDFRONT ACL is there in us-east-1, else in a us-east-1
+    stack of its own whose ARN the platform reads from SSM there. cdk-nag finds nothing in
+    any stack (checkov: tests/infra/test_checkov.py)."""
+    on = deployment(tmp_path / "on", region=region, waf="true")
+    assert on.errors == []
+    main = "ZerocodeStack"
+    assert on.regions[main] == region
+    scopes = {p["Properties"]["Scope"] for p in on.of_type(main, "AWS::WAFv2::WebACL").values()}
+    (association,) = on.of_type(main, "AWS::WAFv2::WebACLAssociation").values()
+    assert "Stage" in json.dumps(association["Properties"]["ResourceArn"])
+    distributions = on.of_type(main, "AWS::CloudFront::Distribution").values()
+    web_acls = [d["Properties"]["DistributionConfig"]["WebACLId"] for d in distributions]
+    assert len(web_acls) == 2 and web_acls[0] == web_acls[1]
+    if region == "us-east-1":
+        assert scopes == {"REGIONAL", "CLOUDFRONT"} and set(on.templates) == {main}
+        assert "Fn::GetAtt" in web_acls[0]
+    else:
+        assert scopes == {"REGIONAL"}
+        waf_stack = f"{main}-SitesWaf"
+        assert on.regions[waf_stack] == "us-east-1"
+        (acl,) = on.of_type(waf_stack, "AWS::WAFv2::WebACL").values()
+        assert acl["Properties"]["Scope"] == "CLOUDFRONT"
+        (parameter,) = on.of_type(waf_stack, "AWS::SSM::Parameter").values()
+        assert parameter["Properties"]["Name"] == acl_parameter(main)
+        (reader,) = on.of_type(main, "Custom::AWS").values()
+        call = json.dumps(reader["Properties"]["Create"])
+        assert "getParameter" in call and acl_parameter(main) in call and "us-east-1" in call
+        assert web_acls[0] == {
+            "Fn::GetAtt": [next(iter(on.of_type(main, "Custom::AWS"))), "Parameter.Value"]
+        }
+        depends = on.templates[main].get("Metadata", {})
+        assert depends is not None  # the dependency is the assembly's (cdk deploy --all)
+    off = deployment(tmp_path / "off", region=region, waf="false")
+    assert off.errors == []
     assert (
-        _synth(tmp_path / "eu-off", region="eu-west-1", waf="false").of_type("AWS::WAFv2::WebACL")
-        == {}
+        all(not off.of_type(stack, "AWS::WAFv2::WebACL") for stack in off.templates)
+        and f"{main}-SitesWaf" not in off.templates
     )
