@@ -10,6 +10,7 @@ from zerocode.bootstrap import wiring
 from zerocode.bootstrap.settings import Settings
 from zerocode.entrypoints import build_events
 from zerocode.observability import configure_logging
+from zerocode.publishing.build_signals import BuildSignals
 from zerocode.publishing.service import Publishing
 
 
@@ -21,5 +22,11 @@ def _publishing() -> Publishing:
     return wiring.publishing(Settings())
 
 
+@functools.cache
+def _signals() -> BuildSignals | None:
+    """Where a run's end is told to the turn waiting for it (one client per container)."""
+    return wiring.build_signals(Settings())
+
+
 def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
-    return build_events.handle(_publishing(), event)
+    return build_events.handle(_publishing(), event, _signals())

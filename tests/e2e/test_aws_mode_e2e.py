@@ -144,6 +144,48 @@ def moto_client(moto_url: str, service: str, **credentials: str) -> Any:
     return boto3.client(service, region_name="us-east-1", endpoint_url=moto_url, **keys)
 
 
+class WarmBuildEvents:
+    """EventBridge delivering CodeBuild's final states to ``functions/build_events``, as a
+    warm Lambda container runs it: one process with the BuildEvents function's environment,
+    its handler imported once, one invocation per event (in the order delivered)."""
+
+    SCRIPT = (
+        "import json, sys\n"
+        "import handler\n"
+        "for line in sys.stdin:\n"
+        "    result = handler.handler(json.loads(line), None)\n"
+        "    print('RESULT ' + json.dumps(result), flush=True)\n"
+    )
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self.SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log.open("wb"),
+            text=True,
+            cwd=ROOT / "functions" / "build_events",
+            env=env,
+        )
+        self.lock = threading.Lock()
+
+    def deliver(self, event: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        with self.lock:
+            self.proc.stdin.write(json.dumps(event) + "\n")
+            self.proc.stdin.flush()
+            while line := self.proc.stdout.readline():
+                if line.startswith("RESULT "):
+                    result: dict[str, Any] = json.loads(line.removeprefix("RESULT "))
+                    return result
+        raise AssertionError("build_events stopped: see build-events.log")
+
+    def stop(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 @dataclass
 class AwsPlatform:
     """moto, the stand-ins, the stack on them, and ``zerocode serve`` in AWS mode."""
@@ -153,6 +195,7 @@ class AwsPlatform:
     stack: MotoStack
     work: Path
     api: str = ""
+    events: WarmBuildEvents | None = None  # build_events, delivered each build's final state
 
     @property
     def log(self) -> Path:
@@ -245,6 +288,7 @@ def running_platform(work: Path, context: dict[str, str] | None = None) -> Itera
     )
     standins = StandIns().start()
     server: subprocess.Popen[bytes] | None = None
+    platform: AwsPlatform | None = None
     try:
         template = synthesize(work / "cdk.out", context)
         _wait_for(f"{moto_url}/moto-api/", moto, moto_log)
@@ -256,6 +300,9 @@ def running_platform(work: Path, context: dict[str, str] | None = None) -> Itera
             key_value_store=standins.kvs.add_store,
         )
         platform = AwsPlatform(moto_url, standins, stack, work)
+        platform.events = WarmBuildEvents(
+            platform.environment("zerocode BuildEvents"), work / "build-events.log"
+        )
         port, sites_port = free_port(), free_port()
         platform.api = f"http://127.0.0.1:{port}"
         server = subprocess.Popen(
@@ -278,6 +325,8 @@ def running_platform(work: Path, context: dict[str, str] | None = None) -> Itera
     finally:
         if server is not None:
             _stop(server)
+        if platform is not None and platform.events is not None:
+            platform.events.stop()
         standins.stop()
         _stop(moto)
 
@@ -413,7 +462,10 @@ class Box:
         self.played.append(done)
         if not is_checks_run(run):
             self.built.append(done)
-        return codebuild.finish(run.id, "SUCCEEDED" if done.returncode == 0 else "FAILED")
+        finished = codebuild.finish(run.id, "SUCCEEDED" if done.returncode == 0 else "FAILED")
+        assert self.platform.events is not None
+        self.platform.events.deliver(finished.event())  # EventBridge, at once
+        return finished
 
 
 def is_checks_run(run: CodeBuildRun) -> bool:

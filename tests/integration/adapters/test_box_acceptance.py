@@ -81,6 +81,7 @@ def aws(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, An
         bucket,
         sts=boto3.client("sts", endpoint_url=moto_url),
         data_role_arn=role,
+        poll_seconds=0.2,
     )
     try:
         yield {"s3": s3, "bucket": bucket, "builder": builder, "standins": standins}
@@ -108,9 +109,7 @@ def published(aws: dict[str, Any], files: dict[str, bytes]) -> Build:
 
 
 def runner(aws: dict[str, Any], **kwargs: Any) -> BoxAcceptance:
-    return BoxAcceptance(
-        aws["builder"], shown=lambda app: None, models=lambda: None, poll_seconds=0.2, **kwargs
-    )
+    return BoxAcceptance(aws["builder"], shown=lambda app: None, models=lambda: None, **kwargs)
 
 
 def keys(aws: dict[str, Any], prefix: str) -> list[str]:
@@ -319,7 +318,7 @@ def test_a_build_whose_turn_is_stopped_or_out_of_time_is_stopped_on_codebuild(
     from zerocode.publishing.builds import BuildJob
 
     builder: CodeBuildBuilder = aws["builder"]
-    builder.poll_seconds = 0.1
+    builder.waiter.hear_seconds = 0.1
 
     def job() -> BuildJob:
         return BuildJob(

@@ -11,6 +11,7 @@ from zerocode.apps.versions import VersionStore
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.check_suite import AcceptanceRunner
 from zerocode.engine.runtime_check import RuntimeCheck
+from zerocode.publishing.build_signals import BuildSignals
 from zerocode.publishing.builds import Builder
 from zerocode.publishing.pointers import Publisher
 from zerocode.publishing.preview_covers import PreviewCoverStore
@@ -54,6 +55,15 @@ def s3_versions(settings: Settings) -> VersionStore:
     return S3VersionStore(aws_client("s3", settings), settings.workspace_bucket)
 
 
+def build_signals(settings: Settings) -> BuildSignals | None:
+    """Where build_events tells a run's end and a waiting turn hears it (the leases table)."""
+    if not settings.leases_table:
+        return None
+    from zerocode.adapters.dynamodb.build_signals import DynamoBuildSignals
+
+    return DynamoBuildSignals(aws_client("dynamodb", settings), settings.leases_table)
+
+
 def codebuild(settings: Settings) -> Builder:
     from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
 
@@ -69,6 +79,7 @@ def codebuild(settings: Settings) -> Builder:
         settings.builds_bucket,
         sts=aws_client("sts", settings) if role else None,
         data_role_arn=role,
+        signals=build_signals(settings),
     )
 
 

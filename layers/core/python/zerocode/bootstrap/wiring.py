@@ -24,6 +24,7 @@ from zerocode.engine.model import ChatModel
 from zerocode.engine.platform_checks import WithPlatformChecks, model_in_files
 from zerocode.engine.turn import Engine
 from zerocode.engine.turns import Turns
+from zerocode.publishing.build_signals import BuildSignals
 from zerocode.publishing.builds import Builder
 from zerocode.publishing.eviction import PreviewSweep
 from zerocode.publishing.pointers import Publisher, SiteTarget
@@ -234,6 +235,16 @@ def publishing(
 
         return aws_publishing(settings, builder, publisher)
     return platform(settings, builder=builder, publisher=publisher).publishing
+
+
+def build_signals(settings: Settings) -> BuildSignals | None:
+    """Where ``functions/build_events`` tells a CodeBuild run's end (AWS only: locally a
+    build ends in the process that waits for it)."""
+    if settings.mode != "aws":
+        return None
+    from zerocode.bootstrap.aws_parts import build_signals as aws_build_signals
+
+    return aws_build_signals(settings)
 
 
 def deletion_sweep(settings: Settings, builder: Builder | None = None) -> DeletionSweep:

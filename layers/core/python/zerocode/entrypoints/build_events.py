@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zerocode.adapters.aws.build_handoff import TASK_CHECKS, TASK_VARIABLE
+from zerocode.publishing.build_signals import BuildSignals, runner_of
 from zerocode.publishing.builds import is_build_id
 from zerocode.publishing.service import Publishing
 
@@ -20,7 +21,11 @@ log = logging.getLogger(__name__)
 FINAL = {"SUCCEEDED", "FAILED", "FAULT", "STOPPED", "TIMED_OUT"}
 
 
-def handle(publishing: Publishing, event: Mapping[str, Any]) -> dict[str, str]:
+def handle(
+    publishing: Publishing, event: Mapping[str, Any], signals: BuildSignals | None = None
+) -> dict[str, str]:
+    """``signals``: where a run's end is told to whoever waits for it (a turn's preview
+    build, a suite's checks run), before anything else is done with it."""
     detail = event.get("detail") if isinstance(event, Mapping) else None
     if (
         not isinstance(detail, Mapping)
@@ -34,6 +39,8 @@ def handle(publishing: Publishing, event: Mapping[str, Any]) -> dict[str, str]:
     app_id, build_id = env.get("ZEROCODE_APP_ID", ""), env.get("ZEROCODE_BUILD_ID", "")
     if not app_id or not is_build_id(build_id):
         return {"result": "ignored", "reason": "not a zerocode build"}
+    if signals is not None:
+        signals.tell(runner_of(str(detail.get("build-id", ""))), status)
     if env.get(TASK_VARIABLE) == TASK_CHECKS:  # its waiter reads it (adapters/aws/build_acceptance)
         return {"result": "ignored", "reason": "a checks run: the suite that started it reads it"}
     build = publishing.finish(app_id, build_id)

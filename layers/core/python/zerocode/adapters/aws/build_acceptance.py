@@ -23,7 +23,7 @@ import json
 import logging
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,6 @@ SUITE_SECONDS = 180.0  # a suite's run, however much time the turn has left (as 
 # Past the suite's own time: CodeBuild starting the box (Lambda compute: seconds), the
 # source fetched, Chromium started and the verdicts handed back.
 START_SECONDS = 120.0
-FINAL = {"SUCCEEDED", "FAILED", "FAULT", "STOPPED", "TIMED_OUT"}
 VERDICTS = {"passed", "failed", "not_run"}
 MAX_WHERE, MAX_EXPECTED, MAX_ACTUAL, MAX_WHY = 40, 400, 1_500, 300
 
@@ -62,14 +61,12 @@ class BoxAcceptance:
         *,
         shown: Callable[[App], str | None],
         models: Callable[[], BuildModels | None],
-        poll_seconds: float = 2.0,
         start_seconds: float = START_SECONDS,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """``shown``: the build an app's preview shows now (for a run asked for without a
         build); ``models``: each build's data model, as kept when it started."""
         self.builder, self.shown, self.models = builder, shown, models
-        self.poll_seconds, self.start_seconds, self.sleep = poll_seconds, start_seconds, sleep
+        self.start_seconds = start_seconds
 
     async def run(
         self,
@@ -135,13 +132,7 @@ class BoxAcceptance:
             return read_verdicts(out, checks)
 
     async def _wait(self, runner: str, seconds: float) -> dict[str, Any] | None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            await self.sleep(self.poll_seconds)
-            state = await asyncio.to_thread(self.builder.run_state, runner)
-            if state is None or str(state.get("buildStatus")) in FINAL:
-                return state or {"buildStatus": "FAULT"}
-        return None
+        return await self.builder.waiter.settled(runner, time.monotonic() + seconds)
 
     def _stop(self, app_id: str, run_id: str, runner: str) -> None:
         self.builder.stop(runner, app_id, run_id)

@@ -17,18 +17,12 @@ so it holds nothing that reaches anyone else's data (docs/builds.md, "AWS builds
   data key (infra). No credential is in the build's environment, its record or its event.
 
 Completion arrives as an EventBridge "CodeBuild Build State Change" (``functions/
-build_events``); :meth:`outcome` is also the polling fallback. Either unpacks the staging
-archive by the strict rules of :mod:`zerocode.publishing.output_archive` (regular files only,
-names checked, counts and sizes bounded) and copies the site into ``builds/{appId}/
-{buildId}/``, ``index.html`` last; a succeeded build counts only once that is done. The
-runtime check's result goes to ``checks/{appId}/{buildId}.json`` (read by :mod:`.build_check`),
-a deploy's screenshot into the site as ``__zerocode/cover.png`` and a preview's, privately,
-to ``preview-covers/{appId}/{buildId}.png`` (:mod:`.s3_preview_covers`: not under
-``builds/``, which CloudFront reads). A preview build's site and check are written with the
-tag :data:`PREVIEW_TAG`, which the builds bucket's lifecycle rule expires (infra
-``storage.py``), until the preview shows it (:meth:`CodeBuildBuilder.retain_preview`: the
-shown build is untagged, the one it replaced tagged again); a deploy build's never are, so
-published builds and rollback targets stay.
+build_events``), which also tells a waiting turn (:mod:`.build_waits`); :meth:`outcome`
+unpacks the staging archive by the strict rules of
+:mod:`zerocode.publishing.output_archive` into ``builds/{appId}/{buildId}/``, ``index.html``
+last, the check into ``checks/``, the covers where docs/builds.md says. A preview build's
+objects are tagged :data:`PREVIEW_TAG` (the lifecycle rule expires them) until the preview
+shows them (:meth:`CodeBuildBuilder.retain_preview`); a deploy build's never are.
 """
 
 from __future__ import annotations
@@ -51,6 +45,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws import build_handoff as handoff
+from zerocode.adapters.aws.build_waits import RunWaiter
 from zerocode.adapters.aws.errors import error_code
 from zerocode.adapters.aws.s3_keys import site_objects
 from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
@@ -58,6 +53,7 @@ from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.data.model import DATA_MODEL
 from zerocode.publishing import toolchain
+from zerocode.publishing.build_signals import HEAR_SECONDS, BuildSignals
 from zerocode.publishing.builds import BuildJob, BuildOutcome, served_files
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.output_archive import OutputRefused, unpack
@@ -100,14 +96,23 @@ class CodeBuildBuilder:
         poll_seconds: float = 2.0,
         timeout_seconds: float = 14 * 60,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        signals: BuildSignals | None = None,
     ) -> None:
         """``sts`` and ``data_role_arn`` (the build data role, infra) are needed to start
-        builds: each one's links are signed by a session of that role scoped to it."""
+        builds: each one's links are signed by a session of that role scoped to it.
+        ``signals``: where build_events tells a run's end (:mod:`.build_waits`); without,
+        a waiter asks CodeBuild every ``poll_seconds``."""
         self.codebuild, self.s3, self.project, self.bucket = codebuild, s3, project, bucket
         self.sts, self.data_role_arn = sts, data_role_arn
         self.credential_seconds = credential_seconds
-        self.poll_seconds, self.timeout_seconds, self.sleep = poll_seconds, timeout_seconds, sleep
+        self.timeout_seconds = timeout_seconds
         self.preview_covers = S3PreviewCovers(s3, bucket)
+        self.waiter = RunWaiter(
+            self.run_state,
+            signals,
+            hear_seconds=HEAR_SECONDS if signals is not None else poll_seconds,
+            sleep=sleep,
+        )
 
     def output_prefix(self, app_id: str, build_id: str) -> str:
         return f"builds/{check_app_id(app_id)}/{check_app_id(build_id)}/"
@@ -129,10 +134,15 @@ class CodeBuildBuilder:
             return started
         deadline = time.monotonic() + self.timeout_seconds
         try:
-            while time.monotonic() < deadline:
-                await self.sleep(self.poll_seconds)
+            state = await self.waiter.settled(started, deadline)
+            if state is not None:
                 done = await asyncio.to_thread(
-                    self.outcome, job.app_id, job.build_id, started, preview=job.preview
+                    self.outcome,
+                    job.app_id,
+                    job.build_id,
+                    started,
+                    preview=job.preview,
+                    state=state,
                 )
                 if done is not None:
                     return done
@@ -272,9 +282,17 @@ class CodeBuildBuilder:
         )
 
     def outcome(
-        self, app_id: str, build_id: str, runner_id: str, *, preview: bool = False
+        self,
+        app_id: str,
+        build_id: str,
+        runner_id: str,
+        *,
+        preview: bool = False,
+        state: dict[str, Any] | None = None,
     ) -> BuildOutcome | None:
-        build = self.run_state(runner_id)
+        """The finished build's outcome, its output published; None while it runs.
+        ``state``: CodeBuild's record of it, when the caller has just read it."""
+        build = state if state is not None else self.run_state(runner_id)
         if build is None:
             return BuildOutcome(
                 ok=False, log_tail="", output=None, error=f"CodeBuild has no build {runner_id}"
