@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +13,8 @@ import pytest
 
 from tests.e2e.conftest import Server, chat, create, signed_in
 from tests.pictures import png
+
+QUOTA_WINDOW = 15  # seconds: this server's rate window (ZEROCODE_RATE_WINDOW_SECONDS)
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +26,7 @@ def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             "ZEROCODE_RATE_CREATE": "3",
             # Long enough that two turns fit in it on a loaded machine (the suite runs on
             # every core), short enough to wait out.
-            "ZEROCODE_RATE_WINDOW_SECONDS": "15",
+            "ZEROCODE_RATE_WINDOW_SECONDS": str(QUOTA_WINDOW),
         },
     )
     srv.start()
@@ -72,10 +75,12 @@ def test_create_quota(strict_server: Server) -> None:
 def test_a_flood_of_uploads_is_refused_past_the_quota_and_the_server_answers(
     strict_server: Server,
 ) -> None:
-    """1,000 uploads in well under a minute, four at a time: the user's edit quota (10 a
-    minute, by default) takes ten (each saved, or 409 while another upload of the app is
-    being saved: one edit of an app at a time), the rest are 429 before their bodies are
-    read, and the server answers others meanwhile."""
+    """1,000 uploads in well under a minute, four at a time: the user's edit quota (10 per
+    window: this server's is 15 s) takes ten per window the flood lasts (each saved, or 409
+    while another upload of the app is being saved: one edit of an app at a time), the rest
+    are 429 before their bodies are read, and the server answers others meanwhile. A loaded
+    machine once took longer than one window for the flood, and the next ten rightly went
+    through: the bound is the limiter's (ten in any window), not one window's."""
     client = signed_in(strict_server)
     app = create(client, "A page about kites", "html")
     assert chat(client, app["id"], app["initPrompt"]).done is not None
@@ -89,10 +94,12 @@ def test_a_flood_of_uploads_is_refused_past_the_quota_and_the_server_answers(
         flood = pool.map(one, range(1000))
         health = [httpx.get(f"{strict_server.api}/api/health", timeout=5) for _ in range(5)]
         statuses = list(flood)
-    assert time.monotonic() - started < 60
-    saved = statuses.count(201)
-    assert saved >= 1 and saved + statuses.count(409) == 10, set(statuses)
-    assert statuses.count(429) == 990
+    elapsed = time.monotonic() - started
+    assert elapsed < 60
+    saved, taken = statuses.count(201), statuses.count(201) + statuses.count(409)
+    windows = math.ceil(elapsed / QUOTA_WINDOW)  # the windows the flood touched
+    assert saved >= 1 and 10 <= taken <= 10 * windows, (set(statuses), taken, elapsed)
+    assert statuses.count(429) == 1000 - taken
     assert all(h.status_code == 200 for h in health)
     listed = client.get(url).json()["assets"]
     assert len(listed) == saved and all(a["path"].startswith("assets/kite-") for a in listed)
