@@ -323,6 +323,8 @@ def remote(aws_settings: Settings, tmp_path: Any) -> Platform:
             "codebuild_project": "t-project",
             "builds_bucket": "t-builds",
             "build_data_role_arn": "arn:aws:iam::123456789012:role/t-build-data",
+            # moto's CodeBuild sends no events (no build_events runs here): ask it at once.
+            "build_fallback_seconds": 1,
         }
     )
     return wiring.platform(

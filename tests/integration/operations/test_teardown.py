@@ -13,10 +13,12 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from zerocode_infra.teardown import BATCH, empty_stack, stack_buckets
+from zerocode_infra import teardown
+from zerocode_infra.teardown import empty_stack, stack_buckets
 
 REGION = "eu-west-1"
-OBJECTS = (BATCH // 2 + 10, 5)  # the first bucket's versions take two DeleteObjects batches
+BATCH = 40  # DeleteObjects' 1,000, made small here: the same code, fewer moto requests
+OBJECTS = (BATCH // 2 + 10, 5)  # the first bucket's versions take several batches
 
 
 def template(policy: str) -> str:
@@ -40,6 +42,7 @@ def template(policy: str) -> str:
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(name, "testing")
+    monkeypatch.setattr(teardown, "BATCH", BATCH)
     with mock_aws():
         yield {
             "cloudformation": boto3.client("cloudformation", region_name=REGION),

@@ -80,6 +80,7 @@ def codebuild(settings: Settings) -> Builder:
         sts=aws_client("sts", settings) if role else None,
         data_role_arn=role,
         signals=build_signals(settings),
+        fallback_seconds=settings.build_fallback_seconds,
     )
 
 

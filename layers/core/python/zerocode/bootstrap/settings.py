@@ -221,6 +221,9 @@ class Settings(BaseSettings):
     # model's next call (engine/build_ahead.py). None: on locally; off on AWS, where each
     # superseded build would be a CodeBuild run of its own (docs/engine.md).
     build_ahead: bool | None = None
+    # AWS: a turn waiting for its CodeBuild run hears its end from build_events; should the
+    # event be lost, it asks CodeBuild itself this often (publishing/build_signals.py).
+    build_fallback_seconds: float = Field(30, ge=1, le=600)
     max_turns_per_app: int = Field(1000, ge=1)
     # Space (MB) kept back on the data directory's disk so a turn that meets a full disk
     # can still record its end; a turn starts only while it is in place with as much again

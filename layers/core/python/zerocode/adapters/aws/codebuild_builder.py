@@ -53,7 +53,7 @@ from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.data.model import DATA_MODEL
 from zerocode.publishing import toolchain
-from zerocode.publishing.build_signals import HEAR_SECONDS, BuildSignals
+from zerocode.publishing.build_signals import FALLBACK_SECONDS, HEAR_SECONDS, BuildSignals
 from zerocode.publishing.builds import BuildJob, BuildOutcome, served_files
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.output_archive import OutputRefused, unpack
@@ -97,6 +97,7 @@ class CodeBuildBuilder:
         timeout_seconds: float = 14 * 60,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         signals: BuildSignals | None = None,
+        fallback_seconds: float = FALLBACK_SECONDS,
     ) -> None:
         """``sts`` and ``data_role_arn`` (the build data role, infra) are needed to start
         builds: each one's links are signed by a session of that role scoped to it.
@@ -111,6 +112,7 @@ class CodeBuildBuilder:
             self.run_state,
             signals,
             hear_seconds=HEAR_SECONDS if signals is not None else poll_seconds,
+            fallback_seconds=fallback_seconds,
             sleep=sleep,
         )
 
