@@ -112,10 +112,10 @@ class BoxAcceptance:
         try:
             state = await self._wait(runner, bound + self.start_seconds)
         except BaseException:  # the turn stopped or went away: so does its checks run
-            await asyncio.to_thread(self._stop, app_id, run_id, runner)
+            await asyncio.to_thread(self.builder.stop, runner, app_id, run_id)
             raise
         if state is None:
-            await asyncio.to_thread(self._stop, app_id, run_id, runner)
+            await asyncio.to_thread(self.builder.stop, runner, app_id, run_id)
             waited = bound + self.start_seconds
             return not_run(checks, f"the checks run did not finish within {waited:.0f} s")
         status = str(state.get("buildStatus"))
@@ -133,9 +133,6 @@ class BoxAcceptance:
 
     async def _wait(self, runner: str, seconds: float) -> dict[str, Any] | None:
         return await self.builder.waiter.settled(runner, time.monotonic() + seconds)
-
-    def _stop(self, app_id: str, run_id: str, runner: str) -> None:
-        self.builder.stop(runner, app_id, run_id)
 
     def _source(
         self, app: App, build_id: str, checks: Sequence[StoredCheck], seconds: float
