@@ -39,7 +39,7 @@ from botocore.stub import Stubber  # noqa: E402
 from moto.server import ThreadedMotoServer  # noqa: E402
 
 from bench.docs import replace_section  # noqa: E402
-from tests.aws_standins import CodeBuildRun, run_the_buildspec  # noqa: E402
+from tests.aws_standins import BuildRole, CodeBuildRun, run_the_buildspec  # noqa: E402
 from tests.integration.publishing.test_vue_template_builds import created_files  # noqa: E402
 from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder  # noqa: E402
 from zerocode.adapters.local.toolchain_store import ToolchainStore  # noqa: E402
@@ -59,7 +59,12 @@ def median(values: list[float]) -> float:
 
 
 def one_build(
-    builder: CodeBuildBuilder, build: BuildJob, tools: Path, chromium: str, work: Path
+    builder: CodeBuildBuilder,
+    build: BuildJob,
+    role: BuildRole,
+    tools: Path,
+    chromium: str,
+    work: Path,
 ) -> dict[str, float]:
     sent: list[dict[str, Any]] = []
     builder.codebuild.meta.events.register(
@@ -72,7 +77,11 @@ def one_build(
     start = time.perf_counter() - clock
     clock = time.perf_counter()
     done = run_the_buildspec(
-        CodeBuildRun("zc:1", "zc", dict(sent[-1])), toolchain=tools, chromium=chromium, workdir=work
+        CodeBuildRun("zc:1", "zc", dict(sent[-1])),
+        role=role,
+        toolchain=tools,
+        chromium=chromium,
+        workdir=work,
     )
     box = time.perf_counter() - clock
     if done.returncode != 0:
@@ -136,6 +145,7 @@ def main() -> None:
             s3 = client("s3")
             s3.create_bucket(Bucket="zc-bench-builds")
             role = client("iam").create_role(RoleName="data", AssumeRolePolicyDocument="{}")
+            project_role = BuildRole.made(url, "project")
             builder = CodeBuildBuilder(
                 client("codebuild"),
                 s3,
@@ -143,6 +153,7 @@ def main() -> None:
                 "zc-bench-builds",
                 sts=client("sts"),
                 data_role_arn=role["Role"]["Arn"],
+                build_role_id=project_role.role_id,
             )
             store = ToolchainStore(work / "toolchain", Settings().npm_cache)
             modules, why = asyncio.run(store.ensure())
@@ -167,7 +178,14 @@ def main() -> None:
                         preview=preview,
                     )
                     measured[name].append(
-                        one_build(builder, build, modules.parent, chromium, work / f"{name}-{i}")
+                        one_build(
+                            builder,
+                            build,
+                            project_role,
+                            modules.parent,
+                            chromium,
+                            work / f"{name}-{i}",
+                        )
                     )
                 before.append(old_buildspec(Settings().npm_cache, work / f"old-{i}"))
     finally:

@@ -357,17 +357,19 @@ def _archive(files: dict[str, bytes]) -> bytes:
 
 def _play_builds(platform: Any) -> None:
     """As tests/integration/bootstrap/test_aws_mode.py's play_builds_at_start: the box's
-    GET of the source and PUT of its archive, counted as the build's."""
+    GET and DELETE of its source and the upload of its archive (a PUT here for the POST),
+    counted as the build's."""
     builder = platform.publishing.builder
 
-    def play(params: dict[str, Any], **_: Any) -> None:
-        variables = {v["name"]: v["value"] for v in params["environmentVariablesOverride"]}
-        app_id, build_id = variables["ZEROCODE_APP_ID"], variables["ZEROCODE_BUILD_ID"]
+    put = builder.sources.put
+
+    def play(runner: str, app_id: str, build_id: str, sent: dict[str, bytes]) -> None:
+        put(runner, app_id, build_id, sent)  # the platform puts the source, then the box runs
+        key = builder.sources.key(runner, app_id, build_id)
         TALLY.party = "build"
         try:
-            zipped = builder.s3.get_object(
-                Bucket="t-builds", Key=builder.source_key(app_id, build_id)
-            )["Body"].read()
+            zipped = builder.s3.get_object(Bucket="t-builds", Key=key)["Body"].read()
+            builder.s3.delete_object(Bucket="t-builds", Key=key)
             with zipfile.ZipFile(io.BytesIO(zipped)) as source:
                 files = {
                     n: source.read(n) for n in source.namelist() if not n.startswith(".zerocode/")
@@ -378,7 +380,7 @@ def _play_builds(platform: Any) -> None:
         finally:
             TALLY.party = "api"
 
-    builder.codebuild.meta.events.register("before-parameter-build.codebuild.StartBuild", play)
+    builder.sources.put = play
 
 
 def _gateway(token: str) -> dict[str, str]:

@@ -17,9 +17,11 @@ AWS::SecretsManager::Secret            moto Secrets Manager (its GenerateSecretS
 AWS::CloudFront::KeyValueStore         moto CloudFront (control plane); its data plane is
                                        tests/aws_standins.py
 AWS::CodeBuild::Project                tests/aws_standins.py (registered by the caller)
+AWS::IAM::Role                         moto IAM, by name only (a CodeBuild run's session of
+                                       the project's role names it; no policy is enforced)
 =====================================  =========================================================
 
-Resources nothing here calls (roles, distributions, the cache) get names or attributes of
+Resources nothing here calls (distributions, the cache) get names or attributes of
 the right form so the functions' environments resolve. :meth:`MotoStack.function_environment`
 is a function's ``Environment.Variables`` with every ``Ref`` / ``Fn::GetAtt`` / ``Fn::Join``
 resolved to what was created; a reference to a resource of a type this module does not know
@@ -154,6 +156,12 @@ def create_on_moto(
     handed to the stand-ins' callbacks (name and definition; ARN)."""
     stack = MotoStack(template, prefix)
     _placeholders(stack)
+    for logical_id in stack.of_type("AWS::IAM::Role"):  # real ones: sessions name them
+        made = client("iam").create_role(
+            RoleName=stack.physical(logical_id), AssumeRolePolicyDocument="{}"
+        )["Role"]
+        stack.attributes[(logical_id, "Arn")] = made["Arn"]
+        stack.attributes[(logical_id, "RoleId")] = made["RoleId"]
     for logical_id, props in stack.of_type("AWS::KMS::Key").items():
         kms = client("kms")
         key = kms.create_key(

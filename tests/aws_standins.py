@@ -501,21 +501,83 @@ def image_modules() -> str:
     return ",".join(sorted(modules))
 
 
-# What a CodeBuild container has besides the build's own variables: its role's endpoint and
-# ambient keys. Canaries here: no output, log or record may ever hold them.
+# What a CodeBuild container has besides the build's own variables and its role session's
+# credentials (:class:`BuildRole`): the endpoint those come from. Canaries here: no output,
+# log or record may ever hold them.
 CONTAINER_CANARIES = {
-    "AWS_ACCESS_KEY_ID": "AKIACANARYAMBIENT0001",
-    "AWS_SECRET_ACCESS_KEY": "canary-ambient-secret-4f1d",
     "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/container-canary-4f1d",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN": "canary-container-token-4f1d",
 }
 
 
+@dataclass
+class BuildRole:
+    """The CodeBuild project's role on moto. CodeBuild runs each build under a session of
+    it named after the build (``AWSCodeBuild-{uuid}``: CloudTrail shows the principal
+    ``{role id}:AWSCodeBuild-{uuid}``); :meth:`environment` gives a run that session's
+    credentials as its container has them. ``secrets``: every secret key and token given,
+    which no output, log or record may hold."""
+
+    moto_url: str
+    arn: str
+    secrets: list[str] = field(default_factory=list)
+
+    @classmethod
+    def made(cls, moto_url: str, name: str) -> BuildRole:
+        """The role, created on moto if it is not there yet."""
+        iam = _moto(moto_url, "iam")
+        try:
+            arn = iam.get_role(RoleName=name)["Role"]["Arn"]
+        except iam.exceptions.NoSuchEntityException:
+            arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        return cls(moto_url, str(arn))
+
+    @property
+    def role_id(self) -> str:
+        name = self.arn.rsplit("/", 1)[-1]
+        return str(_moto(self.moto_url, "iam").get_role(RoleName=name)["Role"]["RoleId"])
+
+    def environment(self, run: CodeBuildRun) -> dict[str, str]:
+        given = _moto(self.moto_url, "sts").assume_role(
+            RoleArn=self.arn, RoleSessionName=f"AWSCodeBuild-{run.id.rsplit(':', 1)[-1]}"
+        )["Credentials"]
+        self.secrets += [given["SecretAccessKey"], given["SessionToken"]]
+        return {
+            "CODEBUILD_BUILD_ID": run.id,
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": self.moto_url,  # what reaches "AWS" here
+            "AWS_ACCESS_KEY_ID": given["AccessKeyId"],
+            "AWS_SECRET_ACCESS_KEY": given["SecretAccessKey"],
+            "AWS_SESSION_TOKEN": given["SessionToken"],
+        }
+
+
+def _moto(moto_url: str, service: str) -> Any:
+    import boto3
+
+    return boto3.client(
+        service,
+        region_name="us-east-1",
+        endpoint_url=moto_url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
 def buildspec_environment(
-    run: CodeBuildRun, *, toolchain: Path, chromium: str, workdir: Path, path: str | None = None
+    run: CodeBuildRun,
+    *,
+    role: BuildRole,
+    toolchain: Path,
+    chromium: str,
+    workdir: Path,
+    path: str | None = None,
 ) -> dict[str, str]:
     """The environment the buildspec's command gets: the build's variables, the image's
     settings (the toolchain, Chromium, the in-box program on the path) and the container's
-    own additions. Checks the buildspec is the platform's one command."""
+    own additions (CodeBuild's, the role session's). Checks the buildspec is the platform's
+    one command."""
     spec = yaml.safe_load(run.request["buildspecOverride"])
     (command,) = spec["phases"]["build"]["commands"]
     assert command == "python3 -m zerocode.buildbox", command
@@ -529,18 +591,16 @@ def buildspec_environment(
         "ZEROCODE_CHROMIUM": chromium,
         **run.variables,
         **CONTAINER_CANARIES,
+        **role.environment(run),
     }
 
 
-def run_the_buildspec(
-    run: CodeBuildRun, *, toolchain: Path, chromium: str, workdir: Path, path: str | None = None
-) -> subprocess.CompletedProcess[str]:
+def run_the_buildspec(run: CodeBuildRun, **where: Any) -> subprocess.CompletedProcess[str]:
     """Do what CodeBuild does with the platform's buildspec: run its one command,
-    ``python3 -m zerocode.buildbox``, in :func:`buildspec_environment`. The real toolchain,
-    Vite and Chromium run; S3 is whatever the build's links point at."""
-    env = buildspec_environment(
-        run, toolchain=toolchain, chromium=chromium, workdir=workdir, path=path
-    )
+    ``python3 -m zerocode.buildbox``, in :func:`buildspec_environment` (``where``: its
+    keywords). The real toolchain, Vite and Chromium run; S3 and STS are moto's."""
+    env = buildspec_environment(run, **where)
+    workdir = where["workdir"]
     return subprocess.run(
         [sys.executable, "-m", "zerocode.buildbox"],
         env=env,

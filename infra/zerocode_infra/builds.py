@@ -1,18 +1,21 @@
 """Builds on CodeBuild (Lambda compute, the platform's image), their data role, their events.
 
-A build compiles and runs untrusted code, so it holds no AWS credentials at all
-(docs/security.md; issue 23): its source comes in by a presigned GET of its one zip, its
-output goes out by a presigned PUT of one archive to ``staging/``, and build_events (or the
-API's poller) unpacks that archive into ``builds/`` with the platform's own rules. The project
-runs on Lambda compute (Arm, no provisioning, no queue) with the platform's build image, a
+A build compiles and runs untrusted code, so what its credentials reach is its own run's
+objects and nothing else (docs/security.md; issues 23 and 42). CodeBuild runs each build
+under a session of the project's role named ``AWSCodeBuild-{build uuid}``; that role may read
+and delete only ``sources/${aws:userid}/*`` (``build_handoff.OWN_SOURCES``): the prefix of the
+session asking, so one run can never read another's source. The platform puts a run's source
+there after StartBuild (nothing of it is in the run's record or events); inside it is a
+presigned POST of one archive to ``staging/``, bounded in size and signed by the *build data
+role*, which only the role that starts builds may assume and always with a session policy
+naming that one archive (``zerocode.adapters.aws.build_sources``). build_events (or the API's
+poller) unpacks the archive into ``builds/`` with the platform's own rules. The project runs
+on Lambda compute (Arm, no provisioning, no queue) with the platform's build image, a
 Docker image asset built from ``layers/core/python`` with Node 22, the pinned toolchain,
 headless Chromium and ``zerocode.buildbox`` installed: a build installs nothing, so there is
 no npm cache. The project has no source, no artifacts, no cache, no VPC and no timeouts
 (Lambda compute refuses custom timeouts and caps a run at 15 minutes); its role writes its
-own logs and pulls the image, nothing else: no S3, no KMS data key. The presigned URLs are
-signed by the *build data role*, which only the role that starts builds may assume and
-always with a session policy naming that build's source zip and staging archive
-(``zerocode.adapters.aws.codebuild_builder``); no credential is in the build.
+own logs, pulls the image and reads its own source: nothing of any other object.
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from zerocode.adapters.aws.build_handoff import OWN_SOURCES
 from zerocode_infra.log_groups import log_group
 from zerocode_infra.nag import account_and_region, objects, ref, suppress
 from zerocode_infra.packaging import ASSET_EXCLUDE, LAYER_SOURCE
-from zerocode_infra.storage import SOURCES, STAGING
+from zerocode_infra.storage import STAGING
 
 # The build image: its Docker context is the core layer's Python tree (the in-box program
 # ``zerocode.buildbox`` and the toolchain's lockfile are in the package), its Dockerfile
@@ -54,7 +58,7 @@ LAMBDA_ARM = "ARM_LAMBDA_CONTAINER"  # CloudFormation's Environment.Type for Arm
 FINAL_STATES = ["SUCCEEDED", "FAILED", "FAULT", "STOPPED", "TIMED_OUT"]
 # Lambda compute stops a build after 15 minutes and starts it without a queue.
 LONGEST_BUILD = Duration.minutes(15)
-# The starter's credentials sign the build's presigned URLs, which must outlive the build;
+# The starter's credentials sign the build's output POST, which must outlive the build;
 # one hour is the least a role's maximum session may be.
 DATA_ROLE_MAX_SESSION = Duration.hours(1)
 # Never used: every StartBuild brings its own buildspec (and says: no source, no artifacts).
@@ -174,22 +178,28 @@ class Builds(Construct):
             logging=codebuild.LoggingOptions(
                 cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=logs_group)
             ),
-            # No test reports: the role writes its logs and pulls the image, nothing else.
+            # No test reports: the role writes its logs, pulls the image and reads its own
+            # source, nothing else.
             grant_report_group_permissions=False,
         )
+        self._read_own_source(self.project.role)
         account, region = account_and_region(self)
         suppress(
             self.project,
             "IAM5",
             "CodeBuild's role writes the project's own log streams and "
             "pulls the build image; ECR's GetAuthorizationToken takes no "
-            "resource by AWS design. It has no rights on any bucket or key.",
+            "resource by AWS design. In S3 it reads and deletes only "
+            "sources/${aws:userid}/*: the asking run's own session's "
+            "source, which no other run can name.",
             children=True,
             applies_to=[
                 # CDK's standard grant for the project's own log streams.
                 f"Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:"
                 f"/aws/codebuild/{ref(self.project)}:*",
                 "Resource::*",
+                # cdk-nag writes the policy variable ${aws:userid} as <aws:userid>.
+                objects(bucket, OWN_SOURCES[:-1].replace("${aws:userid}", "<aws:userid>")),
             ],
         )
         suppress(
@@ -197,7 +207,8 @@ class Builds(Construct):
             "CB4",
             "The project has no artifacts, no cache and no S3 logs, so "
             "it encrypts nothing; naming the builds bucket's key would "
-            "give the build's role decrypt rights on tenant data.",
+            "give the build's role decrypt rights through CodeBuild. It "
+            "decrypts only through S3, which lets it read its own source.",
         )
         suppress(
             self.project,
@@ -209,11 +220,40 @@ class Builds(Construct):
         )
         self.data_role: iam.Role | None = None
 
+    @property
+    def role_id(self) -> str:
+        """The project role's unique id (``AROA…``): the start of each run's ``aws:userid``."""
+        role = self.project.role
+        assert isinstance(role, iam.Role)
+        return role.role_id
+
+    def _read_own_source(self, role: iam.IRole | None) -> None:
+        """Read and delete the asking session's own source objects, decrypting them through
+        S3 only; nothing else of the bucket or the key."""
+        assert role is not None
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject", "s3:DeleteObject"],
+                resources=[self.bucket.arn_for_objects(OWN_SOURCES)],
+            )
+        )
+        role.add_to_principal_policy(self._key_through_s3("kms:Decrypt"))
+
+    def _key_through_s3(self, action: str) -> iam.PolicyStatement:
+        """``action`` with the builds bucket's key, only in requests S3 makes."""
+        return iam.PolicyStatement(
+            actions=[action],
+            resources=[self.key.key_arn],
+            conditions={
+                "StringEquals": {"kms:ViaService": f"s3.{Stack.of(self).region}.amazonaws.com"}
+            },
+        )
+
     def allow_start(self, starter: iam.IRole) -> iam.Role:
         """The build data role, trusted by ``starter`` (the role that starts builds) and
         by no one else; ``starter`` may assume it. Its own policy is the most a build's
-        presigned URLs can ever do (read and delete any source zip, put any staging
-        archive, with the bucket's key through S3); every session narrows it to one build."""
+        output POST can ever do (put any staging archive, with the bucket's key through
+        S3); every session narrows it to one build's archive."""
         if self.data_role is not None:
             raise ValueError(
                 "the build data role trusts one starter; add a principal to "
@@ -224,38 +264,24 @@ class Builds(Construct):
             "DataRole",
             assumed_by=iam.ArnPrincipal(starter.role_arn),
             max_session_duration=DATA_ROLE_MAX_SESSION,
-            description="zerocode build data: signs each build's source and staging URLs, "
+            description="zerocode build data: signs each build's output POST, "
             "scoped per build by a session policy",
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["s3:GetObject", "s3:DeleteObject"],
-                resources=[self.bucket.arn_for_objects(f"{SOURCES}*")],
-            )
         )
         role.add_to_policy(
             iam.PolicyStatement(
                 actions=["s3:PutObject"], resources=[self.bucket.arn_for_objects(f"{STAGING}*")]
             )
         )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["kms:Decrypt", "kms:GenerateDataKey"],
-                resources=[self.key.key_arn],
-                conditions={
-                    "StringEquals": {"kms:ViaService": f"s3.{Stack.of(self).region}.amazonaws.com"}
-                },
-            )
-        )
+        role.add_to_policy(self._key_through_s3("kms:GenerateDataKey"))
         role.grant_assume_role(starter)
         suppress(
             role,
             "IAM5",
-            "The build data role reads and deletes build sources and "
-            "puts staging archives under their prefixes; each build's "
-            "session policy narrows it to that build's own two objects.",
+            "The build data role puts staging archives under their "
+            "prefix; each build's session policy narrows it to that "
+            "build's own archive.",
             children=True,
-            applies_to=[objects(self.bucket, SOURCES), objects(self.bucket, STAGING)],
+            applies_to=[objects(self.bucket, STAGING)],
         )
         self.data_role = role
         return role

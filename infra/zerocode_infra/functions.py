@@ -67,6 +67,8 @@ from zerocode_infra.storage import (
     VERSIONS,
     WORKSPACES,
     Storage,
+    grant_object_deletes,
+    grant_objects,
 )
 
 FUNCTIONS = ROOT / "functions"
@@ -426,13 +428,15 @@ class Functions(Construct):
             if table not in (d.tables.checks, d.tables.app_data):  # granted below
                 table.grant_read_write_data(fn)
         grant_app_data(self, fn, d.tables.app_data)  # a policy of its own
-        d.storage.workspaces.grant_read_write(fn, f"{WORKSPACES}*")
-        d.storage.workspaces.grant_read_write(fn, f"{VERSIONS}*")
-        d.storage.payloads.grant_read_write(fn, f"{PAYLOADS}*")
-        # Sources to build; static apps copied directly, and (as the poller, like
-        # build_events) a finished build's output unpacked and its check result kept.
+        grant_objects(fn, d.storage.workspaces, WORKSPACES)
+        grant_objects(fn, d.storage.workspaces, VERSIONS)
+        grant_objects(fn, d.storage.payloads, PAYLOADS)
+        # Sources to build; (as the poller, like build_events) a finished build's output
+        # unpacked and its check result kept, a preview's expiry tag taken off when shown
+        # (builds/ and checks/; sources/ shares their one statement: the role's inline
+        # policy is near IAM's size limit, and what overflows it must need no suppression).
         for prefix in (SOURCES, BUILDS, CHECKS):
-            d.storage.builds.grant_read_write(fn, f"{prefix}*")
+            grant_objects(fn, d.storage.builds, prefix, untag=True)
         self._grant_unstaging(fn)
         # The preview covers it keeps (as the poller), serves to their owners and prunes:
         # three named object actions (listing comes with the bucket grants above).
@@ -446,6 +450,8 @@ class Functions(Construct):
         assert fn.role is not None
         data_role = d.builds.allow_start(fn.role)
         fn.add_environment("ZEROCODE_BUILD_DATA_ROLE_ARN", data_role.role_arn)
+        # A run's source goes under its session's aws:userid, which starts with this id.
+        fn.add_environment("ZEROCODE_BUILD_ROLE_ID", d.builds.role_id)
         d.auth.pool.grant(fn, *COGNITO_ACTIONS)
         d.model_key.grant_read(fn)  # only the API calls the model
         self._grant_common(fn)
@@ -520,7 +526,7 @@ class Functions(Construct):
         ):
             for prefix in prefixes:
                 bucket.grant_read(fn, f"{prefix}*")  # listing what to delete
-                bucket.grant_delete(fn, f"{prefix}*")
+                grant_object_deletes(fn, bucket, prefix)
         # Preview covers: one named action (listing comes with the bucket grants above), so
         # what outgrows the role's inline policy needs no suppression (see _grant_unstaging).
         iam.Grant.add_to_principal(

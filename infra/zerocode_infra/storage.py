@@ -24,6 +24,7 @@ build a rollback may name stays.
 from __future__ import annotations
 
 from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -188,4 +189,53 @@ def _old_versions_expire() -> tuple[s3.LifecycleRule, ...]:
             id="OldVersions", noncurrent_version_expiration=Duration.days(NONCURRENT_DAYS)
         ),
         s3.LifecycleRule(id="DeleteMarkers", expired_object_delete_marker=True),
+    )
+
+
+# What CDK's bucket grants give to read and to write (aws-cdk-lib's s3 perms), and to use
+# the bucket's key for both; only its deletes differ (see grant_objects).
+READ_ACTIONS = ["s3:GetObject*", "s3:GetBucket*", "s3:List*"]
+PUT_ACTIONS = [
+    "s3:PutObject",
+    "s3:PutObjectLegalHold",
+    "s3:PutObjectRetention",
+    "s3:PutObjectTagging",
+    "s3:PutObjectVersionTagging",
+    "s3:Abort*",
+]
+KEY_ACTIONS = [
+    "kms:Decrypt",
+    "kms:DescribeKey",
+    "kms:Encrypt",
+    "kms:ReEncrypt*",
+    "kms:GenerateDataKey*",
+]
+
+
+def grant_objects(
+    grantee: iam.IGrantable, bucket: s3.IBucket, prefix: str, *, untag: bool = False
+) -> None:
+    """Read, write and delete the current objects under ``prefix``: CDK's
+    ``grant_read_write`` (one statement, the same read and write actions, the bucket's key)
+    but for its ``s3:DeleteObject*``, which includes ``DeleteObjectVersion``. No code
+    deletes a version, and in a versioned bucket the noncurrent version is how a mistaken
+    delete is undone (the lifecycle expires it), so a role gets ``s3:DeleteObject`` alone;
+    ``untag``: and ``s3:DeleteObjectTagging`` (a preview's expiry tag taken off)."""
+    deletes = ["s3:DeleteObject", *(["s3:DeleteObjectTagging"] if untag else [])]
+    iam.Grant.add_to_principal(
+        grantee=grantee,
+        actions=[*READ_ACTIONS, *PUT_ACTIONS, *deletes],
+        resource_arns=[bucket.bucket_arn, bucket.arn_for_objects(f"{prefix}*")],
+    )
+    if bucket.encryption_key is not None:
+        bucket.encryption_key.grant(grantee, *KEY_ACTIONS)
+
+
+def grant_object_deletes(grantee: iam.IGrantable, bucket: s3.IBucket, prefix: str) -> None:
+    """``s3:DeleteObject`` under ``prefix``: never a version's delete (see
+    :func:`grant_objects`)."""
+    iam.Grant.add_to_principal(
+        grantee=grantee,
+        actions=["s3:DeleteObject"],
+        resource_arns=[bucket.arn_for_objects(f"{prefix}*")],
     )

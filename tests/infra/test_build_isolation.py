@@ -18,6 +18,7 @@ from typing import Any
 
 from aws_cdk import Stage
 from zerocode_infra.builds import BUILDBOX_CONTEXT, BUILDBOX_DOCKERFILE, LONGEST_BUILD
+from zerocode_infra.packaging import ROOT
 
 from tests.infra.conftest import REGION, Synth
 from tests.infra.test_stack import (
@@ -27,8 +28,8 @@ from tests.infra.test_stack import (
     refs,
     role_of,
 )
-from zerocode.adapters.aws.build_handoff import session_policy
-from zerocode.adapters.aws.codebuild_builder import CREDENTIAL_SECONDS
+from zerocode.adapters.aws.build_handoff import OWN_SOURCES, session_policy
+from zerocode.adapters.aws.build_sources import CREDENTIAL_SECONDS
 
 BUCKET_ARN = "arn:aws:s3:::zc-builds"
 LAMBDA_MANAGED = ("/AWSLambdaBasicExecutionRole", "/AWSLambdaVPCAccessExecutionRole")
@@ -107,17 +108,37 @@ ECR_PULL = {"ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ec
 KMS_DATA = ("kms:Decrypt", "kms:GenerateDataKey", "kms:Encrypt", "kms:ReEncryptFrom")
 
 
-def test_codebuild_role_holds_no_tenant_data_rights(synth: Synth) -> None:
+MINE = "AROAPROJECT:AWSCodeBuild-1111"  # a run's session, as IAM fills in ${aws:userid}
+OTHER = "AROAPROJECT:AWSCodeBuild-2222"
+
+
+def as_session(statements: list[dict[str, Any]], identity: str) -> list[dict[str, Any]]:
+    """The statements as IAM evaluates them for one session: ``${aws:userid}`` filled in."""
+    return json.loads(json.dumps(statements).replace("${aws:userid}", identity))  # type: ignore[no-any-return]
+
+
+def test_codebuild_role_reads_its_own_runs_source_and_no_tenant_data(synth: Synth) -> None:
+    """A run's session may read and delete its own source (``sources/{its aws:userid}/``),
+    decrypting through S3 only; nothing of another run's, nothing else in the bucket."""
     role = codebuild_role(synth)
     statements = every_statement(synth, role)
     actions = {str(a) for s in statements for a in _list(s["Action"])}
-    assert not {a for a in actions if a.startswith("s3:")}
-    assert s3_resources(synth, statements) == set()
+    assert s3_resources(synth, statements) == {
+        ("s3:GetObject", f"{BUCKET_ARN}/{OWN_SOURCES}"),
+        ("s3:DeleteObject", f"{BUCKET_ARN}/{OWN_SOURCES}"),
+    }
+    mine = as_session(statements, MINE)
+    own = f"/sources/{MINE}/app1/b1.zip"
+    assert allowed_by(mine, synth, "s3:GetObject", BUCKET_ARN + own)
+    assert allowed_by(mine, synth, "s3:DeleteObject", BUCKET_ARN + own)
     for action, key in (
         ("s3:ListBucket", ""),
-        ("s3:GetObject", "/sources/app1/b1.zip"),
-        ("s3:DeleteObject", "/sources/app1/b1.zip"),
+        ("s3:GetObject", f"/sources/{OTHER}/app1/b1.zip"),  # another run's source
+        ("s3:DeleteObject", f"/sources/{OTHER}/app2/b2.zip"),
+        ("s3:GetObject", "/sources/AROAPROJECT:AWSCodeBuild-11/app1/b1.zip"),  # a prefix of it
+        ("s3:PutObject", own),
         ("s3:PutObject", "/staging/app1/b1.tar"),
+        ("s3:GetObject", "/staging/app1/b1.tar"),
         ("s3:GetObject", "/builds/app1/b1/index.html"),
         ("s3:PutObject", "/builds/app1/b1/index.html"),
         ("s3:GetObject", "/checks/app1/b1.json"),
@@ -126,23 +147,40 @@ def test_codebuild_role_holds_no_tenant_data_rights(synth: Synth) -> None:
         ("s3:GetObject", "/cache/npm/index"),
         ("s3:GetObject", "/workspaces/app1/src/App.vue"),
     ):
-        assert not allowed_by(statements, synth, action, BUCKET_ARN + key), (action, key)
-    # No data action on any key (the builds key, the model key: on any at all).
-    for action in KMS_DATA:
-        assert not any(grants(s, action) for s in statements), action
-    # Only its logs and the image pull.
+        assert not allowed_by(mine, synth, action, BUCKET_ARN + key), (action, key)
+    # The builds key only to decrypt, through S3 (which lets it read its own source only).
+    rule = synth.props(builds_bucket(synth))["BucketEncryption"]
+    (key_id,) = refs(rule["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"])
+    kms = [s for s in statements if any(str(a).startswith("kms:") for a in _list(s["Action"]))]
+    assert [(s["Action"], refs(s["Resource"]), s.get("Condition")) for s in kms] == [
+        (
+            "kms:Decrypt",
+            {key_id},
+            {"StringEquals": {"kms:ViaService": f"s3.{REGION}.amazonaws.com"}},
+        )
+    ]
+    # Its logs, the image pull, its own source.
     assert actions == {
         "logs:CreateLogGroup",
         "logs:CreateLogStream",
         "logs:PutLogEvents",
         "ecr:GetAuthorizationToken",
         *ECR_PULL,
+        "s3:GetObject",
+        "s3:DeleteObject",
+        "kms:Decrypt",
     }
     # ... and it cannot borrow the data role either.
     assert not any(grants(s, "sts:AssumeRole") for s in statements)
     trusted = synth.props(data_role(synth))["AssumeRolePolicyDocument"]["Statement"]
     assert role not in refs(trusted)
     assert "codebuild.amazonaws.com" not in str(trusted)
+
+
+def test_the_api_knows_the_id_that_starts_each_runs_aws_userid(synth: Synth) -> None:
+    assert env(synth, "run.sh")["ZEROCODE_BUILD_ROLE_ID"] == {
+        "Fn::GetAtt": [codebuild_role(synth), "RoleId"]
+    }
 
 
 def image_asset(synth: Synth) -> tuple[str, dict[str, Any]]:
@@ -306,6 +344,25 @@ def test_the_build_image_has_node_22() -> None:
     assert NODE_22.fullmatch(image), image
 
 
+def test_the_build_images_chromium_is_pinned_and_its_version_recorded() -> None:
+    """Issue 42, point 5: Chromium judges every check, so a rebuilt image must not ship
+    another one unannounced. The Dockerfile installs it (and its common files) at exactly
+    the version its ARG names, never unversioned, and docs/builds.md records that version
+    (each build's log names the version it ran: zerocode/buildbox/run.py)."""
+    text = (BUILDBOX_CONTEXT / BUILDBOX_DOCKERFILE).read_text()
+    (version,) = re.findall(r"^ARG CHROMIUM_VERSION=(\S+)$", text, re.M)
+    assert re.fullmatch(r"\d+\.\d+\.\d+\.\d+-[\w.~+]+", version), version
+    installs = re.sub(r"\\\n", " ", text)
+    (line,) = [line for line in installs.splitlines() if "apt-get install" in line]
+    install = line.split("apt-get install", 1)[1].split("&&", 1)[0]
+    packages = re.findall(r'"?(chromium[\w-]*)(=[^"\s]+)?"?', install)
+    assert dict(packages) == {
+        "chromium": "=${CHROMIUM_VERSION}",
+        "chromium-common": "=${CHROMIUM_VERSION}",
+    }, packages
+    assert f"`{version}`" in (ROOT / "docs" / "builds.md").read_text()
+
+
 # -- the build data role -------------------------------------------------------------------
 
 
@@ -318,8 +375,8 @@ def test_the_build_data_role_trusts_the_api_function_for_as_long_as_a_build(synt
         "Principal": {"AWS": {"Fn::GetAtt": [role_of(synth, "run.sh"), "Arn"]}},
     }
     # Lambda compute runs a build at most 15 minutes, without a queue (so the project sets
-    # no timeouts); the builder's credentials, which sign the build's presigned URLs,
-    # outlive that, and IAM's least maximum session (one hour) allows it, nothing longer.
+    # no timeouts); the builder's credentials, which sign the build's output POST just
+    # after its start, outlive that, and IAM's least maximum session (one hour) allows it.
     longest_build = LONGEST_BUILD.to_seconds()
     assert longest_build == 15 * 60
     assert longest_build <= CREDENTIAL_SECONDS <= props["MaxSessionDuration"] == 3600
@@ -340,28 +397,26 @@ def test_only_the_api_function_may_assume_the_build_data_role(synth: Synth) -> N
     assert "ZEROCODE_BUILD_DATA_ROLE_ARN" not in env(synth, "handler.handler")
 
 
-def test_the_build_data_role_takes_sources_and_stages_outputs_only(synth: Synth) -> None:
-    """Read and delete a source zip, put a staging archive: never a site (build_events
-    unpacks the archive into builds/), never a check result, never a listing."""
+def test_the_build_data_role_stages_outputs_only(synth: Synth) -> None:
+    """Put a staging archive: never a source, never a site (build_events unpacks the
+    archive into builds/), never a check result, never a listing."""
     statements = every_statement(synth, data_role(synth))
-    assert s3_resources(synth, statements) == {
-        ("s3:GetObject", f"{BUCKET_ARN}/sources/*"),
-        ("s3:DeleteObject", f"{BUCKET_ARN}/sources/*"),
-        ("s3:PutObject", f"{BUCKET_ARN}/staging/*"),
-    }
+    assert s3_resources(synth, statements) == {("s3:PutObject", f"{BUCKET_ARN}/staging/*")}
     rule = synth.props(builds_bucket(synth))["BucketEncryption"]
     (key_id,) = refs(rule["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"])
     kms = [s for s in statements if any(str(a).startswith("kms:") for a in _list(s["Action"]))]
     assert [(s["Action"], refs(s["Resource"]), s.get("Condition")) for s in kms] == [
         (
-            ["kms:Decrypt", "kms:GenerateDataKey"],
+            "kms:GenerateDataKey",
             {key_id},
             {"StringEquals": {"kms:ViaService": f"s3.{REGION}.amazonaws.com"}},
         )
     ]
-    assert len(statements) == 3
+    assert len(statements) == 2
     for action, key in (
         ("s3:ListBucket", ""),
+        ("s3:GetObject", "/sources/app1/b1.zip"),
+        ("s3:DeleteObject", "/sources/app1/b1.zip"),
         ("s3:PutObject", "/builds/app1/b1/index.html"),
         ("s3:PutObject", "/builds/app1/b1/__zerocode/cover.png"),
         ("s3:PutObject", "/checks/app1/b1.json"),
@@ -377,11 +432,11 @@ def test_the_build_data_role_takes_sources_and_stages_outputs_only(synth: Synth)
 
 def test_every_session_policy_lies_within_the_build_data_role(synth: Synth) -> None:
     """A build's session policy (what the builder sends to STS) names only objects the data
-    role's own policy covers, so the session is exactly the build's source zip and staging
-    archive; its key statement asks for what the role allows, through S3 only."""
+    role's own policy covers, so the session is exactly the build's staging archive; its
+    key statement asks for what the role allows, through S3 only."""
     statements = every_statement(synth, data_role(synth))
     build = "app1/b1700000000000abcdef"
-    policy = session_policy("zc-builds", f"sources/{build}.zip", f"staging/{build}.tar")
+    policy = session_policy("zc-builds", f"staging/{build}.tar")
     seen = set()
     for statement in policy["Statement"]:
         for action in _list(statement["Action"]):
@@ -391,8 +446,4 @@ def test_every_session_policy_lies_within_the_build_data_role(synth: Synth) -> N
             else:
                 (role_kms,) = [s for s in statements if grants(s, str(action))]
                 assert statement["Condition"] == role_kms["Condition"], action
-    assert seen == {
-        ("s3:GetObject", f"sources/{build}.zip"),
-        ("s3:DeleteObject", f"sources/{build}.zip"),
-        ("s3:PutObject", f"staging/{build}.tar"),
-    }
+    assert seen == {("s3:PutObject", f"staging/{build}.tar")}

@@ -507,6 +507,7 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
     api_only = (
         "ZEROCODE_BUILD_AHEAD",  # only the API runs turns
         "ZEROCODE_BUILD_DATA_ROLE_ARN",
+        "ZEROCODE_BUILD_ROLE_ID",
         "ZEROCODE_COGNITO_",
         "ZEROCODE_MODEL_",
         "ZEROCODE_TRUST_GATEWAY_CLAIMS",
@@ -914,9 +915,9 @@ def test_no_wildcard_actions_and_no_wildcard_resources_on_data(synth: Synth) -> 
     assert checked > 20
 
 
-def test_codebuild_role_reaches_no_bucket_and_no_key(synth: Synth) -> None:
-    """No npm cache, no sources, no outputs (test_build_isolation.py): no bucket or key
-    of the stack is named in its policies at all."""
+def test_codebuild_role_reaches_only_the_builds_bucket_and_its_key(synth: Synth) -> None:
+    """No npm cache, no outputs, no table (test_build_isolation.py): of the stack's stores
+    its policies name only the builds bucket and its key, for its own run's source."""
     _, project = synth.one("AWS::CodeBuild::Project")
     (role,) = refs(project["ServiceRole"])
     stores = (
@@ -926,7 +927,10 @@ def test_codebuild_role_reaches_no_bucket_and_no_key(synth: Synth) -> None:
     )
     named = set().union(*(refs(s["Resource"]) for s in policy_statements(synth, role)))
     assert named, "the role's policies name its own log group and project"
-    assert not named & stores
+    (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_BUILDS_BUCKET"])
+    rule = synth.props(bucket)["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+    (key,) = refs(rule["ServerSideEncryptionByDefault"]["KMSMasterKeyID"])
+    assert named & stores == {bucket, key}
 
 
 def test_api_function_reads_and_writes_only_its_data(synth: Synth) -> None:
@@ -997,12 +1001,12 @@ def test_finished_builds_are_unpacked_by_build_events_and_the_api(synth: Synth) 
     assert set(api) == {"sources/", "staging/", "builds/", "checks/", "preview-covers/"}
     assert api["staging/"] == {"s3:GetObject", "s3:DeleteObject"}
     for prefix in ("sources/", "builds/", "checks/"):
-        assert {"s3:GetObject*", "s3:PutObject", "s3:DeleteObject*"} <= api[prefix], prefix
+        assert {"s3:GetObject*", "s3:PutObject", "s3:DeleteObject"} <= api[prefix], prefix
     assert api["preview-covers/"] == {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
     sweep = object_prefixes(synth, SWEEP, bucket)
     assert set(sweep) == {"sources/", "staging/", "builds/", "checks/", "preview-covers/"}
     for prefix, actions in sweep.items():
-        assert {"s3:DeleteObject*", "s3:DeleteObject"} & actions, prefix
+        assert "s3:DeleteObject" in actions, prefix
         assert not {a for a in actions if a.startswith("s3:Put")}, prefix
     assert sweep["preview-covers/"] == {"s3:DeleteObject"}  # listed by the bucket's grant
 
@@ -1043,12 +1047,30 @@ def test_versions_live_under_their_own_prefix_for_the_api_and_the_sweep(synth: S
     (bucket,) = refs(env(synth, "run.sh")["ZEROCODE_WORKSPACE_BUCKET"])
     api = object_prefixes(synth, "run.sh", bucket)
     assert set(api) == {"workspaces/", "versions/"}
-    assert {"s3:PutObject", "s3:DeleteObject*"} <= api["versions/"]
+    assert {"s3:PutObject", "s3:DeleteObject"} <= api["versions/"]
     sweep = object_prefixes(synth, SWEEP, bucket)
     assert set(sweep) == {"workspaces/", "versions/"}
-    assert "s3:DeleteObject*" in sweep["versions/"]
+    assert "s3:DeleteObject" in sweep["versions/"]
     assert not {a for a in sweep["versions/"] if a.startswith("s3:Put")}
     assert object_prefixes(synth, "handler.handler", bucket) == {}  # build_events
+
+
+def test_no_role_may_delete_an_object_version(synth: Synth) -> None:
+    """Issue 42, point 5: no code deletes an object's version, and in the versioned buckets
+    a noncurrent version is how a mistaken delete is undone, so no role's policy holds
+    ``s3:DeleteObjectVersion`` (not by ``s3:DeleteObject*`` or any wildcard either); the
+    roles that delete objects hold ``s3:DeleteObject``."""
+    from fnmatch import fnmatchcase
+
+    deleting = 0
+    for where, statement in all_statements(synth):
+        if statement["Effect"] != "Allow":
+            continue
+        actions = [str(a) for a in _list(statement["Action"])]
+        for forbidden in ("s3:DeleteObjectVersion", "s3:DeleteObjectVersionTagging"):
+            assert not any(fnmatchcase(forbidden, a) for a in actions), (where, actions)
+        deleting += "s3:DeleteObject" in actions
+    assert deleting >= 3  # the API, build_events (staging/), the deletion sweep
 
 
 def test_only_the_api_may_read_the_model_key_or_call_cognito(synth: Synth) -> None:
@@ -1203,7 +1225,8 @@ def test_cdk_nag_reports_no_unsuppressed_errors(synth: Synth) -> None:
     errors = Annotations.from_stack(synth.stack).find_error(
         "*", Match.string_like_regexp("AwsSolutions-.*")
     )
-    assert [f"{e.id}: {e.entry.data}" for e in errors] == []
+    found = [f"{e.id}: {e.entry.data}" for e in errors]
+    assert found == [], "\n".join(found)
 
 
 def test_synth_is_free_of_warnings(synth: Synth) -> None:

@@ -19,7 +19,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from tests.aws_standins import CodeBuildRun, StandIns, run_the_buildspec
+from tests.aws_standins import BuildRole, CodeBuildRun, StandIns, run_the_buildspec
 from tests.integration.adapters.test_buildbox import moto_url  # noqa: F401 - a fixture
 from tests.integration.adapters.test_chromium_covers import chromium_or_skip
 from zerocode.adapters.aws import build_handoff as handoff
@@ -74,6 +74,7 @@ def aws(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, An
         endpoint_url=standins.client_environment()["AWS_ENDPOINT_URL_CODEBUILD"],
         config=Config(proxies={"http": standins.proxy_url}),
     )
+    project_role = BuildRole.made(moto_url, f"project-{bucket}")
     builder = CodeBuildBuilder(
         codebuild,
         s3,
@@ -81,10 +82,17 @@ def aws(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, An
         bucket,
         sts=boto3.client("sts", endpoint_url=moto_url),
         data_role_arn=role,
+        build_role_id=project_role.role_id,
         poll_seconds=0.2,
     )
     try:
-        yield {"s3": s3, "bucket": bucket, "builder": builder, "standins": standins}
+        yield {
+            "s3": s3,
+            "bucket": bucket,
+            "builder": builder,
+            "standins": standins,
+            "role": project_role,
+        }
     finally:
         standins.stop()
 
@@ -156,7 +164,11 @@ def test_the_suite_runs_in_the_box_and_each_verdict_comes_back(
 
     def play(run: CodeBuildRun) -> None:
         done = run_the_buildspec(
-            run, toolchain=tmp_path / "none", chromium=chromium, workdir=tmp_path / run.id[-8:]
+            run,
+            role=aws["role"],
+            toolchain=tmp_path / "none",
+            chromium=chromium,
+            workdir=tmp_path / run.id[-8:],
         )
         played.append(done.stdout + done.stderr)
         aws["standins"].codebuild.finish(run.id, "SUCCEEDED" if done.returncode == 0 else "FAILED")

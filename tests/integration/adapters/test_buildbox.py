@@ -1,7 +1,8 @@
 """The AWS build's in-box program run here as CodeBuild would run the buildspec: the real
-toolchain, Vite and Chromium, S3 on moto's server (so the build's presigned links work over
-HTTP), the build's environment as StartBuild sets it plus what a CodeBuild container adds
-(its role's endpoint, ambient keys: canaries here). Hostile apps aim at the AWS builder path:
+toolchain, Vite and Chromium, S3 and STS on moto's server (the build reads its source as its
+own role session, and its output POST works over HTTP), the build's environment as
+StartBuild sets it plus what a CodeBuild container adds (its role session's keys, the
+credentials endpoint: canaries here). Hostile apps aim at the AWS builder path:
 build configuration that would run code, runtime code that reaches for the container's
 credentials, other origins and loopback services, and other apps' objects in the bucket.
 Nothing of another app, no credential, no marker."""
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from botocore.stub import Stubber
 
 from tests.aws_standins import (
     CONTAINER_CANARIES,
+    BuildRole,
     CodeBuildRun,
     buildspec_environment,
     run_the_buildspec,
@@ -51,9 +54,9 @@ from zerocode.publishing.builds import BuildJob, BuildOutcome, new_build_id
 BUCKET = "zc-builds"
 CANARIES = CONTAINER_CANARIES
 # What no program the build starts may see.
-WATCHED = (*CANARIES, "ZEROCODE_SOURCE_URL", "AWS_SESSION_TOKEN")
+WATCHED = (*CANARIES, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 OTHER_APP = {
-    "sources/appB/b1.zip": b"app B's source",
+    "sources/AROAOTHER:AWSCodeBuild-0b/appB/b1.zip": b"app B's source",
     "staging/appB/b1.tar": b"app B's output",
     "builds/appB/b1/index.html": b"<h1>app B's site</h1>",
     "checks/appB/b1.json": b'{"checked": true, "problems": []}',
@@ -90,10 +93,17 @@ def cloud(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     role = make("iam").create_role(RoleName=f"data-{bucket}", AssumeRolePolicyDocument="{}")[
         "Role"
     ]["Arn"]
+    project_role = BuildRole.made(moto_url, f"project-{bucket}")
     builder = CodeBuildBuilder(
-        make("codebuild"), s3, "zc-project", bucket, sts=make("sts"), data_role_arn=role
+        make("codebuild"),
+        s3,
+        "zc-project",
+        bucket,
+        sts=make("sts"),
+        data_role_arn=role,
+        build_role_id=project_role.role_id,
     )
-    return {"s3": s3, "bucket": bucket, "builder": builder}
+    return {"s3": s3, "bucket": bucket, "builder": builder, "role": project_role}
 
 
 @pytest.fixture(scope="module")
@@ -139,23 +149,25 @@ def run_build(
         "before-parameter-build.codebuild.StartBuild",
         lambda params, **kw: sent.append(dict(params)),
     )
+    runner = f"zc-project:{uuid.uuid4()}"
     with Stubber(builder.codebuild) as stub:
-        stub.add_response("start_build", {"build": {"id": "zc-project:1"}}, None)
-        assert builder.start(build) == "zc-project:1"
+        stub.add_response("start_build", {"build": {"id": runner}}, None)
+        assert builder.start(build) == runner
     variables = {v["name"]: v["value"] for v in sent[-1]["environmentVariablesOverride"]}
     state = tmp / "state"
     state.mkdir()
     wrappers(tmp / "bin", state)
-    run = CodeBuildRun("zc-project:1", "zc-project", sent[-1])
+    run = CodeBuildRun(runner, "zc-project", sent[-1])
     chromium, workdir = chromium_or_skip(), tmp / "work"
     path = f"{tmp / 'bin'}:{os.environ['PATH']}"
+    role: BuildRole = cloud["role"]
     if not in_process:
         done = run_the_buildspec(
-            run, toolchain=toolchain, chromium=chromium, workdir=workdir, path=path
+            run, role=role, toolchain=toolchain, chromium=chromium, workdir=workdir, path=path
         )
     else:
         env = buildspec_environment(
-            run, toolchain=toolchain, chromium=chromium, workdir=workdir, path=path
+            run, role=role, toolchain=toolchain, chromium=chromium, workdir=workdir, path=path
         )
         printed = io.StringIO()
         with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
@@ -167,12 +179,10 @@ def run_build(
     with Stubber(builder.codebuild) as stub:
         stub.add_response(
             "batch_get_builds",
-            {"builds": [{"id": "zc-project:1", "buildStatus": status}]},
-            {"ids": ["zc-project:1"]},
+            {"builds": [{"id": runner, "buildStatus": status}]},
+            {"ids": [runner]},
         )
-        outcome = builder.outcome(
-            build.app_id, build.build_id, "zc-project:1", preview=build.preview
-        )
+        outcome = builder.outcome(build.app_id, build.build_id, runner, preview=build.preview)
     assert outcome is not None
     return done, outcome, variables
 
@@ -196,8 +206,9 @@ def bucket_state(cloud: dict[str, Any]) -> dict[str, bytes]:
 def assert_nothing_leaked(
     cloud: dict[str, Any], done: subprocess.CompletedProcess[str], tmp: Path, secrets: list[str]
 ) -> dict[str, bytes]:
-    """Another app's objects are as they were; no canary in the bucket, the log or the
-    outcome; Node never saw a credential or the source link."""
+    """Another app's objects are as they were; no canary or session key in the bucket, the
+    log or the outcome; Node never saw a credential."""
+    secrets = [*secrets, *cloud["role"].secrets]
     objects = bucket_state(cloud)
     assert {k: objects.get(k) for k in OTHER_APP} == OTHER_APP
     everything = b"".join(objects.values()) + (done.stdout + done.stderr).encode()
@@ -207,7 +218,7 @@ def assert_nothing_leaked(
     return objects
 
 
-def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_links(
+def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_objects(
     cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path
 ) -> None:
     secret = Secret()
@@ -245,12 +256,17 @@ def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_links(
     # The build's check found nothing wrong: what the confinement blocked is not the page's.
     assert BuildCheckResult(cloud["s3"], cloud["bucket"]).read("app1", build.build_id) == []
     # Only this build's own objects were written; its source and staging archive are gone,
-    # so the one link in its record opens nothing now.
+    # and its record never held a link (names of the app, the run, the bucket; no more).
     mine = {k for k in objects if k not in OTHER_APP}
     assert mine == {f"{prefix}{p}" for p in site} | {f"checks/app1/{build.build_id}.json"}
-    with pytest.raises(urllib.error.HTTPError) as gone:
-        urllib.request.urlopen(variables["ZEROCODE_SOURCE_URL"], timeout=10)
-    assert gone.value.code in (403, 404)
+    assert set(variables) == {
+        "ZEROCODE_APP_ID",
+        "ZEROCODE_BUILD_ID",
+        "ZEROCODE_KIND",
+        "ZEROCODE_PREVIEW",
+        handoff.BUCKET_VARIABLE,
+    }
+    assert not any(v.startswith("http") or "Amz" in v for v in variables.values()), variables
 
 
 def test_a_runtime_error_is_found_in_the_build_and_a_preview_gets_the_picker(
@@ -406,30 +422,49 @@ def test_the_hostile_models_attacks_aimed_at_the_aws_builder(
         assert not any(k.startswith("builds/app1/") for k in objects)
 
 
-def test_a_dead_link_fails_the_build_saying_why_and_never_printing_the_link(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_a_source_that_never_comes_or_a_session_not_the_runs_fails_saying_why(
+    cloud: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A link that no longer opens (expired, or the source already fetched once) and a
-    build started without its variables: clear words, no link, no traceback."""
-    from zerocode.buildbox.run import main
+    """A run whose source never came (the platform failed after StartBuild, or put it
+    elsewhere), a run whose role session is not named as CodeBuild names it, and a run
+    started without its variables: clear words, no key, no traceback."""
+    from zerocode.buildbox import own_source
 
-    monkeypatch.setattr(os, "environ", dict(os.environ))  # the box scrubs its environment
-
-    secret = "X-Amz-Signature=0123456789abcdef-link-secret"
-    dead = f"http://127.0.0.1:9/zc-builds/sources/app1/b1.zip?{secret}"
+    monkeypatch.setattr(own_source, "WAIT_SECONDS", 1.0)
+    role: BuildRole = cloud["role"]
+    run = CodeBuildRun(f"zc-project:{uuid.uuid4()}", "zc-project", {})
+    session = role.environment(run)
     env = {
         "ZEROCODE_APP_ID": "app1",
         "ZEROCODE_BUILD_ID": new_build_id(),
         "ZEROCODE_KIND": "vue_project",
         "ZEROCODE_PREVIEW": "0",
-        "ZEROCODE_SOURCE_URL": dead,
+        handoff.BUCKET_VARIABLE: cloud["bucket"],
+        **session,
     }
+    monkeypatch.setattr(os, "environ", dict(env))  # the box scrubs its environment
     assert main(env) == 1
     said = capsys.readouterr().out
-    assert "the source could not be fetched (downloading the source:" in said
-    assert secret not in said and "127.0.0.1:9" not in said
-    assert main({k: v for k, v in env.items() if k != "ZEROCODE_SOURCE_URL"}) == 2
-    assert "started without ZEROCODE_SOURCE_URL" in capsys.readouterr().out
+    assert "no source came under this build's own prefix in 1 s (S3 said NoSuchKey)" in said
+    assert session["AWS_SECRET_ACCESS_KEY"] not in said
+    # A session CodeBuild would not have named so: the box says whose it is and stops.
+    sts = boto3.client("sts", endpoint_url=role.moto_url)
+    other = sts.assume_role(RoleArn=role.arn, RoleSessionName="someone-else")["Credentials"]
+    keys = {
+        "AWS_ACCESS_KEY_ID": other["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": other["SecretAccessKey"],
+        "AWS_SESSION_TOKEN": other["SessionToken"],
+    }
+    monkeypatch.setattr(os, "environ", {**env, **keys})
+    assert main({**env, **keys}) == 1
+    said = capsys.readouterr().out
+    assert f":someone-else', not as CodeBuild's session of run {run.id[11:]}" in said, said
+    assert "Traceback" not in said and other["SecretAccessKey"] not in said
+    monkeypatch.setattr(os, "environ", dict(env))
+    assert main({k: v for k, v in env.items() if k != handoff.BUCKET_VARIABLE}) == 2
+    assert f"started without {handoff.BUCKET_VARIABLE}" in capsys.readouterr().out
     assert main({**env, "ZEROCODE_KIND": "php"}) == 2
     assert "unknown kind of app 'php'" in capsys.readouterr().out
 
@@ -494,7 +529,7 @@ def test_the_images_warm_up_makes_a_read_only_compile_cache_builds_use(
         build_id="b1",
         kind="vue_project",
         preview=False,
-        source_url="",
+        bucket="",
         toolchain=installed_toolchain,
         chromium=None,
         compile_cache=cache,

@@ -1,12 +1,14 @@
 """The CodeBuild builder, host side: S3, STS and CodeBuild on moto (botocore Stubber where
 the exact CodeBuild request or a build's status matters: moto ignores overrides and always
-succeeds). What a build's record carries, what its links may do (the session policy
-evaluated against other apps' keys), and how its one output archive is unpacked and
+succeeds). What a build's record carries (no link), where its source waits (under its own
+role session's prefix), what its output POST may do (the session policy evaluated against
+other apps' keys, its size bound), and how its one output archive is unpacked and
 published. The in-box program itself runs for real in test_buildbox.py."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import tarfile
@@ -14,7 +16,6 @@ import zipfile
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import boto3
 import pytest
@@ -22,13 +23,8 @@ from botocore.stub import ANY, Stubber
 
 from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.aws.build_check import BuildCheckResult
-from zerocode.adapters.aws.codebuild_builder import (
-    BUILDSPEC,
-    CREDENTIAL_SECONDS,
-    PREVIEW_TAG,
-    TOOLCHAIN_DIR,
-    CodeBuildBuilder,
-)
+from zerocode.adapters.aws.build_sources import CREDENTIAL_SECONDS, TOOLCHAIN_DIR
+from zerocode.adapters.aws.codebuild_builder import BUILDSPEC, PREVIEW_TAG, CodeBuildBuilder
 from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import App, CodeGenType
 from zerocode.apps.workspace import Snapshot
@@ -44,6 +40,9 @@ from zerocode.publishing.builds import (
 
 BUCKET = "zc-builds"
 DATA_ROLE = "arn:aws:iam::123456789012:role/zc-build-data"
+ROLE_ID = "AROAPROJECTROLE00001"  # the CodeBuild project role's unique id
+RUNNER = "zc-project:1234"
+MINE = f"{ROLE_ID}:AWSCodeBuild-1234"  # that run's session, as CodeBuild names it
 PNG = handoff.PNG_MAGIC + b"\x00" * 64
 SOURCE_FILES = {"package.json": b"{}", "index.html": b"<div id=app>", "src/main.js": b"x"}
 # The toolchain's manifest, and the platform's TypeScript settings every build tree holds.
@@ -72,6 +71,7 @@ def builder_for(codebuild: Any, s3: Any, **kw: Any) -> CodeBuildBuilder:
         BUCKET,
         sts=boto3.client("sts", region_name="us-east-1"),
         data_role_arn=DATA_ROLE,
+        build_role_id=ROLE_ID,
         **kw,
     )
 
@@ -113,7 +113,7 @@ def started(builder: CodeBuildBuilder, build: BuildJob) -> dict[str, Any]:
     with Stubber(builder.codebuild) as stub:
         stub.add_response(
             "start_build",
-            {"build": {"id": "zc-project:1234"}},
+            {"build": {"id": RUNNER}},
             {
                 "projectName": "zc-project",
                 "idempotencyToken": build.build_id,
@@ -124,7 +124,7 @@ def started(builder: CodeBuildBuilder, build: BuildJob) -> dict[str, Any]:
             },
         )
         captured = watch(builder.codebuild, "StartBuild")
-        assert builder.start(build) == "zc-project:1234"
+        assert builder.start(build) == RUNNER
         stub.assert_no_pending_responses()
     return dict(captured[0]["params"])
 
@@ -155,19 +155,26 @@ def allows(policy: dict[str, Any], action: str, resource: str) -> bool:
     )
 
 
-def presigned(url: str) -> tuple[str, dict[str, list[str]]]:
-    """The object key a presigned URL names (path-style or virtual-host), and its query."""
-    parts = urlsplit(url)
-    path = parts.path.lstrip("/")
-    key = path.removeprefix(f"{BUCKET}/") if not parts.hostname.startswith(BUCKET) else path  # type: ignore[union-attr]
-    return key, parse_qs(parts.query)
+def source_key(build: BuildJob) -> str:
+    return f"sources/{MINE}/{build.app_id}/{build.build_id}.zip"
 
 
-def test_a_build_record_carries_no_credential_only_its_own_source_link(s3: Any) -> None:
-    """The exact StartBuild request: five plain variables, none a credential; the one link
-    is a presigned GET of this build's source, signed by a session of the data role."""
+def post_policy(output: dict[str, Any]) -> dict[str, Any]:
+    policy: dict[str, Any] = json.loads(base64.b64decode(output["fields"]["policy"]))
+    return policy
+
+
+LINKISH = ("http", "X-Amz", "Signature", "AWSAccessKeyId", "x-amz-")
+
+
+def test_a_build_record_carries_no_link_and_its_source_waits_under_its_own_session(
+    s3: Any,
+) -> None:
+    """The exact StartBuild request: five plain names, none a capability. The source goes
+    under the run's own role session's prefix once CodeBuild has named the run; the zip
+    carries the one capability: a POST of this build's output, bounded in size."""
     builder = builder_for(codebuild_client(), s3)
-    assumed = watch(builder.sts, "AssumeRole")
+    assumed = watch(builder.sources.sts, "AssumeRole")
     vue = job(CodeGenType.VUE_PROJECT, SOURCE_FILES, preview=True)
     request = started(builder, vue)
     (call,) = assumed
@@ -175,25 +182,19 @@ def test_a_build_record_carries_no_credential_only_its_own_source_link(s3: Any) 
     variables = {v["name"]: v for v in request["environmentVariablesOverride"]}
     assert {v["type"] for v in variables.values()} == {"PLAINTEXT"}
     values = {n: v["value"] for n, v in variables.items()}
-    source_url = values.pop("ZEROCODE_SOURCE_URL")
     assert values == {
         "ZEROCODE_APP_ID": "app1",
         "ZEROCODE_BUILD_ID": vue.build_id,
+        handoff.BUCKET_VARIABLE: BUCKET,
         "ZEROCODE_KIND": "vue_project",
         "ZEROCODE_PREVIEW": "1",
     }
-    source_key = f"sources/app1/{vue.build_id}.zip"
-    key, query = presigned(source_url)
-    assert key == source_key and "X-Amz-Signature" in query
-    assert query["X-Amz-Credential"][0].startswith(issued["AccessKeyId"] + "/")
-    # The secret of the signing session is nowhere in the request; its key id and token
-    # appear only inside the one link, which can read this one object.
     text = json.dumps(request)
-    assert issued["SecretAccessKey"] not in text
-    assert text.count(issued["AccessKeyId"]) == 1
-    assert not any(n.startswith(("AWS_", "ZEROCODE_S3_")) for n in variables)
-    # The source: the build tree, the toolchain, the picker, and the hand-off of two links.
-    files = zip_files(s3, source_key)
+    assert not any(mark in text for mark in LINKISH), text
+    assert issued["AccessKeyId"] not in text and issued["SessionToken"] not in text
+    assert keys(s3, "sources/") == [source_key(vue)]
+    # The source: the build tree, the toolchain, the picker, and the hand-off.
+    files = zip_files(s3, source_key(vue))
     assert sorted(files) == sorted(
         [
             *TOOLCHAIN_FILES,
@@ -205,52 +206,49 @@ def test_a_build_record_carries_no_credential_only_its_own_source_link(s3: Any) 
             handoff.HANDOFF_FILE,
         ]
     )
-    links = json.loads(files[handoff.HANDOFF_FILE])
-    assert set(links) == {"output", "done"}
-    assert presigned(links["output"])[0] == f"staging/app1/{vue.build_id}.tar"
-    assert presigned(links["done"])[0] == source_key
-    assert not any(link in text for link in links.values())
+    (output,) = json.loads(files[handoff.HANDOFF_FILE]).values()
+    assert output["fields"]["key"] == f"staging/app1/{vue.build_id}.tar"
+    assert output["fields"]["x-amz-credential"].startswith(issued["AccessKeyId"] + "/")
+    # S3 holds the upload to this (moto does not check POST policies: the policy is what
+    # is tested here).
+    conditions = post_policy(output)["conditions"]
+    assert ["content-length-range", 1, handoff.MAX_OUTPUT_BYTES] in conditions
+    assert {"Content-Type": handoff.ARCHIVE_TYPE} in conditions
+    assert issued["SecretAccessKey"] not in files[handoff.HANDOFF_FILE].decode()
 
 
 def test_each_build_signs_with_a_session_for_itself_only(s3: Any) -> None:
     builder = builder_for(codebuild_client(), s3)
-    assumed = watch(builder.sts, "AssumeRole")
+    assumed = watch(builder.sources.sts, "AssumeRole")
     first = job(CodeGenType.VUE_PROJECT, SOURCE_FILES)
     other = job(CodeGenType.HTML, {"index.html": b"<p>b"}, app_id="appB")
-    requests = [started(builder, b) for b in (first, other)]
+    for build in (first, other):
+        started(builder, build)
     assert len(assumed) == 2
-    for build, call, request in zip((first, other), assumed, requests, strict=True):
+    for build, call in zip((first, other), assumed, strict=True):
         params = call["params"]
         assert params["RoleArn"] == DATA_ROLE
         assert params["RoleSessionName"] == f"zerocode-{build.build_id}"
-        assert params["DurationSeconds"] == CREDENTIAL_SECONDS == 30 * 60
+        assert params["DurationSeconds"] == CREDENTIAL_SECONDS == 20 * 60
         assert json.loads(params["Policy"]) == handoff.session_policy(
-            BUCKET,
-            f"sources/{build.app_id}/{build.build_id}.zip",
-            f"staging/{build.app_id}/{build.build_id}.tar",
+            BUCKET, f"staging/{build.app_id}/{build.build_id}.tar"
         )
-        mine = call["answer"]["Credentials"]["AccessKeyId"]
-        others = [r for r in requests if r is not request]
-        assert not any(mine in json.dumps(r) for r in others)
     assert assumed[0]["answer"]["Credentials"] != assumed[1]["answer"]["Credentials"]
 
 
-def test_the_session_policy_denies_everything_but_the_builds_own_two_objects() -> None:
+def test_the_session_policy_denies_everything_but_the_builds_own_archive() -> None:
     mine, theirs, later = new_build_id(), new_build_id(), new_build_id()
-    policy = handoff.session_policy(BUCKET, f"sources/appA/{mine}.zip", f"staging/appA/{mine}.tar")
+    policy = handoff.session_policy(BUCKET, f"staging/appA/{mine}.tar")
     obj = f"arn:aws:s3:::{BUCKET}/"
-    assert allows(policy, "s3:GetObject", f"{obj}sources/appA/{mine}.zip")
-    assert allows(policy, "s3:DeleteObject", f"{obj}sources/appA/{mine}.zip")
     assert allows(policy, "s3:PutObject", f"{obj}staging/appA/{mine}.tar")
     denied = [
-        ("s3:GetObject", f"sources/appB/{theirs}.zip"),  # app B's source
+        ("s3:GetObject", f"sources/{MINE}/appA/{mine}.zip"),  # even its own source
+        ("s3:DeleteObject", f"sources/{MINE}/appA/{mine}.zip"),
         ("s3:PutObject", f"staging/appB/{theirs}.tar"),  # app B's output
         ("s3:PutObject", f"builds/appB/{theirs}/index.html"),  # app B's site
         ("s3:PutObject", f"builds/appA/{mine}/index.html"),  # even its own site: unpacked
         ("s3:GetObject", f"staging/appA/{mine}.tar"),
-        ("s3:GetObject", f"sources/appA/{later}.zip"),  # another build of the app
-        ("s3:PutObject", f"staging/appA/{later}.tar"),
-        ("s3:PutObject", f"sources/appA/{mine}.zip"),  # its source is read-only
+        ("s3:PutObject", f"staging/appA/{later}.tar"),  # another build of the app
         ("s3:PutObject", f"checks/appA/{mine}.json"),
         ("s3:PutObject", "cache/npm/index"),
         ("s3:GetObject", "workspaces/appB/src/App.vue"),
@@ -258,13 +256,54 @@ def test_the_session_policy_denies_everything_but_the_builds_own_two_objects() -
     for action, key in denied:
         assert not allows(policy, action, obj + key), (action, key)
     assert not allows(policy, "s3:ListBucket", f"arn:aws:s3:::{BUCKET}")
-    longer = handoff.session_policy(BUCKET, f"sources/app1/{mine}.zip", f"staging/app1/{mine}.tar")
+    longer = handoff.session_policy(BUCKET, f"staging/app1/{mine}.tar")
     assert not allows(longer, "s3:PutObject", f"{obj}staging/app10/{mine}.tar")
+
+
+def test_a_runs_source_is_readable_by_its_own_session_only(s3: Any) -> None:
+    """The project role's source statement (infra/zerocode_infra/builds.py grants
+    :data:`.build_handoff.OWN_SOURCES`) with ``${aws:userid}`` as IAM fills it in for a
+    run's session: that run's source and nothing else; the key the platform writes is the
+    one the box derives from its identity."""
+    page = job(CodeGenType.HTML, {"index.html": b"x"})
+    key = source_key(page)
+    builder = builder_for(codebuild_client(), s3)
+    assert builder.sources.key(RUNNER, page.app_id, page.build_id) == key
+    assert handoff.run_of_identity(MINE) == "1234"
+    assert handoff.run_of_identity(f"{ROLE_ID}:zerocode-{page.build_id}") is None
+
+    def session(identity: str) -> dict[str, Any]:
+        resource = f"arn:aws:s3:::{BUCKET}/{handoff.OWN_SOURCES}"
+        resource = resource.replace("${aws:userid}", identity)
+        action = ["s3:GetObject", "s3:DeleteObject"]
+        return {"Statement": [{"Effect": "Allow", "Action": action, "Resource": resource}]}
+
+    obj = f"arn:aws:s3:::{BUCKET}/"
+    for action in ("s3:GetObject", "s3:DeleteObject"):
+        assert allows(session(MINE), action, obj + key)
+    other = f"{ROLE_ID}:AWSCodeBuild-5678"
+    assert not allows(session(other), "s3:GetObject", obj + key)
+    assert not allows(session(other[:-1]), "s3:GetObject", obj + key)  # a prefix of it
+    assert not allows(session(MINE), "s3:PutObject", obj + key)
+    assert not allows(session(MINE), "s3:GetObject", f"{obj}staging/app1/{page.build_id}.tar")
+
+
+def test_a_source_that_cannot_be_put_stops_its_run(s3: Any) -> None:
+    """The run is started before its source is put (CodeBuild names it only then): if the
+    put fails, the run is stopped rather than left waiting for a source that never comes."""
+    builder = builder_for(codebuild_client(), s3)
+    builder.sources.bucket = "no-such-bucket"
+    with Stubber(builder.codebuild) as stub:
+        stub.add_response("start_build", {"build": {"id": RUNNER}}, None)
+        stub.add_response("stop_build", {"build": {"id": RUNNER}}, {"id": RUNNER})
+        with pytest.raises(Exception, match="NoSuchBucket"):
+            builder.start(job(CodeGenType.HTML, {"index.html": b"x"}))
+        stub.assert_no_pending_responses()
 
 
 def test_a_build_without_the_data_role_is_refused_before_anything_is_uploaded(s3: Any) -> None:
     builder = CodeBuildBuilder(codebuild_client(), s3, "zc", BUCKET)
-    with pytest.raises(RuntimeError, match="ZEROCODE_BUILD_DATA_ROLE_ARN"):
+    with pytest.raises(RuntimeError, match="ZEROCODE_BUILD_DATA_ROLE_ARN, ZEROCODE_BUILD_ROLE_ID"):
         builder.start(job(CodeGenType.VUE_PROJECT, SOURCE_FILES))
     assert keys(s3) == []
 
@@ -278,7 +317,7 @@ def test_html_apps_build_in_codebuild_too_and_need_an_index(s3: Any) -> None:
     request = started(builder, page)
     variables = {v["name"]: v["value"] for v in request["environmentVariablesOverride"]}
     assert variables["ZEROCODE_KIND"] == "multi_file" and variables["ZEROCODE_PREVIEW"] == "0"
-    files = zip_files(s3, f"sources/app1/{page.build_id}.zip")
+    files = zip_files(s3, source_key(page))
     assert sorted(files) == sorted(
         ["index.html", "css/a.css", handoff.HANDOFF_FILE, handoff.DATA_MODEL_IN_SOURCE]
     )  # the model only where the box takes it out, for the build's own checks
@@ -303,7 +342,7 @@ def test_the_apps_own_build_configuration_never_reaches_the_zip(s3: Any) -> None
     }
     vue = job(CodeGenType.VUE_PROJECT, hostile)
     started(builder_for(codebuild_client(), s3), vue)
-    files = zip_files(s3, f"sources/app1/{vue.build_id}.zip")
+    files = zip_files(s3, source_key(vue))
     assert files["vite.config.js"] == toolchain.vite_config()
     assert {n: files[f"{TOOLCHAIN_DIR}/{n}"] for n in toolchain.manifest()} == toolchain.manifest()
     assert "package-lock.json" not in files and "scripts" not in json.loads(files["package.json"])
@@ -311,7 +350,7 @@ def test_the_apps_own_build_configuration_never_reaches_the_zip(s3: Any) -> None
     assert "evil" not in files[handoff.HANDOFF_FILE].decode()
     page = job(CodeGenType.HTML, {"index.html": b"x", handoff.HANDOFF_FILE: b"{}"})
     started(builder_for(codebuild_client(), s3), page)
-    assert json.loads(zip_files(s3, f"sources/app1/{page.build_id}.zip")[handoff.HANDOFF_FILE])
+    assert json.loads(zip_files(s3, source_key(page))[handoff.HANDOFF_FILE])
 
 
 def archive(entries: dict[str, bytes | None], links: dict[str, str] | None = None) -> bytes:
@@ -596,12 +635,19 @@ def test_delete_app_removes_every_prefix_of_that_app_only(s3: Any) -> None:
     builder = CodeBuildBuilder(codebuild_client(), s3, "zc", BUCKET)
     for key in (
         "builds/app1/b1/index.html",
-        "sources/app1/b1.zip",
+        f"sources/{MINE}/app1/b1.zip",
         "staging/app1/b1.tar",
         "checks/app1/b1.json",
         "builds/app10/b1/index.html",
         "checks/app10/b1.json",
+        f"sources/{MINE}/app10/b2.zip",
+        "sources/app1/b1.zip",  # not a run's source (never written so): left
     ):
         s3.put_object(Bucket=BUCKET, Key=key, Body=b"x")
     assert builder.delete_app("app1") == 4
-    assert keys(s3) == ["builds/app10/b1/index.html", "checks/app10/b1.json"]
+    assert keys(s3) == [
+        "builds/app10/b1/index.html",
+        "checks/app10/b1.json",
+        f"sources/{MINE}/app10/b2.zip",
+        "sources/app1/b1.zip",
+    ]

@@ -323,6 +323,7 @@ def remote(aws_settings: Settings, tmp_path: Any) -> Platform:
             "codebuild_project": "t-project",
             "builds_bucket": "t-builds",
             "build_data_role_arn": "arn:aws:iam::123456789012:role/t-build-data",
+            "build_role_id": "AROATBUILDPROJECT01",
             # moto's CodeBuild sends no events (no build_events runs here): ask it at once.
             "build_fallback_seconds": 1,
         }
@@ -384,7 +385,7 @@ def archive_of(files: dict[str, bytes], beside: dict[str, bytes] | None = None) 
 
 
 def upload_artifact(app_id: str, build_id: str, html: str) -> None:
-    """What a build hands back by its presigned PUT when it succeeded."""
+    """What a build hands back by its output POST when it succeeded."""
     boto3.client("s3", region_name="us-east-1").put_object(
         Bucket="t-builds",
         Key=f"staging/{app_id}/{build_id}.tar",
@@ -400,12 +401,12 @@ def play_builds_at_start(platform: Platform, cover: bytes | None = None) -> None
     builder = platform.publishing.builder
     assert isinstance(builder, CodeBuildBuilder)
 
-    def play(params: dict[str, Any], **_: Any) -> None:
-        variables = {v["name"]: v["value"] for v in params["environmentVariablesOverride"]}
-        app_id, build_id = variables["ZEROCODE_APP_ID"], variables["ZEROCODE_BUILD_ID"]
-        zipped = builder.s3.get_object(Bucket="t-builds", Key=builder.source_key(app_id, build_id))[
-            "Body"
-        ].read()
+    put = builder.sources.put
+
+    def play(runner: str, app_id: str, build_id: str, sent: dict[str, bytes]) -> None:
+        put(runner, app_id, build_id, sent)  # the platform puts the source, then the box runs
+        key = builder.sources.key(runner, app_id, build_id)
+        zipped = builder.s3.get_object(Bucket="t-builds", Key=key)["Body"].read()
         with zipfile.ZipFile(io.BytesIO(zipped)) as source:
             files = {n: source.read(n) for n in source.namelist() if not n.startswith(".zerocode/")}
         handed = archive_of(files, {"cover.png": cover} if cover else None)
@@ -413,7 +414,7 @@ def play_builds_at_start(platform: Platform, cover: bytes | None = None) -> None
             Bucket="t-builds", Key=builder.staging_key(app_id, build_id), Body=handed
         )
 
-    builder.codebuild.meta.events.register("before-parameter-build.codebuild.StartBuild", play)
+    builder.sources.put = play  # type: ignore[method-assign,assignment]
 
 
 def test_deploys_on_codebuild_finish_through_build_events(remote: Platform) -> None:

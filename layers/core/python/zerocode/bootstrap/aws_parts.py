@@ -79,6 +79,7 @@ def codebuild(settings: Settings) -> Builder:
         settings.builds_bucket,
         sts=aws_client("sts", settings) if role else None,
         data_role_arn=role,
+        build_role_id=settings.build_role_id,
         signals=build_signals(settings),
         fallback_seconds=settings.build_fallback_seconds,
     )

@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     # The role whose credentials, scoped per build by a session policy, a Vue build uses to
     # read its own source and write its own output (AWS; docs/security.md).
     build_data_role_arn: str | None = None
+    # The unique id (AROA…) of the CodeBuild project's role: a run's source goes under its
+    # session's ``aws:userid``, ``{this}:AWSCodeBuild-{uuid}`` (AWS; docs/builds.md).
+    build_role_id: str | None = None
     # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
     sites_kvs_arn: str | None = None
     # DynamoDB table holding every site and preview pointer (AWS at scale: the truth, with

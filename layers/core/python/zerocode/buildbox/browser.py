@@ -62,6 +62,7 @@ class Checked:
     problems: list[str]
     blocked: int  # requests elsewhere the confinement aborted
     note: str = ""  # why it was not checked
+    browser: str = ""  # the browser that looked, with its version ("Chromium 156.0…")
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +70,7 @@ class Checked:
             "problems": self.problems,
             "blocked": self.blocked,
             "note": self.note,
+            "browser": self.browser,
         }
 
 
@@ -151,6 +153,7 @@ async def _check(
     findings = Findings(origin=origin_of(url))
     access: list[str] = []
     async with box_browser(url, executable) as browser:
+        looked = f"Chromium {browser.version}"
         page = await inspect(browser, url, findings, vue=vue)
         if page is not None and cover is not None:
             await page.set_viewport_size(VIEWPORT)  # type: ignore[arg-type]
@@ -163,6 +166,7 @@ async def _check(
         problems=[*findings.result(), *access] if findings.checked else [],
         blocked=len(findings.blocked),
         note=note,
+        browser=looked,
     )
 
 

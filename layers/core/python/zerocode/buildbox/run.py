@@ -21,6 +21,7 @@ from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.local.toolchain_store import share_cache
 from zerocode.buildbox import box_checks, transfer
 from zerocode.buildbox.browser import DataOf, check_site
+from zerocode.buildbox.own_source import OwnSource
 from zerocode.publishing import toolchain
 from zerocode.publishing.picker import PICKER_FILE, with_picker
 
@@ -43,11 +44,12 @@ class Job:
     build_id: str
     kind: str
     preview: bool
-    source_url: str
+    bucket: str  # where its source is (a name: the build's own identity is what reads it)
     toolchain: Path
     chromium: str | None
     compile_cache: Path | None = None
     task: str = "build"  # or handoff.TASK_CHECKS: an app's acceptance checks (box_checks.py)
+    runner_id: str = ""  # CodeBuild's id of this run (CODEBUILD_BUILD_ID)
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> Job:
@@ -57,7 +59,7 @@ class Job:
                 "ZEROCODE_APP_ID",
                 "ZEROCODE_BUILD_ID",
                 "ZEROCODE_KIND",
-                "ZEROCODE_SOURCE_URL",
+                handoff.BUCKET_VARIABLE,
             )
             if not env.get(n)
         ]
@@ -73,11 +75,12 @@ class Job:
             build_id=env["ZEROCODE_BUILD_ID"],
             kind=env["ZEROCODE_KIND"],
             preview=env.get("ZEROCODE_PREVIEW") == "1",
-            source_url=env["ZEROCODE_SOURCE_URL"],
+            bucket=env[handoff.BUCKET_VARIABLE],
             toolchain=Path(env.get("ZEROCODE_TOOLCHAIN") or TOOLCHAIN),
             chromium=env.get("ZEROCODE_CHROMIUM") or shutil.which("chromium"),
             compile_cache=Path(env.get("ZEROCODE_COMPILE_CACHE") or COMPILE_CACHE),
             task=task,
+            runner_id=env.get("CODEBUILD_BUILD_ID", ""),
         )
 
 
@@ -110,10 +113,15 @@ def main(env: Mapping[str, str]) -> int:
     except BoxError as exc:
         log.say(f"zerocode: {exc}")
         return 2
+    try:  # the container's credentials, taken before the environment is scrubbed
+        source = OwnSource.from_environment(job.bucket, job.app_id, job.build_id, job.runner_id)
+    except Exception as exc:
+        log.say(f"zerocode: no AWS client for the source ({type(exc).__name__})")
+        return 2
     _scrub(os.environ)
     work = Path(tempfile.mkdtemp(prefix="zerocode-build-"))
     try:
-        return _run(job, work, log)
+        return _run(job, source, work, log)
     except BoxError as exc:
         log.say(f"zerocode: {exc}")
         return 1
@@ -122,17 +130,18 @@ def main(env: Mapping[str, str]) -> int:
 
 
 def _scrub(env: MutableMapping[str, str]) -> None:
-    """Nothing this process starts (Node, Playwright's driver, Chromium) inherits the
-    source link or anything of AWS's: CodeBuild puts its role's endpoint in the environment."""
+    """Nothing this process starts (Node, Playwright's driver, Chromium) inherits anything
+    of AWS's: CodeBuild puts its role's endpoint (or keys) in the environment."""
     for name in list(env):
-        if name.startswith("AWS_") or name == "ZEROCODE_SOURCE_URL":
+        if name.startswith("AWS_"):
             del env[name]
 
 
-def _run(job: Job, work: Path, log: Log) -> int:
+def _run(job: Job, source: OwnSource, work: Path, log: Log) -> int:
     log.say(f"zerocode: building {job.kind} app {job.app_id}, build {job.build_id}")
     clock = time.monotonic()
-    files, links = _fetch(job)
+    files, output = _fetch(source)
+    del source  # its clients hold the run's credentials; nothing needs them from here
     model = files.pop(handoff.DATA_MODEL_IN_SOURCE, None)  # the platform's, for the check
     clock = log.took("fetch", clock)
     out = work / handoff.ARCHIVE_ROOT
@@ -152,7 +161,7 @@ def _run(job: Job, work: Path, log: Log) -> int:
         clock = log.took("check", clock)
     (out / handoff.LOG_FILE).write_bytes(log.tail())
     try:
-        transfer.put(links["output"], _pack(out))
+        transfer.post(output, _pack(out))
     except transfer.TransferFailed as exc:
         raise BoxError(f"the output could not be handed back ({exc})") from None
     log.took("hand-back", clock)
@@ -160,10 +169,10 @@ def _run(job: Job, work: Path, log: Log) -> int:
     return 0 if built else 1
 
 
-def _fetch(job: Job) -> tuple[dict[str, bytes], dict[str, str]]:
-    """The source's files, and the links of the hand-off (the source is deleted at once)."""
+def _fetch(source: OwnSource) -> tuple[dict[str, bytes], dict[str, object]]:
+    """The source's files (the zip is deleted at once) and the output's presigned POST."""
     try:
-        data = transfer.get(job.source_url, handoff.MAX_SOURCE_BYTES)
+        data = source.fetch(handoff.MAX_SOURCE_BYTES)
     except transfer.TransferFailed as exc:
         raise BoxError(f"the source could not be fetched ({exc})") from None
     try:
@@ -179,15 +188,12 @@ def _fetch(job: Job) -> tuple[dict[str, bytes], dict[str, str]]:
         if name.startswith("/") or "\\" in name or ".." in name.split("/"):
             raise BoxError(f"the source holds a name outside the project: {name[:120]!r}")
     try:
-        links = json.loads(files.pop(handoff.HANDOFF_FILE))
-        output, done = str(links["output"]), str(links["done"])
+        output = json.loads(files.pop(handoff.HANDOFF_FILE))["output"]
+        if not isinstance(output, dict) or not isinstance(output.get("url"), str):
+            raise TypeError
     except (KeyError, ValueError, TypeError):
         raise BoxError("the source carries no hand-off") from None
-    try:
-        transfer.delete(done)
-    except transfer.TransferFailed as exc:
-        raise BoxError(f"the source could not be deleted after download ({exc})") from None
-    return files, {"output": output}
+    return files, output
 
 
 def _write_tree(files: Mapping[str, bytes], root: Path) -> None:
@@ -312,7 +318,8 @@ def _check(job: Job, site: Path, out: Path, log: Log, model: bytes | None) -> No
             if checked.checked
             else f"not checked: {checked.note}"
         )
-        log.say(f"zerocode: runtime check: {said}")
+        # Which browser judged the page, in every build's log (the image pins it: Dockerfile).
+        log.say(f"zerocode: runtime check in {checked.browser or 'no browser'}: {said}")
         for problem in checked.problems:
             log.say(f"  {problem}")
     (out / handoff.CHECK_FILE).write_text(json.dumps(result), encoding="utf-8")
@@ -342,7 +349,7 @@ def warm_up(toolchain_dir: Path, cache: Path) -> int:
             build_id="warm-up",
             kind="vue_project",
             preview=False,
-            source_url="",
+            bucket="",
             toolchain=toolchain_dir,
             chromium=None,
             compile_cache=cache,

@@ -1,12 +1,13 @@
-"""Presigned requests, and nothing of the link in any message.
+"""The output's presigned POST, and nothing of the link in any message.
 
-A presigned URL is a capability over one object, so no error message, log line or
+A presigned POST is a capability over one object, so no error message, log line or
 exception text here contains one: only what was being done and S3's status.
 """
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -33,26 +34,26 @@ def _told(what: str) -> Iterator[None]:
         raise TransferFailed(f"{what}: {type(reason).__name__}") from None
 
 
-def get(url: str, limit: int, what: str = "downloading the source") -> bytes:
-    """The object's bytes, at most ``limit`` of them."""
-    with _told(what), urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as answer:
-        data = bytearray()
-        while chunk := answer.read(_CHUNK):
-            data += chunk
-            if len(data) > limit:
-                raise TransferFailed(f"{what}: larger than {limit >> 20} MiB")
-        return bytes(data)
-
-
 def _send(request: urllib.request.Request, what: str) -> None:
     with _told(what), urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:
         answer.read(_CHUNK)
 
 
-def delete(url: str, what: str = "deleting the source") -> None:
-    _send(urllib.request.Request(url, method="DELETE"), what)
-
-
-def put(url: str, data: bytes, what: str = "uploading the output") -> None:
-    headers = {"Content-Type": ARCHIVE_TYPE, "Content-Length": str(len(data))}
-    _send(urllib.request.Request(url, data=data, method="PUT", headers=headers), what)
+def post(form: dict[str, object], data: bytes, what: str = "uploading the output") -> None:
+    """An upload by a presigned POST (``{"url", "fields"}``): its fields, then the file,
+    as multipart/form-data; S3 holds it to the POST's policy (its size bound included)."""
+    url, fields = str(form["url"]), form.get("fields")
+    if not isinstance(fields, dict):
+        raise TransferFailed(f"{what}: the hand-off has no POST fields")
+    boundary = f"zerocode-{secrets.token_hex(16)}"
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+        for name, value in fields.items()
+    ]
+    head = "".join(parts) + (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="out.tar"\r\n'
+        f"Content-Type: {ARCHIVE_TYPE}\r\n\r\n"
+    )
+    body = head.encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    _send(urllib.request.Request(url, data=body, method="POST", headers=headers), what)

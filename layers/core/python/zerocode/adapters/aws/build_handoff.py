@@ -1,12 +1,16 @@
 """What an AWS build and the platform hand each other: names and bounds, in one place.
 
-The build holds no AWS credentials (docs/builds.md, "AWS builds"). It gets one presigned GET
-of its source zip (the only link in its build record); inside the zip, :data:`HANDOFF_FILE`
-carries a presigned DELETE of that zip (used as soon as it is downloaded, so the record's
-link dies with it) and a presigned PUT of the one archive it sends back. The archive is a tar
-of :data:`ARCHIVE_ROOT`: the built site under ``dist/``, the runtime check's result, the
-cover and the tail of the build's log. The platform unpacks it by the strict rules of
-:mod:`zerocode.publishing.output_archive`; every name below is what it looks for.
+No link is in a build's record (docs/builds.md, "AWS builds"). CodeBuild runs each build
+under a session of the project's role named after the build (``AWSCodeBuild-{uuid}``), and
+that role may read and delete only objects under ``sources/${aws:userid}/``: its own
+session's prefix (:func:`build_identity`, :func:`source_key`). The platform starts the run,
+then puts its source zip there; the box asks STS who it is and fetches it. Inside the zip,
+:data:`HANDOFF_FILE` carries a presigned POST for the one archive it sends back, bounded in
+size (:data:`MAX_OUTPUT_BYTES`) and signed by a session that can write that one key. The
+archive is a tar of :data:`ARCHIVE_ROOT`: the built site under ``dist/``, the runtime
+check's result, the cover and the tail of the build's log. The platform unpacks it by the
+strict rules of :mod:`zerocode.publishing.output_archive`; every name below is what it
+looks for.
 """
 
 from __future__ import annotations
@@ -15,7 +19,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-HANDOFF_FILE = ".zerocode/handoff.json"  # in the source zip: {"output": PUT, "done": DELETE}
+HANDOFF_FILE = ".zerocode/handoff.json"  # in the source zip: {"output": {"url", "fields"}}
+SOURCES = "sources/"  # sources/{identity}/{appId}/{runId}.zip
+# What the project role may read and delete (infra): IAM puts the asking session's
+# ``{role id}:{session name}`` for the variable, so each run reaches its own prefix only.
+OWN_SOURCES = SOURCES + "${aws:userid}/*"
+# How CodeBuild names its role's session for a run (CloudTrail shows the principal
+# ``{role id}:AWSCodeBuild-{build uuid}``); the box says so loudly should it ever differ.
+CODEBUILD_SESSION = "AWSCodeBuild-"
+BUCKET_VARIABLE = "ZEROCODE_SOURCE_BUCKET"  # a bucket's name: no capability
 PICKER_IN_SOURCE = ".zerocode/picker.js"  # a preview's element picker, sent with its source
 # The app's data model (never one of its site's files), for the build's own checks of a
 # data app (zerocode/buildbox/box_data.py): the box takes it out before building.
@@ -38,12 +50,15 @@ ACCEPTANCE_FILE = "acceptance.json"  # out/acceptance.json: {"results": [...], "
 SHOTS_DIR = "shots"  # out/shots/{check id}.png: a failed check's screenshot
 
 MAX_SOURCE_BYTES = 64 << 20
+# What the output POST accepts (its policy's content-length-range): the archive of a site
+# the platform would unpack at all (output_archive.MAX_BYTES) and its tar headers.
+MAX_OUTPUT_BYTES = 128 << 20
 MAX_ACCEPTANCE_BYTES = 256 << 10
 MAX_CHECK_BYTES = 64 << 10
 MAX_COVER_BYTES = 4 << 20
 MAX_LOG_BYTES = 16 << 10
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-ARCHIVE_TYPE = "application/x-tar"  # the Content-Type the PUT link is signed for
+ARCHIVE_TYPE = "application/x-tar"  # the Content-Type the output POST is signed for
 MAX_PROBLEMS, MAX_PROBLEM_CHARS = 10, 300
 
 
@@ -65,36 +80,50 @@ def check_problems(raw: bytes | None) -> list[str] | None:
     return [p[:MAX_PROBLEM_CHARS] for p in problems[:MAX_PROBLEMS]]
 
 
+def build_identity(role_id: str, runner_id: str) -> str:
+    """The ``aws:userid`` of a CodeBuild run's role session: the role's unique id and the
+    session CodeBuild names after the run (its id is ``{project}:{uuid}``, or an ARN ending
+    so)."""
+    return f"{role_id}:{CODEBUILD_SESSION}{runner_id.rsplit(':', 1)[-1]}"
+
+
+def run_of_identity(identity: str) -> str | None:
+    """The build uuid a session's ``aws:userid`` names, or None if it is not a CodeBuild
+    run's session."""
+    session = identity.rpartition(":")[2]
+    return (
+        session.removeprefix(CODEBUILD_SESSION) if session.startswith(CODEBUILD_SESSION) else None
+    )
+
+
+def source_key(identity: str, app_id: str, run_id: str) -> str:
+    """Where one run's source zip is: under its own session's prefix, which only that
+    session of the project's role may read (infra/zerocode_infra/builds.py)."""
+    return f"{SOURCES}{identity}/{app_id}/{run_id}.zip"
+
+
 def session_policy(
     bucket: str,
-    source_key: str,
     staging_key: str,
     *,
     partition: str = "aws",
     region: str = "us-east-1",
 ) -> dict[str, Any]:
-    """The policy of the session that signs one build's links: read and delete its own
-    source, write its own staging archive, and the bucket's KMS key only through S3."""
-    arn = f"arn:{partition}:s3:::{bucket}/"
+    """The policy of the session that signs one build's output POST: write its own staging
+    archive, with the bucket's KMS key only through S3; nothing else."""
     return {
         "Version": "2012-10-17",
         "Statement": [
             {
-                "Sid": "ReadAndDropOwnSource",
-                "Effect": "Allow",
-                "Action": ["s3:GetObject", "s3:DeleteObject"],
-                "Resource": arn + source_key,
-            },
-            {
                 "Sid": "WriteOwnOutputArchive",
                 "Effect": "Allow",
                 "Action": "s3:PutObject",
-                "Resource": arn + staging_key,
+                "Resource": f"arn:{partition}:s3:::{bucket}/{staging_key}",
             },
             {
                 "Sid": "BucketKeyThroughS3",
                 "Effect": "Allow",
-                "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+                "Action": "kms:GenerateDataKey",
                 "Resource": "*",
                 "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
             },

@@ -5,16 +5,14 @@ in the platform's build image (``zerocode/buildbox/Dockerfile``: Node 22, the to
 installed from the platform's lockfile, Chromium). The build compiles and runs untrusted code,
 so it holds nothing that reaches anyone else's data (docs/builds.md, "AWS builds"):
 
-- The source zip (``sources/{appId}/{buildId}.zip``: the platform's build tree of the
-  snapshot, the toolchain's lockfile, a preview's element picker) and the hand-off inside it
-  (:mod:`.build_handoff`) are written here. The build's record carries one link: a presigned
-  GET of that zip. The zip carries a presigned DELETE of itself, which the build uses as soon
-  as it has it (the record's link is dead from then on), and a presigned PUT of the one
-  archive the build sends back to ``staging/{appId}/{buildId}.tar``.
-- Those links are signed by a session of the *build data role* whose policy names exactly
-  those two objects (:func:`.build_handoff.session_policy`), so even the signer can do nothing else.
-- The CodeBuild project's own role has its logs and the image pull, nothing of S3 or of the
-  data key (infra). No credential is in the build's environment, its record or its event.
+- No link is in the run's request, record or events. The run is started first; its
+  source zip (the platform's build tree of the snapshot, the toolchain's lockfile, a
+  preview's element picker) then goes under its own role session's prefix, which no other
+  run can read, with a size-bounded presigned POST of the one archive it sends back to
+  ``staging/{appId}/{buildId}.tar`` (:mod:`.build_sources`, :mod:`.build_handoff`).
+- The CodeBuild project's role reads and deletes only ``sources/${aws:userid}/``: its own
+  session's objects (infra). The POST is signed by a session of the *build data role*
+  that can write that one archive.
 
 Completion arrives as an EventBridge "CodeBuild Build State Change" (``functions/
 build_events``), which also tells a waiting turn (:mod:`.build_waits`); :meth:`outcome`
@@ -29,44 +27,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import json
 import logging
 import tempfile
 import time
 import urllib.parse
-import zipfile
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import boto3
 from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws import build_handoff as handoff
+from zerocode.adapters.aws.build_sources import BuildSources, source_files
 from zerocode.adapters.aws.build_waits import RunWaiter
 from zerocode.adapters.aws.errors import error_code
 from zerocode.adapters.aws.s3_keys import site_objects
 from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import CodeGenType
-from zerocode.apps.workspace import check_app_id, clean_path
-from zerocode.data.model import DATA_MODEL
-from zerocode.publishing import toolchain
+from zerocode.apps.workspace import check_app_id
 from zerocode.publishing.build_signals import FALLBACK_SECONDS, HEAR_SECONDS, BuildSignals
-from zerocode.publishing.builds import BuildJob, BuildOutcome, served_files
+from zerocode.publishing.builds import BuildJob, BuildOutcome
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.output_archive import OutputRefused, unpack
-from zerocode.publishing.picker import PICKER
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-# How long the build's links last: a Lambda-compute build runs at most 15 minutes and does
-# not queue; the links outlive that with a margin, and die with the signing session.
-CREDENTIAL_SECONDS = 30 * 60
-# Where the source zip carries the toolchain's package.json and lockfile.
-TOOLCHAIN_DIR = ".zerocode/toolchain"
 BUILDSPEC = """\
 version: 0.2
 phases:
@@ -92,20 +80,22 @@ class CodeBuildBuilder:
         *,
         sts: Any = None,
         data_role_arn: str | None = None,
-        credential_seconds: int = CREDENTIAL_SECONDS,
+        build_role_id: str | None = None,
         poll_seconds: float = 2.0,
         timeout_seconds: float = 14 * 60,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         signals: BuildSignals | None = None,
         fallback_seconds: float = FALLBACK_SECONDS,
     ) -> None:
-        """``sts`` and ``data_role_arn`` (the build data role, infra) are needed to start
-        builds: each one's links are signed by a session of that role scoped to it.
+        """``sts``, ``data_role_arn`` (the build data role) and ``build_role_id`` (the
+        project role's unique id; infra passes both) are needed to start builds
+        (:mod:`.build_sources`).
         ``signals``: where build_events tells a run's end (:mod:`.build_waits`); without,
         a waiter asks CodeBuild every ``poll_seconds``."""
         self.codebuild, self.s3, self.project, self.bucket = codebuild, s3, project, bucket
-        self.sts, self.data_role_arn = sts, data_role_arn
-        self.credential_seconds = credential_seconds
+        self.sources = BuildSources(
+            s3, bucket, sts=sts, data_role_arn=data_role_arn, build_role_id=build_role_id
+        )
         self.timeout_seconds = timeout_seconds
         self.preview_covers = S3PreviewCovers(s3, bucket)
         self.waiter = RunWaiter(
@@ -119,11 +109,8 @@ class CodeBuildBuilder:
     def output_prefix(self, app_id: str, build_id: str) -> str:
         return f"builds/{check_app_id(app_id)}/{check_app_id(build_id)}/"
 
-    def source_key(self, app_id: str, build_id: str) -> str:
-        return f"sources/{check_app_id(app_id)}/{check_app_id(build_id)}.zip"
-
     def staging_key(self, app_id: str, build_id: str) -> str:
-        return f"staging/{check_app_id(app_id)}/{check_app_id(build_id)}.tar"
+        return self.sources.staging_key(app_id, build_id)
 
     def check_key(self, app_id: str, build_id: str) -> str:
         return f"checks/{check_app_id(app_id)}/{check_app_id(build_id)}.json"
@@ -182,47 +169,20 @@ class CodeBuildBuilder:
             "ZEROCODE_KIND": job.kind.value,
             "ZEROCODE_PREVIEW": "1" if job.preview else "0",
         }
-        return self.launch(job.app_id, job.build_id, _source_files(job), variables)
+        return self.launch(job.app_id, job.build_id, source_files(job), variables)
 
     def launch(
         self, app_id: str, run_id: str, files: dict[str, bytes], variables: dict[str, str]
     ) -> str:
-        """Start one run of the build box: ``files`` (and the hand-off) as its source zip,
-        ``variables`` beside the app and run ids; CodeBuild's id of the run."""
-        source_key = self.source_key(app_id, run_id)
-        staging_key = self.staging_key(app_id, run_id)
-        signer = self._signer(run_id, source_key, staging_key)
-        links = {
-            "output": signer.generate_presigned_url(
-                "put_object",
-                Params={
-                    "Bucket": self.bucket,
-                    "Key": staging_key,
-                    "ContentType": handoff.ARCHIVE_TYPE,
-                },
-                ExpiresIn=self.credential_seconds,
-            ),
-            "done": signer.generate_presigned_url(
-                "delete_object",
-                Params={"Bucket": self.bucket, "Key": source_key},
-                ExpiresIn=self.credential_seconds,
-            ),
-        }
-        self.s3.put_object(
-            Bucket=self.bucket,
-            Key=source_key,
-            Body=_zip({**files, handoff.HANDOFF_FILE: json.dumps(links).encode()}),
-            ContentType="application/zip",
-        )
+        """Start one run of the build box, then put ``files`` (and the hand-off) where
+        only that run can read them; ``variables`` go beside the app and run ids, and
+        none of them is a capability. CodeBuild's id of the run."""
+        self.sources.ready()
         told = {
-            "ZEROCODE_APP_ID": app_id,
-            "ZEROCODE_BUILD_ID": run_id,
+            "ZEROCODE_APP_ID": check_app_id(app_id),
+            "ZEROCODE_BUILD_ID": check_app_id(run_id),
+            handoff.BUCKET_VARIABLE: self.bucket,
             **variables,
-            "ZEROCODE_SOURCE_URL": signer.generate_presigned_url(
-                "get_object",
-                Params={"Bucket": self.bucket, "Key": source_key},
-                ExpiresIn=self.credential_seconds,
-            ),
         }
         answer = self.codebuild.start_build(
             projectName=self.project,
@@ -234,7 +194,13 @@ class CodeBuildBuilder:
                 {"name": name, "value": value, "type": "PLAINTEXT"} for name, value in told.items()
             ],
         )
-        return str(answer["build"]["id"])
+        runner = str(answer["build"]["id"])
+        try:
+            self.sources.put(runner, app_id, run_id, files)
+        except BaseException:  # a run without its source would only wait for it: stop it
+            self.stop(runner, app_id, run_id)
+            raise
+        return runner
 
     def run_state(self, runner_id: str) -> dict[str, Any] | None:
         """CodeBuild's record of a run (None: it has none)."""
@@ -249,39 +215,12 @@ class CodeBuildBuilder:
         try:
             self.codebuild.stop_build(id=runner_id)
             if app_id is not None and run_id is not None:
-                self.s3.delete_object(Bucket=self.bucket, Key=self.source_key(app_id, run_id))
+                self.sources.drop(runner_id, app_id, run_id)
         except ClientError as exc:
             if error_code(exc) not in {"InvalidInputException", "ResourceNotFoundException"}:
                 log.warning("could not stop CodeBuild run %s: %s", runner_id, error_code(exc))
         except Exception as exc:
             log.warning("could not stop CodeBuild run %s: %s", runner_id, type(exc).__name__)
-
-    def _signer(self, build_id: str, source_key: str, staging_key: str) -> Any:
-        """An S3 client of a build data role session that can read and delete this build's
-        source and write its staging archive, nothing else, for as long as the build can run."""
-        if self.sts is None or not self.data_role_arn:
-            raise RuntimeError(
-                "builds on CodeBuild need the build data role (ZEROCODE_BUILD_DATA_ROLE_ARN)"
-            )
-        meta = self.s3.meta
-        policy = handoff.session_policy(
-            self.bucket, source_key, staging_key, partition=meta.partition, region=meta.region_name
-        )
-        given = self.sts.assume_role(
-            RoleArn=self.data_role_arn,
-            RoleSessionName=f"zerocode-{build_id}",
-            Policy=json.dumps(policy, separators=(",", ":")),
-            DurationSeconds=self.credential_seconds,
-        )["Credentials"]
-        return boto3.client(
-            "s3",
-            region_name=meta.region_name,
-            endpoint_url=meta.endpoint_url,
-            aws_access_key_id=given["AccessKeyId"],
-            aws_secret_access_key=given["SecretAccessKey"],
-            aws_session_token=given["SessionToken"],
-            config=meta.config,
-        )
 
     def outcome(
         self,
@@ -452,16 +391,17 @@ class CodeBuildBuilder:
     def delete_app(self, app_id: str) -> int:
         removed = 0
         app = check_app_id(app_id)
-        for prefix in (f"builds/{app}/", f"sources/{app}/", f"staging/{app}/", f"checks/{app}/"):
+        for prefix in (f"builds/{app}/", f"staging/{app}/", f"checks/{app}/"):
             paginator = self.s3.get_paginator("list_objects_v2")
             for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
-                keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
-                if keys:
-                    self.s3.delete_objects(
-                        Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True}
-                    )
-                    removed += len(keys)
-        return removed
+                removed += self._delete([o["Key"] for o in page.get("Contents", [])])
+        return removed + self._delete(self.sources.of_app(app))
+
+    def _delete(self, keys: list[str]) -> int:
+        for at in range(0, len(keys), 1000):
+            batch = [{"Key": k} for k in keys[at : at + 1000]]
+            self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+        return len(keys)
 
     def _exists(self, key: str) -> bool:
         try:
@@ -471,30 +411,3 @@ class CodeBuildBuilder:
                 return False
             raise
         return True
-
-
-def _source_files(job: BuildJob) -> dict[str, bytes]:
-    """What a build fetches: a Vue project's platform build tree and the toolchain's
-    manifest, or an html app's files; a preview's picker; the data model."""
-    if job.kind is CodeGenType.VUE_PROJECT:
-        files = {
-            **toolchain.build_tree(job.source.files),
-            **{f"{TOOLCHAIN_DIR}/{name}": data for name, data in toolchain.manifest().items()},
-        }
-    else:
-        served = served_files(job.source.files)
-        files = {p: d for p, d in served.items() if not p.startswith(".zerocode/")}
-    if job.preview:
-        files[handoff.PICKER_IN_SOURCE] = PICKER.read_bytes()
-    model = job.source.files.get(DATA_MODEL)
-    if model is not None:  # for the build's own checks; no site serves it
-        files[handoff.DATA_MODEL_IN_SOURCE] = model
-    return files
-
-
-def _zip(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(files):
-            archive.writestr(clean_path(path), files[path])
-    return buffer.getvalue()
