@@ -24,7 +24,6 @@ import jsii
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_ecr as ecr
-from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -35,17 +34,11 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from zerocode.adapters.aws.build_handoff import OWN_SOURCES
+from zerocode_infra.build_image import BuildImage
 from zerocode_infra.log_groups import log_group
 from zerocode_infra.nag import account_and_region, objects, ref, suppress
-from zerocode_infra.packaging import ASSET_EXCLUDE, LAYER_SOURCE
 from zerocode_infra.storage import STAGING
 
-# The build image: its Docker context is the core layer's Python tree (the in-box program
-# ``zerocode.buildbox`` and the toolchain's lockfile are in the package), its Dockerfile
-# the package's own. Lambda refuses multi-architecture images: one platform, Arm.
-BUILDBOX_CONTEXT = LAYER_SOURCE / "python"
-BUILDBOX_DOCKERFILE = "zerocode/buildbox/Dockerfile"
-BUILDBOX_EXCLUDE = [*ASSET_EXCLUDE, "**/node_modules", "**/.mypy_cache", "**/.ruff_cache"]
 BUILD_COMPUTE = codebuild.ComputeType.LAMBDA_4GB  # BUILD_LAMBDA_4GB in the template
 LAMBDA_COMPUTE = {
     codebuild.ComputeType.LAMBDA_1GB,
@@ -76,13 +69,14 @@ _PLACEHOLDER_SPEC = {
 
 @jsii.implements(codebuild.IBuildImage)
 class LambdaArmImage:
-    """An image asset as an Arm Lambda compute build image. CDK's ``LinuxArmLambdaBuildImage``
-    offers only CodeBuild's curated images; this is its custom-image counterpart (AWS:
-    "Run builds on AWS Lambda compute", custom images): the project's role pulls it from the
-    asset's repository (``SERVICE_ROLE``), which CDK grants because ``repository`` is set."""
+    """The build image as an Arm Lambda compute build image, by digest. CDK's
+    ``LinuxArmLambdaBuildImage`` offers only CodeBuild's curated images; this is its
+    custom-image counterpart (AWS: "Run builds on AWS Lambda compute", custom images): the
+    project's role pulls it from its own repository (``SERVICE_ROLE``), which CDK grants
+    because ``repository`` is set."""
 
-    def __init__(self, asset: ecr_assets.DockerImageAsset) -> None:
-        self._asset = asset
+    def __init__(self, image: BuildImage) -> None:
+        self._image = image
 
     @property
     def type(self) -> str:
@@ -90,7 +84,7 @@ class LambdaArmImage:
 
     @property
     def image_id(self) -> str:
-        return self._asset.image_uri
+        return self._image.image_id
 
     @property
     def default_compute_type(self) -> codebuild.ComputeType:
@@ -102,7 +96,7 @@ class LambdaArmImage:
 
     @property
     def repository(self) -> ecr.IRepository:
-        return self._asset.repository
+        return self._image.repository
 
     @property
     def secrets_manager_credentials(self) -> None:
@@ -152,16 +146,7 @@ class Builds(Construct):
         super().__init__(scope, id)
         logs_group = log_group(self, "Logs", removal_policy=removal_policy)
         self.bucket, self.key = bucket, key
-        # Built and pushed by `cdk deploy` (to the bootstrap's assets repository); synth only
-        # fingerprints the directory, so it needs no Docker.
-        self.image = ecr_assets.DockerImageAsset(
-            self,
-            "Image",
-            directory=str(BUILDBOX_CONTEXT),
-            file=BUILDBOX_DOCKERFILE,
-            platform=ecr_assets.Platform.LINUX_ARM64,
-            exclude=BUILDBOX_EXCLUDE,
-        )
+        self.image = BuildImage(self, "Image")
         self.project = codebuild.Project(
             self,
             "Vue",

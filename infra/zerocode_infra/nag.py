@@ -117,12 +117,46 @@ def indexes(table: ddb.ITable) -> str:
 
 
 # checkov's Lambda checks on a deploy-time custom resource function (CDK's own: the
-# cross-region readers of SSM parameters), with why they do not apply.
+# cross-region readers of SSM parameters, the build image's digest reader; the build
+# image's copier), with why they do not apply.
 CUSTOM_RESOURCE_SKIPS = {
     "CKV_AWS_115": "A deploy-time custom resource function runs once per deploy, invoked by "
     "CloudFormation; reserving concurrency for it would take from the account for nothing.",
     "CKV_AWS_116": "CloudFormation invokes the custom resource function and waits for its "
     "answer; a failure fails the deploy, so there is nothing for a dead-letter queue.",
-    "CKV_AWS_117": "The deploy-time custom resource function reads an SSM parameter over "
-    "its public endpoint with TLS; it reaches no private resource and needs no VPC.",
+    "CKV_AWS_117": "The deploy-time custom resource function calls SSM or ECR over their "
+    "public endpoints with TLS; it reaches no private resource and needs no VPC.",
 }
+# CDK's AwsCustomResource singleton function (its fixed uuid, the construct id in the stack).
+AWS_CUSTOM_RESOURCE_ID = "AWS679f53fac002430cb0da5b7982bd2287"
+_EXPLAINED = "zerocode:explained"
+
+
+def explain_custom_resource_function(scope: IConstruct) -> None:
+    """CDK's AwsCustomResource function of ``scope``'s stack (one per stack, shared by its
+    custom resources: SSM parameter readers, the build image's digest reader) to cdk-nag
+    and checkov, once."""
+    function = Stack.of(scope).node.try_find_child(AWS_CUSTOM_RESOURCE_ID)
+    assert function is not None
+    if any(entry.type == _EXPLAINED for entry in function.node.metadata):
+        return
+    function.node.add_metadata(_EXPLAINED, "yes")
+    suppress(
+        function,
+        "IAM4",
+        "CDK's custom resource function writes its logs by the AWS managed basic "
+        "execution policy; it reads an SSM parameter or an image's digest, nothing else.",
+        children=True,
+        applies_to=[managed_policy("service-role/AWSLambdaBasicExecutionRole")],
+    )
+    suppress(
+        function,
+        "L1",
+        "CDK picks the runtime of its own custom resource function; it runs for a few "
+        "seconds at deploy time only, never on a request.",
+        children=True,
+    )
+    resource = function.node.default_child
+    assert resource is not None
+    for check, reason in CUSTOM_RESOURCE_SKIPS.items():
+        skip_checkov(resource, check, reason)

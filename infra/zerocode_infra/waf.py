@@ -33,7 +33,9 @@ from aws_cdk import aws_wafv2 as wafv2
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from zerocode_infra.nag import CUSTOM_RESOURCE_SKIPS, managed_policy, skip_checkov, suppress
+from zerocode_infra.nag import (
+    explain_custom_resource_function,
+)
 
 WINDOW_SECONDS = 300  # WAF counts each address's requests over this window
 CLOUDFRONT_REGION = "us-east-1"  # where AWS keeps CloudFront's web ACLs
@@ -311,32 +313,4 @@ class SitesAclArn(Construct):
             install_latest_aws_sdk=False,
         )
         self.arn = reader.get_response_field("Parameter.Value")
-        self._explain(stack)
-
-    def _explain(self, stack: Stack) -> None:
-        """The custom resource's function (CDK's, one per stack) to cdk-nag and checkov."""
-        function = stack.node.try_find_child(AWS_CUSTOM_RESOURCE_ID)
-        assert function is not None
-        suppress(
-            function,
-            "IAM4",
-            "CDK's custom resource function writes its logs by the AWS managed basic "
-            "execution policy; it reads one SSM parameter and nothing else.",
-            children=True,
-            applies_to=[managed_policy("service-role/AWSLambdaBasicExecutionRole")],
-        )
-        suppress(
-            function,
-            "L1",
-            "CDK picks the runtime of its own custom resource function; it runs for a few "
-            "seconds at deploy time only, never on a request.",
-            children=True,
-        )
-        resource = function.node.default_child
-        assert resource is not None
-        for check, reason in CUSTOM_RESOURCE_SKIPS.items():
-            skip_checkov(resource, check, reason)
-
-
-# CDK's AwsCustomResource singleton function (its fixed uuid, the construct id in the stack).
-AWS_CUSTOM_RESOURCE_ID = "AWS679f53fac002430cb0da5b7982bd2287"
+        explain_custom_resource_function(self)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import Stage
-from zerocode_infra.builds import BUILDBOX_CONTEXT, BUILDBOX_DOCKERFILE, LONGEST_BUILD
+from zerocode_infra.build_image import BUILDBOX_CONTEXT, BUILDBOX_DOCKERFILE
+from zerocode_infra.builds import LONGEST_BUILD
 from zerocode_infra.packaging import ROOT
 
 from tests.infra.conftest import REGION, Synth
@@ -191,20 +192,67 @@ def image_asset(synth: Synth) -> tuple[str, dict[str, Any]]:
     return asset_id, image
 
 
-def test_codebuild_role_pulls_only_from_the_image_assets_repository(synth: Synth) -> None:
-    _, image = image_asset(synth)
-    ((_, destination),) = image["destinations"].items()
+def build_repository(synth: Synth) -> str:
+    (repository,) = synth.of_type("AWS::ECR::Repository")
+    return repository
+
+
+def test_codebuild_role_pulls_only_from_the_build_images_own_repository(synth: Synth) -> None:
+    """Not from the bootstrap's repository, which holds every CDK app's image assets."""
     statements = every_statement(synth, codebuild_role(synth))
     (pull,) = [s for s in statements if set(_list(s["Action"])) & ECR_PULL]
     assert set(_list(pull["Action"])) == ECR_PULL
     (resource,) = _list(pull["Resource"])
-    repository = destination["repositoryName"].replace("${AWS::Region}", REGION)
-    assert json.dumps(resource).endswith(f':repository/", {{"Fn::Sub": "{repository}"}}]]}}'), (
-        resource
-    )
+    assert resource == {"Fn::GetAtt": [build_repository(synth), "Arn"]}
+    assert "container-assets" not in json.dumps(statements)
     # GetAuthorizationToken takes no resource (AWS: "Run builds on AWS Lambda compute").
     (token,) = [s for s in statements if "ecr:GetAuthorizationToken" in _list(s["Action"])]
     assert token["Action"] == "ecr:GetAuthorizationToken" and token["Resource"] == "*"
+
+
+def test_the_build_image_is_copied_into_its_own_repository_and_run_by_digest(
+    synth: Synth,
+) -> None:
+    """The asset (in the bootstrap's repository) is copied at deploy into a repository of
+    its own (immutable tags, scanned on push, the last images kept), by a function whose
+    role pulls that one asset repository and pushes to this one; the project names the
+    image by the digest read back after the copy, never by a tag."""
+    _, image = image_asset(synth)
+    ((_, destination),) = image["destinations"].items()
+    repository = build_repository(synth)
+    props = synth.props(repository)
+    assert props["ImageTagMutability"] == "IMMUTABLE"
+    assert props["ImageScanningConfiguration"] == {"ScanOnPush": True}
+    assert '"countNumber":10' in props["LifecyclePolicy"]["LifecyclePolicyText"]
+    # Nothing in it is worth keeping past the stack: a deploy makes every image again.
+    assert props["EmptyOnDelete"] is True
+    assert synth.resources[repository]["DeletionPolicy"] == "Delete"
+    (copy_id, copy) = synth.one("Custom::CDKECRDeployment")
+    tag = destination["imageTag"]
+    assert json.dumps(copy["SrcImage"]).endswith(f':{tag}"}}]]}}')
+    assert json.dumps(copy["DestImage"]).endswith(f':{tag}"]]}}')
+    (function,) = refs(copy["ServiceToken"])
+    (copier,) = refs(synth.props(function)["Role"])
+    pulls_pushes = every_statement(synth, copier)
+    assert not any(grants(s, "s3:GetObject") for s in pulls_pushes)  # nothing of the bucket
+    pushed = [s for s in pulls_pushes if grants(s, "ecr:PutImage")]
+    assert [s["Resource"] for s in pushed] == [{"Fn::GetAtt": [repository, "Arn"]}]
+    pulled = [s for s in pulls_pushes if grants(s, "ecr:BatchGetImage")]
+    assert len(pulled) == 2 and "container-assets" in json.dumps(pulled)
+    assert {json.dumps(s["Resource"]) for s in pulls_pushes if s["Resource"] == "*"} == {'"*"'}
+    assert [s["Action"] for s in pulls_pushes if s["Resource"] == "*"] == [
+        "ecr:GetAuthorizationToken"
+    ]
+    # The digest: read from the repository after the copy, by DescribeImages of that tag.
+    _, project = synth.one("AWS::CodeBuild::Project")
+    image_id = json.dumps(project["Environment"]["Image"])
+    ((digest_id, digest),) = [
+        (k, v) for k, v in synth.of_type("Custom::AWS").items() if "describeImages" in json.dumps(v)
+    ]
+    assert f'"@", {{"Fn::GetAtt": ["{digest_id}", "imageDetails.0.imageDigest"]}}' in image_id
+    assert tag in json.dumps(digest["Properties"]["Create"]) and copy_id in synth.resources[
+        digest_id
+    ].get("DependsOn", [])
 
 
 def test_the_project_has_no_source_and_no_artifacts(synth: Synth) -> None:
@@ -216,10 +264,9 @@ def test_the_project_has_no_source_and_no_artifacts(synth: Synth) -> None:
 
 
 def test_the_project_runs_the_platform_image_on_arm_lambda_compute(synth: Synth) -> None:
-    """Lambda compute (no provisioning, no queue) with the image asset, pulled by the
-    project's role; none of what Lambda compute refuses (cache, timeouts)."""
-    _, image = image_asset(synth)
-    ((_, destination),) = image["destinations"].items()
+    """Lambda compute (no provisioning, no queue) with the build image, pulled by the
+    project's role from its own repository; none of what Lambda compute refuses (cache,
+    timeouts)."""
     _, project = synth.one("AWS::CodeBuild::Project")
     environment = project["Environment"]
     assert {k: v for k, v in environment.items() if k != "Image"} == {
@@ -228,11 +275,7 @@ def test_the_project_runs_the_platform_image_on_arm_lambda_compute(synth: Synth)
         "ImagePullCredentialsType": "SERVICE_ROLE",
         "PrivilegedMode": False,
     }
-    repository, tag = destination["repositoryName"], destination["imageTag"]
-    assert environment["Image"] == {
-        "Fn::Sub": "${AWS::AccountId}.dkr.ecr.${AWS::Region}.${AWS::URLSuffix}/"
-        f"{repository}:{tag}".replace("${AWS::Region}", REGION)
-    }
+    assert build_repository(synth) in refs(environment["Image"])
     assert project.get("Cache", {"Type": "NO_CACHE"}) == {"Type": "NO_CACHE"}
     assert "TimeoutInMinutes" not in project and "QueuedTimeoutInMinutes" not in project
     # No key of the stack's: CDK would grant the role its data actions.

@@ -55,11 +55,16 @@ def test_the_cheap_profile_has_no_network_to_pay_for(cheap: Synth) -> None:
 
 
 def test_no_function_runs_in_a_vpc_or_knows_a_cache(cheap: Synth) -> None:
+    from tests.infra.test_stack import DEPLOY_TIME
     from zerocode.bootstrap import parts
     from zerocode.bootstrap.settings import Settings
 
-    # ... and the Lambda@Edge router (test_edge_routing.py), which never runs in a VPC
-    assert len(cheap.of_type("AWS::Lambda::Function")) == len(FUNCTIONS) + 1
+    # ... and the Lambda@Edge router (test_edge_routing.py), which never runs in a VPC, and
+    # the deploy-time functions (the build image's copier and digest reader: DEPLOY_TIME)
+    functions = cheap.of_type("AWS::Lambda::Function")
+    deploy_time = [f for f in functions if f.startswith(DEPLOY_TIME)]
+    assert len(deploy_time) == 2 and len(functions) == len(FUNCTIONS) + 1 + len(deploy_time)
+    assert not [f for f in deploy_time if "VpcConfig" in functions[f]["Properties"]]
     for handler in FUNCTIONS:
         _, fn = lambda_function(cheap, handler)
         assert "VpcConfig" not in fn, handler
