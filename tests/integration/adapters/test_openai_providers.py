@@ -172,11 +172,45 @@ def test_openai_parallel_calls_interleaved_then_usage(piece: int) -> None:
         ),
         ("call_Zq8nB2vM5xC7kL1pT9rW3yH0", "read_file", {"path": "src/App.vue"}),
     ]
-    assert result.reply.usage == Usage(1187, 64)
+    assert result.reply.usage == Usage(1187, 64, cached_tokens=1024)  # prompt_tokens_details
     assert result.reply.finish_reason == "tool_calls"
     assert result.events == [] and result.reply.message.content is None
     sent = transport.requests[0]
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+
+
+@pytest.mark.parametrize(
+    ("fixture", "text", "usage"),
+    [
+        # DeepSeek's own cache fields, no prompt_tokens_details.
+        ("deepseek_cache_hit.sse", "Done.", Usage(2048, 31, cached_tokens=1920)),
+        # vLLM: usage only in a last chunk without choices; prompt_tokens_details null.
+        ("vllm_usage_last_chunk.sse", "Hello there.", Usage(356, 24)),
+        # A server that ignores include_usage: none at all (the turn estimates it).
+        ("no_usage.sse", "Saved.", None),
+    ],
+)
+def test_each_providers_usage_is_read_as_its_wire_format_carries_it(
+    fixture: str, text: str, usage: Usage | None
+) -> None:
+    """Issue 43: input, output and the cached part of the input, from each provider's own
+    fields; a stream that reports nothing yields no usage, never a made-up zero."""
+    result = run(model(Replay(stream(fixture))))
+    assert result.text == text and result.reply.usage == usage
+
+
+def test_odd_usage_counts_count_as_none() -> None:
+    """A provider's negative, fractional, boolean or string count is no count (never a
+    negative bill); cached tokens never exceed the prompt."""
+    odd = {
+        "prompt_tokens": 10,
+        "completion_tokens": -5,
+        "prompt_tokens_details": {"cached_tokens": 99},
+        "prompt_cache_hit_tokens": "7",
+    }
+    assert adapter._usage(odd) == Usage(10, 0, cached_tokens=10)
+    assert adapter._usage({"prompt_tokens": 2.5, "completion_tokens": True}) == Usage(0, 0)
+    assert adapter._usage(None) == Usage(0, 0)
 
 
 def test_ollama_whole_calls_are_taken_although_it_says_stop() -> None:

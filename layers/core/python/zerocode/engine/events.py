@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,9 @@ class DoneEvent:
     status: Literal["succeeded", "failed", "interrupted"]
     turn: int
     checks: dict[str, int] | None = None  # the newest run's tally, when the suite ran
+    # The turn's model requests and tokens (engine/usage.py), with each repair round's under
+    # "rounds"; absent where the turn's own count is not known (a turn closed after a crash).
+    usage: dict[str, Any] | None = None
 
 
 TurnEvent = (
@@ -111,8 +114,10 @@ def event_data(event: TurnEvent) -> str:
         payload = asdict(event)
         if isinstance(event, BuildEvent) and event.error is None:
             del payload["error"]
-        if isinstance(event, DoneEvent) and event.checks is None:
-            del payload["checks"]
+        if isinstance(event, DoneEvent):
+            payload = {k: v for k, v in payload.items() if v is not None or k == "checks"}
+            if event.checks is None:
+                del payload["checks"]
         if isinstance(event, CheckEvent) and event.note is None:
             del payload["note"]
         if isinstance(event, ErrorEvent):

@@ -26,8 +26,13 @@ class ModelRole(StrEnum):
 
 @dataclass(frozen=True)
 class Usage:
+    """What one model request cost, as its provider reported it: input (prompt) tokens, of
+    which ``cached_tokens`` came from the provider's prompt cache (billed lower where the
+    provider says so), and output tokens."""
+
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True)

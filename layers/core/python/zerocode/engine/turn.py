@@ -289,7 +289,7 @@ class TurnRun:
         await tell_checks(self.engine, self.app.id, self.state)
         st.finished = True
         self.state.report("interrupted")
-        yield DoneEvent("interrupted", turn.number if turn else 0, self._tally())
+        yield DoneEvent("interrupted", turn.number if turn else 0, self._tally(), self._usage())
 
     async def _rebuild(self) -> AsyncIterator[TurnEvent]:
         """A turn that ends without building the files it changed (it failed, or was
@@ -394,10 +394,16 @@ class TurnRun:
         await tell_checks(e, self.app.id, st)  # last: a note is a turn of its own
         st.finished = True
         self.state.report(status)
-        return DoneEvent(status, st.turn.number if st.turn else 0, self._tally())
+        return DoneEvent(status, st.turn.number if st.turn else 0, self._tally(), self._usage())
 
     def _tally(self) -> dict[str, int] | None:
         return None if (run := self.state.suite_run) is None else run.tally.to_json()
+
+    def _usage(self) -> dict[str, Any]:
+        """The turn's tokens, and each round's (round 0: before any repair)."""
+        st = self.state
+        rounds = [{"round": n, **t.to_json()} for n, t in sorted(st.rounds.items())]
+        return {**st.usage.to_json(), "rounds": rounds}
 
     async def _close_failed(self, reason: str) -> None:
         """Close the turn in the transcript after an error, saying what it did."""

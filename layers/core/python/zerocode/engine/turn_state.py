@@ -14,7 +14,9 @@ from zerocode.engine.check_suite import SuiteRun
 from zerocode.engine.code_report import CodeReport, shown_text
 from zerocode.engine.events import ErrorEvent
 from zerocode.engine.journal import PendingStep
+from zerocode.engine.model import Usage
 from zerocode.engine.tools import CHECK_TOOL_NAMES, ToolOutcome
+from zerocode.engine.usage import UsageTally
 from zerocode.memory.facade import Turn
 from zerocode.observability import record_turn
 from zerocode.publishing.builds import Build
@@ -37,8 +39,9 @@ class TurnState:
     build: Build | None = None  # the newest preview build
     finished: bool = False  # the turn ended by itself (its display entry is written)
     started: float = field(default_factory=time.monotonic)
-    tokens_in: int = 0  # model tokens over the turn's model calls
-    tokens_out: int = 0
+    # Model requests and tokens over the turn, and per repair round (engine/usage.py).
+    usage: UsageTally = field(default_factory=UsageTally)
+    rounds: dict[int, UsageTally] = field(default_factory=dict)
     # What the turn did, for the honest status and the display entry.
     text: list[str] = field(default_factory=list)
     code: list[CodeReport] = field(default_factory=list)  # html / multi-file answers' blocks
@@ -83,6 +86,19 @@ class TurnState:
             # state it again; the display shows the refusal. So does a write refused for
             # undoing the builder's edit (the edit stands: nothing is broken by it).
             self.failure_after_change = True
+
+    @property
+    def tokens_in(self) -> int:
+        return self.usage.input_tokens
+
+    @property
+    def tokens_out(self) -> int:
+        return self.usage.output_tokens
+
+    def spent(self, usage: Usage, *, estimated: bool = False) -> None:
+        """One model request's tokens, in the turn's tally and its repair round's."""
+        self.usage.add(usage, estimated=estimated)
+        self.rounds.setdefault(self.round, UsageTally()).add(usage, estimated=estimated)
 
     def take_refused(self) -> str:
         """The refusals not yet told to the model, as the start of a message to it ("" for

@@ -32,6 +32,7 @@ from zerocode.engine.parts import EngineParts, io, kind
 from zerocode.engine.suite_step import SuiteVerdict, apply_checks_block, run_suite
 from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
+from zerocode.engine.usage import estimated_usage
 from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
 from zerocode.memory.images import loaded
@@ -341,8 +342,12 @@ class TurnSteps:
                         yield ThinkingEvent(event.text)  # shown, never kept: not the answer
                     else:
                         if event.usage is not None:
-                            st.tokens_in += event.usage.prompt_tokens
-                            st.tokens_out += event.usage.completion_tokens
+                            st.spent(event.usage)
+                        else:  # the provider said nothing: the platform counts, and says so
+                            counted = estimated_usage(
+                                window.total_tokens, extra, tools, event.message
+                            )
+                            st.spent(counted, estimated=True)
                         yield event
                 return
             except ContextTooLong as exc:

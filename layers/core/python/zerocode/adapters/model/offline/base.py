@@ -49,6 +49,7 @@ class Script:
     slow: bool = False  # a paced preamble of SLOW_DELTAS text deltas
     cut: bool = False  # the connection drops after the first text
     finish: str | None = None  # a finish_reason other than the natural one ("length")
+    usage: bool = True  # reports its usage when asked (include_usage), as providers do
 
     @property
     def finish_reason(self) -> str:

@@ -34,6 +34,9 @@ platform's failure paths can be tested end to end):
 - ``[[slow]]`` (html, multi_file, vue) — 100 text deltas paced 50 ms apart (~5 s) before the
   answer, for client-disconnect tests.
 - ``[[pace=N]]`` (every request) — every chunk is paced by N milliseconds, for load benchmarks.
+- ``[[usage=none]]`` (every request) — the stream carries no usage although it was asked for
+  (a provider that ignores ``stream_options``): the turn counts the request itself and says
+  the count is an estimate.
 - ``[[check-wait=N]]`` (html, multi_file changes) — the answer's checks block adds a check
   whose ``wait`` step holds the suite N ms (≤ 5,000), for tests that act while a turn is
   in its checks (a Stop that lands after the files were written).
@@ -182,6 +185,7 @@ def answer(
         pace=pace,
         slow=generating and "[[slow]]" in req.triggers,
         cut=generating and "[[stream-error]]" in req.triggers,
+        usage="[[usage=none]]" not in req.text,
     )
 
 

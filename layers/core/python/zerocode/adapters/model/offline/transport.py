@@ -117,7 +117,9 @@ def _completion_response(
         script,
         model,
         digest,
-        usage if isinstance(options, dict) and options.get("include_usage") else None,
+        usage
+        if isinstance(options, dict) and options.get("include_usage") and script.usage
+        else None,
     )
     return httpx.Response(
         200,

@@ -1,0 +1,82 @@
+"""What a turn's model requests cost, in tokens: counted per request, summed per repair
+round and per turn (issue 43).
+
+Each request's count is its provider's word (:class:`zerocode.engine.model.Usage`: input,
+output, the cached part of the input). A provider that says nothing gets the platform's own
+count of what was sent and what came back (the o200k tokenizer: the window's tokens, the
+answer's), marked ``estimated``, so a turn never shows zero for tokens it spent, nor an
+estimate as if the provider had said it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from zerocode.engine.model import Usage
+from zerocode.memory.messages import AssistantMessage, Message
+from zerocode.memory.tokens import count_tokens, message_tokens
+
+
+@dataclass
+class UsageTally:
+    """Requests and tokens so far; ``estimated``: some count is the platform's estimate."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    estimated: bool = False
+
+    def add(self, usage: Usage, *, estimated: bool = False) -> None:
+        self.requests += 1
+        self.input_tokens += usage.prompt_tokens
+        self.output_tokens += usage.completion_tokens
+        self.cached_tokens += usage.cached_tokens
+        self.estimated = self.estimated or estimated
+
+    def to_json(self) -> dict[str, int | bool]:
+        """As the API says it (``done``'s ``usage``; docs/api.md)."""
+        return {
+            "requests": self.requests,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cachedTokens": self.cached_tokens,
+            "estimated": self.estimated,
+        }
+
+    @classmethod
+    def from_json(cls, raw: object) -> UsageTally:
+        """A stored tally; anything unreadable reads as nothing counted."""
+        if not isinstance(raw, Mapping):
+            return cls()
+
+        def count(name: str) -> int:
+            value = raw.get(name)
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            return value if ok else 0  # type: ignore[return-value]
+
+        return cls(
+            requests=count("requests"),
+            input_tokens=count("inputTokens"),
+            output_tokens=count("outputTokens"),
+            cached_tokens=count("cachedTokens"),
+            estimated=raw.get("estimated") is True,
+        )
+
+
+def estimated_usage(
+    sent_tokens: int, extra: Iterable[Message], tools: object, answer: AssistantMessage
+) -> Usage:
+    """A request the provider reported nothing for, counted by the platform: the window's
+    tokens (``sent_tokens``: its messages and the reply's priming), any messages sent beyond
+    it and the tool definitions offered; and what the model generated (its text, each call's
+    name and arguments: a provider's completion tokens carry no message framing)."""
+    sent = sent_tokens + sum(message_tokens(m) for m in extra)
+    if tools:
+        sent += count_tokens(json.dumps(tools, ensure_ascii=False))
+    made = count_tokens(answer.content or "") + sum(
+        count_tokens(c.name) + count_tokens(c.arguments) for c in answer.tool_calls
+    )
+    return Usage(sent, made)

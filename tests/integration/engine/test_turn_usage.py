@@ -1,0 +1,60 @@
+"""A turn's tokens (issue 43), over the local platform and the offline model through the
+real openai client: ``done`` says the requests and tokens the provider reported, per repair
+round too; where the provider reports nothing, the platform's own count stands in, marked
+estimated, and equals what the provider would have said."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from tests.integration.engine.test_engine import platform, run
+from zerocode.apps.records import CodeGenType
+from zerocode.engine.events import DoneEvent, RepairEvent
+
+
+def done_of(tmp: Path, prompt: str, kind: CodeGenType) -> tuple[DoneEvent, list[Any]]:
+    p = platform(tmp)
+    app = asyncio.run(p.create_app("local", prompt, kind))
+    events = run(p, app, prompt)
+    (done,) = [e for e in events if isinstance(e, DoneEvent)]
+    return done, events
+
+
+def test_done_says_what_the_provider_reported(tmp_path: Path) -> None:
+    done, _ = done_of(tmp_path, "A Vue todo app with an about page", CodeGenType.VUE_PROJECT)
+    assert done.status == "succeeded" and done.usage is not None
+    usage = done.usage
+    assert usage["estimated"] is False and usage["cachedTokens"] == 0
+    assert usage["requests"] >= 2  # the agent's steps, each a request
+    assert usage["inputTokens"] > usage["outputTokens"] > 0
+    (only,) = usage["rounds"]  # no repair round
+    assert only == {"round": 0, **{k: v for k, v in usage.items() if k != "rounds"}}
+
+
+def test_a_provider_that_reports_nothing_is_counted_by_the_platform(tmp_path: Path) -> None:
+    """The same turn twice, the second time with the offline model leaving its usage out
+    (``[[usage=none]]``; ``[[usage=some]]`` is no directive and as long): the platform's
+    count of each request is exactly the provider's, and says it is an estimate."""
+    prompt = "A Vue todo app with an about page"
+    kind = CodeGenType.VUE_PROJECT
+    told, _ = done_of(tmp_path / "told", f"{prompt} [[usage=some]]", kind)
+    counted, _ = done_of(tmp_path / "counted", f"{prompt} [[usage=none]]", kind)
+    assert told.usage is not None and counted.usage is not None
+    assert told.usage["estimated"] is False and counted.usage["estimated"] is True
+    for field in ("requests", "inputTokens", "outputTokens", "cachedTokens"):
+        assert counted.usage[field] == told.usage[field], field
+
+
+def test_each_repair_round_says_what_it_cost(tmp_path: Path) -> None:
+    """A build that fails (``[[flaw=syntax]]``) is repaired in a round of its own: the
+    rounds add up to the turn."""
+    done, events = done_of(tmp_path, "A Vue counter [[flaw=syntax]]", CodeGenType.VUE_PROJECT)
+    assert [e for e in events if isinstance(e, RepairEvent)], events
+    assert done.usage is not None
+    rounds = done.usage["rounds"]
+    assert [r["round"] for r in rounds][:2] == [0, 1] and len(rounds) >= 2
+    for field in ("requests", "inputTokens", "outputTokens"):
+        assert sum(r[field] for r in rounds) == done.usage[field], field
+    assert all(r["requests"] >= 1 and r["outputTokens"] > 0 for r in rounds)
