@@ -24,6 +24,7 @@ import pytest
 
 from zerocode.adapters.model import openai as adapter
 from zerocode.adapters.model.openai import OpenAIChatModel, build_chat_model
+from zerocode.adapters.model.provider_usage import provider_usage
 from zerocode.engine.model import (
     ContextTooLong,
     ModelError,
@@ -208,9 +209,9 @@ def test_odd_usage_counts_count_as_none() -> None:
         "prompt_tokens_details": {"cached_tokens": 99},
         "prompt_cache_hit_tokens": "7",
     }
-    assert adapter._usage(odd) == Usage(10, 0, cached_tokens=10)
-    assert adapter._usage({"prompt_tokens": 2.5, "completion_tokens": True}) == Usage(0, 0)
-    assert adapter._usage(None) == Usage(0, 0)
+    assert provider_usage(odd) == Usage(10, 0, cached_tokens=10)
+    assert provider_usage({"prompt_tokens": 2.5, "completion_tokens": True}) == Usage(0, 0)
+    assert provider_usage(None) == Usage(0, 0)
 
 
 def test_ollama_whole_calls_are_taken_although_it_says_stop() -> None:

@@ -58,3 +58,29 @@ def test_each_repair_round_says_what_it_cost(tmp_path: Path) -> None:
     for field in ("requests", "inputTokens", "outputTokens"):
         assert sum(r[field] for r in rounds) == done.usage[field], field
     assert all(r["requests"] >= 1 and r["outputTokens"] > 0 for r in rounds)
+
+
+def test_the_ledger_keeps_each_request_of_the_turn_for_the_app_and_its_owner(
+    tmp_path: Path,
+) -> None:
+    """What ``done`` says is what the ledger kept, request by request, in the app's day and
+    its owner's; deleting the app forgets its part, not what its owner spent."""
+    p = platform(tmp_path)
+    prompt = "A Vue todo app with an about page"
+    app = asyncio.run(p.create_app("ann", prompt, CodeGenType.VUE_PROJECT))
+    events = run(p, app, prompt)
+    (done,) = [e for e in events if isinstance(e, DoneEvent)]
+    assert done.usage is not None and p.engine.usage is not None
+    kept = p.engine.usage.of_turn(app.id, done.turn)
+    assert len(kept) == done.usage["requests"]
+    assert sum(s.input_tokens for s in kept) == done.usage["inputTokens"]
+    assert sum(s.output_tokens for s in kept) == done.usage["outputTokens"]
+    assert {(s.account, s.round, s.estimated) for s in kept} == {("ann", 0, False)}
+    assert all(s.model for s in kept)  # the model name each request went to
+    (day,) = p.engine.usage.days("app", app.id, kept[0].day, kept[-1].day)
+    (owner,) = p.engine.usage.days("account", "ann", kept[0].day, kept[-1].day)
+    assert day == owner and day.requests == len(kept)
+    assert p.delete_app(app)
+    assert p.engine.usage.of_turn(app.id, done.turn) == []
+    assert p.engine.usage.days("app", app.id, day.day, day.day) == []
+    assert p.engine.usage.days("account", "ann", day.day, day.day) == [owner]

@@ -79,6 +79,8 @@ class AppService:
     checks: AppData | None = None  # the app's acceptance checks and their runs
     records: AppData | None = None  # the app's own data, both spaces (zerocode/data)
     images: AppData | None = None  # the images of users' messages (memory/images.py)
+    # The app's model requests and days (accounts/usage.py); its owner's days keep them.
+    usage: AppData | None = None
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app."""
@@ -173,6 +175,7 @@ class AppService:
             checks=self.checks,
             records=self.records,
             images=self.images,
+            usage=self.usage,
         )
 
 
@@ -189,6 +192,7 @@ def purge_steps(
     checks: AppData | None = None,
     records: AppData | None = None,
     images: AppData | None = None,
+    usage: AppData | None = None,
 ) -> list[Callable[[str], object]]:
     """Every store an app's data lives in, in the order its deletion empties them.
 
@@ -216,6 +220,8 @@ def purge_steps(
         steps.append(records.delete_app)
     if images is not None:
         steps.append(images.delete_app)
+    if usage is not None:
+        steps.append(usage.delete_app)
     return steps
 
 

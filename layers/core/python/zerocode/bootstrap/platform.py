@@ -94,6 +94,7 @@ class Platform:
             checks=self.engine.checks,
             records=self.backend,
             images=self.engine.images,
+            usage=self.engine.usage,
         )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:

@@ -71,6 +71,7 @@ def platform(
     from zerocode.adapters.sqlite.publisher import SqlitePublisher
     from zerocode.adapters.sqlite.records import SqliteRecordStore
     from zerocode.adapters.sqlite.transcript import SqliteTranscriptStore
+    from zerocode.adapters.sqlite.usage import SqliteUsageLedger
     from zerocode.adapters.sqlite.users import SqliteUserStore
     from zerocode.adapters.sqlite.versions import SqliteVersionStore
 
@@ -172,6 +173,7 @@ def platform(
         preview_stages=publishing,
         reserve=reserve,
         images=LocalMessageImages(settings.data_dir / "message-images"),
+        usage=SqliteUsageLedger(db),
     )
 
     def site_root(target: SiteTarget) -> Path | None:

@@ -58,6 +58,7 @@ class ModelReply:
     message: AssistantMessage
     usage: Usage | None
     finish_reason: str | None
+    model: str = ""  # the model name the request went to (for usage by model)
 
 
 ModelEvent = TextDelta | ThinkingDelta | ModelReply

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import ParamSpec, Protocol, TypeVar
 
+from zerocode.accounts.usage import UsageLedger
 from zerocode.apps.lease import Lease
 from zerocode.apps.records import App
 from zerocode.apps.versions import Versions
@@ -87,6 +88,7 @@ class EngineParts:
         preview_stages: PreviewStages | None = None,
         reserve: SpaceReserve | None = None,
         images: ImageStore | None = None,
+        usage: UsageLedger | None = None,
     ) -> None:
         self.runtime_check, self.versions = runtime_check, versions
         # The app's acceptance checks and what runs them (None: no checks are kept; a store
@@ -101,6 +103,8 @@ class EngineParts:
         self.reserve = reserve
         # The images users attach to their messages (None: messages carry none).
         self.images = images
+        # Where each model request's tokens are kept (None: only the turn's own count).
+        self.usage = usage
 
 
 async def io(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

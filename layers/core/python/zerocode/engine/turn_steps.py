@@ -32,7 +32,7 @@ from zerocode.engine.parts import EngineParts, io, kind
 from zerocode.engine.suite_step import SuiteVerdict, apply_checks_block, run_suite
 from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
-from zerocode.engine.usage import estimated_usage
+from zerocode.engine.usage import estimated_usage, keep
 from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
 from zerocode.memory.images import loaded
@@ -341,13 +341,16 @@ class TurnSteps:
                     elif isinstance(event, ThinkingDelta):
                         yield ThinkingEvent(event.text)  # shown, never kept: not the answer
                     else:
-                        if event.usage is not None:
-                            st.spent(event.usage)
-                        else:  # the provider said nothing: the platform counts, and says so
-                            counted = estimated_usage(
-                                window.total_tokens, extra, tools, event.message
+                        counted, estimated = event.usage, False
+                        if counted is None:  # the provider said nothing: the platform counts
+                            counted, estimated = (
+                                estimated_usage(window.total_tokens, extra, tools, event.message),
+                                True,
                             )
-                            st.spent(counted, estimated=True)
+                        st.spent(counted, estimated=estimated)
+                        if e.usage is not None and st.turn is not None:
+                            at = (self.app, st.turn.number, st.round)
+                            await keep(e.usage, at, counted, event.model, estimated=estimated)
                         yield event
                 return
             except ContextTooLong as exc:

@@ -10,13 +10,20 @@ estimate as if the provider had said it.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from zerocode.accounts.usage import Spent, UsageLedger
+from zerocode.apps.records import App
 from zerocode.engine.model import Usage
 from zerocode.memory.messages import AssistantMessage, Message
 from zerocode.memory.tokens import count_tokens, message_tokens
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -80,3 +87,33 @@ def estimated_usage(
         count_tokens(c.name) + count_tokens(c.arguments) for c in answer.tool_calls
     )
     return Usage(sent, made)
+
+
+async def keep(
+    ledger: UsageLedger,
+    at: tuple[App, int, int],
+    usage: Usage,
+    model: str,
+    *,
+    estimated: bool,
+) -> None:
+    """One request's tokens into the ledger (``at``: the app, the turn, the repair round),
+    for the app's and its owner's days. A ledger that fails costs its record, logged, not
+    the turn: ``done`` still says the count."""
+    app, turn, round_ = at
+    spent = Spent(
+        account=app.owner,
+        app_id=app.id,
+        turn=turn,
+        round=round_,
+        model=model,
+        at=time.time(),
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
+        estimated=estimated,
+    )
+    try:
+        await asyncio.to_thread(ledger.record, spent)
+    except Exception as exc:
+        log.warning("could not keep a request's usage app=%s: %s", app.id, type(exc).__name__)

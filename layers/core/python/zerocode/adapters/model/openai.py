@@ -24,13 +24,14 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import httpx
 import openai
 
 from zerocode.adapters.model.offline.transport import OfflineTransport
+from zerocode.adapters.model.provider_usage import provider_usage
 from zerocode.engine.model import (
     ContextTooLong,
     ModelError,
@@ -82,7 +83,7 @@ class _Assembly:
         events: list[TextDelta | ThinkingDelta] = []
         usage = _get(chunk, "usage")
         if usage is not None:  # the last one wins: some providers send it on every chunk
-            self.usage = _usage(usage)
+            self.usage = provider_usage(usage)
         for choice in _items(_get(chunk, "choices")):
             if _get(choice, "index") not in (0, None):
                 continue
@@ -151,23 +152,6 @@ class _Assembly:
             usage=self.usage,
             finish_reason=self.finish_reason,
         )
-
-
-def _usage(usage: object) -> Usage:
-    """A usage object as providers send it: ``prompt_tokens``, ``completion_tokens``, and
-    the cached part of the prompt where told (OpenAI, vLLM, Qwen:
-    ``prompt_tokens_details.cached_tokens``; DeepSeek: ``prompt_cache_hit_tokens``). A count
-    that is not a whole number of tokens counts as none: a provider's odd field never
-    becomes a negative or fractional bill."""
-    prompt = _count(_get(usage, "prompt_tokens"))
-    cached = _count(_get(_get(usage, "prompt_tokens_details"), "cached_tokens")) or _count(
-        _get(usage, "prompt_cache_hit_tokens")
-    )
-    return Usage(prompt, _count(_get(usage, "completion_tokens")), min(cached, prompt))
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _get(value: object, name: str) -> Any:
@@ -294,7 +278,7 @@ class OpenAIChatModel:
             await stream.close()
         if answer.finish_reason is None:
             raise _Truncated("the answer ended without a finish_reason")
-        yield answer.reply()
+        yield replace(answer.reply(), model=model)
 
 
 _sleep = asyncio.sleep  # the wait before a retry (tests replace it)

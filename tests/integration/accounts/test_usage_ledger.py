@@ -1,0 +1,115 @@
+"""The usage ledger (issue 43) on real SQLite: each request kept in its turn's order, and the
+per-day sums of its app and its account always equal to the requests (one transaction);
+deleting an app forgets its requests and days, not what its owner spent."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zerocode.accounts.usage import Spent, day_of
+from zerocode.adapters.sqlite.database import SqliteDatabase
+from zerocode.adapters.sqlite.usage import SqliteUsageLedger
+
+DAY = 86_400.0
+MONDAY = 1_796_601_600.0  # 2026-12-07 00:00 UTC
+
+
+def spent(app: str = "a1", turn: int = 1, at: float = MONDAY, **counts: int | bool) -> Spent:
+    values: dict[str, int | bool] = {"input_tokens": 100, "output_tokens": 10, **counts}
+    return Spent(account="ann", app_id=app, turn=turn, round=0, model="m", at=at, **values)  # type: ignore[arg-type]
+
+
+def test_a_turns_requests_come_back_in_order_and_days_sum_them(tmp_path: Path) -> None:
+    ledger = SqliteUsageLedger(SqliteDatabase(tmp_path / "z.db"))
+    first = spent(input_tokens=1000, output_tokens=50, cached_tokens=600)
+    second = spent(input_tokens=1200, output_tokens=70, estimated=True)
+    other_app = spent(app="a2", at=MONDAY + DAY)
+    for one in (first, second, other_app):
+        ledger.record(one)
+    assert ledger.of_turn("a1", 1) == [first, second]
+    assert ledger.of_turn("a1", 2) == []
+    (monday,) = ledger.days("app", "a1", "2026-12-01", "2026-12-31")
+    assert monday.to_json() == {
+        "day": "2026-12-07",
+        "requests": 2,
+        "inputTokens": 2200,
+        "outputTokens": 120,
+        "cachedTokens": 600,
+        "estimatedRequests": 1,
+    }
+    account = ledger.days("account", "ann", "2026-12-07", "2026-12-08")
+    assert [(d.day, d.requests) for d in account] == [("2026-12-07", 2), ("2026-12-08", 1)]
+    assert ledger.days("account", "ann", "2026-12-08", "2026-12-08")[0].input_tokens == 100
+    assert ledger.days("account", "bob", "2026-01-01", "2026-12-31") == []
+
+
+def test_deleting_an_app_forgets_its_requests_not_its_owners_spending(tmp_path: Path) -> None:
+    ledger = SqliteUsageLedger(SqliteDatabase(tmp_path / "z.db"))
+    ledger.record(spent())
+    ledger.record(spent(app="a2"))
+    ledger.delete_app("a1")
+    assert ledger.of_turn("a1", 1) == [] and ledger.days("app", "a1", "2026", "2027") == []
+    assert ledger.of_turn("a2", 1) != []
+    (day,) = ledger.days("account", "ann", "2026-12-07", "2026-12-07")
+    assert day.requests == 2  # a budget still counts what was spent
+
+
+def test_requests_recorded_at_once_are_all_kept(tmp_path: Path) -> None:
+    """Two API threads recording for the same turn: no request lost, none twice."""
+    ledger = SqliteUsageLedger(SqliteDatabase(tmp_path / "z.db"))
+
+    def record(n: int) -> None:
+        for i in range(25):
+            ledger.record(spent(input_tokens=n * 1000 + i))
+
+    threads = [threading.Thread(target=record, args=(n,)) for n in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    kept = sorted(s.input_tokens for s in ledger.of_turn("a1", 1))
+    assert kept == sorted([1000 + i for i in range(25)] + [2000 + i for i in range(25)])
+    (day,) = ledger.days("app", "a1", "2026-12-07", "2026-12-07")
+    assert day.requests == 50 and day.input_tokens == sum(kept)
+
+
+requests = st.lists(
+    st.tuples(
+        st.sampled_from(["a1", "a2", "a3"]),
+        st.integers(min_value=0, max_value=20),  # the day
+        st.integers(min_value=0, max_value=10**7),
+        st.integers(min_value=0, max_value=10**6),
+        st.booleans(),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(requests)
+def test_the_days_always_add_up_to_the_requests(
+    made: list[tuple[str, int, int, int, bool]],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ledger = SqliteUsageLedger(SqliteDatabase(Path(tmp) / "z.db"))
+        for app, day, prompt, completion, estimated in made:
+            at = MONDAY + day * DAY + 3600
+            ledger.record(
+                spent(
+                    app, at=at, input_tokens=prompt, output_tokens=completion, estimated=estimated
+                )
+            )
+        for app in ("a1", "a2", "a3"):
+            mine = [m for m in made if m[0] == app]
+            days = ledger.days("app", app, "2026-01-01", "2027-12-31")
+            assert sum(d.requests for d in days) == len(mine)
+            assert sum(d.input_tokens for d in days) == sum(m[2] for m in mine)
+            assert sum(d.estimated for d in days) == sum(m[4] for m in mine)
+            assert [d.day for d in days] == sorted({day_of(MONDAY + m[1] * DAY) for m in mine})
+        everyone = ledger.days("account", "ann", "2026-01-01", "2027-12-31")
+        assert sum(d.output_tokens for d in everyone) == sum(m[3] for m in made)
