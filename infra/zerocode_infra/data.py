@@ -87,6 +87,10 @@ class Tables(Construct):
                 ),
                 non_key_attributes=included,
             )
+        # The usage ledger (zerocode.adapters.dynamodb.usage, which says the keys): each
+        # model request, and the days of each app and account. Not in :attr:`all`: the API
+        # writes it and the deletion sweep deletes an app's part, nothing else reads it.
+        self.usage = self._table("Usage", ("pk", S), ("sk", S))
         # Turns' event logs ("{appId}#{turn}", seq), when there is no cache to keep them
         # (zerocode.adapters.dynamodb.turn_log.create_turn_events_table). No point-in-time
         # recovery, unlike the others: a log serves the readers of a running turn and its

@@ -461,8 +461,10 @@ class Functions(Construct):
         if d.tables.turn_events is not None:
             d.tables.turn_events.grant(fn, *TURN_EVENTS_ACTIONS)
         # The acceptance suite's table (issue 25), last for the same reason: no index, so
-        # its grant names the one table.
+        # its grant names the one table. So does the usage ledger's (issue 43).
         d.tables.checks.grant_read_write_data(fn)
+        d.tables.usage.grant_read_write_data(fn)
+        fn.add_environment("ZEROCODE_USAGE_TABLE", d.tables.usage.table_name)
         self._excuse_wildcards(
             fn,
             "reads and writes app workspaces, their versions, transcript payloads, build "
@@ -534,6 +536,10 @@ class Functions(Construct):
             actions=["s3:DeleteObject"],
             resource_arns=[d.storage.builds.arn_for_objects(f"{PREVIEW_COVERS}*")],
         )
+        # An app's part of the usage ledger (its owner's days stay): found, then deleted.
+        # Last, for the same reason: it names one table, no index, no wildcard.
+        d.tables.usage.grant_read_write_data(fn)
+        fn.add_environment("ZEROCODE_USAGE_TABLE", d.tables.usage.table_name)
         self._excuse_wildcards(
             fn,
             "lists and deletes an app's workspace, versions, transcript payloads, build "

@@ -110,6 +110,7 @@ def adapter_tables() -> dict[str, dict[str, Any]]:
         lease,
         pointers,
         transcript,
+        usage,
     )
 
     client = CapturingDynamo()
@@ -122,6 +123,7 @@ def adapter_tables() -> dict[str, dict[str, Any]]:
     checks.create_checks_table(client, "checks")
     pointers.create_pointers_table(client, "pointers")
     app_data.create_app_data_table(client, "app_data")
+    usage.create_usage_table(client, "usage")
     return client.created
 
 
@@ -214,7 +216,9 @@ def test_tables_have_exactly_the_adapters_key_schemas(synth: Synth) -> None:
 
 def test_every_table_is_on_demand_with_ttl_pitr_and_encryption(synth: Synth) -> None:
     tables = synth.of_type("AWS::DynamoDB::Table")
-    assert len(tables) == 9  # and the pointer table (test_edge_routing.py)
+    assert (
+        len(tables) == 10
+    )  # with the usage ledger's, and the pointer table (test_edge_routing.py)
     for table_id, table in tables.items():
         props = table["Properties"]
         assert props["BillingMode"] == "PAY_PER_REQUEST", table_id
@@ -508,6 +512,7 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
         "ZEROCODE_BUILD_AHEAD",  # only the API runs turns
         "ZEROCODE_BUILD_DATA_ROLE_ARN",
         "ZEROCODE_BUILD_ROLE_ID",
+        "ZEROCODE_USAGE_TABLE",  # the API writes the usage ledger (the sweep deletes)
         "ZEROCODE_COGNITO_",
         "ZEROCODE_MODEL_",
         "ZEROCODE_TRUST_GATEWAY_CLAIMS",
@@ -1129,7 +1134,7 @@ def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(synth: 
     }
     by_name = {
         name: refs(env(synth, "run.sh")[f"ZEROCODE_{name.upper()}_TABLE"])
-        for name in ("transcript", "display", "builds", "deletions", "checks", "app_data")
+        for name in ("transcript", "display", "builds", "deletions", "checks", "app_data", "usage")
     }
     assert tables == set().union(*by_name.values())  # not apps, leases: no app is reachable
 

@@ -1,22 +1,54 @@
-"""The usage ledger (issue 43) on real SQLite: each request kept in its turn's order, and the
-per-day sums of its app and its account always equal to the requests (one transaction);
-deleting an app forgets its requests and days, not what its owner spent."""
+"""The usage ledger (issue 43), one contract for real SQLite and for DynamoDB on moto: each
+request kept in its turn's order, and the per-day sums of its app and its account always
+equal to the requests (one transaction); deleting an app forgets its requests and days, not
+what its owner spent."""
 
 from __future__ import annotations
 
-import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zerocode.accounts.usage import Spent, day_of
+from zerocode.accounts.usage import Spent, UsageLedger, day_of
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.adapters.sqlite.usage import SqliteUsageLedger
 
+Ledgers = Callable[[], UsageLedger]
+
 DAY = 86_400.0
 MONDAY = 1_796_601_600.0  # 2026-12-07 00:00 UTC
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def ledgers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ledgers]:
+    """A maker of fresh, empty ledgers of one kind."""
+    made = iter(range(1_000_000))
+    if request.param == "sqlite":
+        yield lambda: SqliteUsageLedger(SqliteDatabase(tmp_path / f"z{next(made)}.db"))
+        return
+    import boto3
+    from moto import mock_aws
+
+    from zerocode.adapters.dynamodb.usage import DynamoUsageLedger, create_usage_table
+
+    with mock_aws():
+        client = boto3.client(
+            "dynamodb",
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+
+        def fresh() -> UsageLedger:
+            name = f"usage-{next(made)}"
+            create_usage_table(client, name)
+            return DynamoUsageLedger(client, name)
+
+        yield fresh
 
 
 def spent(app: str = "a1", turn: int = 1, at: float = MONDAY, **counts: int | bool) -> Spent:
@@ -24,8 +56,8 @@ def spent(app: str = "a1", turn: int = 1, at: float = MONDAY, **counts: int | bo
     return Spent(account="ann", app_id=app, turn=turn, round=0, model="m", at=at, **values)  # type: ignore[arg-type]
 
 
-def test_a_turns_requests_come_back_in_order_and_days_sum_them(tmp_path: Path) -> None:
-    ledger = SqliteUsageLedger(SqliteDatabase(tmp_path / "z.db"))
+def test_a_turns_requests_come_back_in_order_and_days_sum_them(ledgers: Ledgers) -> None:
+    ledger = ledgers()
     first = spent(input_tokens=1000, output_tokens=50, cached_tokens=600)
     second = spent(input_tokens=1200, output_tokens=70, estimated=True)
     other_app = spent(app="a2", at=MONDAY + DAY)
@@ -48,8 +80,8 @@ def test_a_turns_requests_come_back_in_order_and_days_sum_them(tmp_path: Path) -
     assert ledger.days("account", "bob", "2026-01-01", "2026-12-31") == []
 
 
-def test_deleting_an_app_forgets_its_requests_not_its_owners_spending(tmp_path: Path) -> None:
-    ledger = SqliteUsageLedger(SqliteDatabase(tmp_path / "z.db"))
+def test_deleting_an_app_forgets_its_requests_not_its_owners_spending(ledgers: Ledgers) -> None:
+    ledger = ledgers()
     ledger.record(spent())
     ledger.record(spent(app="a2"))
     ledger.delete_app("a1")
@@ -60,7 +92,9 @@ def test_deleting_an_app_forgets_its_requests_not_its_owners_spending(tmp_path: 
 
 
 def test_requests_recorded_at_once_are_all_kept(tmp_path: Path) -> None:
-    """Two API threads recording for the same turn: no request lost, none twice."""
+    """Two API threads recording for the same turn on SQLite: no request lost, none twice.
+    (moto's DynamoDB is not thread-safe, so DynamoDB's side, a transaction cancelled for a
+    conflict and sent again, is the next test's, with botocore's Stubber.)"""
     ledger = SqliteUsageLedger(SqliteDatabase(tmp_path / "z.db"))
 
     def record(n: int) -> None:
@@ -78,6 +112,49 @@ def test_requests_recorded_at_once_are_all_kept(tmp_path: Path) -> None:
     assert day.requests == 50 and day.input_tokens == sum(kept)
 
 
+def test_a_transaction_cancelled_for_a_conflict_is_sent_again_with_a_new_token() -> None:
+    """Two requests of one account ending at once conflict on its day item: DynamoDB
+    cancels one (nothing of it applied); it goes again, under a new token, and lands once.
+    Any other refusal is raised."""
+    import boto3
+    from botocore.stub import ANY, Stubber
+
+    from zerocode.adapters.dynamodb import usage as dynamo_usage
+
+    client = boto3.client(
+        "dynamodb", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t"
+    )
+    ledger = dynamo_usage.DynamoUsageLedger(client, "usage")
+    sent: list[str] = []
+    client.meta.events.register(
+        "before-parameter-build.dynamodb.TransactWriteItems",
+        lambda params, **kw: sent.append(params["ClientRequestToken"]),
+    )
+    conflict = {
+        "service_error_code": "TransactionCanceledException",
+        "service_message": "Transaction cancelled",
+        "response_meta": {},
+    }
+    with Stubber(client) as stub:
+        stub.add_client_error(
+            "transact_write_items",
+            **conflict,
+            modeled_fields={
+                "CancellationReasons": [{"Code": "None"}, {"Code": "TransactionConflict"}]
+            },
+        )
+        stub.add_response(
+            "transact_write_items", {}, {"TransactItems": ANY, "ClientRequestToken": ANY}
+        )
+        ledger.record(spent())
+        stub.assert_no_pending_responses()
+    assert len(sent) == 2 and len(set(sent)) == 2 and all(len(t) <= 36 for t in sent)
+    with Stubber(client) as stub:
+        stub.add_client_error("transact_write_items", "ValidationException", "bad")
+        with pytest.raises(Exception, match="ValidationException"):
+            ledger.record(spent())
+
+
 requests = st.lists(
     st.tuples(
         st.sampled_from(["a1", "a2", "a3"]),
@@ -90,13 +167,16 @@ requests = st.lists(
 )
 
 
-@settings(max_examples=30, deadline=None)
+# ``ledgers`` makes a fresh ledger per example: the fixture itself holds nothing between them.
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(requests)
 def test_the_days_always_add_up_to_the_requests(
-    made: list[tuple[str, int, int, int, bool]],
+    ledgers: Ledgers, made: list[tuple[str, int, int, int, bool]]
 ) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        ledger = SqliteUsageLedger(SqliteDatabase(Path(tmp) / "z.db"))
+    if True:
+        ledger = ledgers()
         for app, day, prompt, completion, estimated in made:
             at = MONDAY + day * DAY + 3600
             ledger.record(

@@ -29,6 +29,7 @@ from zerocode.adapters.dynamodb.display import create_display_table
 from zerocode.adapters.dynamodb.lease import create_leases_table
 from zerocode.adapters.dynamodb.transcript import create_transcript_table
 from zerocode.adapters.dynamodb.turn_log import create_turn_events_table
+from zerocode.adapters.dynamodb.usage import create_usage_table
 from zerocode.adapters.local.builder import LocalBuilder
 from zerocode.adapters.model.openai import OpenAIChatModel
 from zerocode.adapters.sqlite.database import SqliteDatabase
@@ -62,6 +63,7 @@ def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> S
     create_turn_events_table(ddb, "t-turn-events")  # no cache here: turns log to DynamoDB
     create_checks_table(ddb, "t-checks")
     create_app_data_table(ddb, "t-app-data")
+    create_usage_table(ddb, "t-usage")
     s3.create_bucket(Bucket="t-workspaces")
     s3.create_bucket(Bucket="t-payloads")
     pool, app_client = create_user_pool(cognito, "zerocode-aws-mode")
@@ -76,6 +78,7 @@ def aws_settings(aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> S
         turn_events_table="t-turn-events",
         checks_table="t-checks",
         app_data_table="t-app-data",
+        usage_table="t-usage",
         workspace_bucket="t-workspaces",
         payload_bucket="t-payloads",
         cognito_user_pool_id=pool,
@@ -166,8 +169,17 @@ def test_a_turn_in_aws_mode_writes_dynamodb_and_s3(client: TestClient, platform:
     ) as streamed:
         assert streamed.status_code == 200
         body = "".join(streamed.iter_text())
-    done = [line for line in body.splitlines() if line.startswith("data:")][-1]
-    assert json.loads(done.removeprefix("data:"))["status"] == "succeeded", body
+    done = json.loads(
+        [line for line in body.splitlines() if line.startswith("data:")][-1].removeprefix("data:")
+    )
+    assert done["status"] == "succeeded", body
+    # Each model request is in the usage ledger's table, as done says (issue 43).
+    assert platform.engine.usage is not None
+    kept = platform.engine.usage.of_turn(app["id"], done["turn"])
+    assert len(kept) == done["usage"]["requests"] >= 1
+    assert sum(k.input_tokens for k in kept) == done["usage"]["inputTokens"]
+    (day,) = platform.engine.usage.days("app", app["id"], kept[0].day, kept[0].day)
+    assert day.requests == len(kept)
     files = client.get(f"/api/apps/{app['id']}/files", headers=gateway(token)).json()["files"]
     assert "index.html" in [f["path"] for f in files]
     s3 = boto3.client("s3", region_name="us-east-1")
@@ -269,6 +281,11 @@ def test_deleting_an_app_removes_it_everywhere(client: TestClient, platform: Pla
     assert s3.list_objects_v2(Bucket="t-workspaces").get("KeyCount") == 0
     assert platform.deletions.pending() == []
     assert app_data_of(app["id"]) == []
+    # The app's part of the usage ledger is gone; its owner's days keep what was spent.
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    usage = ddb.scan(TableName="t-usage")["Items"]  # a test may scan
+    assert not [i for i in usage if app["id"] in i["pk"]["S"]]
+    assert [i for i in usage if i["pk"]["S"].startswith("account#")]
 
 
 def keep_app_data(platform: Platform, app_id: str) -> None:

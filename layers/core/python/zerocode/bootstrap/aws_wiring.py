@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from zerocode.accounts.usage import UsageLedger
 from zerocode.apps.deletion import DeletionSweep
 from zerocode.apps.storage_health import CachedProbe, Probes, StorageProbe
 from zerocode.apps.versions import Versions
@@ -90,6 +91,7 @@ def aws_platform(
         acceptance=box_acceptance(settings, publishing),
         preview_stages=publishing,
         images=s3_message_images(settings),
+        usage=usage_ledger(settings, client),
     )
     pool = cognito(settings)
     rates = rate_limiter(settings)
@@ -201,8 +203,16 @@ def aws_deletion_sweep(settings: Settings, builder: Builder | None = None) -> De
             # The apps' records, end users, sessions and build models, both spaces.
             records=data_backend(settings, app_data_stores(settings), rate_limiter(settings)),
             images=s3_message_images(settings),
+            usage=usage_ledger(settings, client),
         ),
     )
+
+
+def usage_ledger(settings: Settings, client: Any) -> UsageLedger | None:
+    """The usage ledger's table, where the stack has one (ZEROCODE_USAGE_TABLE)."""
+    from zerocode.adapters.dynamodb.usage import DynamoUsageLedger
+
+    return DynamoUsageLedger(client, settings.usage_table) if settings.usage_table else None
 
 
 def aws_storage_probe(settings: Settings, client: Any) -> Probes:

@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     # The unique id (AROA…) of the CodeBuild project's role: a run's source goes under its
     # session's ``aws:userid``, ``{this}:AWSCodeBuild-{uuid}`` (AWS; docs/builds.md).
     build_role_id: str | None = None
+    # DynamoDB table of the usage ledger: each model request and the days of each app and
+    # account (AWS; accounts/usage.py). Unset: turns count their own tokens only.
+    usage_table: str | None = None
     # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
     sites_kvs_arn: str | None = None
     # DynamoDB table holding every site and preview pointer (AWS at scale: the truth, with
