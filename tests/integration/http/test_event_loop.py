@@ -157,6 +157,10 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     )
     assert replay.text.startswith(f"id: {number}:1\n") and "event: done" in replay.text
     call("POST", f"{ap}/turns/{{turn}}/cancel", f"{base}/turns/{number}/cancel", 409, headers=me)
+    spent = call("GET", f"{ap}/usage", f"{base}/usage", 200, headers=me).json()
+    assert spent["total"]["requests"] >= 1
+    mine = call("GET", "/api/users/me/usage", "/api/users/me/usage", 200, headers=me).json()
+    assert mine["total"]["requests"] >= spent["total"]["requests"]
     ck = f"{ap}/checks"
     suite = call("GET", ck, f"{base}/checks", 200, headers=me).json()
     first_check = next(c["id"] for c in suite["checks"] if c["status"] != "retired")

@@ -39,6 +39,7 @@ from zerocode.http.routes import (
     edits,
     files,
     health,
+    usage,
     users,
     versions,
 )
@@ -108,6 +109,7 @@ def create_app(platform: Platform) -> FastAPI:
         versions,
         checks,
         data,
+        usage,
     )
     for module in routers:
         app.include_router(module.router)

@@ -1,0 +1,78 @@
+"""What a turn costs, seen (issue 43), against the local server over HTTP with the offline
+model: ``done`` says each turn's requests and tokens; an app's days and the account's days
+add up to the turns, across apps; a range is checked; nobody else sees an app's usage; a
+deleted app's spending stays on its owner's account."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.e2e.conftest import Server, chat, create, signed_in
+
+FIELDS = ("requests", "inputTokens", "outputTokens", "cachedTokens")
+
+
+def total(turns: list[dict[str, Any]], field: str) -> int:
+    return sum(int(t[field]) for t in turns)
+
+
+def test_usage_adds_up_per_turn_app_and_account(server: Server) -> None:
+    owner = signed_in(server)
+    page = create(owner, "A page about otters", "html")
+    vue = create(owner, "A Vue todo app with an about page", "vue_project")
+    spent: dict[str, list[dict[str, Any]]] = {page["id"]: [], vue["id"]: []}
+    for app, message in (
+        (page, "A page about otters"),
+        (page, "Make the heading green"),
+        (vue, "A Vue todo app with an about page"),
+    ):
+        turn = chat(owner, app["id"], message)
+        assert turn.done is not None and turn.done["status"] == "succeeded", turn.done
+        usage = turn.done["usage"]
+        assert usage["requests"] >= 1 and usage["inputTokens"] > usage["outputTokens"] > 0
+        assert usage["estimated"] is False  # the offline model reports its usage
+        spent[app["id"]].append(usage)
+    # Per app: its days add up to its turns.
+    for app_id, turns in spent.items():
+        body = owner.get(f"/api/apps/{app_id}/usage").json()
+        assert [d["requests"] for d in body["days"]] == [total(turns, "requests")]  # one day
+        for field in FIELDS:
+            assert body["total"][field] == total(turns, field), field
+        assert body["total"]["estimatedRequests"] == 0
+    # Per account: both apps.
+    mine = owner.get("/api/users/me/usage").json()
+    every = [u for turns in spent.values() for u in turns]
+    for field in FIELDS:
+        assert mine["total"][field] == total(every, field), field
+    (today,) = mine["days"]
+    assert mine["to"] == today["day"] and mine["from"] < mine["to"]  # the last 30 days
+    # Deleting an app forgets its usage, not what the account spent.
+    assert owner.delete(f"/api/apps/{page['id']}").status_code == 204
+    assert owner.get("/api/users/me/usage").json()["total"] == mine["total"]
+
+
+def test_ranges_are_checked_and_an_apps_usage_is_its_owners(server: Server) -> None:
+    owner = signed_in(server)
+    app = create(owner, "A page about newts", "html")
+    ok = owner.get(
+        f"/api/apps/{app['id']}/usage", params={"from": "2026-01-01", "to": "2026-01-31"}
+    )
+    assert ok.status_code == 200 and ok.json()["days"] == [] and ok.json()["total"]["requests"] == 0
+    for params, says in (
+        ({"from": "2026-02-01", "to": "2026-01-01"}, "is after"),
+        ({"from": "2024-01-01", "to": "2026-01-01"}, "at most 366 days"),
+        ({"from": "2026-02-30"}, "is not a day"),
+    ):
+        refused = owner.get(f"/api/apps/{app['id']}/usage", params=params)
+        assert refused.status_code == 400, (params, refused.text)
+        assert refused.json()["error"]["code"] == "invalid_input"
+        assert says in refused.text, (params, refused.text)
+        assert "Traceback" not in refused.text
+    # Not the shape of a day at all: the request's own validation, as for every query.
+    odd = owner.get(f"/api/apps/{app['id']}/usage", params={"to": "yesterday"})
+    assert odd.status_code == 422 and odd.json()["error"]["code"] == "validation_error"
+    stranger = signed_in(server)
+    assert stranger.get(f"/api/apps/{app['id']}/usage").status_code == 404
+    assert httpx.get(f"{server.api}/api/users/me/usage").status_code == 401
