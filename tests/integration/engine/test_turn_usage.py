@@ -6,6 +6,7 @@ estimated, and equals what the provider would have said."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,9 @@ def test_the_ledger_keeps_each_request_of_the_turn_for_the_app_and_its_owner(
     assert sum(s.output_tokens for s in kept) == done.usage["outputTokens"]
     assert {(s.account, s.round, s.estimated) for s in kept} == {("ann", 0, False)}
     assert all(s.model for s in kept)  # the model name each request went to
+    # The reply's display entry says the same as done.
+    (reply,) = [x for x in p.display.page(app.id).entries if x.turn == done.turn and x.usage]
+    assert reply.usage == done.usage
     (day,) = p.engine.usage.days("app", app.id, kept[0].day, kept[-1].day)
     (owner,) = p.engine.usage.days("account", "ann", kept[0].day, kept[-1].day)
     assert day == owner and day.requests == len(kept)
@@ -84,3 +88,48 @@ def test_the_ledger_keeps_each_request_of_the_turn_for_the_app_and_its_owner(
     assert p.engine.usage.of_turn(app.id, done.turn) == []
     assert p.engine.usage.days("app", app.id, day.day, day.day) == []
     assert p.engine.usage.days("account", "ann", day.day, day.day) == [owner]
+
+
+def test_a_turn_the_server_died_in_says_what_the_ledger_kept(tmp_path: Path) -> None:
+    """The server died mid-turn (its own count went with it): the turn closed on the next
+    start says, in its display entry, the requests the ledger kept while it ran, and a
+    follower's done says the same."""
+    import time
+
+    from zerocode.accounts.usage import Spent
+    from zerocode.engine.closing import close_crashed
+
+    p = platform(tmp_path)
+    app = asyncio.run(p.create_app("ann", "A page about otters", CodeGenType.HTML))
+    turn = p.memory.begin_turn(app.id, "A page about otters")
+    assert p.engine.usage is not None
+    for round_, (prompt, completion) in enumerate([(900, 40), (1100, 60)]):
+        p.engine.usage.record(
+            Spent(
+                account="ann",
+                app_id=app.id,
+                turn=turn.number,
+                round=round_,
+                model="offline",
+                at=time.time(),
+                input_tokens=prompt,
+                output_tokens=completion,
+            )
+        )
+    close_crashed(p.engine, app.id)
+    (closed,) = [x for x in p.display.page(app.id).entries if x.turn == turn.number]
+    assert closed.usage is not None
+    assert (closed.usage["requests"], closed.usage["inputTokens"]) == (2, 2000)
+    assert [r["round"] for r in closed.usage["rounds"]] == [0, 1]
+    # A reader of that turn (its log is gone with the server) gets one done saying it.
+    from zerocode.adapters.inprocess.turn_log import InProcessTurnLog
+    from zerocode.engine.turns import Turns
+
+    async def follow() -> list[Any]:
+        turns = Turns(p.engine, InProcessTurnLog(), shared=False)
+        return [entry async for entry in turns.follow(app.id, turn.number)]
+
+    (only,) = asyncio.run(follow())
+    said = json.loads(only.data)
+    assert only.name == "done" and said["status"] == "interrupted"
+    assert said["usage"] == closed.usage

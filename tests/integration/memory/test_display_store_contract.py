@@ -58,6 +58,32 @@ def test_entry_fields_round_trip(backend: Backend) -> None:
     assert page.next_cursor is None
 
 
+def test_a_replys_usage_round_trips_and_is_none_where_not_said(backend: Backend) -> None:
+    """Issue 43: a reply's usage, as its done said it, comes back as written."""
+    store = backend.display()
+    usage = {
+        "requests": 2,
+        "inputTokens": 3100,
+        "outputTokens": 120,
+        "cachedTokens": 1024,
+        "estimated": False,
+        "rounds": [
+            {
+                "round": 0,
+                "requests": 2,
+                "inputTokens": 3100,
+                "outputTokens": 120,
+                "cachedTokens": 1024,
+                "estimated": False,
+            }
+        ],
+    }
+    said = store.append(APP, DisplayRole.AI, "Done.", turn=1, usage=usage)
+    plain = store.append(APP, DisplayRole.USER, "again", turn=2)
+    assert store.page(APP, limit=10).entries == [plain, said]
+    assert store.page(APP, limit=10).entries[1].usage == usage and plain.usage is None
+
+
 @pytest.mark.parametrize("limit", [0, 51, -1])
 def test_limit_out_of_range_is_refused(backend: Backend, limit: int) -> None:
     with pytest.raises(InvalidInput):

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from zerocode.engine import recovery
 from zerocode.engine.journal import PendingStep
 from zerocode.engine.parts import EngineParts
+from zerocode.engine.usage import kept_usage
 from zerocode.engine.version_record import record_version
 from zerocode.errors import Conflict
 from zerocode.memory.display import DisplayRole, DisplayStatus
@@ -56,12 +58,16 @@ def close_crashed(e: EngineParts, app_id: str) -> str | None:
     else:
         why = "**Interrupted:** the server stopped after the answer, while building the "
         why += "preview; the preview was not updated."
+    # What its requests cost, as the ledger kept them while it ran (the turn's own count
+    # went with the server).
+    spent = kept_usage(e.usage.of_turn(app_id, head.turn)) if e.usage is not None else None
     e.display.append(
         app_id,
         DisplayRole.ERROR,
         f"{why}\n\n{did.for_people()}",
         status=DisplayStatus.INTERRUPTED,
         turn=head.turn,
+        usage=spent,
     )
     e.journal.clear(app_id)
     record_version(e, app_id, head.turn, f"turn {head.turn} (interrupted: the server stopped)")
@@ -113,11 +119,13 @@ def close_abandoned(
     changed: bool,
     summary: str,
     reason: str = SERVER_STOPPED,
+    usage: dict[str, Any] | None = None,
 ) -> None:
     """Close a turn stopped before its end, for ``reason`` (told to the model in the
     transcript's note and to people in the display). ``shown`` is what the display entry
     says the turn did, given the version it made; ``changed``: record the files as a
-    version. Synchronous: a stream cancelled from outside may not await anything any more."""
+    version; ``usage``: its tokens so far, for its display entry. Synchronous: a stream
+    cancelled from outside may not await anything any more."""
     if not turn.closed:
         interrupt(e, turn, reason, pending)
     made = record_version(e, turn.app_id, turn.number, summary) if changed else None
@@ -128,4 +136,5 @@ def close_abandoned(
         shown(made) + running + f"\n\n**Interrupted:** {reason}.",
         status=DisplayStatus.INTERRUPTED,
         turn=turn.number,
+        usage=usage,
     )

@@ -48,6 +48,7 @@ from zerocode.engine.tools import ToolBox
 from zerocode.engine.turn_state import Status, TurnState
 from zerocode.engine.turn_steps import RESULTS, TurnSteps
 from zerocode.engine.turn_work import TurnWork
+from zerocode.engine.usage import usage_json
 from zerocode.engine.user_edit import finish_interrupted_work
 from zerocode.engine.version_record import record_version
 from zerocode.errors import Conflict, PayloadTooLarge
@@ -285,11 +286,12 @@ class TurnRun:
                     changed=st.changed,
                     summary=self._summary("interrupted"),
                     reason=reason,
+                    usage=self.spent(),
                 )
         await tell_checks(self.engine, self.app.id, self.state)
         st.finished = True
         self.state.report("interrupted")
-        yield DoneEvent("interrupted", turn.number if turn else 0, self._tally(), self._usage())
+        yield DoneEvent("interrupted", turn.number if turn else 0, self._tally(), self.spent())
 
     async def _rebuild(self) -> AsyncIterator[TurnEvent]:
         """A turn that ends without building the files it changed (it failed, or was
@@ -390,20 +392,20 @@ class TurnRun:
                     st.display(made),
                     status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
                     turn=st.turn.number,
+                    usage=self.spent(),
                 )
         await tell_checks(e, self.app.id, st)  # last: a note is a turn of its own
         st.finished = True
         self.state.report(status)
-        return DoneEvent(status, st.turn.number if st.turn else 0, self._tally(), self._usage())
+        return DoneEvent(status, st.turn.number if st.turn else 0, self._tally(), self.spent())
 
     def _tally(self) -> dict[str, int] | None:
         return None if (run := self.state.suite_run) is None else run.tally.to_json()
 
-    def _usage(self) -> dict[str, Any]:
-        """The turn's tokens, and each round's (round 0: before any repair)."""
-        st = self.state
-        rounds = [{"round": n, **t.to_json()} for n, t in sorted(st.rounds.items())]
-        return {**st.usage.to_json(), "rounds": rounds}
+    def spent(self) -> dict[str, Any]:
+        """What the turn's requests cost so far (``done``'s ``usage``): its tokens, and each
+        round's (round 0: before any repair)."""
+        return usage_json(self.state.usage, self.state.rounds)
 
     async def _close_failed(self, reason: str) -> None:
         """Close the turn in the transcript after an error, saying what it did."""
@@ -432,6 +434,7 @@ class TurnRun:
                 changed=st.changed,
                 summary=self._summary("interrupted"),
                 reason=self.stop_reason or SERVER_STOPPED,
+                usage=self.spent(),
             )
             self.state.report("interrupted")
         except Exception as exc:

@@ -166,7 +166,7 @@ class Turns:
             if watcher is not None:
                 watcher.cancel()
             if done is None:  # the turn was torn down (the server is stopping)
-                done = DoneEvent("interrupted", running.turn)
+                done = DoneEvent("interrupted", running.turn, None, running.run.spent())
             running.unwritten.put_nowait(None)
             running.queued.set()
             try:
@@ -275,8 +275,8 @@ class Turns:
                 yield entry
             return
         if not await self._logged(app_id, turn):
-            status = await self._ended_as(app_id, turn)
-            yield logged(turn, max(after, 0) + 1, DoneEvent(status, turn))
+            status, usage = await self._ended_as(app_id, turn)
+            yield logged(turn, max(after, 0) + 1, DoneEvent(status, turn, None, usage))
             return
         watchdog = asyncio.create_task(self._watchdog(app_id, turn))
         try:
@@ -326,20 +326,22 @@ class Turns:
             return True
         if not dead and await self._alive(app_id, turn):
             return False
-        status = await self._ended_as(app_id, turn)
+        status, usage = await self._ended_as(app_id, turn)
         with contextlib.suppress(ValueError):  # its done came meanwhile
-            await self.log.append(app_id, turn, DoneEvent(status, turn))
+            await self.log.append(app_id, turn, DoneEvent(status, turn, None, usage))
         return True
 
-    async def _ended_as(self, app_id: str, turn: int) -> Status:
-        """How a turn that runs nowhere ended, as the app's display tells it."""
+    async def _ended_as(self, app_id: str, turn: int) -> tuple[Status, dict[str, Any] | None]:
+        """How a turn that runs nowhere ended, and what its requests cost, as the app's
+        display tells it."""
         page = await io(self.engine.display.page, app_id, None, 50)
         for entry in page.entries:
             if entry.turn == turn and entry.role in (DisplayRole.AI, DisplayRole.ERROR):
                 if entry.role == DisplayRole.AI:
-                    return "succeeded"
-                return "failed" if entry.status == DisplayStatus.FAILED else "interrupted"
-        return "interrupted"
+                    return "succeeded", entry.usage
+                failed = entry.status == DisplayStatus.FAILED
+                return ("failed" if failed else "interrupted"), entry.usage
+        return "interrupted", None
 
     # -- stopping -----------------------------------------------------------------------------
 

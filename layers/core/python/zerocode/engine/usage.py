@@ -14,8 +14,9 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from zerocode.accounts.usage import Spent, UsageLedger
 from zerocode.apps.records import App
@@ -71,6 +72,26 @@ class UsageTally:
             cached_tokens=count("cachedTokens"),
             estimated=raw.get("estimated") is True,
         )
+
+
+def usage_json(total: UsageTally, rounds: Mapping[int, UsageTally]) -> dict[str, Any]:
+    """A turn's usage as ``done`` and its display entry say it: the total, and each repair
+    round's (round 0: before any repair)."""
+    each = [{"round": n, **t.to_json()} for n, t in sorted(rounds.items())]
+    return {**total.to_json(), "rounds": each}
+
+
+def kept_usage(spent: Sequence[Spent]) -> dict[str, Any] | None:
+    """A turn's usage from the ledger's requests (a turn closed after the server stopped
+    under it); None when none was kept."""
+    if not spent:
+        return None
+    total, rounds = UsageTally(), dict[int, UsageTally]()
+    for one in spent:
+        usage = Usage(one.input_tokens, one.output_tokens, one.cached_tokens)
+        total.add(usage, estimated=one.estimated)
+        rounds.setdefault(one.round, UsageTally()).add(usage, estimated=one.estimated)
+    return usage_json(total, rounds)
 
 
 def estimated_usage(

@@ -47,6 +47,8 @@ class HistoryEntryOut(BaseModel):
     createdAt: float
     element: dict[str, Any] | None
     images: list[ImageOut] | None = None  # a user message's attached images
+    # A reply's model requests and tokens, as its done said them (issue 43; docs/api.md).
+    usage: dict[str, Any] | None = None
 
 
 class HistoryOut(BaseModel):
@@ -84,4 +86,5 @@ def entry_out(e: DisplayEntry) -> HistoryEntryOut:
         createdAt=e.created_at,
         element=e.element,
         images=[ImageOut(**i) for i in e.images] if e.images else None,
+        usage=e.usage,
     )

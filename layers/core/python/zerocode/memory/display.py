@@ -45,6 +45,8 @@ class DisplayEntry:
     # The images a user message carried, as references ({sha256, type, width, height,
     # bytes}: memory/images.py); never their bytes.
     images: list[dict[str, Any]] | None = None
+    # A reply's model requests and tokens, as its ``done`` said them (engine/usage.py).
+    usage: dict[str, Any] | None = None
 
     @classmethod
     def keyed(
@@ -57,6 +59,7 @@ class DisplayEntry:
         turn: int,
         element: dict[str, Any] | None,
         images: list[dict[str, Any]] | None = None,
+        usage: dict[str, Any] | None = None,
     ) -> DisplayEntry:
         """The entry stored under ``key``; its time is the key's."""
         return cls(
@@ -68,6 +71,7 @@ class DisplayEntry:
             created_at=created_at_of(key),
             element=element,
             images=images or None,
+            usage=usage,
         )
 
 
@@ -88,6 +92,7 @@ class DisplayHistoryStore(Protocol):
         turn: int = 0,
         element: dict[str, Any] | None = None,
         images: list[dict[str, Any]] | None = None,
+        usage: dict[str, Any] | None = None,
     ) -> DisplayEntry: ...
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:

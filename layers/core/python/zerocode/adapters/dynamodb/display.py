@@ -55,6 +55,7 @@ class DynamoDisplayHistoryStore:
         turn: int = 0,
         element: dict[str, Any] | None = None,
         images: list[dict[str, Any]] | None = None,
+        usage: dict[str, Any] | None = None,
     ) -> DisplayEntry:
         key = self.keys.next_key()
         item: Item = {
@@ -69,6 +70,8 @@ class DynamoDisplayHistoryStore:
             item["element"] = {"S": json.dumps(element)}
         if images:
             item["images"] = {"S": json.dumps(images)}
+        if usage:
+            item["usage"] = {"S": json.dumps(usage)}
         expires = expires_at(self.retention_days, self.now())
         if expires is not None:
             item["expires_at"] = {"N": str(expires)}
@@ -86,6 +89,7 @@ class DynamoDisplayHistoryStore:
             turn=turn,
             element=element,
             images=images,
+            usage=usage,
         )
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
@@ -107,6 +111,7 @@ class DynamoDisplayHistoryStore:
                 turn=int(i["turn"]["N"]),
                 element=json.loads(i["element"]["S"]) if "element" in i else None,
                 images=json.loads(i["images"]["S"]) if "images" in i else None,
+                usage=json.loads(i["usage"]["S"]) if "usage" in i else None,
             )
             for i in items[:limit]
         ]

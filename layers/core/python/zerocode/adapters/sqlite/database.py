@@ -87,11 +87,13 @@ class SqliteDatabase:
             self.conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
             self.conn.execute(f"PRAGMA wal_autocheckpoint={max(WAL_LIMIT_BYTES // page, 16)}")
         self.conn.executescript(_SCHEMA)
-        # Columns added since a database was made (issue 41: a message's images).
+        # Columns added since a database was made (issue 41: a message's images; issue 43:
+        # a reply's usage).
         have = {row[1] for row in self.conn.execute("PRAGMA table_info(display)").fetchall()}
-        if "images" not in have:
-            with contextlib.suppress(sqlite3.OperationalError):  # another opener added it
-                self.conn.execute("ALTER TABLE display ADD COLUMN images TEXT")
+        for column in ("images", "usage"):
+            if column not in have:
+                with contextlib.suppress(sqlite3.OperationalError):  # another opener added it
+                    self.conn.execute(f"ALTER TABLE display ADD COLUMN {column} TEXT")
         # Name search folds case the way Python does (SQLite's lower() is ASCII-only).
         self.conn.create_function("casefold", 1, str.casefold, deterministic=True)
         self.lock = threading.RLock()

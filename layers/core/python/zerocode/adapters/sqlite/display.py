@@ -38,12 +38,13 @@ class SqliteDisplayHistoryStore:
         turn: int = 0,
         element: dict[str, Any] | None = None,
         images: list[dict[str, Any]] | None = None,
+        usage: dict[str, Any] | None = None,
     ) -> DisplayEntry:
         key = self.keys.next_key()
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO display (app_id, id, role, content, status, turn, element, "
-                "expires_at, images) VALUES (?,?,?,?,?,?,?,?,?)",
+                "expires_at, images, usage) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     app_id,
                     key,
@@ -54,6 +55,7 @@ class SqliteDisplayHistoryStore:
                     json.dumps(element) if element is not None else None,
                     expires_at(self.retention_days, self.now()),
                     json.dumps(images) if images else None,
+                    json.dumps(usage) if usage else None,
                 ),
             )
         return DisplayEntry.keyed(
@@ -64,12 +66,13 @@ class SqliteDisplayHistoryStore:
             turn=turn,
             element=element,
             images=images,
+            usage=usage,
         )
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
         check_page(before, limit)
         rows = self.db.query(
-            "SELECT id, role, content, status, turn, element, images FROM display "
+            "SELECT id, role, content, status, turn, element, images, usage FROM display "
             "WHERE app_id = ? "
             "AND id < ? ORDER BY id DESC LIMIT ?",
             (app_id, before or "~", limit + 1),
@@ -83,6 +86,7 @@ class SqliteDisplayHistoryStore:
                 turn=r[4],
                 element=json.loads(r[5]) if r[5] else None,
                 images=json.loads(r[6]) if r[6] else None,
+                usage=json.loads(r[7]) if r[7] else None,
             )
             for r in rows[:limit]
         ]
