@@ -3,7 +3,7 @@
 // Made with the page's shared state (`page`, app_page.js).
 
 import { t } from "./i18n.js";
-import { STATUS_OF, badge, entryView, fillReply, foldTurns, h, parseReply, replyShell, tallyLine, userBubble } from "./render.js";
+import { STATUS_OF, badge, entryView, fillReply, foldTurns, h, parseReply, replyShell, tallyLine, usageLine, userBubble } from "./render.js";
 import { narrow } from "./layout.js";
 import { focusNext } from "./keyboard.js";
 import { afterTurn, turnWrote } from "./turns.js";  // what a stopped turn kept, and its undo
@@ -80,7 +80,7 @@ export function makeChat(page) {
       if (!entry) return false;
       // The stored check lines carry no screenshot: the live ones (with theirs) stay.
       const live = [...shell.steps.querySelectorAll("li.check")];
-      fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed");
+      fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed", entry.usage);
       const stored = [...shell.steps.querySelectorAll("li.check")];
       if (live.length === stored.length && live.every((li, i) => li.dataset.check === stored[i].dataset.check &&
                                                            li.dataset.status === stored[i].dataset.status)) {
@@ -161,6 +161,9 @@ export function makeChat(page) {
       if (done && done.checks && !shell.el.querySelector(":scope > .checks-tally")) {
         shell.el.querySelector(":scope > .status").after(tallyLine(done.checks));
       }
+      // What the turn's requests cost, as its done said it (the stored entry says the same).
+      const spent = done && !shell.el.querySelector(":scope > .usage") ? usageLine(done.usage) : null;
+      if (spent) shell.el.append(spent);
       if (status === "failed" || status === "interrupted") offerRetry(shell.el, ask, done.turn);
       messages.scrollTop = messages.scrollHeight;
     } finally {

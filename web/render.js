@@ -220,8 +220,27 @@ export function tallyLine(tally) {
   return h("span", { class: "checks-tally", "data-failed": String(tally.failed || 0) }, tallyText(tally));
 }
 
+// A turn's model requests and tokens (its done's or its stored entry's `usage`), quietly
+// under the reply: "3 requests · 18k tokens in · 2.2k out", the cached part where told,
+// "(estimated)" where the platform counted requests its provider reported nothing for.
+export function usageLine(usage) {
+  if (!usage || !usage.requests) return null;
+  let text = t("usage.line", { requests: usage.requests, input: compact(usage.inputTokens),
+                               output: compact(usage.outputTokens) });
+  if (usage.cachedTokens) text += ` · ${t("usage.cached", { n: compact(usage.cachedTokens) })}`;
+  if (usage.estimated) text += ` ${t("usage.estimated")}`;
+  return h("span", { class: "usage", title: t(usage.estimated ? "usage.titleEstimated" : "usage.title") }, text);
+}
+
+function compact(n) {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e4) return `${Math.round(n / 1e3)}k`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return String(n);
+}
+
 // Draw a stored reply into a shell (a new one, or the live one when its turn ends).
-export function fillReply(shell, parsed, status) {
+export function fillReply(shell, parsed, status, usage = null) {
   shell.answer.innerHTML = markdown(parsed.text);
   shell.steps.replaceChildren(...parsed.steps.map(stepItem));
   shell.outcome.replaceChildren(...parsed.outcome.map((o) => {
@@ -229,10 +248,12 @@ export function fillReply(shell, parsed, status) {
     p.innerHTML = markdown(o.text);
     return p;
   }));
-  shell.el.querySelectorAll(":scope > .status, :scope > .checks-tally").forEach((b) => b.remove());
+  shell.el.querySelectorAll(":scope > .status, :scope > .checks-tally, :scope > .usage").forEach((b) => b.remove());
   shell.el.append(badge(status));
   const tally = checksTallyOf(parsed.steps);
   if (tally) shell.el.append(tallyLine(tally));
+  const spent = usageLine(usage);
+  if (spent) shell.el.append(spent);
   shell.el.dataset.turn = status;
 }
 
@@ -280,7 +301,7 @@ export function entryView(entry) {
     return note;
   }
   const shell = replyShell();
-  fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed");
+  fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed", entry.usage);
   return shell.el;
 }
 
