@@ -5,9 +5,11 @@ deleted app's spending stays on its owner's account."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.e2e.conftest import Server, chat, create, signed_in
 
@@ -76,3 +78,34 @@ def test_ranges_are_checked_and_an_apps_usage_is_its_owners(server: Server) -> N
     stranger = signed_in(server)
     assert stranger.get(f"/api/apps/{app['id']}/usage").status_code == 404
     assert httpx.get(f"{server.api}/api/users/me/usage").status_code == 401
+
+
+@pytest.fixture(scope="module")
+def budgeted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server whose accounts may spend 1 token a day: any turn's first request crosses it."""
+    srv = Server(tmp_path_factory.mktemp("zerocode-budget"))
+    srv.env["ZEROCODE_TOKENS_PER_DAY"] = "1"
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def test_a_budget_interrupts_a_turn_and_refuses_the_next_with_429(budgeted: Server) -> None:
+    """Over HTTP: the turn that crossed the daily budget ends interrupted with
+    quota_exceeded saying which budget and when it resets; the next chat is 429
+    quota_exceeded with Retry-After and the reset time, and nothing starts."""
+    owner = signed_in(budgeted)
+    app = create(owner, "A Vue counter", "vue_project")
+    turn = chat(owner, app["id"], "A Vue counter")
+    assert turn.done is not None and turn.done["status"] == "interrupted", turn.done
+    (error,) = turn.errors
+    assert error["code"] == "quota_exceeded" and "token budget of 1 per day" in error["message"]
+    assert turn.done["usage"]["requests"] == 1
+    refused = owner.post(f"/api/apps/{app['id']}/chat", json={"message": "Add a footer"})
+    assert refused.status_code == 429, refused.text
+    body = refused.json()["error"]
+    assert body["code"] == "quota_exceeded" and "resets at" in body["message"]
+    assert body["lockout"]["reason"] == "tokens_per_day" and body["lockout"]["after"] == 1
+    assert 1 <= int(refused.headers["Retry-After"]) <= 86_400
+    history = owner.get(f"/api/apps/{app['id']}/history").json()["entries"]
+    assert max(e["turn"] for e in history) == turn.done["turn"]  # the refused one never began

@@ -10,9 +10,13 @@ provider said nothing (``estimated``).
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 import time
 from dataclasses import dataclass
 from typing import Literal, Protocol
+
+from zerocode.accounts.ratelimit import RateLimited
 
 Scope = Literal["app", "account"]
 MAX_DAYS = 366  # the longest range one read may ask for
@@ -82,3 +86,53 @@ class UsageLedger(Protocol):
 
 def day_of(at: float) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(at))
+
+
+class QuotaExceeded(RateLimited):
+    """An account's token budget is spent (429 ``quota_exceeded``): which budget, how many
+    tokens, and when it resets (``lockout``; Retry-After)."""
+
+    code = "quota_exceeded"
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Tokens (input and output) an account may spend per UTC day and per UTC month
+    (``ZEROCODE_TOKENS_PER_DAY``, ``ZEROCODE_TOKENS_PER_MONTH``; None: no limit)."""
+
+    per_day: int | None = None
+    per_month: int | None = None
+
+    def over(self, ledger: UsageLedger, account: str, now: float) -> QuotaExceeded | None:
+        """The budget the account has spent, or None while it may go on."""
+        today = dt.datetime.fromtimestamp(now, dt.UTC).date()
+        if self.per_day is not None:
+            used = _tokens(ledger.days("account", account, today.isoformat(), today.isoformat()))
+            if used >= self.per_day:
+                return _spent("day", self.per_day, used, today + dt.timedelta(days=1), now)
+        if self.per_month is not None:
+            first = today.replace(day=1)
+            used = _tokens(ledger.days("account", account, first.isoformat(), today.isoformat()))
+            if used >= self.per_month:
+                days = calendar.monthrange(today.year, today.month)[1]
+                return _spent("month", self.per_month, used, first + dt.timedelta(days=days), now)
+        return None
+
+
+def _tokens(days: list[DayUsage]) -> int:
+    return sum(d.input_tokens + d.output_tokens for d in days)
+
+
+def _spent(period: str, budget: int, used: int, resets: dt.date, now: float) -> QuotaExceeded:
+    until = dt.datetime.combine(resets, dt.time(), dt.UTC)
+    wait = max(1.0, until.timestamp() - now)
+    return QuotaExceeded(
+        f"this account's token budget of {budget:,} per {period} is spent ({used:,} used); "
+        f"it resets at {until:%Y-%m-%d %H:%M} UTC",
+        wait,
+        lockout={
+            "reason": f"tokens_per_{period}",
+            "after": budget,
+            "until": until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    )

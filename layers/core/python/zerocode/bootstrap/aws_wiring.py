@@ -25,6 +25,7 @@ from zerocode.bootstrap.aws_parts import (
     site_publisher,
 )
 from zerocode.bootstrap.parts import (
+    budgets,
     chat_model,
     data_backend,
     engine_limits,
@@ -92,6 +93,7 @@ def aws_platform(
         preview_stages=publishing,
         images=s3_message_images(settings),
         usage=usage_ledger(settings, client),
+        budgets=budgets(settings),
     )
     pool = cognito(settings)
     rates = rate_limiter(settings)

@@ -7,6 +7,7 @@ two importing each other."""
 from __future__ import annotations
 
 from zerocode.accounts.ratelimit import RateLimiter
+from zerocode.accounts.usage import Budgets
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.aws_parts import aws_client, model_api_key
 from zerocode.bootstrap.settings import Settings
@@ -136,6 +137,13 @@ def turn_log(settings: Settings) -> TurnLog:
 
 def workspace_limits(settings: Settings) -> WorkspaceLimits:
     return WorkspaceLimits(settings.max_file_bytes, settings.max_files, settings.asset_max_bytes)
+
+
+def budgets(settings: Settings) -> Budgets | None:
+    """The accounts' token budgets (ZEROCODE_TOKENS_PER_DAY / _PER_MONTH), None: unlimited."""
+    if settings.tokens_per_day is None and settings.tokens_per_month is None:
+        return None
+    return Budgets(settings.tokens_per_day, settings.tokens_per_month)
 
 
 def engine_limits(settings: Settings, *, build_ahead: bool) -> EngineLimits:

@@ -70,6 +70,11 @@ class Settings(BaseSettings):
     # DynamoDB table of the usage ledger: each model request and the days of each app and
     # account (AWS; accounts/usage.py). Unset: turns count their own tokens only.
     usage_table: str | None = None
+    # Token budgets (input and output) per account per UTC day and month (issue 43; unset:
+    # no limit): a turn that would start over one is refused with 429 quota_exceeded, one
+    # that crosses it mid-way ends after its current step, interrupted, saying why.
+    tokens_per_day: int | None = Field(default=None, ge=1)
+    tokens_per_month: int | None = Field(default=None, ge=1)
     # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
     sites_kvs_arn: str | None = None
     # DynamoDB table holding every site and preview pointer (AWS at scale: the truth, with

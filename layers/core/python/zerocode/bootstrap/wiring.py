@@ -10,6 +10,7 @@ from zerocode.apps.storage_health import CachedProbe, Probes
 from zerocode.apps.versions import Versions
 from zerocode.bootstrap.aws_parts import cognito
 from zerocode.bootstrap.parts import (
+    budgets,
     chat_model,
     data_backend,
     engine_limits,
@@ -174,6 +175,7 @@ def platform(
         reserve=reserve,
         images=LocalMessageImages(settings.data_dir / "message-images"),
         usage=SqliteUsageLedger(db),
+        budgets=budgets(settings),
     )
 
     def site_root(target: SiteTarget) -> Path | None:

@@ -12,11 +12,12 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import ParamSpec, Protocol, TypeVar
 
-from zerocode.accounts.usage import UsageLedger
+from zerocode.accounts.usage import Budgets, QuotaExceeded, UsageLedger
 from zerocode.apps.lease import Lease
 from zerocode.apps.records import App
 from zerocode.apps.versions import Versions
@@ -89,6 +90,7 @@ class EngineParts:
         reserve: SpaceReserve | None = None,
         images: ImageStore | None = None,
         usage: UsageLedger | None = None,
+        budgets: Budgets | None = None,
     ) -> None:
         self.runtime_check, self.versions = runtime_check, versions
         # The app's acceptance checks and what runs them (None: no checks are kept; a store
@@ -103,8 +105,9 @@ class EngineParts:
         self.reserve = reserve
         # The images users attach to their messages (None: messages carry none).
         self.images = images
-        # Where each model request's tokens are kept (None: only the turn's own count).
-        self.usage = usage
+        # Where each model request's tokens are kept (None: only the turn's own count), and
+        # the accounts' token budgets held against it (None: no limit).
+        self.usage, self.budgets = usage, budgets
 
 
 async def io(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -153,3 +156,11 @@ class logged(contextlib.AbstractContextManager[None]):
             log.error(self.what + ": %s", *self.args, kind(exc))
             return True
         return False
+
+
+def over_budget(e: EngineParts, account: str) -> QuotaExceeded | None:
+    """The token budget ``account`` has spent (issue 43), or None: it may go on (or no
+    budget is set, or no ledger keeps what was spent)."""
+    if e.budgets is None or e.usage is None:
+        return None
+    return e.budgets.over(e.usage, account, time.time())

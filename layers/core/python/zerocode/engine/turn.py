@@ -41,6 +41,7 @@ from zerocode.engine.parts import (
     io,
     kind,
     logged,
+    over_budget,
 )
 from zerocode.engine.stopped_checks import mark_not_run
 from zerocode.engine.suite_step import tell_checks
@@ -48,7 +49,7 @@ from zerocode.engine.tools import ToolBox
 from zerocode.engine.turn_state import Status, TurnState
 from zerocode.engine.turn_steps import RESULTS, TurnSteps
 from zerocode.engine.turn_work import TurnWork
-from zerocode.engine.usage import usage_json
+from zerocode.engine.usage import BudgetSpent, usage_json
 from zerocode.engine.user_edit import finish_interrupted_work
 from zerocode.engine.version_record import record_version
 from zerocode.errors import Conflict, PayloadTooLarge
@@ -99,6 +100,9 @@ class Engine(EngineParts):
                 f"this app has reached {self.limits.max_turns} turns; start a new app to keep going"
             )
         ensure_room(self, "starting a turn")
+        spent = over_budget(self, app.owner)  # 429 quota_exceeded: which budget, when it resets
+        if spent is not None:
+            raise spent
         holder = secrets.token_hex(8)
         if not self.lease.acquire(f"turn:{app.id}", holder, self.limits.lease_seconds):
             raise Conflict("a turn is already running for this app; wait for it to finish")
@@ -132,6 +136,7 @@ class TurnRun:
         self.release_on_end = True
         self._lease_returned = False
         self.stop_reason: str | None = None
+        self.stop_code = "stopped"  # the error a stop is told with (a budget: quota_exceeded)
         self._rebuild_when_stopped = True
         self._task: asyncio.Task[Any] | None = None
         self._working = False
@@ -185,6 +190,8 @@ class TurnRun:
                 if self.stop_reason is None or self._uncancel():
                     raise  # not our stop: the server is going down
                 stopped = True
+            except BudgetSpent as exc:  # between steps: the last one is whole
+                self.stop_reason, self.stop_code, stopped = exc.reason, "quota_exceeded", True
             except (ModelError, TimeoutError) as exc:
                 error = self._model_failed(exc)
             except Exception as exc:  # the platform failed (a store, the disk, a bug)
@@ -263,7 +270,7 @@ class TurnRun:
         """The turn was stopped: said at once, the transcript closed with the reason, the
         preview rebuilt from the files it changed, then its display entry and version."""
         e, st, reason = self.engine, self.state, self.stop_reason or SERVER_STOPPED
-        yield ErrorEvent("stopped", reason)
+        yield ErrorEvent(self.stop_code, reason)
         turn = st.turn
         if turn is not None and not turn.closed:
             with logged("could not close stopped turn app=%s", self.app.id):

@@ -28,11 +28,11 @@ from zerocode.engine.model import (
     ThinkingDelta,
 )
 from zerocode.engine.page_checks import checked
-from zerocode.engine.parts import EngineParts, io, kind
+from zerocode.engine.parts import EngineParts, io, kind, over_budget
 from zerocode.engine.suite_step import SuiteVerdict, apply_checks_block, run_suite
 from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
-from zerocode.engine.usage import estimated_usage, keep
+from zerocode.engine.usage import BudgetSpent, estimated_usage, keep
 from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
 from zerocode.memory.images import loaded
@@ -306,6 +306,27 @@ class TurnSteps:
                 why += ": read the file before relying on it"
             return _not_run(call, why)
 
+    async def _within_budget(self) -> None:
+        """Each request asks whether the account's token budget is still there: one that
+        ran out ends the turn here, between steps, so the last step is whole (issue 43)."""
+        spent = await io(over_budget, self.engine, self.app.owner)
+        if spent is not None:
+            raise BudgetSpent(spent.message)
+
+    async def _count(
+        self, reply: ModelReply, sent: int, extra: Sequence[Message], tools: object
+    ) -> None:
+        """One request's tokens: the provider's word, or the platform's count where it said
+        nothing; in the turn's tally and the ledger (engine/usage.py)."""
+        st, e = self.state, self.engine
+        counted, estimated = reply.usage, False
+        if counted is None:
+            counted, estimated = estimated_usage(sent, extra, tools, reply.message), True
+        st.spent(counted, estimated=estimated)
+        if e.usage is not None and st.turn is not None:
+            at = (self.app, st.turn.number, st.round)
+            await keep(e.usage, at, counted, reply.model, estimated=estimated)
+
     async def _stream(
         self,
         role: ModelRole,
@@ -316,6 +337,7 @@ class TurnSteps:
         A model that refuses the window as too long for its context is asked once more
         with a window of half the tokens; a second refusal fails the turn, saying so."""
         st, e = self.state, self.engine
+        await self._within_budget()
         st.phase = "asking the model"
         budget: int | None = None
         # An earlier call's text, parted from this one's; never a cut-off answer's, which a
@@ -341,16 +363,7 @@ class TurnSteps:
                     elif isinstance(event, ThinkingDelta):
                         yield ThinkingEvent(event.text)  # shown, never kept: not the answer
                     else:
-                        counted, estimated = event.usage, False
-                        if counted is None:  # the provider said nothing: the platform counts
-                            counted, estimated = (
-                                estimated_usage(window.total_tokens, extra, tools, event.message),
-                                True,
-                            )
-                        st.spent(counted, estimated=estimated)
-                        if e.usage is not None and st.turn is not None:
-                            at = (self.app, st.turn.number, st.round)
-                            await keep(e.usage, at, counted, event.model, estimated=estimated)
+                        await self._count(event, window.total_tokens, extra, tools)
                         yield event
                 return
             except ContextTooLong as exc:

@@ -74,6 +74,15 @@ class UsageTally:
         )
 
 
+class BudgetSpent(Exception):
+    """The account's token budget ran out while the turn ran: it ends after its current
+    step, interrupted, saying why (issue 43). ``reason``: the budget and when it resets."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def usage_json(total: UsageTally, rounds: Mapping[int, UsageTally]) -> dict[str, Any]:
     """A turn's usage as ``done`` and its display entry say it: the total, and each repair
     round's (round 0: before any repair)."""
