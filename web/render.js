@@ -228,6 +228,10 @@ export function usageLine(usage) {
   let text = t("usage.line", { requests: usage.requests, input: compact(usage.inputTokens),
                                output: compact(usage.outputTokens) });
   if (usage.cachedTokens) text += ` · ${t("usage.cached", { n: compact(usage.cachedTokens) })}`;
+  // A cost only where every request's model has a price: never a part shown as the whole.
+  if (usage.costUsd != null && !usage.unpricedRequests) {
+    text += ` · $${usage.costUsd < 0.01 ? usage.costUsd.toFixed(4) : usage.costUsd.toFixed(2)}`;
+  }
   if (usage.estimated) text += ` ${t("usage.estimated")}`;
   return h("span", { class: "usage", title: t(usage.estimated ? "usage.titleEstimated" : "usage.title") }, text);
 }

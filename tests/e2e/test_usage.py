@@ -35,6 +35,8 @@ def test_usage_adds_up_per_turn_app_and_account(server: Server) -> None:
         usage = turn.done["usage"]
         assert usage["requests"] >= 1 and usage["inputTokens"] > usage["outputTokens"] > 0
         assert usage["estimated"] is False  # the offline model reports its usage
+        # No price is set for its model here: no cost is claimed.
+        assert usage["costUsd"] is None and usage["unpricedRequests"] == usage["requests"]
         spent[app["id"]].append(usage)
     # Per app: its days add up to its turns.
     for app_id, turns in spent.items():

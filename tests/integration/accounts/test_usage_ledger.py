@@ -51,8 +51,8 @@ def ledgers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ledgers]
         yield fresh
 
 
-def spent(app: str = "a1", turn: int = 1, at: float = MONDAY, **counts: int | bool) -> Spent:
-    values: dict[str, int | bool] = {"input_tokens": 100, "output_tokens": 10, **counts}
+def spent(app: str = "a1", turn: int = 1, at: float = MONDAY, **counts: int | bool | None) -> Spent:
+    values: dict[str, int | bool | None] = {"input_tokens": 100, "output_tokens": 10, **counts}
     return Spent(account="ann", app_id=app, turn=turn, round=0, model="m", at=at, **values)  # type: ignore[arg-type]
 
 
@@ -73,11 +73,27 @@ def test_a_turns_requests_come_back_in_order_and_days_sum_them(ledgers: Ledgers)
         "outputTokens": 120,
         "cachedTokens": 600,
         "estimatedRequests": 1,
+        "costUsd": None,  # no price for its model: no cost claimed
+        "unpricedRequests": 2,
     }
     account = ledger.days("account", "ann", "2026-12-07", "2026-12-08")
     assert [(d.day, d.requests) for d in account] == [("2026-12-07", 2), ("2026-12-08", 1)]
     assert ledger.days("account", "ann", "2026-12-08", "2026-12-08")[0].input_tokens == 100
     assert ledger.days("account", "bob", "2026-01-01", "2026-12-31") == []
+
+
+def test_costs_add_up_where_a_price_is_known_and_are_never_invented(ledgers: Ledgers) -> None:
+    ledger = ledgers()
+    ledger.record(spent(cost_micros=12_500))  # $0.0125
+    ledger.record(spent(cost_micros=0))  # a free model: priced, at nothing
+    ledger.record(spent(app="a2"))  # no price for its model
+    assert [s.cost_micros for s in ledger.of_turn("a1", 1)] == [12_500, 0]
+    (day,) = ledger.days("app", "a1", "2026-12-07", "2026-12-07")
+    assert (day.to_json()["costUsd"], day.to_json()["unpricedRequests"]) == (0.0125, 0)
+    (other,) = ledger.days("app", "a2", "2026-12-07", "2026-12-07")
+    assert (other.to_json()["costUsd"], other.to_json()["unpricedRequests"]) == (None, 1)
+    (owner,) = ledger.days("account", "ann", "2026-12-07", "2026-12-07")
+    assert (owner.cost_micros, owner.unpriced) == (12_500, 1)  # the priced part, and the rest
 
 
 def test_deleting_an_app_forgets_its_requests_not_its_owners_spending(ledgers: Ledgers) -> None:

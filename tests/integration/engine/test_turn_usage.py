@@ -133,3 +133,37 @@ def test_a_turn_the_server_died_in_says_what_the_ledger_kept(tmp_path: Path) -> 
     said = json.loads(only.data)
     assert only.name == "done" and said["status"] == "interrupted"
     assert said["usage"] == closed.usage
+
+
+def test_a_priced_model_costs_what_its_price_says_and_the_ledger_keeps_it(
+    tmp_path: Path,
+) -> None:
+    """ZEROCODE_MODEL_PRICES for the model the Vue agent uses: each request's cost is its
+    tokens at that price, in done, the display entry and the app's day alike."""
+    price = {"input": 2.5, "output": 10.0}
+    p = platform(tmp_path, model_prices={"gpt-4o": price})
+    prompt = "A Vue todo app with an about page"
+    app = asyncio.run(p.create_app("ann", prompt, CodeGenType.VUE_PROJECT))
+    (done,) = [e for e in run(p, app, prompt) if isinstance(e, DoneEvent)]
+    assert done.usage is not None and p.engine.usage is not None
+    kept = p.engine.usage.of_turn(app.id, done.turn)
+    assert {k.model for k in kept} == {"gpt-4o"}
+    micros = sum(round(k.input_tokens * 2.5 + k.output_tokens * 10.0) for k in kept)
+    assert [k.cost_micros for k in kept] == [
+        round(k.input_tokens * 2.5 + k.output_tokens * 10.0) for k in kept
+    ]
+    assert done.usage["costUsd"] == round(micros / 1e6, 6) and done.usage["unpricedRequests"] == 0
+    (day,) = p.engine.usage.days("app", app.id, kept[0].day, kept[0].day)
+    assert day.cost_micros == micros and day.unpriced == 0
+
+
+def test_a_price_that_is_not_one_stops_the_start(tmp_path: Path) -> None:
+    import pytest
+
+    for prices, says in (
+        ({"m": {"input": 1.0}}, "give input and output"),
+        ({"m": {"input": 1.0, "output": -2.0}}, "cannot be negative"),
+        ({"m": {"input": 1.0, "output": 2.0, "euros": 3.0}}, "give input and output"),
+    ):
+        with pytest.raises(ValueError, match=says):
+            platform(tmp_path / says.replace(" ", "-"), model_prices=prices)

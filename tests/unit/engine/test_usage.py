@@ -8,6 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zerocode.accounts.usage import Price
 from zerocode.engine.events import DoneEvent, event_data
 from zerocode.engine.model import Usage
 from zerocode.engine.turn_state import TurnState
@@ -28,10 +29,26 @@ def test_a_turns_requests_add_up_per_round_and_in_all() -> None:
         "outputTokens": 150,
         "cachedTokens": 800,
         "estimated": True,
+        "costUsd": None,  # no price was given: no cost is claimed
+        "unpricedRequests": 3,
     }
-    assert state.rounds[0] == UsageTally(2, 2200, 120, 800, estimated=False)
-    assert state.rounds[1] == UsageTally(1, 1500, 30, 0, estimated=True)
+    assert state.rounds[0] == UsageTally(2, 2200, 120, 800, estimated=False, unpriced=2)
+    assert state.rounds[1] == UsageTally(1, 1500, 30, 0, estimated=True, unpriced=1)
     assert (state.tokens_in, state.tokens_out) == (3700, 150)
+
+
+def test_a_price_makes_a_cost_and_its_absence_claims_none() -> None:
+    """$2.50 per million input tokens, $1.25 cached, $10 output: 1,000 input of which 800
+    cached, 100 output = 200 x 2.5 + 800 x 1.25 + 100 x 10 = 2,500 micro-dollars."""
+    price = Price(input=2.5, output=10, cached=1.25)
+    assert price.micros(1000, 100, 800) == 2500
+    assert Price(input=2.5, output=10).micros(1000, 100, 800) == 3500  # cached at input rate
+    tally = UsageTally()
+    tally.add(Usage(1000, 100, 800), cost_micros=2500)
+    assert tally.to_json()["costUsd"] == 0.0025 and tally.to_json()["unpricedRequests"] == 0
+    tally.add(Usage(10, 1))  # a model with no price
+    assert tally.to_json()["costUsd"] == 0.0025 and tally.to_json()["unpricedRequests"] == 1
+    assert UsageTally.from_json(tally.to_json()) == tally
 
 
 def test_an_estimate_counts_what_was_sent_and_what_came_back() -> None:
@@ -58,11 +75,17 @@ def test_done_says_the_usage_and_leaves_it_out_when_not_known() -> None:
 counts = st.integers(min_value=0, max_value=10**9)
 
 
-@given(st.lists(st.tuples(counts, counts, counts, st.booleans()), max_size=20))
-def test_a_tally_reads_back_as_it_was_written(requests: list[tuple[int, int, int, bool]]) -> None:
+costs = st.none() | st.integers(min_value=0, max_value=10**9)
+
+
+@given(st.lists(st.tuples(counts, counts, counts, st.booleans(), costs), max_size=20))
+def test_a_tally_reads_back_as_it_was_written(
+    requests: list[tuple[int, int, int, bool, int | None]],
+) -> None:
     tally = UsageTally()
-    for prompt, completion, cached, estimated in requests:
-        tally.add(Usage(prompt, completion, min(cached, prompt)), estimated=estimated)
+    for prompt, completion, cached, estimated, cost in requests:
+        usage = Usage(prompt, completion, min(cached, prompt))
+        tally.add(usage, estimated=estimated, cost_micros=cost)
     assert UsageTally.from_json(json.loads(json.dumps(tally.to_json()))) == tally
 
 

@@ -20,6 +20,28 @@ from zerocode.accounts.ratelimit import RateLimited
 
 Scope = Literal["app", "account"]
 MAX_DAYS = 366  # the longest range one read may ask for
+MICROS = 1_000_000  # costs are kept in millionths of a US dollar (whole numbers add exactly)
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a model's provider charges, in US dollars per million tokens: input, output,
+    and cached input (the input rate where the provider has none of its own)."""
+
+    input: float
+    output: float
+    cached: float | None = None
+
+    def micros(self, input_tokens: int, output_tokens: int, cached_tokens: int) -> int:
+        """A request's cost in millionths of a dollar (tokens x $/M tokens = micro-dollars)."""
+        fresh = max(0, input_tokens - cached_tokens)
+        cached_rate = self.input if self.cached is None else self.cached
+        cost = fresh * self.input + cached_tokens * cached_rate + output_tokens * self.output
+        return round(cost)
+
+
+def usd(micros: int) -> float:
+    return round(micros / MICROS, 6)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +58,7 @@ class Spent:
     output_tokens: int
     cached_tokens: int = 0
     estimated: bool = False
+    cost_micros: int | None = None  # None: no price is set for its model (never invented)
 
     @property
     def day(self) -> str:
@@ -52,8 +75,10 @@ class DayUsage:
     output_tokens: int
     cached_tokens: int
     estimated: int  # how many of the requests were counted by the platform
+    cost_micros: int = 0  # of the requests whose model has a price
+    unpriced: int = 0  # requests whose model has no price: no cost is claimed for them
 
-    def to_json(self) -> dict[str, int | str]:
+    def to_json(self) -> dict[str, int | str | float | None]:
         return {
             "day": self.day,
             "requests": self.requests,
@@ -61,6 +86,8 @@ class DayUsage:
             "outputTokens": self.output_tokens,
             "cachedTokens": self.cached_tokens,
             "estimatedRequests": self.estimated,
+            "costUsd": usd(self.cost_micros) if self.unpriced < self.requests else None,
+            "unpricedRequests": self.unpriced,
         }
 
 

@@ -30,6 +30,7 @@ from zerocode.bootstrap.parts import (
     data_backend,
     engine_limits,
     memory,
+    prices,
     rate_limiter,
     stores,
     turn_log,
@@ -94,6 +95,7 @@ def aws_platform(
         images=s3_message_images(settings),
         usage=usage_ledger(settings, client),
         budgets=budgets(settings),
+        prices=prices(settings),
     )
     pool = cognito(settings)
     rates = rate_limiter(settings)

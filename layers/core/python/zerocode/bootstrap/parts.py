@@ -7,7 +7,7 @@ two importing each other."""
 from __future__ import annotations
 
 from zerocode.accounts.ratelimit import RateLimiter
-from zerocode.accounts.usage import Budgets
+from zerocode.accounts.usage import Budgets, Price
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.aws_parts import aws_client, model_api_key
 from zerocode.bootstrap.settings import Settings
@@ -144,6 +144,22 @@ def budgets(settings: Settings) -> Budgets | None:
     if settings.tokens_per_day is None and settings.tokens_per_month is None:
         return None
     return Budgets(settings.tokens_per_day, settings.tokens_per_month)
+
+
+def prices(settings: Settings) -> dict[str, Price]:
+    """ZEROCODE_MODEL_PRICES, checked: each model's input and output rates (and an optional
+    cached rate), none negative; a ValueError names what is wrong at start-up."""
+    made = {}
+    for model, rates in settings.model_prices.items():
+        if not {"input", "output"} <= set(rates) or not set(rates) <= {"input", "output", "cached"}:
+            raise ValueError(
+                f"ZEROCODE_MODEL_PRICES[{model!r}]: give input and output (and cached), in "
+                "US dollars per million tokens"
+            )
+        if any(rate < 0 for rate in rates.values()):
+            raise ValueError(f"ZEROCODE_MODEL_PRICES[{model!r}]: a price cannot be negative")
+        made[model] = Price(rates["input"], rates["output"], rates.get("cached"))
+    return made
 
 
 def engine_limits(settings: Settings, *, build_ahead: bool) -> EngineLimits:

@@ -75,6 +75,10 @@ class Settings(BaseSettings):
     # that crosses it mid-way ends after its current step, interrupted, saying why.
     tokens_per_day: int | None = Field(default=None, ge=1)
     tokens_per_month: int | None = Field(default=None, ge=1)
+    # What each model costs, US dollars per million tokens, by model name, as JSON:
+    # {"gpt-4o": {"input": 2.5, "output": 10, "cached": 1.25}} ("cached" optional: the
+    # input rate). A model without a price gets no cost, never an invented one (issue 43).
+    model_prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     # CloudFront KeyValueStore holding the site and preview pointers (AWS mode).
     sites_kvs_arn: str | None = None
     # DynamoDB table holding every site and preview pointer (AWS at scale: the truth, with

@@ -15,6 +15,7 @@ from zerocode.bootstrap.parts import (
     data_backend,
     engine_limits,
     memory,
+    prices,
     rate_limiter,
     turn_log,
     workspace_limits,
@@ -176,6 +177,7 @@ def platform(
         images=LocalMessageImages(settings.data_dir / "message-images"),
         usage=SqliteUsageLedger(db),
         budgets=budgets(settings),
+        prices=prices(settings),
     )
 
     def site_root(target: SiteTarget) -> Path | None:

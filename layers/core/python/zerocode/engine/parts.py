@@ -13,11 +13,11 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import ParamSpec, Protocol, TypeVar
 
-from zerocode.accounts.usage import Budgets, QuotaExceeded, UsageLedger
+from zerocode.accounts.usage import Budgets, Price, QuotaExceeded, UsageLedger
 from zerocode.apps.lease import Lease
 from zerocode.apps.records import App
 from zerocode.apps.versions import Versions
@@ -91,6 +91,7 @@ class EngineParts:
         images: ImageStore | None = None,
         usage: UsageLedger | None = None,
         budgets: Budgets | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.runtime_check, self.versions = runtime_check, versions
         # The app's acceptance checks and what runs them (None: no checks are kept; a store
@@ -108,6 +109,8 @@ class EngineParts:
         # Where each model request's tokens are kept (None: only the turn's own count), and
         # the accounts' token budgets held against it (None: no limit).
         self.usage, self.budgets = usage, budgets
+        # What each model costs per million tokens, by model name (none: no cost claimed).
+        self.prices: Mapping[str, Price] = prices or {}
 
 
 async def io(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

@@ -95,10 +95,14 @@ class TurnState:
     def tokens_out(self) -> int:
         return self.usage.output_tokens
 
-    def spent(self, usage: Usage, *, estimated: bool = False) -> None:
-        """One model request's tokens, in the turn's tally and its repair round's."""
-        self.usage.add(usage, estimated=estimated)
-        self.rounds.setdefault(self.round, UsageTally()).add(usage, estimated=estimated)
+    def spent(
+        self, usage: Usage, *, estimated: bool = False, cost_micros: int | None = None
+    ) -> None:
+        """One model request's tokens (and cost, where its model has a price), in the
+        turn's tally and its repair round's."""
+        self.usage.add(usage, estimated=estimated, cost_micros=cost_micros)
+        round_ = self.rounds.setdefault(self.round, UsageTally())
+        round_.add(usage, estimated=estimated, cost_micros=cost_micros)
 
     def take_refused(self) -> str:
         """The refusals not yet told to the model, as the start of a message to it ("" for

@@ -32,7 +32,7 @@ from zerocode.engine.parts import EngineParts, io, kind, over_budget
 from zerocode.engine.suite_step import SuiteVerdict, apply_checks_block, run_suite
 from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
-from zerocode.engine.usage import BudgetSpent, estimated_usage, keep
+from zerocode.engine.usage import BudgetSpent, cost_of, estimated_usage, keep
 from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
 from zerocode.memory.images import loaded
@@ -322,10 +322,11 @@ class TurnSteps:
         counted, estimated = reply.usage, False
         if counted is None:
             counted, estimated = estimated_usage(sent, extra, tools, reply.message), True
-        st.spent(counted, estimated=estimated)
+        cost = cost_of(e.prices, reply.model, counted)  # None: no price, no cost claimed
+        st.spent(counted, estimated=estimated, cost_micros=cost)
         if e.usage is not None and st.turn is not None:
             at = (self.app, st.turn.number, st.round)
-            await keep(e.usage, at, counted, reply.model, estimated=estimated)
+            await keep(e.usage, at, counted, reply.model, estimated=estimated, cost_micros=cost)
 
     async def _stream(
         self,

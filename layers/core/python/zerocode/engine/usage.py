@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zerocode.accounts.usage import Spent, UsageLedger
+from zerocode.accounts.usage import MICROS, Price, Spent, UsageLedger, usd
 from zerocode.apps.records import App
 from zerocode.engine.model import Usage
 from zerocode.memory.messages import AssistantMessage, Message
@@ -36,15 +36,19 @@ class UsageTally:
     output_tokens: int = 0
     cached_tokens: int = 0
     estimated: bool = False
+    cost_micros: int = 0  # of the requests whose model has a price (accounts/usage.Price)
+    unpriced: int = 0  # requests whose model has none: no cost is claimed for them
 
-    def add(self, usage: Usage, *, estimated: bool = False) -> None:
+    def add(self, usage: Usage, *, estimated: bool = False, cost_micros: int | None = None) -> None:
         self.requests += 1
         self.input_tokens += usage.prompt_tokens
         self.output_tokens += usage.completion_tokens
         self.cached_tokens += usage.cached_tokens
         self.estimated = self.estimated or estimated
+        self.cost_micros += cost_micros or 0
+        self.unpriced += cost_micros is None
 
-    def to_json(self) -> dict[str, int | bool]:
+    def to_json(self) -> dict[str, int | bool | float | None]:
         """As the API says it (``done``'s ``usage``; docs/api.md)."""
         return {
             "requests": self.requests,
@@ -52,6 +56,8 @@ class UsageTally:
             "outputTokens": self.output_tokens,
             "cachedTokens": self.cached_tokens,
             "estimated": self.estimated,
+            "costUsd": usd(self.cost_micros) if self.unpriced < self.requests else None,
+            "unpricedRequests": self.unpriced,
         }
 
     @classmethod
@@ -65,12 +71,16 @@ class UsageTally:
             ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
             return value if ok else 0  # type: ignore[return-value]
 
+        cost = raw.get("costUsd")
+        priced = isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0
         return cls(
             requests=count("requests"),
             input_tokens=count("inputTokens"),
             output_tokens=count("outputTokens"),
             cached_tokens=count("cachedTokens"),
             estimated=raw.get("estimated") is True,
+            cost_micros=round(cost * MICROS) if priced else 0,  # type: ignore[operator]
+            unpriced=count("unpricedRequests"),
         )
 
 
@@ -98,9 +108,19 @@ def kept_usage(spent: Sequence[Spent]) -> dict[str, Any] | None:
     total, rounds = UsageTally(), dict[int, UsageTally]()
     for one in spent:
         usage = Usage(one.input_tokens, one.output_tokens, one.cached_tokens)
-        total.add(usage, estimated=one.estimated)
-        rounds.setdefault(one.round, UsageTally()).add(usage, estimated=one.estimated)
+        said = {"estimated": one.estimated, "cost_micros": one.cost_micros}
+        total.add(usage, **said)  # type: ignore[arg-type]
+        rounds.setdefault(one.round, UsageTally()).add(usage, **said)  # type: ignore[arg-type]
     return usage_json(total, rounds)
+
+
+def cost_of(prices: Mapping[str, Price], model: str, usage: Usage) -> int | None:
+    """A request's cost at its model's price, in micro-dollars; None without a price (a cost
+    is never invented)."""
+    price = prices.get(model)
+    if price is None:
+        return None
+    return price.micros(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
 
 
 def estimated_usage(
@@ -126,6 +146,7 @@ async def keep(
     model: str,
     *,
     estimated: bool,
+    cost_micros: int | None,
 ) -> None:
     """One request's tokens into the ledger (``at``: the app, the turn, the repair round),
     for the app's and its owner's days. A ledger that fails costs its record, logged, not
@@ -142,6 +163,7 @@ async def keep(
         output_tokens=usage.completion_tokens,
         cached_tokens=usage.cached_tokens,
         estimated=estimated,
+        cost_micros=cost_micros,
     )
     try:
         await asyncio.to_thread(ledger.record, spent)

@@ -14,6 +14,10 @@ class UsageDayOut(BaseModel):
     outputTokens: int
     cachedTokens: int
     estimatedRequests: int  # requests whose provider reported nothing: counted by the platform
+    # What the priced requests cost (US dollars; null when none had a price), and how many
+    # had none: their cost is not claimed.
+    costUsd: float | None
+    unpricedRequests: int
 
 
 class UsageTotalOut(BaseModel):
@@ -22,6 +26,8 @@ class UsageTotalOut(BaseModel):
     outputTokens: int
     cachedTokens: int
     estimatedRequests: int
+    costUsd: float | None
+    unpricedRequests: int
 
 
 class UsageOut(BaseModel):
@@ -37,7 +43,15 @@ class UsageOut(BaseModel):
 
 def usage_out(first: str, last: str, days: list[DayUsage]) -> dict[str, object]:
     """The JSON body (``from`` is a keyword in Python: the model's field is ``from_``)."""
-    listed = [d.to_json() for d in days]
-    fields = ("requests", "inputTokens", "outputTokens", "cachedTokens", "estimatedRequests")
-    total = {f: sum(int(d[f]) for d in listed) for f in fields}
-    return {"from": first, "to": last, "days": listed, "total": total}
+    total = DayUsage(
+        day=last,
+        requests=sum(d.requests for d in days),
+        input_tokens=sum(d.input_tokens for d in days),
+        output_tokens=sum(d.output_tokens for d in days),
+        cached_tokens=sum(d.cached_tokens for d in days),
+        estimated=sum(d.estimated for d in days),
+        cost_micros=sum(d.cost_micros for d in days),
+        unpriced=sum(d.unpriced for d in days),
+    ).to_json()
+    del total["day"]
+    return {"from": first, "to": last, "days": [d.to_json() for d in days], "total": total}

@@ -26,7 +26,15 @@ from zerocode.accounts.usage import DayUsage, Scope, Spent
 from zerocode.adapters.aws.errors import error_code
 from zerocode.adapters.dynamodb.tables import Item, batch_delete, ensure_table
 
-_COUNTS = ("requests", "input_tokens", "output_tokens", "cached_tokens", "estimated")
+_COUNTS = (
+    "requests",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "estimated",
+    "cost_micros",
+    "unpriced",
+)
 CONFLICT_ATTEMPTS = 8
 
 
@@ -57,12 +65,16 @@ class DynamoUsageLedger:
             "cached_tokens": {"N": str(spent.cached_tokens)},
             "estimated": {"BOOL": spent.estimated},
         }
+        if spent.cost_micros is not None:
+            request["cost_micros"] = {"N": str(spent.cost_micros)}
         added = {
             ":requests": {"N": "1"},
             ":input_tokens": {"N": str(spent.input_tokens)},
             ":output_tokens": {"N": str(spent.output_tokens)},
             ":cached_tokens": {"N": str(spent.cached_tokens)},
             ":estimated": {"N": "1" if spent.estimated else "0"},
+            ":cost_micros": {"N": str(spent.cost_micros or 0)},
+            ":unpriced": {"N": "1" if spent.cost_micros is None else "0"},
         }
         day = {
             "TableName": self.table,
@@ -101,6 +113,7 @@ class DynamoUsageLedger:
                 output_tokens=int(i["output_tokens"]["N"]),
                 cached_tokens=int(i["cached_tokens"]["N"]),
                 estimated=i["estimated"]["BOOL"],
+                cost_micros=int(i["cost_micros"]["N"]) if "cost_micros" in i else None,
             )
             for i in self._query(
                 "pk = :pk AND begins_with(sk, :turn)",
@@ -117,6 +130,8 @@ class DynamoUsageLedger:
                 output_tokens=int(i["output_tokens"]["N"]),
                 cached_tokens=int(i["cached_tokens"]["N"]),
                 estimated=int(i["estimated"]["N"]),
+                cost_micros=int(i["cost_micros"]["N"]),
+                unpriced=int(i["unpriced"]["N"]),
             )
             for i in self._query(
                 "pk = :pk AND sk BETWEEN :first AND :last",

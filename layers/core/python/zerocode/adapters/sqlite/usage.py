@@ -17,6 +17,7 @@ _REQUEST = (
     "output_tokens",
     "cached_tokens",
     "estimated",
+    "cost_micros",
 )
 
 
@@ -30,13 +31,14 @@ class SqliteUsageLedger:
                 "round INTEGER NOT NULL, model TEXT NOT NULL, at REAL NOT NULL, "
                 "input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, "
                 "cached_tokens INTEGER NOT NULL, estimated INTEGER NOT NULL, "
-                "PRIMARY KEY (app_id, turn, seq)) WITHOUT ROWID"
+                "cost_micros INTEGER, PRIMARY KEY (app_id, turn, seq)) WITHOUT ROWID"
             )
             db.conn.execute(
                 "CREATE TABLE IF NOT EXISTS usage_days (scope TEXT NOT NULL, "
                 "key TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL, "
                 "input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, "
                 "cached_tokens INTEGER NOT NULL, estimated INTEGER NOT NULL, "
+                "cost_micros INTEGER NOT NULL, unpriced INTEGER NOT NULL, "
                 "PRIMARY KEY (scope, key, day)) WITHOUT ROWID"
             )
 
@@ -47,6 +49,8 @@ class SqliteUsageLedger:
             spent.output_tokens,
             spent.cached_tokens,
             int(spent.estimated),
+            spent.cost_micros or 0,
+            int(spent.cost_micros is None),
         )
         with self.db.transaction() as conn:
             (seq,) = conn.execute(
@@ -62,12 +66,15 @@ class SqliteUsageLedger:
             for scope, key in (("app", spent.app_id), ("account", spent.account)):
                 conn.execute(
                     "INSERT INTO usage_days (scope, key, day, requests, input_tokens, "
-                    "output_tokens, cached_tokens, estimated) VALUES (?, ?, ?, 1, ?, ?, ?, ?) "
+                    "output_tokens, cached_tokens, estimated, cost_micros, unpriced) "
+                    "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (scope, key, day) DO UPDATE SET requests = requests + 1, "
                     "input_tokens = input_tokens + excluded.input_tokens, "
                     "output_tokens = output_tokens + excluded.output_tokens, "
                     "cached_tokens = cached_tokens + excluded.cached_tokens, "
-                    "estimated = estimated + excluded.estimated",
+                    "estimated = estimated + excluded.estimated, "
+                    "cost_micros = cost_micros + excluded.cost_micros, "
+                    "unpriced = unpriced + excluded.unpriced",
                     (scope, key, spent.day, *counts),
                 )
 
@@ -78,14 +85,15 @@ class SqliteUsageLedger:
             (app_id, turn),
         )
         return [
-            Spent(**{**dict(zip(_REQUEST, row, strict=True)), "estimated": bool(row[-1])})
+            Spent(**{**dict(zip(_REQUEST, row, strict=True)), "estimated": bool(row[-2])})
             for row in rows
         ]
 
     def days(self, scope: Scope, key: str, first: str, last: str) -> list[DayUsage]:
         rows = self.db.query(
-            "SELECT day, requests, input_tokens, output_tokens, cached_tokens, estimated "
-            "FROM usage_days WHERE scope = ? AND key = ? AND day >= ? AND day <= ? ORDER BY day",
+            "SELECT day, requests, input_tokens, output_tokens, cached_tokens, estimated, "
+            "cost_micros, unpriced FROM usage_days "
+            "WHERE scope = ? AND key = ? AND day >= ? AND day <= ? ORDER BY day",
             (scope, key, first, last),
         )
         return [
@@ -96,6 +104,8 @@ class SqliteUsageLedger:
                 output_tokens=r[3],
                 cached_tokens=r[4],
                 estimated=r[5],
+                cost_micros=r[6],
+                unpriced=r[7],
             )
             for r in rows
         ]
