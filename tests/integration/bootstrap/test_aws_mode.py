@@ -451,6 +451,18 @@ def test_deploys_on_codebuild_finish_through_build_events(remote: Platform) -> N
             is None
         )
 
+        # A deploy build says "succeeded" only once its site is published: when the site
+        # pointer flips, its record still says running (a client that polls it and then reads
+        # the app never sees "succeeded" without the new deployUrl).
+        seen: list[str] = []
+        point = remote.publishing.publisher.point
+
+        def pointing(name: str, target: Any) -> None:
+            found = remote.publishing.builds.get(target.app_id, target.build_id)
+            seen.append(found.state.value if found is not None else "none")
+            point(name, target)
+
+        remote.publishing.publisher.point = pointing  # type: ignore[method-assign,assignment]
         older = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token)).json()
         newer = client.post(f"/api/apps/{app['id']}/deploy", headers=gateway(token)).json()
         assert older["buildId"] < newer["buildId"]
@@ -469,6 +481,7 @@ def test_deploys_on_codebuild_finish_through_build_events(remote: Platform) -> N
         )
         record = client.get(f"/api/apps/{app['id']}", headers=gateway(token)).json()
         assert record["deployBuildId"] == newer["buildId"]  # the newest success stays
+        assert seen == ["running"]  # flipped once (the older one was not), before "succeeded"
         pointer = remote.publishing.publisher.target(f"site:{record['deployKey']}")
         assert pointer is not None and pointer.build_id == newer["buildId"]
         # A repeated event changes nothing; events of other projects are ignored.

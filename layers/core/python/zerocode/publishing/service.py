@@ -156,15 +156,21 @@ class Publishing(Previews):
         return found
 
     def _complete(self, build: Build, outcome: BuildOutcome) -> Build:
+        """A remote build's end recorded. A deploy build says "succeeded" only once its site
+        is published, as a local one (:meth:`deploy`): a client that sees it succeeded
+        reads the app's new deployUrl, never the old one or none."""
         done = build.ended(outcome)
-        self.builds.put(done)
         if done.state is BuildState.SUCCEEDED and done.purpose is BuildPurpose.DEPLOY:
-            self._publish_if_newest(done)
+            self._publish_if_newest(done)  # which records it, once published
+        else:
+            self.builds.put(done)
         return done
 
     def _publish_if_newest(self, build: Build) -> None:
         """Remote builds of one app may finish out of order; the newest success wins, and
-        the lease makes the check and the flip one step across processes."""
+        the lease makes the check, the flip and the build's record one step across
+        processes (an older build finishing meanwhile sees this one succeeded). Without the
+        lease nothing is recorded: the build's next event or poll finishes it."""
         holder, key = secrets.token_hex(8), f"deploy:{build.app_id}"
         deadline = time.monotonic() + 60
         while not self.lease.acquire(key, holder, 60):
@@ -178,7 +184,10 @@ class Publishing(Previews):
                 return
             self.publish(build)
         finally:
-            self.lease.release(key, holder)
+            try:
+                self.builds.put(build)
+            finally:
+                self.lease.release(key, holder)
 
     def _remote(self) -> RemoteBuilder:
         if not isinstance(self.builder, RemoteBuilder):
