@@ -329,6 +329,37 @@ def test_ollama_reasoning_field_is_thinking_too(client: httpx.Client, model: Rep
     assert "greeting" not in json.dumps(messages)
 
 
+# -- usage (issue 43) ------------------------------------------------------------------------
+
+
+def test_each_providers_usage_reaches_done_and_the_history(
+    client: httpx.Client, model: ReplayModel
+) -> None:
+    """DeepSeek's cache-hit fields, vLLM's usage in a last chunk without choices, and a server
+    that reports no usage at all: done says the provider's counts (cached included), or the
+    platform's own count marked estimated; the stored reply says the same."""
+    for fixture, text, told in (
+        ("deepseek_cache_hit.sse", "Done.", (2048, 31, 1920)),
+        ("vllm_usage_last_chunk.sse", "Hello there.", (356, 24, 0)),
+        ("no_usage.sse", "Saved.", None),
+    ):
+        app_id = html_app(client)
+        model.reset(fixture_stream(fixture))
+        said = talk(client, app_id, "Hello")
+        assert said.text == text and said.status == "succeeded", fixture
+        assert said.turn.done is not None
+        usage = said.turn.done["usage"]
+        assert usage["requests"] == 1, fixture
+        if told is None:
+            assert usage["estimated"] is True and usage["inputTokens"] > 0
+            assert usage["outputTokens"] > 0
+        else:
+            counts = (usage["inputTokens"], usage["outputTokens"], usage["cachedTokens"])
+            assert counts == told and usage["estimated"] is False, fixture
+        (entry,) = [e for e in history(client, app_id) if e["role"] == "ai"]
+        assert entry["usage"] == usage, fixture
+
+
 # -- endings ---------------------------------------------------------------------------------
 
 
