@@ -185,7 +185,7 @@ requests = st.lists(
 
 # ``ledgers`` makes a fresh ledger per example: the fixture itself holds nothing between them.
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(requests)
 def test_the_days_always_add_up_to_the_requests(
