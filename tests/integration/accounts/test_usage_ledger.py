@@ -191,21 +191,18 @@ requests = st.lists(
 def test_the_days_always_add_up_to_the_requests(
     ledgers: Ledgers, made: list[tuple[str, int, int, int, bool]]
 ) -> None:
-    if True:
-        ledger = ledgers()
-        for app, day, prompt, completion, estimated in made:
-            at = MONDAY + day * DAY + 3600
-            ledger.record(
-                spent(
-                    app, at=at, input_tokens=prompt, output_tokens=completion, estimated=estimated
-                )
-            )
-        for app in ("a1", "a2", "a3"):
-            mine = [m for m in made if m[0] == app]
-            days = ledger.days("app", app, "2026-01-01", "2027-12-31")
-            assert sum(d.requests for d in days) == len(mine)
-            assert sum(d.input_tokens for d in days) == sum(m[2] for m in mine)
-            assert sum(d.estimated for d in days) == sum(m[4] for m in mine)
-            assert [d.day for d in days] == sorted({day_of(MONDAY + m[1] * DAY) for m in mine})
-        everyone = ledger.days("account", "ann", "2026-01-01", "2027-12-31")
-        assert sum(d.output_tokens for d in everyone) == sum(m[3] for m in made)
+    ledger = ledgers()
+    for app, day, prompt, completion, estimated in made:
+        at = MONDAY + day * DAY + 3600
+        ledger.record(
+            spent(app, at=at, input_tokens=prompt, output_tokens=completion, estimated=estimated)
+        )
+    for app in ("a1", "a2", "a3"):
+        mine = [m for m in made if m[0] == app]
+        days = ledger.days("app", app, "2026-01-01", "2027-12-31")
+        assert sum(d.requests for d in days) == len(mine)
+        assert sum(d.input_tokens for d in days) == sum(m[2] for m in mine)
+        assert sum(d.estimated for d in days) == sum(m[4] for m in mine)
+        assert [d.day for d in days] == sorted({day_of(MONDAY + m[1] * DAY) for m in mine})
+    everyone = ledger.days("account", "ann", "2026-01-01", "2027-12-31")
+    assert sum(d.output_tokens for d in everyone) == sum(m[3] for m in made)

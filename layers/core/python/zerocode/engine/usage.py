@@ -68,18 +68,20 @@ class UsageTally:
 
         def count(name: str) -> int:
             value = raw.get(name)
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-            return value if ok else 0  # type: ignore[return-value]
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+            return 0
 
         cost = raw.get("costUsd")
-        priced = isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0
+        usd_given = isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0
+        micros = round(float(cost) * MICROS) if usd_given and cost is not None else 0
         return cls(
             requests=count("requests"),
             input_tokens=count("inputTokens"),
             output_tokens=count("outputTokens"),
             cached_tokens=count("cachedTokens"),
             estimated=raw.get("estimated") is True,
-            cost_micros=round(cost * MICROS) if priced else 0,  # type: ignore[operator]
+            cost_micros=micros,
             unpriced=count("unpricedRequests"),
         )
 
@@ -108,9 +110,8 @@ def kept_usage(spent: Sequence[Spent]) -> dict[str, Any] | None:
     total, rounds = UsageTally(), dict[int, UsageTally]()
     for one in spent:
         usage = Usage(one.input_tokens, one.output_tokens, one.cached_tokens)
-        said = {"estimated": one.estimated, "cost_micros": one.cost_micros}
-        total.add(usage, **said)  # type: ignore[arg-type]
-        rounds.setdefault(one.round, UsageTally()).add(usage, **said)  # type: ignore[arg-type]
+        for tally in (total, rounds.setdefault(one.round, UsageTally())):
+            tally.add(usage, estimated=one.estimated, cost_micros=one.cost_micros)
     return usage_json(total, rounds)
 
 
