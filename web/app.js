@@ -53,7 +53,9 @@ async function route() {
   if (!session.me) { location.hash = "#/login"; return; }
   const appMatch = path.match(/^\/apps\/([a-z0-9]{20})(?:\/versions\/(v[1-9][0-9]*))?$/);
   if (appMatch) return appPage(appMatch[1], appMatch[2] || null);
-  if (path.startsWith("/admin")) return admin(path.endsWith("/users") ? "users" : "apps");
+  if (path.startsWith("/admin")) {
+    return admin(path.endsWith("/users") ? "users" : path.endsWith("/usage") ? "usage" : "apps");
+  }
   return home();
 }
 

@@ -1,5 +1,6 @@
 // The app page (#/apps/{id}): the chat on the left (chat.js), the preview and the Code,
-// Versions, Checks and Data tabs on the right (preview_pane.js, code.js, checks.js, data.js);
+// Versions, Checks, Data, Images and Usage tabs on the right (preview_pane.js, code.js,
+// checks.js, data.js, images.js, usage_chart.js);
 // the deploy, context and title panels: app_panels.js. This module holds the page's shared state and
 // ties the parts together: one change at a time, a restore, an edit, the tabs, the layout.
 
@@ -8,6 +9,7 @@ import { codeView, versionsView } from "./code.js";
 import { checksView } from "./checks.js";
 import { dataView } from "./data.js";
 import { imagesView } from "./images.js";
+import { usageView } from "./usage_chart.js";
 import { h } from "./render.js";
 import { foldingNotice, phoneSwitch, rove, tabKeys } from "./layout.js";
 import { attachments } from "./attach.js";
@@ -82,7 +84,7 @@ export async function appPage(appId, openVersion = null) {
   // The preview pane (preview_pane.js) and the chat (chat.js).
   const { frame, placeholder, editButton, rebuildButton, staleNotice, loadFrame, heard, showPlaceholder,
           showEditable, checkPreview } = Object.assign(page, makePreview(page));
-  const { loadHistory, reloadHistory, chat, reattach } = Object.assign(page, makeChat(page));
+  const { loadHistory, reloadHistory, chat, reattach, modeSwitch } = Object.assign(page, makeChat(page));
 
   // One change at a time: a running turn, a restore or a rebuild disables the others.
   function busy() { return page.running || page.restoring || page.rebuilding || page.savingText || code.saving(); }
@@ -90,7 +92,12 @@ export async function appPage(appId, openVersion = null) {
   // (issue 24; a text saved in place keeps Edit mode: its new build drops an older pick).
   // Edit mode itself stays as the builder set it, and picks again in the new preview.
   function locked() { return page.running || page.restoring || page.rebuilding; }
+  // A turn has ended when the page stops running one (chat.js's follow, whichever way it
+  // ended): the Usage tab, if shown, reads what the turn's requests added.
+  let wasRunning = false;
   function showBusy() {
+    if (wasRunning && !page.running && page.currentTab === "usage") usage.refresh();
+    wasRunning = page.running;
     showEditable();
     send.disabled = busy();
     rebuildButton.disabled = busy();
@@ -105,7 +112,7 @@ export async function appPage(appId, openVersion = null) {
   async function caughtUp() {
     await reloadHistory();
     page.hasPreview = page.hasPreview || await previewBuilt(appId).catch(() => false);
-    if (page.currentTab !== "preview") ({ code, versions, checks, data })[page.currentTab].refresh();
+    if (page.currentTab !== "preview") ({ code, versions, checks, data, images, usage })[page.currentTab].refresh();
     checkPreview();
   }
 
@@ -171,11 +178,14 @@ export async function appPage(appId, openVersion = null) {
   const checks = checksView(appId, { api, report, notify, loadImage, busy, restore, onApp: (a) => { page.app = a; } });
   const data = dataView(appId, { api, raw: apiRaw, report, notify, busy });
   const images = imagesView(appId, { api, report, notify, loadImage, busy, onSaved: edited });
-  Object.assign(page, { code, versions, checks, data, images });
+  // What the app's model requests cost, by day (issue 43): read when shown, and again after a turn.
+  const usage = usageView({ id: "usage-view", heading: h("h3", {}, t("usageView.title")), report,
+                            load: () => api("GET", `/api/apps/${appId}/usage`) });
+  Object.assign(page, { code, versions, checks, data, images, usage });
   const previewPane = h("div", { class: "pane preview-pane", id: "preview-pane" }, staleNotice, placeholder, frame);
-  for (const pane of [code, versions, checks, data, images]) pane.el.classList.add("pane");
+  for (const pane of [code, versions, checks, data, images, usage]) pane.el.classList.add("pane");
   const panes = { preview: previewPane, code: code.el, versions: versions.el, checks: checks.el, data: data.el,
-                  images: images.el };
+                  images: images.el, usage: usage.el };
   const tabs = Object.keys(panes).map((name) => h("button", {
     type: "button", role: "tab", id: `tab-${name}`, class: "tab", "aria-controls": panes[name].id,
     "aria-selected": String(name === "preview"), onclick: () => showTab(name) }, t(`app.tab.${name}`)));
@@ -189,6 +199,7 @@ export async function appPage(appId, openVersion = null) {
     if (name === "checks") checks.refresh();
     if (name === "data") data.refresh();
     if (name === "images") images.refresh();
+    if (name === "usage") usage.refresh();
   }
   for (const [name, pane] of Object.entries(panes)) {
     pane.setAttribute("role", "tabpanel");
@@ -196,7 +207,7 @@ export async function appPage(appId, openVersion = null) {
   }
   rove(tabs, tabs[0]);
   code.el.hidden = true; versions.el.hidden = true; checks.el.hidden = true; data.el.hidden = true;
-  images.el.hidden = true;
+  images.el.hidden = true; usage.el.hidden = true;
   // -- deploy and rollback, the download, what the AI sees, the title (app_panels.js) -------
   const { showBuilds, download } = deployPanel(page);
   contextPanelOf(page);
@@ -216,14 +227,14 @@ export async function appPage(appId, openVersion = null) {
 
   const chatSection = h("section", { class: "chat", "aria-label": t("phone.chat") }, titleRow, messages, offlineSlot,
     h("div", { class: "composer" }, chipSlot, attached.strip, input, attached.picker,
-      h("div", { class: "row" }, send, attached.button, stopButton,
+      h("div", { class: "row" }, modeSwitch, send, attached.button, stopButton,
         h("span", { class: "small", id: "send-hint" }, t("app.sendHint")), inputCount)));
   const previewSection = h("section", { class: "preview", "aria-label": t("phone.preview") },
     h("div", { class: "toolbar" }, h("div", { class: "tabs", role: "tablist", "aria-label": t("app.tabs") }, tabs),
       editButton, deployButton,
       h("button", { class: "secondary", onclick: download }, t("app.download")), contextButton,
       h("a", { href: page.app.previewUrl, target: "_blank", rel: "noopener" }, t("app.openPreview"))),
-    panel, contextPanel, previewPane, code.el, versions.el, checks.el, data.el, images.el);
+    panel, contextPanel, previewPane, code.el, versions.el, checks.el, data.el, images.el, usage.el);
   const workspace = h("div", { class: "workspace" });
   const phone = page.phone = phoneSwitch(workspace, chatSection, previewSection);
   workspace.append(phone.el, chatSection, previewSection);

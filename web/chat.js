@@ -14,6 +14,20 @@ import { turnStream } from "./turn_stream.js";
 
 export function makeChat(page) {
   const { appId, messages, input, inputCount, send, stopButton, asked } = page;
+  // -- Build or Ask (issue 43) ---------------------------------------------------------------
+  // A message goes as a change (Build) or as a question (Ask: the model reads the app with
+  // read-only tools and answers; no file changes, no build, no version).
+  page.mode = "build";
+  const modeButtons = ["build", "ask"].map((mode) => h("button", {
+    type: "button", class: "secondary mode", "data-mode": mode, "aria-pressed": String(mode === "build"),
+    title: t(`mode.${mode}Hint`), onclick: () => setMode(mode) }, t(`mode.${mode}`)));
+  const modeSwitch = h("div", { class: "mode-switch", role: "group", "aria-label": t("mode.label") }, ...modeButtons);
+  function setMode(mode) {
+    page.mode = mode;
+    for (const b of modeButtons) b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
+    input.placeholder = t(mode === "ask" ? "mode.askPlaceholder" : "app.ask");
+    send.textContent = t(mode === "ask" ? "mode.askSend" : "app.send");
+  }
   // -- the chat ----------------------------------------------------------------------------
   // A page of the history drawn (newest last); its entries, newest first.
   async function loadHistory(older) {
@@ -28,7 +42,7 @@ export function makeChat(page) {
       fillPictures();
       foldTurns(messages);  // all but the newest turns, folded to a line each
       for (const e of got.entries) {
-        if (e.role === "user") asked.set(e.turn, { content: e.content, element: e.element, images: e.images || [] });
+        if (e.role === "user") asked.set(e.turn, { content: e.content, element: e.element, images: e.images || [], mode: e.mode || "build" });
       }
       const newest = got.entries[0];
       if (!older && newest && newest.role !== "user" && (newest.status === "failed" || newest.status === "interrupted")) {
@@ -92,8 +106,8 @@ export function makeChat(page) {
   }
 
   // A reply being drawn as its turn's events arrive.
-  function liveShell() {
-    const shell = replyShell();
+  function liveShell(mode = "build") {
+    const shell = replyShell(mode);
     shell.el.dataset.turn = "running";
     messages.append(shell.el);
     foldTurns(messages);
@@ -133,7 +147,7 @@ export function makeChat(page) {
     if (!ask) return;
     afterTurn(el, { wrote: turnWrote(api, appId, turn), undo: page.restore,
       retry: async () => chat(ask.content, ask.element ? pickedElement(ask.element) : null, false,
-                              await sentAgain(ask.images || [])) });
+                              await sentAgain(ask.images || []), ask.mode || "build") });
   }
   // A message's images for a Retry: as sent (data URLs), or kept ones fetched again.
   function sentAgain(images) {
@@ -172,7 +186,9 @@ export function makeChat(page) {
       page.showBusy();
       // The preview reloads after every turn (unless a build event did already); before the
       // first successful build there is nothing to load, and the placeholder says so.
-      if (page.hasPreview && !page.framed) page.loadFrame(true);
+      // A question's turn changed nothing: the preview keeps what the builder is looking at.
+      const asking = (done && done.mode === "ask") || (ask && ask.mode === "ask");
+      if (page.hasPreview && !page.framed && !asking) page.loadFrame(true);
       if (!page.hasPreview) page.showPlaceholder(false);
       if (page.currentTab === "code") page.code.refresh();
       if (page.currentTab === "versions") page.versions.refresh();
@@ -184,7 +200,7 @@ export function makeChat(page) {
   }
 
   // A new turn. `typed`: the message is the composer's, cleared once the turn has started.
-  async function chat(text, element, typed, images = null) {
+  async function chat(text, element, typed, images = null, mode = page.mode) {
     if (page.busy() || !text.trim()) return;
     page.running = true;
     page.showBusy();
@@ -192,8 +208,9 @@ export function makeChat(page) {
     const body = { message: text };
     if (element) body.element = element;
     if (pictures.length) body.images = pictures;
-    messages.append(userBubble(text, element, pictures));
-    const shell = liveShell();
+    if (mode === "ask") body.mode = "ask";
+    messages.append(userBubble(text, element, pictures, mode));
+    const shell = liveShell(mode);
     if (!page.hasPreview) page.showPlaceholder(true);
     let response;
     try {
@@ -220,7 +237,7 @@ export function makeChat(page) {
     }
     clearRetry();
     if (typed) { input.value = ""; inputCount.update(); page.picked = null; page.showChip(); }
-    await follow(shell, response, null, { content: text, element, images: pictures });
+    await follow(shell, response, null, { content: text, element, images: pictures, mode });
   }
   send.addEventListener("click", () => { if (!inputCount.over()) chat(input.value, page.picked, true); });
   // Enter sends (Ctrl/Cmd+Enter too), Shift+Enter breaks the line; an Enter that ends an IME
@@ -242,13 +259,14 @@ export function makeChat(page) {
       const got = await api("GET", `/api/apps/${appId}/history?limit=5`).catch(() => ({ entries: [] }));
       const mine = got.entries.find((e) => e.turn === turn && e.role === "user");
       if (mine) {
-        asked.set(turn, { content: mine.content, element: mine.element, images: mine.images || [] });
+        asked.set(turn, { content: mine.content, element: mine.element, images: mine.images || [], mode: mine.mode || "build" });
         messages.append(entryView(mine));
         fillPictures();
       }
     }
-    await follow(liveShell(), null, turn, asked.get(turn));
+    const ask = asked.get(turn);
+    await follow(liveShell(ask ? ask.mode : "build"), null, turn, ask);
   }
 
-  return { loadHistory, reloadHistory, showStop, hideStop, chat, reattach };
+  return { loadHistory, reloadHistory, showStop, hideStop, chat, reattach, modeSwitch, setMode };
 }

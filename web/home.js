@@ -1,5 +1,5 @@
-// Home (#/): create an app from a prompt, my apps and featured apps as tiles, and the
-// offline model's notice.
+// Home (#/): create an app from a prompt, my apps and featured apps as tiles, the account's
+// model usage over the last 30 days (usage_chart.js), and the offline model's notice.
 
 import { EXAMPLES, lang, t } from "./i18n.js";
 import { h, when } from "./render.js";
@@ -8,6 +8,7 @@ import { focusNext } from "./keyboard.js";
 import { blank } from "./messages.js";
 import { api, health, loadImage, notify, report } from "./api.js";
 import { counter } from "./fields.js";
+import { usageView } from "./usage_chart.js";
 
 const view = document.getElementById("view");
 
@@ -73,6 +74,17 @@ export function offlineNotice(onPick) {
   return slot;
 }
 
+// What the signed-in account's model requests cost, over all its apps (issue 43).
+function accountUsage() {
+  const usage = usageView({ id: "account-usage", report,
+    heading: h("div", {}, h("h2", { id: "account-usage-title" }, t("usageView.accountTitle")),
+      h("p", { class: "small" }, t("usageView.accountHint"))),
+    load: () => api("GET", "/api/users/me/usage") });
+  usage.el.classList.add("card");
+  usage.refresh();
+  return h("section", { "aria-labelledby": "account-usage-title" }, usage.el);
+}
+
 export function home() {
   const prompt = h("textarea", { id: "prompt", placeholder: t("home.placeholder"),
                                  "aria-label": t("home.promptLabel") });
@@ -97,6 +109,7 @@ export function home() {
   const notice = offlineNotice((text) => {
     prompt.value = text; mode.value = ""; promptCount.update(); prompt.focus();
   });
-  view.replaceChildren(notice, form, appList(t("home.mine"), "mine"), appList(t("home.featured"), "featured"));
+  view.replaceChildren(notice, form, appList(t("home.mine"), "mine"), accountUsage(),
+    appList(t("home.featured"), "featured"));
   focusNext(prompt);  // after registering or signing in, the next thing is the prompt
 }

@@ -205,13 +205,15 @@ export function badge(status) {
 }
 
 // The parts of a reply, filled in: by the stream as it arrives, or at once from history.
-export function replyShell() {
+export function replyShell(mode = "build") {
   const thinking = h("details", { class: "thinking", hidden: true },
     h("summary", {}, t("reply.thinking")), h("pre", { tabindex: "0" }));
   const answer = h("div", { class: "answer" });
   const steps = h("ul", { class: "steps" });
   const outcome = h("div", { class: "outcome" });
-  const el = h("div", { class: "msg ai" }, thinking, answer, steps, outcome);
+  // An answer to a question (Ask mode) says so: it changed nothing.
+  const tag = mode === "ask" ? h("span", { class: "mode-tag" }, t("mode.answer")) : null;
+  const el = h("div", { class: mode === "ask" ? "msg ai ask" : "msg ai" }, tag, thinking, answer, steps, outcome);
   return { el, thinking, answer, steps, outcome };
 }
 
@@ -230,13 +232,17 @@ export function usageLine(usage) {
   if (usage.cachedTokens) text += ` · ${t("usage.cached", { n: compact(usage.cachedTokens) })}`;
   // A cost only where every request's model has a price: never a part shown as the whole.
   if (usage.costUsd != null && !usage.unpricedRequests) {
-    text += ` · $${usage.costUsd < 0.01 ? usage.costUsd.toFixed(4) : usage.costUsd.toFixed(2)}`;
+    text += ` · ${dollars(usage.costUsd)}`;
   }
   if (usage.estimated) text += ` ${t("usage.estimated")}`;
   return h("span", { class: "usage", title: t(usage.estimated ? "usage.titleEstimated" : "usage.title") }, text);
 }
 
-function compact(n) {
+// A cost in US dollars: four places under a cent, else two. (The usage views too.)
+export function dollars(usd) { return `$${usd < 0.01 ? usd.toFixed(4) : usd.toFixed(2)}`; }
+
+// A count of tokens as "950", "1.2k", "18k", "1.3M". (The usage views too: usage_chart.js.)
+export function compact(n) {
   if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
   if (n >= 1e4) return `${Math.round(n / 1e3)}k`;
   if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
@@ -283,7 +289,7 @@ function elementChip(element) {
   return h("span", { class: "chip picked-element" }, `<${element.tag}> ${(element.text || "").slice(0, 40)}`);
 }
 
-export function userBubble(text, element, images = []) {
+export function userBubble(text, element, images = [], mode = "build") {
   const body = h("div");
   body.innerHTML = escapeHtml(text);
   // The message's images: data URLs as sent, or kept ones by digest (filled by chat.js).
@@ -292,19 +298,20 @@ export function userBubble(text, element, images = []) {
       ? h("img", { src: image, alt: t("attach.image", { n: i + 1 }) })
       : h("img", { "data-sha": image.sha256, alt: t("attach.image", { n: i + 1 }),
                    width: image.width, height: image.height }))) : null;
-  return h("div", { class: "msg user" }, elementChip(element), pictures, body);
+  const tag = mode === "ask" ? h("span", { class: "mode-tag" }, t("mode.question")) : null;
+  return h("div", { class: mode === "ask" ? "msg user ask" : "msg user" }, tag, elementChip(element), pictures, body);
 }
 
 // A history entry as the chat shows it: the user's message, a reply (ai or error), or a
 // platform note (e.g. "Restored version v1 …"), centred and plain.
 export function entryView(entry) {
-  if (entry.role === "user") return userBubble(entry.content, entry.element, entry.images || []);
+  if (entry.role === "user") return userBubble(entry.content, entry.element, entry.images || [], entry.mode || "build");
   if (entry.role === "note") {
     const note = h("div", { class: "note", role: "note" });
     note.innerHTML = markdown(noteText(entry.content));
     return note;
   }
-  const shell = replyShell();
+  const shell = replyShell(entry.mode || "build");
   fillReply(shell, parseReply(entry.content), STATUS_OF[entry.status] || "failed", entry.usage);
   return shell.el;
 }

@@ -187,6 +187,7 @@ def test_axe_finds_no_serious_violation_on_any_console_page(
     signed_in(page, server, world.token)
     page.wait_for_selector(f"#mine-apps .tile[data-app='{world.app['id']}']")
     page.wait_for_selector("#offline-notice")
+    page.wait_for_selector("#account-usage[data-loaded] svg.usage-chart")
     found += scan(page, axe, "home")
     shot(page, f"a11y-home-{scheme}")
 
@@ -208,6 +209,9 @@ def test_axe_finds_no_serious_violation_on_any_console_page(
     page.click("#tab-data")
     page.wait_for_selector("#data-summary:not(:empty)")
     found += scan(page, axe, "app: data")
+    page.click("#tab-usage")
+    page.wait_for_selector("#usage-view[data-loaded] svg.usage-chart")
+    found += scan(page, axe, "app: usage")
     page.click("#context")
     page.wait_for_selector("#context-total")
     found += scan(page, axe, "app: context")
@@ -366,15 +370,15 @@ def test_the_keyboard_paths(browser: Any, server: Server, world: World) -> None:
     assert selected() == ["tab-code"] and focused() == "tab-code"
     assert page.is_visible("#code-view") and not page.is_visible("#preview-pane")
     page.keyboard.press("End")
-    assert selected() == ["tab-images"] and focused() == "tab-images"
+    assert selected() == ["tab-usage"] and focused() == "tab-usage"
     page.keyboard.press("ArrowRight")  # wraps round
     assert selected() == ["tab-preview"] and focused() == "tab-preview"
     page.keyboard.press("ArrowLeft")
-    assert selected() == ["tab-images"]
+    assert selected() == ["tab-usage"]
     page.keyboard.press("Home")
     assert selected() == ["tab-preview"] and page.is_visible("#preview-pane")
     stops = page.eval_on_selector_all("[role=tab]", "ts => ts.map(t => t.tabIndex)")
-    assert stops == [0, -1, -1, -1, -1, -1]
+    assert stops == [0, -1, -1, -1, -1, -1, -1]
     labelled = page.eval_on_selector_all(
         "[role=tabpanel]", "ps => ps.map(p => p.getAttribute('aria-labelledby'))"
     )
@@ -385,6 +389,7 @@ def test_the_keyboard_paths(browser: Any, server: Server, world: World) -> None:
         "tab-checks",
         "tab-data",
         "tab-images",
+        "tab-usage",
     ]
     shot(page, "keyboard-1-tabs")
     assert page.errors == []

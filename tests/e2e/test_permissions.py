@@ -74,6 +74,10 @@ RULES: dict[tuple[str, str], str] = {
     ("DELETE", "/api/admin/apps/{app_id}"): ADMIN,
     ("DELETE", "/api/admin/apps/{app_id}/history"): ADMIN,
     ("GET", "/api/admin/users"): ADMIN,
+    ("GET", "/api/admin/users/{user_id}/budget"): ADMIN,
+    ("PUT", "/api/admin/users/{user_id}/budget"): ADMIN,
+    ("DELETE", "/api/admin/users/{user_id}/budget"): ADMIN,
+    ("GET", "/api/admin/usage"): ADMIN,
 }
 # What a well-formed request to each route carries (besides credentials).
 BODIES: dict[tuple[str, str], dict[str, Any]] = {
@@ -84,6 +88,10 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/api/apps"): {"json": {"initPrompt": "A page", "codeGenType": "html"}},
     ("PATCH", "/api/apps/{app_id}"): {"json": {"name": "Renamed"}},
     ("PATCH", "/api/admin/apps/{app_id}"): {"json": {"priority": 100}},
+    # The owner's own budget, unlimited (the platform here sets none either).
+    ("PUT", "/api/admin/users/{user_id}/budget"): {
+        "json": {"tokensPerDay": None, "tokensPerMonth": None}
+    },
     ("POST", "/api/apps/{app_id}/chat"): {"json": {"message": "A page about bees"}},
     ("POST", "/api/apps/{app_id}/checks/{check_id}/retire"): {"json": {"reason": "not wanted"}},
     ("PUT", "/api/apps/{app_id}/files/{path}"): {"json": {"content": "<h1>By hand</h1>"}},
@@ -118,8 +126,16 @@ def test_every_route_has_a_rule(server: Server) -> None:
 
 
 def call(
-    client: httpx.Client, method: str, path: str, app_id: str, build_id: str, sha: str = ""
+    client: httpx.Client,
+    method: str,
+    path: str,
+    app_id: str,
+    build_id: str,
+    sha: str = "",
+    owner_id: str = "",
 ) -> int:
+    # A platform user (admin routes): the app's owner; an app's user (its data): none.
+    user_id = owner_id if path.startswith("/api/admin/users/") else "u1"
     url = (
         path.replace("{app_id}", app_id)
         .replace("{path}", "index.html")
@@ -130,7 +146,7 @@ def call(
         .replace("{run}", "1")
         .replace("{space}", "preview")
         .replace("{collection}", "entries")
-        .replace("{user_id}", "u1")
+        .replace("{user_id}", user_id)
         .replace("{record_id}", "0123456789abcdef")
         .replace("{name}", "logo.png")
         .replace("{sha256}", sha or "0" * 64)
@@ -205,7 +221,8 @@ def test_route_answers_each_kind_of_caller_rightly(
         caller = people[who]
         if route == ("POST", "/api/users/logout") and who != "anonymous":
             caller = signed_in(server)  # logging out must not end the sessions used above
-        statuses[who] = call(caller, method, path, app["id"], build_id, sha)
+        owner_id = people["owner"].get("/api/users/me").json()["id"]
+        statuses[who] = call(caller, method, path, app["id"], build_id, sha, owner_id)
     if rule == PUBLIC:
         assert statuses["anonymous"] < 400 or statuses["anonymous"] == 409, statuses
     elif rule == SIGNED_IN:

@@ -1,10 +1,12 @@
 """The usage ledger (issue 43), one contract for real SQLite and for DynamoDB on moto: each
-request kept in its turn's order, and the per-day sums of its app and its account always
-equal to the requests (one transaction); deleting an app forgets its requests and days, not
-what its owner spent."""
+request kept in its turn's order, and the per-day sums of its app, its account and its
+model always equal to the requests (one transaction); deleting an app forgets its requests
+and days, not what its owner spent nor the models' totals; an account's own budget kept,
+replaced and cleared."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zerocode.accounts.usage import Spent, UsageLedger, day_of
+from zerocode.accounts.usage import AccountBudget, Spent, UsageLedger, day_of, summed, totals
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.adapters.sqlite.usage import SqliteUsageLedger
 
@@ -206,3 +208,97 @@ def test_the_days_always_add_up_to_the_requests(
         assert [d.day for d in days] == sorted({day_of(MONDAY + m[1] * DAY) for m in mine})
     everyone = ledger.days("account", "ann", "2026-01-01", "2027-12-31")
     assert sum(d.output_tokens for d in everyone) == sum(m[3] for m in made)
+
+
+def test_an_accounts_own_budget_is_kept_replaced_and_cleared(ledgers: Ledgers) -> None:
+    ledger = ledgers()
+    ledger.record(spent())
+    assert ledger.budget_of("ann") is None  # none set: the platform's applies
+    ledger.set_budget("ann", AccountBudget(per_day=200_000, per_month=None))
+    assert ledger.budget_of("ann") == AccountBudget(200_000, None)
+    ledger.set_budget("ann", AccountBudget(per_day=None, per_month=0))  # whole, replaced
+    assert ledger.budget_of("ann") == AccountBudget(None, 0)
+    ledger.set_budget("ann", AccountBudget())  # unlimited: kept, not the same as none
+    assert ledger.budget_of("ann") == AccountBudget(None, None)
+    assert ledger.budget_of("bob") is None
+    # The budget is no day: the account's days are what was spent, no more.
+    (day,) = ledger.days("account", "ann", "2000-01-01", "2099-12-31")
+    assert day.requests == 1
+    ledger.clear_budget("ann")
+    ledger.clear_budget("ann")  # nothing to clear: no error
+    assert ledger.budget_of("ann") is None
+
+
+def test_a_budget_outlives_the_process(tmp_path: Path) -> None:
+    path = tmp_path / "z.db"
+    SqliteUsageLedger(SqliteDatabase(path)).set_budget("ann", AccountBudget(5, 50))
+    assert SqliteUsageLedger(SqliteDatabase(path)).budget_of("ann") == AccountBudget(5, 50)
+
+
+def test_the_platforms_totals_per_account_and_per_model(ledgers: Ledgers) -> None:
+    ledger = ledgers()
+    made = [
+        spent(input_tokens=1000, output_tokens=100, cost_micros=3_000),
+        dataclasses.replace(spent(app="a2", input_tokens=500), model="big"),
+        dataclasses.replace(spent(app="b1", input_tokens=70), account="bob", model="big"),
+        dataclasses.replace(spent(app="b1", at=MONDAY + DAY), account="bob"),
+        dataclasses.replace(spent(at=MONDAY + 40 * DAY), account="cy"),  # out of the range
+    ]
+    for one in made:
+        ledger.record(one)
+    ledger.delete_app("a2")  # its owner's spending and its model's stay in the totals
+    found = totals(ledger.tallies("2026-12-01", "2026-12-31"))
+    assert [(k, u.requests, u.input_tokens) for k, u in found.accounts] == [
+        ("ann", 2, 1500),
+        ("bob", 2, 170),
+    ]
+    assert [(k, u.requests, u.input_tokens) for k, u in found.models] == [
+        ("m", 2, 1100),
+        ("big", 2, 570),
+    ]
+    assert found.models[0][1].cost_micros == 3_000 and found.models[0][1].unpriced == 1
+    assert summed(u for _, u in found.models) == found.total
+    assert (found.total.requests, found.total.output_tokens) == (4, 130)
+    for account, usage in found.accounts:  # each account's totals are its own days
+        assert usage == summed(ledger.days("account", account, "2026-12-01", "2026-12-31"))
+    one_day = totals(ledger.tallies("2026-12-08", "2026-12-08"))
+    assert [(k, u.requests) for k, u in one_day.accounts] == [("bob", 1)]
+    assert [(k, u.requests) for k, u in one_day.models] == [("m", 1)]
+    assert ledger.tallies("2025-01-01", "2025-12-31") == []
+
+
+accounts_models = st.lists(
+    st.tuples(
+        st.sampled_from(["ann", "bob"]),
+        st.sampled_from(["m1", "m2", ""]),
+        st.integers(min_value=0, max_value=3),  # the day
+        st.integers(min_value=0, max_value=10**6),
+        st.one_of(st.none(), st.integers(min_value=0, max_value=10**5)),
+    ),
+    max_size=30,
+)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(accounts_models)
+def test_the_platforms_totals_always_add_up(
+    ledgers: Ledgers, made: list[tuple[str, str, int, int, int | None]]
+) -> None:
+    """Per account: that account's own days; per model: its requests; and both sides add up
+    to the same total."""
+    ledger = ledgers()
+    for account, model, day, tokens, cost in made:
+        one = spent(at=MONDAY + day * DAY, input_tokens=tokens, cost_micros=cost)
+        ledger.record(dataclasses.replace(one, account=account, model=model))
+    found = totals(ledger.tallies("2026-12-07", "2026-12-10"))
+    assert summed(u for _, u in found.models) == found.total
+    assert found.total.requests == len(made)
+    for account, usage in found.accounts:
+        assert usage == summed(ledger.days("account", account, "2026-12-07", "2026-12-10"))
+    for model, usage in found.models:
+        mine = [m for m in made if m[1] == model]
+        assert (usage.requests, usage.input_tokens) == (len(mine), sum(m[3] for m in mine))
+        assert usage.cost_micros == sum(m[4] or 0 for m in mine)
+        assert usage.unpriced == sum(m[4] is None for m in mine)

@@ -22,6 +22,7 @@ import httpx
 import openai
 import pytest
 
+from zerocode.adapters.model import model_errors
 from zerocode.adapters.model import openai as adapter
 from zerocode.adapters.model.openai import OpenAIChatModel, build_chat_model
 from zerocode.adapters.model.provider_usage import provider_usage
@@ -400,7 +401,7 @@ def test_a_429_for_quota_is_not_retried(sleeps: list[float]) -> None:
     [
         ({"retry-after": "3"}, 3.0),
         ({"retry-after-ms": "250", "retry-after": "3"}, 0.25),
-        ({"retry-after": "120"}, adapter.MAX_RETRY_AFTER),
+        ({"retry-after": "120"}, model_errors.MAX_RETRY_AFTER),
         ({"retry-after": "soon"}, 0.5),  # not a number nor a date: the backoff
         ({}, 0.5),
     ],
@@ -414,12 +415,12 @@ def test_retry_after_forms(headers: dict[str, str], expected: float) -> None:
         ),
         body=None,
     )
-    assert adapter._delay(exc, 0, 0.5) == pytest.approx(expected)
+    assert model_errors.failure_delay(exc, 0, 0.5) == pytest.approx(expected)
 
 
 def test_retry_after_as_an_http_date() -> None:
     when = email.utils.formatdate(time.time() + 5, usegmt=True)
-    assert 3.0 <= (adapter._retry_after(httpx.Headers({"retry-after": when})) or 0) <= 5.0
+    assert 3.0 <= (model_errors._retry_after(httpx.Headers({"retry-after": when})) or 0) <= 5.0
 
 
 CONTEXT_ERRORS = [

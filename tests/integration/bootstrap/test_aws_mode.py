@@ -179,7 +179,8 @@ def test_a_turn_in_aws_mode_writes_dynamodb_and_s3(client: TestClient, platform:
     assert len(kept) == done["usage"]["requests"] >= 1
     assert sum(k.input_tokens for k in kept) == done["usage"]["inputTokens"]
     (day,) = platform.engine.usage.days("app", app["id"], kept[0].day, kept[0].day)
-    assert day.requests == len(kept)
+    (named,) = platform.engine.usage.of_turn(app["id"], 0)  # its creation named it
+    assert day.requests == len(kept) + 1 and named.model and not named.estimated
     files = client.get(f"/api/apps/{app['id']}/files", headers=gateway(token)).json()["files"]
     assert "index.html" in [f["path"] for f in files]
     s3 = boto3.client("s3", region_name="us-east-1")

@@ -67,7 +67,9 @@ class Scripted:
         self.replies, self.calls = list(replies), 0
         self.seen: list[Any] = []
 
-    async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
+    async def stream(
+        self, role: Any, messages: Any, tools: Any = (), *, tool_choice: Any = "auto"
+    ) -> Any:
         self.seen.append((list(messages), tools))
         reply = self.replies[min(self.calls, len(self.replies) - 1)]
         self.calls += 1

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.engine.test_engine import platform, run
-from zerocode.accounts.usage import QuotaExceeded
+from zerocode.accounts.usage import Budgets, QuotaExceeded
 from zerocode.apps.records import CodeGenType
 from zerocode.engine.events import DoneEvent, ErrorEvent, ToolEvent
 from zerocode.memory.display import DisplayStatus
@@ -25,14 +25,20 @@ PROMPT = "A Vue todo app with an about page"
 def test_a_turn_over_its_budget_ends_after_its_step_and_the_next_is_refused(
     tmp_path: Path,
 ) -> None:
-    p = platform(tmp_path, tokens_per_day=1)  # the first request already crosses it
+    p = platform(tmp_path)
     app = asyncio.run(p.create_app("ann", PROMPT, CodeGenType.VUE_PROJECT))
+    # Naming the app was the account's first request: the budget is what it spent and one
+    # token more, so the turn starts and its first request crosses it.
+    assert p.engine.usage is not None
+    (named,) = p.engine.usage.of_turn(app.id, 0)
+    budget = named.input_tokens + named.output_tokens + 1
+    p.engine.budgets = Budgets(per_day=budget)
     events = run(p, app, PROMPT)
     (error,) = [e for e in events if isinstance(e, ErrorEvent)]
     (done,) = [e for e in events if isinstance(e, DoneEvent)]
     assert error.code == "quota_exceeded", error
     tomorrow = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)).isoformat()
-    assert "token budget of 1 per day is spent" in error.message
+    assert f"token budget of {budget:,} per day is spent" in error.message
     assert f"resets at {tomorrow} 00:00 UTC" in error.message
     assert done.status == "interrupted" and done.usage is not None
     assert done.usage["requests"] == 1  # the step that crossed it, no more
@@ -53,7 +59,7 @@ def test_a_turn_over_its_budget_ends_after_its_step_and_the_next_is_refused(
     assert refused.value.status == 429 and refused.value.code == "quota_exceeded"
     assert refused.value.lockout == {
         "reason": "tokens_per_day",
-        "after": 1,
+        "after": budget,
         "until": f"{tomorrow}T00:00:00Z",
     }
     assert 0 < refused.value.retry_after <= 86_400
@@ -62,3 +68,15 @@ def test_a_turn_over_its_budget_ends_after_its_step_and_the_next_is_refused(
     other = asyncio.run(p.create_app("bob", "A page about newts", CodeGenType.HTML))
     (theirs,) = [e for e in run(p, other, "A page about newts") if isinstance(e, DoneEvent)]
     assert theirs.status == "succeeded"
+
+
+def test_creating_an_app_spends_from_the_budget(tmp_path: Path) -> None:
+    """Routing and naming a new app are model requests of its owner: they count against the
+    account's budget, so a budget they spent refuses the app's first turn."""
+    p = platform(tmp_path, tokens_per_day=1)
+    app = asyncio.run(p.create_app("ann", PROMPT, None))  # routed, then named: two requests
+    assert p.engine.usage is not None and len(p.engine.usage.of_turn(app.id, 0)) == 2
+    with pytest.raises(QuotaExceeded) as refused:
+        p.engine.start(app, PROMPT, None)
+    assert refused.value.code == "quota_exceeded" and "per day is spent" in refused.value.message
+    assert p.memory.head(app.id).turn == 0  # nothing began

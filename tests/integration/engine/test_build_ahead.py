@@ -59,7 +59,9 @@ class Scripted:
         self.meddle = meddle
         self.closing: tuple[float, float] | None = None  # when the closing call ran
 
-    async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
+    async def stream(
+        self, role: Any, messages: Any, tools: Any = (), *, tool_choice: Any = "auto"
+    ) -> Any:
         call = self.steps.pop(0)
         if call is not None:
             await asyncio.sleep(self.step_seconds)

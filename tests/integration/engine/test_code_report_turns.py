@@ -33,7 +33,9 @@ class ScriptedModel:
     def __init__(self, *answers: str | Exception) -> None:
         self.answers, self.calls = list(answers), 0
 
-    async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
+    async def stream(
+        self, role: Any, messages: Any, tools: Any = (), *, tool_choice: Any = "auto"
+    ) -> Any:
         answer = self.answers[self.calls]
         self.calls += 1
         if isinstance(answer, Exception):

@@ -63,7 +63,9 @@ class CutOffModel:
     def __init__(self, finish: str = "length") -> None:
         self.finish, self.calls = finish, 0
 
-    async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
+    async def stream(
+        self, role: Any, messages: Any, tools: Any = (), *, tool_choice: Any = "auto"
+    ) -> Any:
         from zerocode.engine.model import ModelReply, TextDelta
         from zerocode.memory.messages import AssistantMessage
 

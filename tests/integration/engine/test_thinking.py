@@ -20,7 +20,9 @@ ANSWER = "```html\n<!doctype html><html><body><h1>Owls</h1></body></html>\n```"
 class ThinkingModel:
     description = "test model that thinks aloud"
 
-    async def stream(self, role: Any, messages: Any, tools: Any = ()) -> Any:
+    async def stream(
+        self, role: Any, messages: Any, tools: Any = (), *, tool_choice: Any = "auto"
+    ) -> Any:
         self.seen = messages
         for part in REASONING.split(" "):
             yield ThinkingDelta(part + " ")

@@ -256,6 +256,15 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
 
     call("GET", "/api/admin/apps", "/api/admin/apps", 200, headers=admin)
     call("GET", "/api/admin/users", "/api/admin/users", 200, headers=admin)
+    # An account's own token budget, and the platform's totals (issue 43).
+    user_id = c.get("/api/users/me", headers=me).json()["id"]
+    ub, budget = "/api/admin/users/{user_id}/budget", f"/api/admin/users/{user_id}/budget"
+    own = {"tokensPerDay": None, "tokensPerMonth": 10**9}
+    assert call("PUT", ub, budget, 200, headers=admin, json=own).json()["override"] == own
+    assert call("GET", ub, budget, 200, headers=admin).json()["effective"] == own
+    call("DELETE", ub, budget, 204, headers=admin)
+    totals = call("GET", "/api/admin/usage", "/api/admin/usage", 200, headers=admin).json()
+    assert totals["total"]["requests"] >= mine["total"]["requests"] >= 1
     call(
         "PATCH",
         "/api/admin/apps/{app_id}",

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from zerocode.bootstrap import parts, wiring
 from zerocode.bootstrap.settings import Settings
-from zerocode.engine.model import ModelError, ModelEvent, ModelRole
+from zerocode.engine.model import ModelError, ModelEvent, ModelRole, ToolChoice
 from zerocode.engine.summary import ModelSummarizer
 from zerocode.engine.window_budget import window_minimum
 from zerocode.http.app import create_app
@@ -94,7 +94,12 @@ class Failing:
     description = "failing"
 
     async def stream(
-        self, role: ModelRole, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
+        self,
+        role: ModelRole,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[ModelEvent]:
         raise ModelError("the routing model is down")
         yield  # an async generator

@@ -1,11 +1,12 @@
 """Token budgets decided (issue 43): per UTC day and month, input and output counted, the
-reset named, a December's month ending at New Year."""
+reset named, a December's month ending at New Year; an account's own budget, set by an
+admin, in place of the platform's."""
 
 from __future__ import annotations
 
 import calendar
 
-from zerocode.accounts.usage import Budgets, DayUsage, Scope, Spent
+from zerocode.accounts.usage import AccountBudget, Budgets, DayUsage, Scope, Spent, Tally
 
 
 class Days:
@@ -13,6 +14,7 @@ class Days:
 
     def __init__(self, days: dict[str, tuple[int, int]]) -> None:
         self.spent = days
+        self.own: dict[str, AccountBudget] = {}
 
     def record(self, spent: Spent) -> None:
         raise AssertionError("a budget only reads")
@@ -30,8 +32,20 @@ class Days:
             if first <= d <= last
         ]
 
+    def tallies(self, first: str, last: str) -> list[Tally]:
+        raise AssertionError("a budget reads one account")
+
     def delete_app(self, app_id: str) -> None:
         raise AssertionError("a budget only reads")
+
+    def budget_of(self, account: str) -> AccountBudget | None:
+        return self.own.get(account)
+
+    def set_budget(self, account: str, budget: AccountBudget) -> None:
+        self.own[account] = budget
+
+    def clear_budget(self, account: str) -> None:
+        self.own.pop(account, None)
 
 
 NOON = calendar.timegm((2026, 12, 31, 12, 0, 0))
@@ -61,3 +75,33 @@ def test_a_month_budget_sums_the_month_and_resets_on_the_first() -> None:
     assert spent.lockout["reason"] == "tokens_per_month"
     assert spent.lockout["until"] == "2027-01-01T00:00:00Z"
     assert Budgets().over(ledger, "ann", NOON) is None  # none set: no limit
+
+
+def test_an_accounts_own_budget_holds_in_place_of_the_platforms() -> None:
+    ledger = Days({"2026-12-31": (600, 400)})  # 1,000 today, 1,000 this month
+    platform = Budgets(per_day=10**6, per_month=10**6)
+    assert platform.over(ledger, "ann", NOON) is None
+    # Tighter than the platform's: refused, the message naming the account's own budget.
+    ledger.set_budget("ann", AccountBudget(per_day=None, per_month=1000))
+    spent = platform.over(ledger, "ann", NOON)
+    assert spent is not None and spent.lockout is not None
+    assert spent.lockout["reason"] == "tokens_per_month" and spent.lockout["after"] == 1000
+    assert "1,000 per month is spent (1,000 used)" in spent.message
+    # Looser than the platform's: the platform's does not hold for this account.
+    tight = Budgets(per_day=10, per_month=10)
+    assert tight.over(ledger, "ann", NOON) is not None  # still the override above: 1,000
+    ledger.set_budget("ann", AccountBudget(per_day=1001, per_month=None))
+    assert tight.over(ledger, "ann", NOON) is None
+    # Unlimited, explicitly: no limit in either period, whatever the platform says.
+    ledger.set_budget("ann", AccountBudget())
+    assert tight.of(ledger, "ann") == AccountBudget(None, None)
+    assert tight.over(ledger, "ann", NOON) is None
+    # None at all: the next request is refused even with nothing spent.
+    ledger.spent.clear()
+    ledger.set_budget("ann", AccountBudget(per_day=0))
+    zero = Budgets().over(ledger, "ann", NOON)
+    assert zero is not None and zero.lockout is not None and zero.lockout["after"] == 0
+    # Cleared: the platform's holds again.
+    ledger.clear_budget("ann")
+    assert tight.of(ledger, "ann") == tight.platform == AccountBudget(10, 10)
+    assert Budgets().over(ledger, "ann", NOON) is None

@@ -13,7 +13,7 @@ import pytest
 from tests.factories import final, step, turn_entries, user
 from zerocode.bootstrap import parts
 from zerocode.bootstrap.settings import Settings
-from zerocode.engine.model import ModelError, ModelEvent, ModelRole
+from zerocode.engine.model import ModelError, ModelEvent, ModelRole, ToolChoice
 from zerocode.engine.summary import ModelSummarizer, request, turn_lines
 from zerocode.memory.facade import interrupted_note
 from zerocode.memory.messages import AssistantMessage, Message
@@ -135,7 +135,12 @@ class Broken:
         self.asked: list[Sequence[Message]] = []
 
     async def stream(
-        self, role: ModelRole, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
+        self,
+        role: ModelRole,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[ModelEvent]:
         assert role is ModelRole.ROUTING
         self.asked.append(messages)

@@ -28,11 +28,12 @@ log = logging.getLogger(__name__)
 
 class Namer(Protocol):
     """Routes a new app's mode and names it: the model's answers, as text
-    (``zerocode.engine.naming.ModelNamer``)."""
+    (``zerocode.engine.naming.ModelNamer``). ``owner`` and ``app_id``: whose the new app
+    is, and the id it will have, under which the requests' usage is kept (issue 43)."""
 
-    async def route(self, prompt: str) -> str: ...
+    async def route(self, prompt: str, *, owner: str, app_id: str) -> str: ...
 
-    async def name(self, prompt: str) -> str: ...
+    async def name(self, prompt: str, *, owner: str, app_id: str) -> str: ...
 
 
 class AppData(Protocol):
@@ -83,16 +84,19 @@ class AppService:
     usage: AppData | None = None
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
-        """Route the mode with the model when the client gave none, and name the app."""
+        """Route the mode with the model when the client gave none, and name the app. The
+        app's id is chosen first: the requests' usage is kept under it (an app whose record
+        then fails to be written leaves those requests on its owner's account only)."""
+        app_id = new_app_id()
         if mode is None:
-            answer = await self.namer.route(prompt)
+            answer = await self.namer.route(prompt, owner=owner, app_id=app_id)
             mode = parse_mode(answer)
-        name = await self.namer.name(prompt)
+        name = await self.namer.name(prompt, owner=owner, app_id=app_id)
         try:
             clean = check_name(name.strip().strip("\"'`").splitlines()[0] if name.strip() else "")
         except InvalidInput:
             clean = check_name(" ".join(prompt.split()[:5])[:60] or "Untitled app")
-        app = App(id=new_app_id(), owner=owner, name=clean, code_gen_type=mode, init_prompt=prompt)
+        app = App(id=app_id, owner=owner, name=clean, code_gen_type=mode, init_prompt=prompt)
         await asyncio.to_thread(self.apps.put, app)
         return app
 

@@ -66,7 +66,6 @@ def aws_platform(
     client = aws_client("dynamodb", settings)
     transcript, display = stores(settings)
     model = model or chat_model(settings)
-    mem = memory(settings, transcript, model)
     publishing = aws_publishing(settings, builder, publisher)
     apps, builds, lease, workspace = (
         publishing.apps,
@@ -74,6 +73,8 @@ def aws_platform(
         publishing.lease,
         publishing.workspace,
     )
+    ledger = usage_ledger(settings, client)
+    mem = memory(settings, transcript, model, usage=ledger, apps=apps)
     engine = Engine(
         memory=mem,
         display=display,
@@ -93,7 +94,7 @@ def aws_platform(
         acceptance=box_acceptance(settings, publishing),
         preview_stages=publishing,
         images=s3_message_images(settings),
-        usage=usage_ledger(settings, client),
+        usage=ledger,
         budgets=budgets(settings),
         prices=prices(settings),
     )

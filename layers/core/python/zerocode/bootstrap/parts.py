@@ -7,7 +7,8 @@ two importing each other."""
 from __future__ import annotations
 
 from zerocode.accounts.ratelimit import RateLimiter
-from zerocode.accounts.usage import Budgets, Price
+from zerocode.accounts.usage import Budgets, Price, UsageLedger
+from zerocode.apps.records import AppStore
 from zerocode.apps.workspace import WorkspaceLimits
 from zerocode.bootstrap.aws_parts import aws_client, model_api_key
 from zerocode.bootstrap.settings import Settings
@@ -68,16 +69,28 @@ def stores(settings: Settings) -> tuple[TranscriptStore, DisplayHistoryStore]:
 
 
 def memory(
-    settings: Settings, transcript: TranscriptStore | None = None, model: ChatModel | None = None
+    settings: Settings,
+    transcript: TranscriptStore | None = None,
+    model: ChatModel | None = None,
+    *,
+    usage: UsageLedger | None = None,
+    apps: AppStore | None = None,
 ) -> Memory:
     """The memory facade; with ``window_summary`` on and a ``model``, the routing model
-    writes the running summary of turns that leave the window."""
+    writes the running summary of turns that leave the window, each request kept in the
+    ``usage`` ledger for its app's owner (found in ``apps``) when both are given."""
     store = transcript if transcript is not None else stores(settings)[0]
     summarizer = None
     if settings.window_summary and model is not None:
         from zerocode.engine.summary import ModelSummarizer
+        from zerocode.engine.usage import Meter
 
-        summarizer = ModelSummarizer(model, timeout=min(30.0, settings.model_timeout_seconds))
+        summarizer = ModelSummarizer(
+            model,
+            timeout=min(30.0, settings.model_timeout_seconds),
+            meter=Meter(usage, prices(settings)),
+            owners=apps,
+        )
     return Memory(store, window_cache(settings), settings.window_policy(), summarizer=summarizer)
 
 
@@ -139,10 +152,10 @@ def workspace_limits(settings: Settings) -> WorkspaceLimits:
     return WorkspaceLimits(settings.max_file_bytes, settings.max_files, settings.asset_max_bytes)
 
 
-def budgets(settings: Settings) -> Budgets | None:
-    """The accounts' token budgets (ZEROCODE_TOKENS_PER_DAY / _PER_MONTH), None: unlimited."""
-    if settings.tokens_per_day is None and settings.tokens_per_month is None:
-        return None
+def budgets(settings: Settings) -> Budgets:
+    """The accounts' token budgets (ZEROCODE_TOKENS_PER_DAY / _PER_MONTH; unset: unlimited),
+    always held: an admin's budget for one account (kept in the usage ledger) holds even
+    where the platform sets none."""
     return Budgets(settings.tokens_per_day, settings.tokens_per_month)
 
 

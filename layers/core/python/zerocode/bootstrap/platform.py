@@ -22,6 +22,7 @@ from zerocode.engine.model import ChatModel
 from zerocode.engine.naming import ModelNamer
 from zerocode.engine.turn import PROMPT_OF, Engine
 from zerocode.engine.turns import Turns
+from zerocode.engine.usage import Meter
 from zerocode.memory.display import DisplayHistoryStore
 from zerocode.memory.facade import Memory
 from zerocode.publishing.builds import BuildStore
@@ -85,7 +86,7 @@ class Platform:
             memory=self.memory,
             display=self.display,
             workspace=self.workspace,
-            namer=ModelNamer(self.model),
+            namer=ModelNamer(self.model, Meter(self.engine.usage, self.engine.prices)),
             deletions=self.deletions,
             builds=self.builds,
             publishing=self.publishing,

@@ -82,9 +82,10 @@ def platform(
     transcript.purge_expired()
     display = SqliteDisplayHistoryStore(db, settings.retention_days)
     model = model or chat_model(settings)
-    mem = memory(settings, transcript, model)
-    workspace = LocalWorkspace(settings.data_dir / "workspaces", workspace_limits(settings))
     apps, builds, lease = SqliteAppStore(db), SqliteBuildStore(db), SqliteLease(db)
+    ledger = SqliteUsageLedger(db)
+    mem = memory(settings, transcript, model, usage=ledger, apps=apps)
+    workspace = LocalWorkspace(settings.data_dir / "workspaces", workspace_limits(settings))
     rates = rate_limiter(settings)
     journal = SqliteJournal(db)
     box = sandbox(override=settings.dangerously_unsandboxed_builds)
@@ -175,7 +176,7 @@ def platform(
         preview_stages=publishing,
         reserve=reserve,
         images=LocalMessageImages(settings.data_dir / "message-images"),
-        usage=SqliteUsageLedger(db),
+        usage=ledger,
         budgets=budgets(settings),
         prices=prices(settings),
     )

@@ -77,6 +77,7 @@ class DoneEvent:
     # The turn's model requests and tokens (engine/usage.py), with each repair round's under
     # "rounds"; absent where the turn's own count is not known (a turn closed after a crash).
     usage: dict[str, Any] | None = None
+    mode: str | None = None  # "ask": the turn answered a question (engine/ask.py)
 
 
 TurnEvent = (

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from zerocode.errors import ZerocodeError
 from zerocode.memory.messages import AssistantMessage, Message
+
+ToolChoice = Literal["auto", "none"]
 
 
 class ModelRole(StrEnum):
@@ -85,9 +87,16 @@ class ChatModel(Protocol):
         ...
 
     def stream(
-        self, role: ModelRole, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
+        self,
+        role: ModelRole,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[ModelEvent]:
-        """Text and thinking deltas as they arrive, then exactly one ModelReply.
+        """Text and thinking deltas as they arrive, then exactly one ModelReply. With
+        ``tool_choice`` "none" the tools are declared (the messages hold calls of them) but
+        the model may not call one.
 
         Raises ModelError; ContextTooLong when the messages do not fit the model's context.
         """

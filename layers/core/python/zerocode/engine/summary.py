@@ -3,18 +3,24 @@
 The model is asked with the ``summary`` prompt and one line per evicted turn
 (:func:`turn_lines`), built from the transcript alone: what was asked, which files
 changed, how it ended. The memory facade stores the answer, bounded in tokens, and
-shows it after the system prompt (docs/memory.md, "Running summary").
+shows it after the system prompt (docs/memory.md, "Running summary"). Its request's usage
+is kept in the usage ledger under the turn the summary opens (docs/engine.md, "What a turn
+costs").
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Sequence
 from itertools import groupby
+from typing import Protocol
 
+from zerocode.apps.records import App
 from zerocode.engine import prompts
 from zerocode.engine.model import ChatModel, ModelReply, ModelRole, TextDelta
+from zerocode.engine.usage import Meter
 from zerocode.memory.messages import (
     FAILED_PREFIX,
     AssistantMessage,
@@ -37,31 +43,72 @@ _FENCES = (
 )
 _WHY = re.compile(r"was interrupted \((.*?)\) before it finished")
 
+log = logging.getLogger(__name__)
+
+
+class Owners(Protocol):
+    """Whose an app is (the :class:`~zerocode.apps.records.AppStore`): the summary's request
+    is kept on its owner's account."""
+
+    def get(self, app_id: str) -> App | None: ...
+
 
 class ModelSummarizer:
     """An :class:`~zerocode.memory.summary.AsyncSummarizer` that asks ``model`` (routing
     role) and gives up after ``timeout`` seconds; the facade logs any failure and the turn
-    goes on without a new summary."""
+    goes on without a new summary.
 
-    def __init__(self, model: ChatModel, timeout: float = 30.0) -> None:
+    With a ``meter`` and the ``owners`` of apps, each request's usage is kept (issue 43) under
+    the app and the turn the summary opens (round 0), for the app's owner, whether or not the
+    summary is then stored: the tokens were spent."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        timeout: float = 30.0,
+        *,
+        meter: Meter | None = None,
+        owners: Owners | None = None,
+    ) -> None:
         self.model, self.timeout = model, timeout
+        self.meter, self.owners = meter, owners
 
-    async def summarize(self, previous: str | None, evicted: Sequence[Unit]) -> str:
+    async def summarize(
+        self, previous: str | None, evicted: Sequence[Unit], *, app_id: str = "", turn: int = 0
+    ) -> str:
         messages: list[Message] = [
             SystemMessage(prompts.load("summary")),
             UserMessage(request(previous, evicted)),
         ]
         parts: list[str] = []
+        reply: ModelReply | None = None
         async with asyncio.timeout(self.timeout):
             async for event in self.model.stream(ModelRole.ROUTING, messages):
                 if isinstance(event, TextDelta):
                     parts.append(event.text)
-                elif isinstance(event, ModelReply) and not parts:
-                    parts.append(event.message.content or "")
+                elif isinstance(event, ModelReply):
+                    reply = event
+                    if not parts:
+                        parts.append(event.message.content or "")
+        if reply is not None:
+            await self._count(reply, messages, app_id, turn)
         text = "".join(parts).strip()
         if not text:
             raise ValueError("the model answered the summary request with nothing")
         return text
+
+    async def _count(
+        self, reply: ModelReply, messages: Sequence[Message], app_id: str, turn: int
+    ) -> None:
+        if self.meter is None or self.meter.ledger is None or self.owners is None or not app_id:
+            return
+        try:
+            app = await asyncio.to_thread(self.owners.get, app_id)
+        except Exception as exc:  # as a ledger that fails: the record is lost, not the summary
+            log.warning("could not keep the summary's usage app=%s: %s", app_id, type(exc).__name__)
+            return
+        if app is not None:
+            await self.meter.count(reply, messages, account=app.owner, app_id=app_id, turn=turn)
 
 
 def request(previous: str | None, evicted: Sequence[Unit]) -> str:

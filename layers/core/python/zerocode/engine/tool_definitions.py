@@ -144,6 +144,21 @@ CHECK_TOOLS: list[dict[str, Any]] = [
 ]
 CHECK_TOOL_NAMES = frozenset({"add_check", "retire_check"})
 
+LIST_CHECKS = _tool(
+    "list_checks",
+    "List the app's acceptance checks (id, what each proves, whether it is retired) and how "
+    "the newest run of them went. Reads only.",
+    {},
+    (),
+)
+
+# What an Ask turn offers (engine/ask.py): tools that read and change nothing.
+READ_ONLY_NAMES = ("read_dir", "read_file", "list_assets", "list_checks")
+READ_ONLY_TOOLS: list[dict[str, Any]] = [
+    t for t in TOOL_DEFINITIONS if t["function"]["name"] in READ_ONLY_NAMES
+] + [LIST_CHECKS]
+
 SCHEMAS = {
-    t["function"]["name"]: t["function"]["parameters"] for t in TOOL_DEFINITIONS + CHECK_TOOLS
+    t["function"]["name"]: t["function"]["parameters"]
+    for t in TOOL_DEFINITIONS + CHECK_TOOLS + [LIST_CHECKS]
 }

@@ -24,6 +24,9 @@ from zerocode.engine.check_suite import CheckStore
 from zerocode.engine.tool_definitions import (
     CHECK_TOOL_NAMES,
     CHECK_TOOLS,
+    LIST_CHECKS,
+    READ_ONLY_NAMES,
+    READ_ONLY_TOOLS,
     SCHEMAS,
     TOOL_DEFINITIONS,
 )
@@ -77,8 +80,11 @@ class ToolBox:
         protected: frozenset[str] = DEFAULT_PROTECTED,
         checks: CheckStore | None = None,
         turn: int = 0,
+        read_only: bool = False,
+        kind: CodeGenType = CodeGenType.VUE_PROJECT,
     ) -> None:
         self.workspace = workspace
+        self.read_only, self.kind = read_only, kind
         self.app_id = app_id
         self.max_calls = max_calls
         self.protected = protected
@@ -99,11 +105,19 @@ class ToolBox:
         if checks is not None:
             self._handlers["add_check"] = self._add_check
             self._handlers["retire_check"] = self._retire_check
+            self._handlers["list_checks"] = self._list_checks
+        if read_only:  # Ask mode (engine/ask.py): no tool here can change anything
+            self._handlers = {k: v for k, v in self._handlers.items() if k in READ_ONLY_NAMES}
 
     @property
     def definitions(self) -> list[dict[str, Any]]:
-        """The tools offered to the model: the check tools only where checks are kept."""
-        return TOOL_DEFINITIONS + (CHECK_TOOLS if self.checks is not None else [])
+        """The tools offered to the model: the check tools only where checks are kept; in
+        Ask mode, the tools that only read."""
+        if self.read_only:
+            return [t for t in READ_ONLY_TOOLS if t["function"]["name"] in self._handlers]
+        if self.checks is None:
+            return TOOL_DEFINITIONS
+        return TOOL_DEFINITIONS + CHECK_TOOLS + [LIST_CHECKS]
 
     def run(self, call: ToolCall) -> ToolOutcome:
         """The call's real outcome; raises only for internal failures such as a storage outage."""
@@ -115,6 +129,11 @@ class ToolBox:
             if self.calls > self.max_calls:
                 raise _Failed(f"tool call limit of {self.max_calls} per turn reached; call exit")
             handler = self._handlers.get(call.name)
+            if handler is None and self.read_only and call.name in SCHEMAS:
+                raise _Failed(
+                    f"{call.name} is not available: this turn is a question (Ask mode), so "
+                    "nothing can be changed; answer from what you read. Nothing was changed."
+                )
             if handler is None:
                 raise _Failed(
                     f"unknown tool {call.name!r}; the tools are " + ", ".join(self._handlers)
@@ -227,7 +246,7 @@ class ToolBox:
         return _Done(text=f"deleted {path}", summary=f"deleted {path}", changed=True)
 
     def _list_assets(self, args: dict[str, Any]) -> _Done:
-        kind = CodeGenType.VUE_PROJECT
+        kind = self.kind
         found = [f for f in self.workspace.list(self.app_id) if assets.is_asset_file(kind, f.path)]
         lines = []
         for f in found:
@@ -235,13 +254,15 @@ class ToolBox:
             what = f"{seen[0]}, {seen[1]}×{seen[2]} px" if seen else "not a readable image"
             lines.append(f"{f.path} ({what}, {f.size} bytes): {assets.url(kind, f.path)}")
         if not lines:
-            text = "the user has uploaded no images (public/assets/ is empty)"
+            text = f"the user has uploaded no images ({assets.folder(kind)} is empty)"
             return _Done(text=text, summary="listed the assets (none)")
-        lines.append(
-            "In a template, bind the URL as a string: <img :src=\"'assets/NAME'\" ...> "
-            "(a plain src would be bundled as a module and fail the build)."
-        )
-        return _Done(text="\n".join(lines), summary=f"listed the assets ({len(lines) - 1})")
+        count = len(lines)
+        if kind is CodeGenType.VUE_PROJECT:
+            lines.append(
+                "In a template, bind the URL as a string: <img :src=\"'assets/NAME'\" ...> "
+                "(a plain src would be bundled as a module and fail the build)."
+            )
+        return _Done(text="\n".join(lines), summary=f"listed the assets ({count})")
 
     def _add_check(self, args: dict[str, Any]) -> _Done:
         assert self.checks is not None
@@ -268,6 +289,22 @@ class ToolBox:
             raise _Failed(f"not retired: {exc.message}") from None
         text = f"retired check {stored.id}: {stored.retired}"
         return _Done(text=text, summary=text, suite=True)
+
+    def _list_checks(self, args: dict[str, Any]) -> _Done:
+        assert self.checks is not None
+        suite = self.checks.list(self.app_id)
+        if not suite:
+            none = "the app has no acceptance checks"
+            return _Done(text=none, summary="listed the checks (none)")
+        runs = self.checks.runs(self.app_id, limit=1)
+        verdicts = {r.check_id: r.status for r in runs[0].results} if runs else {}
+        lines = []
+        for c in suite:
+            state = f"retired: {c.retired}" if c.retired else verdicts.get(c.id, "not run yet")
+            lines.append(f"{c.id} ({state}): {c.check.description}")
+        if runs:
+            lines.append(f"(the newest run: turn {runs[0].turn}, round {runs[0].round})")
+        return _Done(text="\n".join(lines), summary=f"listed the checks ({len(suite)})")
 
     def _exit(self, args: dict[str, Any]) -> _Done:
         return _Done(text="exit", summary="finished", exit=True)

@@ -23,7 +23,8 @@ from typing import Any
 
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
-from zerocode.engine import prompts
+from zerocode.engine import ask, prompts
+from zerocode.engine.ask import AskWork, Mode
 from zerocode.engine.build_ahead import Ahead, BuildAhead
 from zerocode.engine.closing import (
     SERVER_STOPPED,
@@ -59,8 +60,7 @@ from zerocode.memory.window import Window
 from zerocode.observability import APP_ID, TURN
 from zerocode.storage_refusal import refusal
 
-# Names other modules import from here (EngineLimits, Preview, close_crashed and
-# record_version live in engine/parts.py, engine/closing.py, engine/version_record.py).
+# Names other modules import from here (their homes: parts, closing, version_record).
 __all__ = [
     "PROMPT_OF",
     "Engine",
@@ -92,6 +92,7 @@ class Engine(EngineParts):
         message: str,
         element: dict[str, Any] | None,
         images: tuple[ImageRef, ...] = (),
+        mode: Mode = "build",
     ) -> TurnRun:
         """Take the app's lease or raise Conflict (409) before anything is streamed. The
         turn's number is known from here on: under the lease no other turn can take it."""
@@ -111,7 +112,7 @@ class Engine(EngineParts):
         except BaseException:
             self.lease.release(f"turn:{app.id}", holder)
             raise
-        return TurnRun(self, app, message, element, holder, number, images)
+        return TurnRun(self, app, message, element, holder, number, images, mode)
 
 
 class TurnRun:
@@ -127,8 +128,10 @@ class TurnRun:
         holder: str,
         number: int,
         images: tuple[ImageRef, ...] = (),
+        mode: Mode = "build",
     ) -> None:
         self.engine, self.app, self.message, self.element = engine, app, message, element
+        self.asking = mode == "ask"  # a question: read-only tools, no build (engine/ask.py)
         self.images = images  # kept in the app's ImageStore already (engine/chat_images.py)
         self.holder, self.number = holder, number
         # Whoever drives the turn may keep the lease past its end (engine/turns.py: until
@@ -141,6 +144,8 @@ class TurnRun:
         self._task: asyncio.Task[Any] | None = None
         self._working = False
         self.system = prompts.load(PROMPT_OF[app.code_gen_type])
+        if self.asking:
+            self.system = ask.system(self.system)
         self.state = TurnState()
         toolbox = ToolBox(
             engine.workspace,
@@ -148,10 +153,13 @@ class TurnRun:
             max_calls=engine.limits.max_tool_calls,
             checks=engine.checks,
             turn=number,
+            read_only=self.asking,
+            kind=app.code_gen_type,
         )
         self.steps = TurnSteps(engine, app, self.system, toolbox, self.state)
         stages = engine.preview_stages
         ahead = engine.limits.build_ahead and app.code_gen_type is CodeGenType.VUE_PROJECT
+        ahead = ahead and not self.asking
         self.ahead = BuildAhead(stages, engine.workspace, app) if stages and ahead else None
 
     @property
@@ -298,7 +306,8 @@ class TurnRun:
         await tell_checks(self.engine, self.app.id, self.state)
         st.finished = True
         self.state.report("interrupted")
-        yield DoneEvent("interrupted", turn.number if turn else 0, self._tally(), self.spent())
+        number = turn.number if turn else 0
+        yield DoneEvent("interrupted", number, self._tally(), self.spent(), self.mode)
 
     async def _rebuild(self) -> AsyncIterator[TurnEvent]:
         """A turn that ends without building the files it changed (it failed, or was
@@ -343,17 +352,19 @@ class TurnRun:
     async def _run(self) -> AsyncIterator[TurnEvent]:
         """Close what a dead server left, save the user's message, then the work, timed."""
         e, app, st = self.engine, self.app, self.state
-        if e.preview_stages is not None:  # a Vue build's box, started while the model works
+        if e.preview_stages is not None and not self.asking:  # a Vue build's box, started early
             e.preview_stages.prepare_preview(app)
         st.phase = "closing the previous turn"
         await io(finish_interrupted_work, e, app)
         crashed = await io(close_crashed, e, app.id)
         st.phase = "saving your message"
         faults.point("before_user_commit")
+        said = ask.question(self.message) if self.asking else self.message
         turn = st.turn = await e.memory.open_turn(
-            app.id, self.message, self.element, self.system, crashed, self.images
+            app.id, said, self.element, self.system, crashed, self.images
         )
         TURN.set(turn.number)
+        await io(st.opened, e.usage, app.id, turn.number)  # a summary's request, if any
         if turn.number != self.number:  # the lease makes this impossible; say so if not
             log.error("turn of app=%s numbered %s, expected %s", app.id, turn.number, self.number)
         await io(
@@ -364,10 +375,13 @@ class TurnRun:
             turn=turn.number,
             element=self.element,
             images=[shown(i) for i in self.images] or None,
+            mode=self.mode,
         )
         faults.point("after_user_commit")
         async with asyncio.timeout(e.limits.turn_timeout):
-            work = TurnWork(e, app, st, self.steps, self.ahead)
+            work: TurnWork | AskWork = TurnWork(e, app, st, self.steps, self.ahead)
+            if self.asking:
+                work = AskWork(e, app, st, self.steps)
             async for event in work.run(turn):
                 yield event
 
@@ -400,11 +414,18 @@ class TurnRun:
                     status=DisplayStatus.OK if status == "succeeded" else DisplayStatus.FAILED,
                     turn=st.turn.number,
                     usage=self.spent(),
+                    mode=self.mode,
                 )
         await tell_checks(e, self.app.id, st)  # last: a note is a turn of its own
         st.finished = True
         self.state.report(status)
-        return DoneEvent(status, st.turn.number if st.turn else 0, self._tally(), self.spent())
+        number = st.turn.number if st.turn else 0
+        return DoneEvent(status, number, self._tally(), self.spent(), self.mode)
+
+    @property
+    def mode(self) -> str | None:
+        """How the turn's entries and ``done`` say it was sent: "ask", or nothing (Build)."""
+        return "ask" if self.asking else None
 
     def _tally(self) -> dict[str, int] | None:
         return None if (run := self.state.suite_run) is None else run.tally.to_json()

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from zerocode.accounts.usage import UsageLedger
 from zerocode.engine.check_suite import SuiteRun
 from zerocode.engine.code_report import CodeReport, shown_text
 from zerocode.engine.events import ErrorEvent
@@ -103,6 +104,21 @@ class TurnState:
         self.usage.add(usage, estimated=estimated, cost_micros=cost_micros)
         round_ = self.rounds.setdefault(self.round, UsageTally())
         round_.add(usage, estimated=estimated, cost_micros=cost_micros)
+
+    def opened(self, ledger: UsageLedger | None, app_id: str, turn: int) -> None:
+        """What the turn's opening cost before its first step (a running summary's request,
+        kept under the turn: engine/summary.py), in its tally, so ``done`` says every request
+        the ledger keeps under the turn. A ledger that cannot be read costs the count only."""
+        if ledger is None:
+            return
+        try:
+            kept = ledger.of_turn(app_id, turn)
+        except Exception as exc:
+            log.warning("could not read the opening usage of app=%s: %s", app_id, exc)
+            return
+        for one in kept:
+            usage = Usage(one.input_tokens, one.output_tokens, one.cached_tokens)
+            self.spent(usage, estimated=one.estimated, cost_micros=one.cost_micros)
 
     def take_refused(self) -> str:
         """The refusals not yet told to the model, as the start of a message to it ("" for

@@ -14,7 +14,6 @@ from typing import Any
 
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
-from zerocode.apps.workspace import PathRefused, clean_path
 from zerocode.engine import answer_guard, code_report, codegen, recovery, repair
 from zerocode.engine.build_ahead import Ahead
 from zerocode.engine.events import BuildEvent, TextEvent, ThinkingEvent, ToolEvent, TurnEvent
@@ -29,14 +28,16 @@ from zerocode.engine.model import (
 )
 from zerocode.engine.page_checks import checked
 from zerocode.engine.parts import EngineParts, io, kind, over_budget
+from zerocode.engine.step_calls import call_path, cut_off_call, not_run, over_limit, result_event
 from zerocode.engine.suite_step import SuiteVerdict, apply_checks_block, run_suite
+from zerocode.engine.tool_definitions import READ_ONLY_TOOLS
 from zerocode.engine.tools import ToolBox, ToolOutcome
 from zerocode.engine.turn_state import TurnState
 from zerocode.engine.usage import BudgetSpent, cost_of, estimated_usage, keep
 from zerocode.errors import ZerocodeError
 from zerocode.memory.facade import Turn
 from zerocode.memory.images import loaded
-from zerocode.memory.messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
+from zerocode.memory.messages import AssistantMessage, Message, ToolCall, UserMessage
 from zerocode.publishing.builds import REFUSED, Build, BuildState, new_build_id
 from zerocode.storage_refusal import refusal
 
@@ -101,11 +102,11 @@ class TurnSteps:
             return self.agent_step(turn)
         return self.generate()
 
-    async def agent_step(self, turn: Turn) -> Step:
+    async def agent_step(self, turn: Turn, role: ModelRole = ModelRole.VUE) -> Step:
         """One model call with tools; its calls run and the step is committed (M2)."""
         e, st = self.engine, self.state
         got = _Reply()
-        async for event in got.passing(self._whole_text(ModelRole.VUE, self.toolbox.definitions)):
+        async for event in got.passing(self._whole_text(role, self.toolbox.definitions)):
             yield event
         reply = got.reply()
         message = reply.message
@@ -117,13 +118,13 @@ class TurnSteps:
             return
         outcomes: list[ToolOutcome] = []
         if len(message.tool_calls) > e.limits.max_calls_per_step:
-            message, outcomes = _over_limit(message, e.limits.max_calls_per_step)
+            message, outcomes = over_limit(message, e.limits.max_calls_per_step)
             for outcome in outcomes:
                 st.record(outcome)
-                yield _result_event(outcome.result.tool_call_id, outcome.result.name, outcome)
+                yield result_event(outcome.result.tool_call_id, outcome.result.name, outcome)
         else:
             st.phase = "running tools"
-            calls = tuple(PendingCall(c.name, _call_path(c)) for c in message.tool_calls)
+            calls = tuple(PendingCall(c.name, call_path(c)) for c in message.tool_calls)
             st.pending = PendingStep(turn=turn.number, head=turn.head, calls=calls)
             await io(e.journal.write, self.app.id, st.pending)
             cut = reply.finish_reason == "length"
@@ -133,17 +134,17 @@ class TurnSteps:
                     name=call.name,
                     phase="call",
                     ok=None,
-                    path=_call_path(call),
+                    path=call_path(call),
                     summary="",
                 )
                 if cut and call.parsed_arguments() is None:
-                    outcome = _cut_off_call(call)
+                    outcome = cut_off_call(call)
                 else:
                     outcome = await self._run_tool(call)
                 faults.point("after_tool")
                 outcomes.append(outcome)
                 st.record(outcome)
-                yield _result_event(call.id, call.name, outcome)
+                yield result_event(call.id, call.name, outcome)
         st.phase = "saving the step"
         await io(e.memory.commit_step, turn, message, [o.result for o in outcomes])
         st.pending = None
@@ -304,7 +305,7 @@ class TurnSteps:
             why = f"the tool failed inside the platform ({kind(exc)}); its effect is unknown"
             if call.name in recovery.CHANGING_TOOLS:
                 why += ": read the file before relying on it"
-            return _not_run(call, why)
+            return not_run(call, why)
 
     async def _within_budget(self) -> None:
         """Each request asks whether the account's token budget is still there: one that
@@ -349,8 +350,16 @@ class TurnSteps:
             sent = (*window.messages, *extra)
             if e.images is not None:  # the images the window shows, loaded for this call
                 sent = await io(loaded, sent, self.app.id, e.images)
+            said = tools
+            if not tools and any(isinstance(m, AssistantMessage) and m.tool_calls for m in sent):
+                # An Ask turn's read-only calls in a window of a turn that has no tools: they
+                # are declared (some endpoints refuse calls of undeclared tools) but not offered.
+                said = READ_ONLY_TOOLS
+                stream = e.model.stream(role, sent, said, tool_choice="none")
+            else:
+                stream = e.model.stream(role, sent, tools)
             try:
-                async for event in e.model.stream(role, sent, tools):
+                async for event in stream:
                     if isinstance(event, TextDelta):
                         if before and event.text:
                             gap = paragraph_gap(before, event.text)
@@ -364,7 +373,7 @@ class TurnSteps:
                     elif isinstance(event, ThinkingDelta):
                         yield ThinkingEvent(event.text)  # shown, never kept: not the answer
                     else:
-                        await self._count(event, window.total_tokens, extra, tools)
+                        await self._count(event, window.total_tokens, extra, said)
                         yield event
                 return
             except ContextTooLong as exc:
@@ -406,66 +415,6 @@ class TurnSteps:
                 return
             parts.append(message.content or "")
         yield replace(reply, message=AssistantMessage("".join(parts) or "(no text)"))
-
-
-def _result_event(call_id: str, name: str, outcome: ToolOutcome) -> ToolEvent:
-    return ToolEvent(
-        id=call_id,
-        name=name,
-        phase="result",
-        ok=outcome.result.ok,
-        path=outcome.path,
-        summary=outcome.summary,
-    )
-
-
-def _cut_off_call(call: ToolCall) -> ToolOutcome:
-    why = (
-        "not run: your answer was cut off by the output limit while writing this call, so "
-        "its arguments are incomplete; write it again (split a large file into parts)"
-    )
-    return _not_run(call, why)
-
-
-def _over_limit(
-    message: AssistantMessage, limit: int
-) -> tuple[AssistantMessage, list[ToolOutcome]]:
-    """A step asking for more calls than one step may hold: none runs. The step is kept with
-    its first ``limit`` calls, each answered that it did not run, and a note saying how
-    many calls were asked for (the whole step would not fit one transcript write)."""
-    asked = len(message.tool_calls)
-    kept = message.tool_calls[:limit]
-    why = (
-        f"not run: this step asked for {asked} tool calls and one step may make at most "
-        f"{limit}; none of them ran. Ask for at most {limit} at a time."
-    )
-    note = (
-        f"[zerocode: this step asked for {asked} tool calls; only the first {limit} are kept "
-        "here, and none of them ran.]"
-    )
-    content = f"{message.content}\n\n{note}" if message.content else note
-    slim = AssistantMessage(content, tool_calls=kept)
-    return slim, [_not_run(c, why) for c in kept]
-
-
-def _not_run(call: ToolCall, why: str) -> ToolOutcome:
-    """A call answered by the platform, not by its tool: it failed and changed nothing."""
-    return ToolOutcome(
-        result=ToolResult.failure(call, why),
-        path=_call_path(call),
-        summary=why,
-        changed=False,
-        exit=False,
-    )
-
-
-def _call_path(call: ToolCall) -> str | None:
-    """The path a call names, as the tool will see it (None if absent or refused)."""
-    raw = (call.parsed_arguments() or {}).get("path")
-    try:
-        return clean_path(raw) if isinstance(raw, str) else None
-    except PathRefused:
-        return None
 
 
 class _Reply:

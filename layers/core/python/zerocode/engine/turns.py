@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from zerocode.apps.records import App
+from zerocode.engine.ask import Mode
 from zerocode.engine.closing import SERVER_STOPPED, STOPPED_BY_USER
 from zerocode.engine.events import DoneEvent, TurnEvent
 from zerocode.engine.parts import io, kind
@@ -129,11 +131,14 @@ class Turns:
         message: str,
         element: dict[str, Any] | None,
         images: tuple[ImageRef, ...] = (),
+        mode: Mode = "build",
     ) -> Running:
         """Take the app's lease (409 when a turn runs) and start the turn in a task of its
-        own; the caller follows it with :meth:`Running.follow` (or not at all)."""
+        own; the caller follows it with :meth:`Running.follow` (or not at all). ``mode``
+        "ask": a question, answered with read-only tools (engine/ask.py)."""
         self.refuse_if_stopping()
-        run = await asyncio.to_thread(self.engine.start, app, message, element, images)
+        start = functools.partial(self.engine.start, mode=mode)
+        run = await asyncio.to_thread(start, app, message, element, images)
         run.release_on_end = False  # released once the log has the done (_drive)
         try:
             await self.log.begin(app.id, run.number)

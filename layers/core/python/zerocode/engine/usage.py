@@ -15,14 +15,14 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from zerocode.accounts.usage import MICROS, Price, Spent, UsageLedger, usd
 from zerocode.apps.records import App
-from zerocode.engine.model import Usage
+from zerocode.engine.model import ModelReply, Usage
 from zerocode.memory.messages import AssistantMessage, Message
-from zerocode.memory.tokens import count_tokens, message_tokens
+from zerocode.memory.tokens import REPLY_PRIMING, count_tokens, message_tokens
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,48 @@ async def keep(
         estimated=estimated,
         cost_micros=cost_micros,
     )
+    await _record(ledger, spent)
+
+
+async def _record(ledger: UsageLedger, spent: Spent) -> None:
     try:
         await asyncio.to_thread(ledger.record, spent)
     except Exception as exc:
-        log.warning("could not keep a request's usage app=%s: %s", app.id, type(exc).__name__)
+        log.warning("could not keep a request's usage app=%s: %s", spent.app_id, type(exc).__name__)
+
+
+@dataclass(frozen=True)
+class Meter:
+    """Counts the model requests made outside a turn's steps: routing and naming a new app
+    (``engine/naming.py``), the running summary (``engine/summary.py``). Each goes into the
+    ledger as a step's request does (:func:`keep`): the provider's count, or the platform's
+    marked estimated, at its model's price; a ledger that fails costs its record, logged,
+    never the work that made the request. Without a ledger (None) nothing is kept."""
+
+    ledger: UsageLedger | None = None
+    prices: Mapping[str, Price] = field(default_factory=dict)
+
+    async def count(
+        self, reply: ModelReply, sent: Sequence[Message], *, account: str, app_id: str, turn: int
+    ) -> Spent:
+        """``reply``'s request (``sent``: its messages, no tools), kept under ``app_id`` and
+        ``turn`` (round 0) for ``account``; the record, as kept or as it would have been."""
+        usage, estimated = reply.usage, False
+        if usage is None:
+            usage, estimated = estimated_usage(REPLY_PRIMING, sent, (), reply.message), True
+        spent = Spent(
+            account=account,
+            app_id=app_id,
+            turn=turn,
+            round=0,
+            model=reply.model,
+            at=time.time(),
+            input_tokens=usage.prompt_tokens,
+            output_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+            estimated=estimated,
+            cost_micros=cost_of(self.prices, reply.model, usage),
+        )
+        if self.ledger is not None:
+            await _record(self.ledger, spent)
+        return spent

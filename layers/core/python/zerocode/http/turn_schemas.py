@@ -26,6 +26,11 @@ class ChatIn(BaseModel):
         description="data:image/...;base64,... URLs (at most ZEROCODE_CHAT_IMAGES_MAX, "
         "4 by default, each at most ZEROCODE_CHAT_IMAGE_MAX_BYTES decoded)",
     )
+    mode: Literal["build", "ask"] = Field(
+        "build",
+        description='"ask" sends the message as a question: the model reads the app with '
+        "read-only tools and answers; no file changes, no build, no version",
+    )
 
 
 class ImageOut(BaseModel):
@@ -49,6 +54,8 @@ class HistoryEntryOut(BaseModel):
     images: list[ImageOut] | None = None  # a user message's attached images
     # A reply's model requests and tokens, as its done said them (issue 43; docs/api.md).
     usage: dict[str, Any] | None = None
+    # "ask": a question sent in Ask mode, or its answer (issue 43); absent for Build.
+    mode: Literal["ask"] | None = None
 
 
 class HistoryOut(BaseModel):
@@ -87,4 +94,5 @@ def entry_out(e: DisplayEntry) -> HistoryEntryOut:
         element=e.element,
         images=[ImageOut(**i) for i in e.images] if e.images else None,
         usage=e.usage,
+        mode="ask" if e.mode == "ask" else None,
     )

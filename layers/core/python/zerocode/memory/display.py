@@ -47,6 +47,8 @@ class DisplayEntry:
     images: list[dict[str, Any]] | None = None
     # A reply's model requests and tokens, as its ``done`` said them (engine/usage.py).
     usage: dict[str, Any] | None = None
+    # "ask" for a question sent in Ask mode and its answer (engine/ask.py); None: Build.
+    mode: str | None = None
 
     @classmethod
     def keyed(
@@ -60,6 +62,7 @@ class DisplayEntry:
         element: dict[str, Any] | None,
         images: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
+        mode: str | None = None,
     ) -> DisplayEntry:
         """The entry stored under ``key``; its time is the key's."""
         return cls(
@@ -72,6 +75,7 @@ class DisplayEntry:
             element=element,
             images=images or None,
             usage=usage,
+            mode=mode,
         )
 
 
@@ -93,6 +97,7 @@ class DisplayHistoryStore(Protocol):
         element: dict[str, Any] | None = None,
         images: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
+        mode: str | None = None,
     ) -> DisplayEntry: ...
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:

@@ -189,7 +189,9 @@ class Memory:
         self, app_id: str, summarizer: AsyncSummarizer, due: SummaryDue
     ) -> NewSummary | None:
         try:
-            text = await summarizer.summarize(due.previous, due.evicted)
+            text = await summarizer.summarize(
+                due.previous, due.evicted, app_id=app_id, turn=due.turn
+            )
         except Exception as exc:  # any failure: no new summary, but never no turn
             _summary_skipped(app_id, due, exc)
             return None
@@ -348,6 +350,7 @@ class Memory:
         prior = previous.messages[0].content if previous else None
         return SummaryDue(
             head=head.seq,
+            turn=head.turn + 1,
             previous=prior if isinstance(prior, str) else None,
             evicted=tuple(evicted),
             covers=evicted[-1].entries[-1].seq,

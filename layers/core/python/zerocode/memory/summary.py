@@ -29,9 +29,13 @@ class Summarizer(Protocol):
 
 @runtime_checkable
 class AsyncSummarizer(Protocol):
-    """A summarizer that asks a model; awaited before the turn's first write."""
+    """A summarizer that asks a model; awaited before the turn's first write. ``app_id``
+    and ``turn``: the app, and the turn the summary is stored with, under which its
+    request's usage is kept (issue 43; empty and 0 where no app asks)."""
 
-    async def summarize(self, previous: str | None, evicted: Sequence[Unit]) -> str: ...
+    async def summarize(
+        self, previous: str | None, evicted: Sequence[Unit], *, app_id: str = "", turn: int = 0
+    ) -> str: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +43,7 @@ class SummaryDue:
     """Units that left the window since the last summary, read at store head ``head``."""
 
     head: int  # the newest stored seq when this was computed; stale once the head moves
+    turn: int  # the turn it is stored with (the head's turn + 1)
     previous: str | None  # the stored previous summary, as stored (prefix included)
     evicted: tuple[Unit, ...]
     covers: int  # the last seq the new summary will cover

@@ -56,6 +56,7 @@ class DynamoDisplayHistoryStore:
         element: dict[str, Any] | None = None,
         images: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
+        mode: str | None = None,
     ) -> DisplayEntry:
         key = self.keys.next_key()
         item: Item = {
@@ -72,6 +73,8 @@ class DynamoDisplayHistoryStore:
             item["images"] = {"S": json.dumps(images)}
         if usage:
             item["usage"] = {"S": json.dumps(usage)}
+        if mode:
+            item["mode"] = {"S": mode}
         expires = expires_at(self.retention_days, self.now())
         if expires is not None:
             item["expires_at"] = {"N": str(expires)}
@@ -90,6 +93,7 @@ class DynamoDisplayHistoryStore:
             element=element,
             images=images,
             usage=usage,
+            mode=mode,
         )
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
@@ -112,6 +116,7 @@ class DynamoDisplayHistoryStore:
                 element=json.loads(i["element"]["S"]) if "element" in i else None,
                 images=json.loads(i["images"]["S"]) if "images" in i else None,
                 usage=json.loads(i["usage"]["S"]) if "usage" in i else None,
+                mode=i["mode"]["S"] if "mode" in i else None,
             )
             for i in items[:limit]
         ]

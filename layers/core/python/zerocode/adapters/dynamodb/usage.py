@@ -1,41 +1,44 @@
-"""The DynamoDB UsageLedger: one table, one partition per app and per account.
+"""The DynamoDB UsageLedger: one table, one partition per app, per account and per day.
 
 - ``app#{appId}`` / ``req#{turn:08d}#{at}#{random}``: one model request, in time order
   within its turn;
 - ``app#{appId}`` / ``day#{YYYY-MM-DD}`` and ``account#{owner}`` / ``day#{YYYY-MM-DD}``:
-  that day's sums, added to with ``ADD``.
+  that day's sums, added to with ``ADD``;
+- ``day#{YYYY-MM-DD}`` / ``account#{owner}`` and ``day#{YYYY-MM-DD}`` /
+  ``model#{shard}#{model}``: the same day's sums again, for the platform's totals (an
+  admin's view): one query per day finds every account and model that spent anything. A
+  model's day is spread over :data:`MODEL_SHARDS` items (each request adds to one, at
+  random), so requests of one model ending at once across the platform seldom conflict;
+- ``account#{owner}`` / ``budget``: the account's own token budget, set by an admin
+  (``per_day``, ``per_month``, each absent for no limit); outside ``day#`` ranges.
 
-A request and both days go in one TransactWriteItems, so the days always add up to the
-requests (botocore's own retries of it are idempotent by its token). Two requests of one
-app or account ending at once may conflict on a day item: the one DynamoDB cancels is sent
-again, with a new token (nothing of it was applied), a few times. Deleting an app queries
-its one partition and deletes it; its owner's days stay.
+A request and its four days go in one TransactWriteItems, so the days always add up to the
+requests (botocore's own retries of it are idempotent by its token). Two requests ending at
+once may conflict on a day item: the one DynamoDB cancels is sent again, with a new token
+(nothing of it was applied), a few times. Deleting an app queries its one partition and
+deletes it; its owner's days and the models' stay.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import secrets
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from zerocode.accounts.usage import DayUsage, Scope, Spent
+from zerocode.accounts.usage import COUNTS, AccountBudget, DayUsage, Scope, Spent, Tally
 from zerocode.adapters.aws.errors import error_code
 from zerocode.adapters.dynamodb.tables import Item, batch_delete, ensure_table
 
-_COUNTS = (
-    "requests",
-    "input_tokens",
-    "output_tokens",
-    "cached_tokens",
-    "estimated",
-    "cost_micros",
-    "unpriced",
-)
+_COUNTS = COUNTS
 CONFLICT_ATTEMPTS = 8
+MODEL_SHARDS = 8  # items per model per day (summed on reading)
+READERS = 8  # days queried at once for the platform's totals
 
 
 def create_usage_table(client: Any, name: str) -> None:
@@ -81,12 +84,17 @@ class DynamoUsageLedger:
             "UpdateExpression": "ADD " + ", ".join(f"{c} :{c}" for c in _COUNTS),
             "ExpressionAttributeValues": added,
         }
+        on = f"day#{spent.day}"
+        shard = random.randrange(MODEL_SHARDS)
+        days = (
+            (f"app#{spent.app_id}", on),
+            (f"account#{spent.account}", on),
+            (on, f"account#{spent.account}"),
+            (on, f"model#{shard}#{spent.model}"),
+        )
         items = [
             {"Put": {"TableName": self.table, "Item": request}},
-            *(
-                {"Update": {**day, "Key": {"pk": {"S": pk}, "sk": {"S": f"day#{spent.day}"}}}}
-                for pk in (f"app#{spent.app_id}", f"account#{spent.account}")
-            ),
+            *({"Update": {**day, "Key": {"pk": {"S": pk}, "sk": {"S": sk}}}} for pk, sk in days),
         ]
         token = secrets.token_hex(14)
         for attempt in range(CONFLICT_ATTEMPTS):
@@ -123,16 +131,7 @@ class DynamoUsageLedger:
 
     def days(self, scope: Scope, key: str, first: str, last: str) -> list[DayUsage]:
         return [
-            DayUsage(
-                day=i["sk"]["S"].removeprefix("day#"),
-                requests=int(i["requests"]["N"]),
-                input_tokens=int(i["input_tokens"]["N"]),
-                output_tokens=int(i["output_tokens"]["N"]),
-                cached_tokens=int(i["cached_tokens"]["N"]),
-                estimated=int(i["estimated"]["N"]),
-                cost_micros=int(i["cost_micros"]["N"]),
-                unpriced=int(i["unpriced"]["N"]),
-            )
+            _day(i["sk"]["S"].removeprefix("day#"), i)
             for i in self._query(
                 "pk = :pk AND sk BETWEEN :first AND :last",
                 {
@@ -142,6 +141,41 @@ class DynamoUsageLedger:
                 },
             )
         ]
+
+    def tallies(self, first: str, last: str) -> list[Tally]:
+        """One query per day (at most a year's: MAX_DAYS), a few at once."""
+        start, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+        days = [(start + dt.timedelta(n)).isoformat() for n in range((end - start).days + 1)]
+        with ThreadPoolExecutor(min(READERS, max(1, len(days)))) as pool:
+            return [t for found in pool.map(self._tallies_of, days) for t in found]
+
+    def _tallies_of(self, day: str) -> list[Tally]:
+        found = []
+        for i in self._query("pk = :pk", {":pk": {"S": f"day#{day}"}}):
+            kind, _, key = i["sk"]["S"].partition("#")
+            if kind == "account":
+                found.append(Tally(group="account", key=key, usage=_day(day, i)))
+            elif kind == "model":  # model#{shard}#{name}: the shards add up on reading
+                found.append(Tally(group="model", key=key.partition("#")[2], usage=_day(day, i)))
+        return found
+
+    def budget_of(self, account: str) -> AccountBudget | None:
+        item = self.client.get_item(
+            TableName=self.table, Key=_budget_key(account), ConsistentRead=True
+        ).get("Item")
+        if item is None:
+            return None
+        return AccountBudget(*(int(item[k]["N"]) if k in item else None for k in _BUDGET))
+
+    def set_budget(self, account: str, budget: AccountBudget) -> None:
+        item: Item = {**_budget_key(account)}
+        for name, value in zip(_BUDGET, (budget.per_day, budget.per_month), strict=True):
+            if value is not None:
+                item[name] = {"N": str(value)}
+        self.client.put_item(TableName=self.table, Item=item)
+
+    def clear_budget(self, account: str) -> None:
+        self.client.delete_item(TableName=self.table, Key=_budget_key(account))
 
     def delete_app(self, app_id: str) -> None:
         keys = [
@@ -168,6 +202,17 @@ class DynamoUsageLedger:
             if "LastEvaluatedKey" not in page:
                 return
             params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+_BUDGET = ("per_day", "per_month")
+
+
+def _budget_key(account: str) -> Item:
+    return {"pk": {"S": f"account#{account}"}, "sk": {"S": "budget"}}
+
+
+def _day(day: str, i: Item) -> DayUsage:
+    return DayUsage(day=day, **{c: int(i[c]["N"]) for c in _COUNTS})
 
 
 def _conflict(exc: ClientError) -> bool:

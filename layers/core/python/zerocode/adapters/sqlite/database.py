@@ -88,9 +88,9 @@ class SqliteDatabase:
             self.conn.execute(f"PRAGMA wal_autocheckpoint={max(WAL_LIMIT_BYTES // page, 16)}")
         self.conn.executescript(_SCHEMA)
         # Columns added since a database was made (issue 41: a message's images; issue 43:
-        # a reply's usage).
+        # a reply's usage, a question's mode).
         have = {row[1] for row in self.conn.execute("PRAGMA table_info(display)").fetchall()}
-        for column in ("images", "usage"):
+        for column in ("images", "usage", "mode"):
             if column not in have:
                 with contextlib.suppress(sqlite3.OperationalError):  # another opener added it
                     self.conn.execute(f"ALTER TABLE display ADD COLUMN {column} TEXT")

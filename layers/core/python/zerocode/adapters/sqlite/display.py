@@ -39,12 +39,13 @@ class SqliteDisplayHistoryStore:
         element: dict[str, Any] | None = None,
         images: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
+        mode: str | None = None,
     ) -> DisplayEntry:
         key = self.keys.next_key()
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO display (app_id, id, role, content, status, turn, element, "
-                "expires_at, images, usage) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "expires_at, images, usage, mode) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     app_id,
                     key,
@@ -56,6 +57,7 @@ class SqliteDisplayHistoryStore:
                     expires_at(self.retention_days, self.now()),
                     json.dumps(images) if images else None,
                     json.dumps(usage) if usage else None,
+                    mode,
                 ),
             )
         return DisplayEntry.keyed(
@@ -67,12 +69,13 @@ class SqliteDisplayHistoryStore:
             element=element,
             images=images,
             usage=usage,
+            mode=mode,
         )
 
     def page(self, app_id: str, before: str | None = None, limit: int = 20) -> DisplayPage:
         check_page(before, limit)
         rows = self.db.query(
-            "SELECT id, role, content, status, turn, element, images, usage FROM display "
+            "SELECT id, role, content, status, turn, element, images, usage, mode FROM display "
             "WHERE app_id = ? "
             "AND id < ? ORDER BY id DESC LIMIT ?",
             (app_id, before or "~", limit + 1),
@@ -87,6 +90,7 @@ class SqliteDisplayHistoryStore:
                 element=json.loads(r[5]) if r[5] else None,
                 images=json.loads(r[6]) if r[6] else None,
                 usage=json.loads(r[7]) if r[7] else None,
+                mode=r[8],
             )
             for r in rows[:limit]
         ]

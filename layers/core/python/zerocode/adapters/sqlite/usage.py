@@ -1,9 +1,12 @@
-"""The SQLite UsageLedger: each model request, and per-day sums per app and per account,
-written in one transaction (so the sums always agree with the requests)."""
+"""The SQLite UsageLedger: each model request, and per-day sums per app, per account and
+per model, written in one transaction (so the sums always agree with the requests); and
+the budgets an admin set for one account (``usage_budgets``)."""
 
 from __future__ import annotations
 
-from zerocode.accounts.usage import DayUsage, Scope, Spent
+from typing import Any
+
+from zerocode.accounts.usage import AccountBudget, DayUsage, Scope, Spent, Tally
 from zerocode.adapters.sqlite.database import SqliteDatabase
 
 _REQUEST = (
@@ -41,6 +44,10 @@ class SqliteUsageLedger:
                 "cost_micros INTEGER NOT NULL, unpriced INTEGER NOT NULL, "
                 "PRIMARY KEY (scope, key, day)) WITHOUT ROWID"
             )
+            db.conn.execute(
+                "CREATE TABLE IF NOT EXISTS usage_budgets (account TEXT PRIMARY KEY, "
+                "per_day INTEGER, per_month INTEGER) WITHOUT ROWID"
+            )
 
     def record(self, spent: Spent) -> None:
         values = [getattr(spent, c) for c in _REQUEST]
@@ -63,7 +70,10 @@ class SqliteUsageLedger:
                 f"VALUES (?, {', '.join('?' * len(_REQUEST))})",
                 [seq, *(int(v) if isinstance(v, bool) else v for v in values)],
             )
-            for scope, key in (("app", spent.app_id), ("account", spent.account)):
+            # The model's day too (scope 'model'): the platform's totals per model, which
+            # deleting an app leaves as they are, like its owner's.
+            days = (("app", spent.app_id), ("account", spent.account), ("model", spent.model))
+            for scope, key in days:
                 conn.execute(
                     "INSERT INTO usage_days (scope, key, day, requests, input_tokens, "
                     "output_tokens, cached_tokens, estimated, cost_micros, unpriced) "
@@ -96,19 +106,35 @@ class SqliteUsageLedger:
             "WHERE scope = ? AND key = ? AND day >= ? AND day <= ? ORDER BY day",
             (scope, key, first, last),
         )
-        return [
-            DayUsage(
-                day=r[0],
-                requests=r[1],
-                input_tokens=r[2],
-                output_tokens=r[3],
-                cached_tokens=r[4],
-                estimated=r[5],
-                cost_micros=r[6],
-                unpriced=r[7],
+        return [_day(r) for r in rows]
+
+    def tallies(self, first: str, last: str) -> list[Tally]:
+        rows = self.db.query(
+            "SELECT day, requests, input_tokens, output_tokens, cached_tokens, estimated, "
+            "cost_micros, unpriced, scope, key FROM usage_days "
+            "WHERE scope IN ('account', 'model') AND day >= ? AND day <= ?",
+            (first, last),
+        )
+        return [Tally(group=r[8], key=r[9], usage=_day(r)) for r in rows]
+
+    def budget_of(self, account: str) -> AccountBudget | None:
+        rows = self.db.query(
+            "SELECT per_day, per_month FROM usage_budgets WHERE account = ?", (account,)
+        )
+        return AccountBudget(*rows[0]) if rows else None
+
+    def set_budget(self, account: str, budget: AccountBudget) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO usage_budgets (account, per_day, per_month) VALUES (?, ?, ?) "
+                "ON CONFLICT (account) DO UPDATE SET per_day = excluded.per_day, "
+                "per_month = excluded.per_month",
+                (account, budget.per_day, budget.per_month),
             )
-            for r in rows
-        ]
+
+    def clear_budget(self, account: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM usage_budgets WHERE account = ?", (account,))
 
     def delete_app(self, app_id: str) -> None:
         """An app's requests and its days (M8: its data goes with it); the account's days
@@ -116,3 +142,16 @@ class SqliteUsageLedger:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM usage_requests WHERE app_id = ?", (app_id,))
             conn.execute("DELETE FROM usage_days WHERE scope = 'app' AND key = ?", (app_id,))
+
+
+def _day(r: Any) -> DayUsage:
+    return DayUsage(
+        day=r[0],
+        requests=r[1],
+        input_tokens=r[2],
+        output_tokens=r[3],
+        cached_tokens=r[4],
+        estimated=r[5],
+        cost_micros=r[6],
+        unpriced=r[7],
+    )

@@ -10,7 +10,7 @@ import functools
 import re
 from importlib import resources
 
-NAMES = ("html", "multi_file", "vue_project", "routing", "naming", "summary")
+NAMES = ("html", "multi_file", "vue_project", "routing", "naming", "summary", "ask")
 MARKER = re.compile(r"<!--\s*zerocode:prompt=([a-z_]+)\s*-->")
 
 

@@ -1,20 +1,27 @@
-"""Admin: every app (change, delete, forget its conversation) and every user."""
+"""Admin: every app (change, delete, forget its conversation), every user, an account's own
+token budget, and what the platform's model requests cost (issue 43)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from zerocode.accounts.service import AccountService
+from zerocode.accounts.usage import AccountBudget, Budgets, UsageLedger, totals
+from zerocode.errors import NotFound
 from zerocode.http.deps import (
     AccountsDep,
     Admin,
     AppServiceDep,
     AppStoreDep,
+    EngineDep,
     Featured,
     OwnedApp,
     UrlsDep,
 )
+from zerocode.http.routes.usage import Range
 from zerocode.http.schemas import (
     AdminAppIn,
     AdminAppListOut,
@@ -22,6 +29,14 @@ from zerocode.http.schemas import (
     AdminUserListOut,
     admin_app_out,
     admin_user_out,
+)
+from zerocode.http.usage_schemas import (
+    AccountBudgetOut,
+    AdminUsageOut,
+    BudgetIn,
+    SpentTokensOut,
+    admin_usage_out,
+    budget_out,
 )
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
@@ -84,3 +99,80 @@ def admin_users(
 ) -> AdminUserListOut:
     users, next_cursor = accounts.list_users(cursor, limit, q)
     return AdminUserListOut(users=[admin_user_out(u) for u in users], nextCursor=next_cursor)
+
+
+@router.get("/users/{user_id}/budget", response_model=AccountBudgetOut)
+def admin_budget(
+    _: Admin, user_id: str, engine: EngineDep, accounts: AccountsDep
+) -> AccountBudgetOut:
+    """The account's token budgets: its own (if set), the platform's, the one in force."""
+    account = _account(accounts, user_id)
+    return _budget(engine.budgets, _ledger(engine.usage), user_id, account)
+
+
+@router.put("/users/{user_id}/budget", response_model=AccountBudgetOut)
+def admin_set_budget(
+    _: Admin, user_id: str, body: BudgetIn, engine: EngineDep, accounts: AccountsDep
+) -> AccountBudgetOut:
+    """Set the account's own budgets, in place of the platform's from its next model
+    request (null: no limit for that period)."""
+    account, ledger = _account(accounts, user_id), _ledger(engine.usage)
+    ledger.set_budget(user_id, AccountBudget(body.tokensPerDay, body.tokensPerMonth))
+    return _budget(engine.budgets, ledger, user_id, account)
+
+
+@router.delete("/users/{user_id}/budget", status_code=204)
+def admin_clear_budget(
+    _: Admin, user_id: str, engine: EngineDep, accounts: AccountsDep
+) -> Response:
+    """The platform's budgets hold for the account again."""
+    _account(accounts, user_id)
+    _ledger(engine.usage).clear_budget(user_id)
+    return Response(status_code=204)
+
+
+@router.get("/usage", response_model=AdminUsageOut)
+def admin_usage(
+    _: Admin,
+    engine: EngineDep,
+    accounts: AccountsDep,
+    days: Range,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, object]:
+    """The platform's model requests per account and per model over the days asked for."""
+    found = totals(_ledger(engine.usage).tallies(*days))
+    names = {key: accounts.account_of(key) for key, _ in found.accounts[:limit]}
+    return admin_usage_out(*days, found, names, limit)
+
+
+def _ledger(ledger: UsageLedger | None) -> UsageLedger:
+    if ledger is None:
+        raise NotFound("model usage is not kept on this platform")
+    return ledger
+
+
+def _account(accounts: AccountService, user_id: str) -> str:
+    account = accounts.account_of(user_id) if len(user_id) <= 128 else None
+    if account is None:
+        raise NotFound("no such user")
+    return account
+
+
+def _budget(
+    budgets: Budgets | None, ledger: UsageLedger, user_id: str, account: str
+) -> AccountBudgetOut:
+    platform = (budgets or Budgets()).platform
+    own = ledger.budget_of(user_id)
+    today = dt.datetime.now(dt.UTC).date()
+    month = ledger.days("account", user_id, today.replace(day=1).isoformat(), today.isoformat())
+    tokens = {d.day: d.input_tokens + d.output_tokens for d in month}
+    return AccountBudgetOut(
+        userId=user_id,
+        account=account,
+        override=budget_out(own) if own is not None else None,
+        platform=budget_out(platform),
+        effective=budget_out(own if own is not None else platform),
+        spent=SpentTokensOut(
+            today=tokens.get(today.isoformat(), 0), thisMonth=sum(tokens.values())
+        ),
+    )

@@ -105,7 +105,7 @@ async def chat_post(
     turns.refuse_if_stopping()  # before the quota: a refused chat costs nothing
     await quota.charge("chat", user.id)
     images = await asyncio.to_thread(_kept, engine, app, urls, image_rules)
-    running = await turns.start(app, text, element or None, images)
+    running = await turns.start(app, text, element or None, images, body.mode)
     return TurnStream(running.follow(), hold=running.ended.wait if hold else None)
 
 

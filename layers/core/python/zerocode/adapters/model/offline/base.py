@@ -13,6 +13,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from importlib import resources
 from typing import Any
 
+from zerocode.engine.ask import ASKED
 from zerocode.engine.prompts import marker_of
 from zerocode.engine.repair import CONTINUE_MARK, REPAIR_MARK
 
@@ -86,6 +87,8 @@ class Request:
     check_tools: bool = False
     # The images the request carries (data URLs decoded), in order.
     images: tuple[bytes, ...] = ()
+    asking: bool = False  # sent in Ask mode (engine/ask.py): a question, read-only tools
+    tools: frozenset[str] = frozenset()  # the names of the tools the request offers
 
     @property
     def repairing(self) -> bool:
@@ -140,6 +143,8 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
     raw = text_of(messages[at])
     images = images_of(messages[at])
     text, _, selected = raw.partition(_SELECTED)
+    asking = text.startswith(ASKED)
+    text = text.removeprefix(ASKED).lstrip("\n")
     element = {k: v for k, v in _fields(selected)} if selected else {}
     triggers = frozenset(_TRIGGER.findall(text))
     if at == last_user:
@@ -154,6 +159,7 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
             raw=raw,
             turn=since,
             images=images,
+            asking=asking,
         )
     said = [text_of(messages[i]) for i in users if i > at]
     repairs = sum(t.startswith(REPAIR_MARK) for t in said)
@@ -182,6 +188,7 @@ def parse_request(messages: list[dict[str, Any]]) -> Request:
         continues=continues,
         partial=partial if continues else "",
         turn=messages[at + 1 :],
+        asking=asking,
     )
 
 
@@ -197,10 +204,15 @@ NEEDS_QUOTES = (
 
 
 def is_creation(earlier: list[dict[str, Any]]) -> bool:
-    """No earlier answer in the window: a first request (or one whose turn was cut off)."""
-    return not any(
-        m.get("role") == "assistant" and not _INTERRUPTED.match(text_of(m)) for m in earlier
-    )
+    """No earlier answer in the window: a first request (or one whose turn was cut off; an
+    answer to a question asked in Ask mode is not one either: it made nothing)."""
+    asked = False
+    for m in earlier:
+        if m.get("role") == "user" and not is_feedback(text_of(m)):
+            asked = text_of(m).startswith(ASKED)
+        elif m.get("role") == "assistant" and not asked and not _INTERRUPTED.match(text_of(m)):
+            return False
+    return True
 
 
 def element_text(req: Request) -> str | None:

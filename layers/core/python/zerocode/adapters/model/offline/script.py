@@ -137,6 +137,12 @@ repair round states none (they were stated in the turn's first answer); an accep
 of a change retires the failing checks that assert what the user asked to change. A platform
 note (``[zerocode …``, a turn of its own) as the newest message gets a short text, no code.
 
+Ask mode (issue 43, :mod:`.questions`): a request marked as a question (engine/ask.py) is
+answered from the files it reads with the read-only tools offered (read_dir, read_file of
+the files a person sees, list_checks when asked about checks), whatever the app's kind,
+never with a change; ``[[ask-write]]`` makes its first step try a ``write_file`` too, which
+the platform refuses. An earlier question's answer does not make a later request a change.
+
 The tool triggers act on the first step of a turn; after their results the model answers with
 a text that reports those results as they are. Ids are derived from the request and
 ``created`` is fixed, so the same request always gives the same bytes.
@@ -161,6 +167,7 @@ from zerocode.adapters.model.offline.flaws import flaw_of, flawed_answer
 from zerocode.adapters.model.offline.names import app_name
 from zerocode.adapters.model.offline.pages import page_answer
 from zerocode.adapters.model.offline.palette import palette_of, recolour
+from zerocode.adapters.model.offline.questions import ask_answer
 from zerocode.adapters.model.offline.regress import is_regress, regress_answer
 from zerocode.adapters.model.offline.vue import vue_answer
 
@@ -174,7 +181,8 @@ def answer(
     """What the scripted model answers to these chat messages (the transport's whole brain);
     with ``flawed_seed``, the flawed mode's answer. ``tools``: the names of the tools the
     request offers (the Vue agent states acceptance checks only when it may)."""
-    req = replace(parse_request(messages), check_tools=set(tools) >= CHECK_TOOLS)
+    offered = frozenset(tools)
+    req = replace(parse_request(messages), check_tools=offered >= CHECK_TOOLS, tools=offered)
     pace = pace_of(req.text)
     generating = req.kind in ("html", "multi_file", "vue_project")
     script = Script(NOTED) if generating and req.note else _answer(req, flawed_seed)
@@ -205,6 +213,8 @@ def pictured(script: Script, image: bytes) -> Script:
 
 
 def _answer(req: Request, flawed_seed: int | None = None) -> Script:
+    if req.asking and req.kind in ("html", "multi_file", "vue_project"):
+        return ask_answer(req)  # a question: read the files, answer from them (.questions)
     if is_regress(req):
         regressed = regress_answer(req)
         if regressed is not None:

@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -100,6 +100,8 @@ def _completion_response(
 ) -> httpx.Response:
     messages: list[dict[str, Any]] = body["messages"]
     script = answer(messages, flawed_seed, tools=_tool_names(body.get("tools")))
+    if body.get("tool_choice") == "none":  # tools declared, none may be called
+        script = replace(script, calls=())
     model = str(body.get("model") or OFFLINE_MODEL)
     digest = hashlib.sha256(
         json.dumps(
