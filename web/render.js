@@ -234,6 +234,13 @@ export function usageLine(usage) {
   if (usage.costUsd != null && !usage.unpricedRequests) {
     text += ` · ${dollars(usage.costUsd)}`;
   }
+  // What the repair rounds cost, of that: the rounds after the first (round 0).
+  const repairs = (usage.rounds || []).filter((r) => r.round > 0);
+  if (repairs.length) {
+    const sum = (f) => repairs.reduce((n, r) => n + (r[f] || 0), 0);
+    text += ` · ${t("usage.repairs", { rounds: repairs.length, requests: sum("requests"),
+                                       tokens: compact(sum("inputTokens") + sum("outputTokens")) })}`;
+  }
   if (usage.estimated) text += ` ${t("usage.estimated")}`;
   return h("span", { class: "usage", title: t(usage.estimated ? "usage.titleEstimated" : "usage.title") }, text);
 }

@@ -260,6 +260,7 @@ export const en = {
   "checks.comma": ", ",
   "usage.line": "{requests} requests · {input} tokens in · {output} out",
   "usage.cached": "{n} cached",
+  "usage.repairs": "repairs ({rounds}): {requests} requests, {tokens} tokens",
   "usage.estimated": "(estimated)",
   "usage.title": "What this turn's model requests cost, as the model's provider reported it",
   "usage.titleEstimated": "What this turn's model requests cost; some were counted by the platform, because the model's provider reported nothing for them",

@@ -255,6 +255,7 @@ export const zh = {
   "checks.comma": "，",
   "usage.line": "{requests} 次请求 · 输入 {input} 词元 · 输出 {output}",
   "usage.cached": "其中缓存 {n}",
+  "usage.repairs": "修复（{rounds} 轮）：{requests} 次请求，{tokens} 词元",
   "usage.estimated": "（估算）",
   "usage.title": "本轮模型请求的用量，以模型服务商报告的为准",
   "usage.titleEstimated": "本轮模型请求的用量；其中部分由平台自行计数，因为模型服务商没有报告",

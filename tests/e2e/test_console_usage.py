@@ -53,3 +53,27 @@ def test_a_reply_shows_what_its_turn_cost_live_and_after_a_reload(
     page.wait_for_selector(f"{reply} .usage")
     assert page.locator(f"{reply} .usage").inner_text() == said
     assert page.errors == []
+
+
+def test_a_reply_says_what_its_repair_rounds_cost(
+    browser: Any,  # noqa: F811
+    server: Server,
+) -> None:
+    """A Vue build that fails (``[[flaw=syntax]]``) is repaired in a round of its own: the
+    reply's line says what the repair cost, as the turn's rounds say it."""
+    page, owner = signed_up(browser, server)
+    prompt = "A Vue counter [[flaw=syntax]]"
+    app = create(owner, prompt, "vue_project")
+    open_app(page, server.api, app["id"])
+    send(page, prompt)
+    reply = '#messages .msg.ai:not([data-turn="running"])[data-turn]'
+    page.wait_for_selector(f"{reply} .usage", timeout=TURN_MS)
+    entries = owner.get(f"/api/apps/{app['id']}/history").json()["entries"]
+    (stored,) = [e for e in entries if e["role"] == "ai"]
+    repairs = [r for r in stored["usage"]["rounds"] if r["round"] > 0]
+    assert repairs, stored["usage"]
+    requests = sum(r["requests"] for r in repairs)
+    tokens = sum(r["inputTokens"] + r["outputTokens"] for r in repairs)
+    said = f"repairs ({len(repairs)}): {requests} requests, {compact(tokens)} tokens"
+    assert said in page.locator(f"{reply} .usage").inner_text()
+    assert page.errors == []

@@ -39,7 +39,8 @@ def test_the_readme_curl_walkthrough_works_as_written(server: Server) -> None:
     assert done.returncode == 0, done.stderr
     out = done.stdout
     ends = re.findall(r"event: done\ndata: {\"status\":\"(\w+)\"", out)
-    assert ends == ["succeeded"] * 2, told(out, server)
+    assert ends == ["succeeded"] * 3, told(out, server)  # the app, the change, the question
+    assert out.count('"mode":"ask"') == 1  # the question's done
     assert '"versions":[{"id":"v2"' in out
     assert '"changed":["src/views/HomeView.vue"]' in out  # the restore
     assert '"state":"succeeded"' in out and '"versionId":"v3"' in out  # the deploy build
