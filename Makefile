@@ -114,6 +114,8 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/routing.py
 	$(BIN)/python bench/preview.py
 	$(BIN)/python bench/data.py
+	$(BIN)/python bench/usage.py
+	$(BIN)/python bench/compression.py
 
 # The CloudFormation template and assets in cdk.out/, as `cdk synth` makes them, without the
 # CDK CLI: infra/app.py run directly (cdk.json's context is read by it), with the real

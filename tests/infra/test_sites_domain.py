@@ -123,3 +123,23 @@ def test_the_domain_is_checked_when_the_app_is_synthesized() -> None:
     ):
         with pytest.raises(ValueError, match="sites"):
             read_config(Context(**bad), REGION)
+
+
+def test_sites_are_sent_compressed_by_cloudfront(synth: Synth) -> None:
+    """Issue 44: CloudFront compresses a site's text files (brotli or gzip, by the viewer's
+    Accept-Encoding) on every behavior that serves files, and the routed cache policy keys
+    on the encodings so each is kept apart; how long a browser keeps a file is the object's
+    own Cache-Control, written at publish (adapters/aws/codebuild_builder.py)."""
+    sites = distribution(synth, SITES)
+    for behavior in [sites["DefaultCacheBehavior"], *sites["CacheBehaviors"]]:
+        if behavior.get("PathPattern") == "/_api/*":  # the apps' data: never a file
+            continue
+        assert behavior["Compress"] is True, behavior.get("PathPattern")
+    policies = synth.template.find_resources("AWS::CloudFront::CachePolicy")
+    (routed,) = [
+        p["Properties"]["CachePolicyConfig"]
+        for p in policies.values()
+        if "zerocode sites" in p["Properties"]["CachePolicyConfig"].get("Comment", "")
+    ]
+    keyed = routed["ParametersInCacheKeyAndForwardedToOrigin"]
+    assert keyed["EnableAcceptEncodingBrotli"] is True and keyed["EnableAcceptEncodingGzip"]

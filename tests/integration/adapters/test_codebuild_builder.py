@@ -496,6 +496,29 @@ def test_a_previews_outputs_are_tagged_to_expire_and_a_deploys_never(s3: Any) ->
         assert tags(s3, key) == {}, key
 
 
+def test_a_sites_objects_say_how_long_a_browser_may_keep_them(s3: Any) -> None:
+    """Issue 44: on AWS, as locally (publishing/encodings.py ``site_cache``), a deploy's
+    hashed script is kept a year, its page and anything else revalidated, and a preview's
+    objects never kept; CloudFront compresses them (infra: the sites' cache policy)."""
+    builder = builder_for(codebuild_client(), s3)
+    site = {**SITE, "dist/assets/index-B3x9_kQz.js": b"console.log(2)"}
+    preview, deploy = new_build_id(), new_build_id()
+    for bid in (preview, deploy):
+        hand_back(s3, bid, archive({**site, "check.json": b"{}", "cover.png": PNG}))
+    assert finished(builder, preview, "SUCCEEDED", preview=True).ok
+    assert finished(builder, deploy, "SUCCEEDED", preview=False).ok
+
+    def kept(bid: str, path: str) -> str:
+        head = s3.head_object(Bucket=BUCKET, Key=f"builds/app1/{bid}/{path}")
+        return str(head["CacheControl"])
+
+    assert kept(deploy, "assets/index-B3x9_kQz.js") == "public, max-age=31536000, immutable"
+    assert kept(deploy, "index.html") == "no-cache"
+    assert kept(deploy, "assets/index-1.js") == "no-cache"  # not a name Vite gives
+    for path in ("index.html", "assets/index-B3x9_kQz.js"):
+        assert kept(preview, path) == "no-store", path
+
+
 def test_the_shown_preview_stops_expiring_and_the_one_it_replaced_expires_again(
     s3: Any,
 ) -> None:

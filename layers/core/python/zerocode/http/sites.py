@@ -15,6 +15,7 @@ answer 404 there, because that host is the API's site.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import unicodedata
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
@@ -29,6 +30,7 @@ from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.errors import InvalidInput
 from zerocode.http.app_api import API_DIR, API_METHODS, AppApi, DataSite
+from zerocode.publishing import encodings
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.picker import PICKER_PATH, picker_script, with_picker
 from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteUrls, preview_pointer, site_pointer
@@ -36,7 +38,6 @@ from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteUrls, preview_point
 # The longest request path (percent-escapes included) the sites server looks up.
 MAX_PATH_BYTES = 2048
 # Build outputs never change, but pointers do: revalidate pages, never keep previews.
-SITE_CACHE, PREVIEW_CACHE = "no-cache", "no-store"
 _LOOPBACK_NAMES = ("localhost", "0.0.0.0", "::", "::1", "")
 
 
@@ -103,16 +104,16 @@ class _Sites:
             )
         pointer = self.urls.pointer_of_host(request.headers.get("host", ""))
         if pointer is not None:
-            return await self.serve(pointer, path)
-        return await self.bare_host(path)
+            return await self.serve(pointer, path, request)
+        return await self.bare_host(path, request)
 
-    async def bare_host(self, path: str) -> Response:
+    async def bare_host(self, path: str, request: Request | None = None) -> Response:
         """A host that names no app: cover images, and the path scheme when no domain is
         configured; nothing generated otherwise (that host is the API's site)."""
         if path.startswith("covers/"):
             return await self.cover(path)
         if not self.urls.per_app_origins:
-            return await self.shared_paths(path)
+            return await self.shared_paths(path, request)
         if path.startswith(("sites/", "preview/")):
             return PlainTextResponse(
                 f"not found: previews and sites now have their own origins, "
@@ -125,8 +126,11 @@ class _Sites:
         target = self.platform.publishing.publisher.target(pointer)
         return self.platform.site_root(target) if target is not None else None
 
-    async def serve(self, pointer: str, path: str) -> Response:
-        """A file of the build ``pointer`` names; a preview's pages get the element picker."""
+    async def serve(self, pointer: str, path: str, request: Request | None = None) -> Response:
+        """A file of the build ``pointer`` names; a preview's pages get the element picker. A
+        text file goes as its brotli or gzip copy where the request accepts one (made when
+        the build was placed: publishing/encodings.py); a hashed asset of a site is cached a
+        year, anything else revalidated (304 when its ETag still matches)."""
         preview = pointer.startswith(PREVIEW_PREFIX)
         root = await asyncio.to_thread(self.root_of, pointer)
         if root is None:
@@ -135,7 +139,7 @@ class _Sites:
         file = _resolve(root, path)
         if file is None:
             return PlainTextResponse("not found", 404)
-        cache = PREVIEW_CACHE if preview else SITE_CACHE
+        cache = encodings.site_cache(file.relative_to(root.resolve()).as_posix(), preview=preview)
         # The console frames previews sandboxed, so their pages have an opaque origin and
         # fetch even their own module scripts with CORS; the files are public (or unlisted
         # by key) and never sent with credentials, so any origin may read them.
@@ -144,15 +148,26 @@ class _Sites:
             "X-Content-Type-Options": "nosniff",
             "Access-Control-Allow-Origin": "*",
         }
+        if preview:
+            headers["X-Robots-Tag"] = "noindex"  # a preview is no page for a search engine
         media = media_type(file.name)
+        accept = request.headers.get("accept-encoding", "") if request is not None else ""
+        if encodings.compressible(file.name):
+            headers["Vary"] = "Accept-Encoding"
         if preview and media == "text/html":
-            page = await asyncio.to_thread(file.read_bytes)
-            return Response(
-                with_picker(page), media_type="text/html; charset=utf-8", headers=headers
-            )
-        return FileResponse(file, media_type=media, headers=headers)
+            page = with_picker(await asyncio.to_thread(file.read_bytes))
+            if "gzip" in encodings.accepted(accept) and len(page) >= encodings.MIN_BYTES:
+                page, headers["Content-Encoding"] = gzip.compress(page, 6, mtime=0), "gzip"
+            return Response(page, media_type="text/html; charset=utf-8", headers=headers)
+        copy = await asyncio.to_thread(encodings.encoded, root.resolve(), file, accept)
+        if copy is not None:
+            file, headers["Content-Encoding"] = copy
+        sent = FileResponse(file, media_type=media, headers=headers, stat_result=file.stat())
+        if request is not None and _unchanged(request, sent):
+            return Response(status_code=304, headers={**headers, "ETag": sent.headers["etag"]})
+        return sent
 
-    async def shared_paths(self, path: str) -> Response:
+    async def shared_paths(self, path: str, request: Request | None = None) -> Response:
         """The path scheme (every app under one origin), when no domain is configured."""
         kind, _, rest = path.partition("/")
         key, slash, inner = rest.partition("/")
@@ -165,7 +180,7 @@ class _Sites:
             return PlainTextResponse("not found", 404)
         if not slash:  # "/sites/key" -> "/sites/key/": relative assets resolve inside it
             return Response(status_code=301, headers={"Location": f"/{kind}/{key}/"})
-        return await self.serve(pointer, inner)
+        return await self.serve(pointer, inner, request)
 
     async def cover(self, path: str) -> Response:
         covers = self.platform.publishing.covers
@@ -178,6 +193,15 @@ class _Sites:
             media_type="image/png",
             headers={"Cache-Control": "public, max-age=86400, immutable"},
         )
+
+
+def _unchanged(request: Request, sent: Response) -> bool:
+    """Whether the request's ``If-None-Match`` names the ETag of what would be sent."""
+    asked = request.headers.get("if-none-match")
+    if not asked or request.method not in ("GET", "HEAD"):
+        return False
+    tags = {t.strip().removeprefix("W/") for t in asked.split(",")}
+    return "*" in tags or sent.headers.get("etag") in tags
 
 
 def bad_path(scope: Scope) -> Response | None:
@@ -211,8 +235,9 @@ def _lookup(root: Path, path: str) -> Path | None:
     target = (base / path).resolve() if path else base
     if target != base and base not in target.parents:
         return None
-    if target.relative_to(base).parts[:1] == (API_DIR,):
-        return None  # /_api/ is the platform's on every app's origin, however it is spelled
+    if target.relative_to(base).parts[:1] in ((API_DIR,), (encodings.ENCODED_DIR,)):
+        return None  # /_api/ is the platform's on every app's origin, however it is spelled;
+        # .encoded/ holds the compressed copies, sent only in place of their originals
     if target.is_dir():
         target = target / "index.html"
     elif not target.exists() and "." not in path.rsplit("/", 1)[-1]:

@@ -49,6 +49,7 @@ from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id
 from zerocode.publishing.build_signals import FALLBACK_SECONDS, HEAR_SECONDS, BuildSignals
 from zerocode.publishing.builds import BuildJob, BuildOutcome
+from zerocode.publishing.encodings import site_cache
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.output_archive import OutputRefused, unpack
 
@@ -328,6 +329,7 @@ class CodeBuildBuilder:
                 Key=key,
                 Body=files[key].read_bytes(),
                 ContentType=media_type(key),
+                CacheControl=site_cache(key.removeprefix(prefix), preview=preview),
                 **tagging,
             )
 

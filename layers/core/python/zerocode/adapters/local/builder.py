@@ -50,6 +50,7 @@ from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import output_archive, toolchain
 from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome, served_files
+from zerocode.publishing.encodings import Compressed, precompress
 
 log = logging.getLogger(__name__)
 BOX_SAID = "zerocode: vite build in the box took"
@@ -259,8 +260,9 @@ class LocalBuilder:
                 ok=False, log_tail="", output=None, error="the app has no index.html yet"
             )
         if job.kind is not CodeGenType.VUE_PROJECT:
-            log_tail = f"checked {len(job.source.files)} file(s); index.html present"
-            place = await asyncio.to_thread(self._place_files, job)
+            place, packed = await asyncio.to_thread(self._place_files, job)
+            checked = f"checked {len(job.source.files)} file(s); index.html present"
+            log_tail = f"{checked}\n{packed.said()}"
             return BuildOutcome(ok=True, log_tail=log_tail, output=str(place))
         if self.sandbox.refusal is not None:  # the platform's: no repair of the app helps
             why = f"{REFUSED}{self.sandbox.refusal}"
@@ -368,7 +370,8 @@ class LocalBuilder:
                     output=None,
                     error=f"the project did not build: {why}",
                 )
-            if not await asyncio.to_thread(_publish, tmp, final):
+            packed = await asyncio.to_thread(_publish, tmp, final)
+            if packed is None:
                 log.append("build finished but dist/index.html is missing")
                 return BuildOutcome(
                     ok=False,
@@ -379,6 +382,7 @@ class LocalBuilder:
         finally:
             if tmp.exists():
                 await asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True)
+        log.append(packed.said())
         return BuildOutcome(ok=True, log_tail="\n".join(log), output=str(final))
 
     def _tmp_for(self, final: Path) -> Path:
@@ -400,7 +404,7 @@ class LocalBuilder:
                 removed += 1
         return removed
 
-    def _place_files(self, job: BuildJob) -> Path:
+    def _place_files(self, job: BuildJob) -> tuple[Path, Compressed]:
         def write(tmp: Path) -> None:
             tmp.mkdir()
             for path, data in served_files(job.source.files).items():
@@ -410,7 +414,7 @@ class LocalBuilder:
 
         return self._place(job, write)
 
-    def _place(self, job: BuildJob, fill: Callable[[Path], object]) -> Path:
+    def _place(self, job: BuildJob, fill: Callable[[Path], object]) -> tuple[Path, Compressed]:
         final = self.output_dir(job.app_id, job.build_id)
         tmp = self._tmp_for(final)
         try:
@@ -418,11 +422,12 @@ class LocalBuilder:
             fill(tmp)  # makes tmp
             if not (tmp / "index.html").is_file():
                 raise FileNotFoundError("the build output has no index.html")
+            packed = precompress(tmp)  # its text files' brotli and gzip copies (issue 44)
             os.rename(tmp, final)  # atomic: the output appears whole
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-        return final
+        return final, packed
 
 
 def default_slots(limits: Limits) -> int:
@@ -460,13 +465,15 @@ def _write_tree(work: Path, files: dict[str, bytes]) -> None:
         target.write_bytes(data)
 
 
-def _publish(tmp: Path, final: Path) -> bool:
-    """Rename the unpacked output into place (atomic: it appears whole), if it has a page."""
+def _publish(tmp: Path, final: Path) -> Compressed | None:
+    """Rename the unpacked output into place (atomic: it appears whole), if it has a page,
+    its text files compressed first (bounded: it is the app's); None: no page."""
     index = tmp / "index.html"
     if not index.is_file() or index.is_symlink():
-        return False
+        return None
+    packed = precompress(tmp)
     os.rename(tmp, final)
-    return True
+    return packed
 
 
 def _unpack(stream: Readable, tmp: Path) -> None:
