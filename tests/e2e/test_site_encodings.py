@@ -2,7 +2,8 @@
 sites server: each text file goes as its brotli or gzip copy by the request's
 ``Accept-Encoding`` (made when the build was placed, never per request), the same bytes once
 decoded; a Vue build's hashed assets are cached a year, its pages revalidated (304 by ETag);
-the copies are never served by their own path; a preview is ``noindex``."""
+the copies are never served by their own path; a preview is ``noindex``. And what a
+published page lacked (meta tags, icons, a manifest) was added when it was built."""
 
 from __future__ import annotations
 
@@ -80,14 +81,37 @@ def check_negotiation(url: str) -> bytes:
 
 
 def test_an_html_site_is_sent_compressed_and_revalidated(client: httpx.Client) -> None:
-    _, url = published(client, "A page about otters", "html")
+    app, url = published(client, "A page about otters", "html")
     page = check_negotiation(url)
     assert b"Otters" in page
+    # What the page lacked was added when it was built (publishing/site_head.py), before
+    # its copies were made: every encoding says the same.
+    text = page.decode()
+    assert '<meta name="description" content="' in text and 'property="og:title"' in text
+    # The site's address is chosen when it is first published: the first deploy cannot
+    # name it; from the next deploy on the page does.
+    assert 'property="og:url"' not in text
+    assert deploy(client, app["id"])["state"] == "succeeded"
+    again = httpx.get(url).text
+    assert f'<meta property="og:url" content="{url}">' in again
+    cover = client.get(f"/api/apps/{app['id']}").json()["cover"]  # the first deploy's
+    image = cover if cover and cover.startswith("http") else f"{url}icon-512.png"
+    assert f'<meta property="og:image" content="{image}">' in again
+    for path, kind in (
+        ("favicon.ico", "image/x-icon"),
+        ("favicon.svg", "image/svg+xml"),
+        ("apple-touch-icon.png", "image/png"),
+        ("site.webmanifest", "application/manifest+json"),
+    ):
+        icon = httpx.get(url + path)
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith(kind), path
+    assert httpx.get(url + "site.webmanifest").json()["name"] == app["name"]
     first = raw(url, "br")
     assert first.headers["cache-control"] == "no-cache"
     etag = first.headers["etag"]
-    again = raw(url, "br", **{"If-None-Match": etag})
-    assert again.status_code == 304 and again.headers["etag"] == etag and not again.content
+    unchanged = raw(url, "br", **{"If-None-Match": etag})
+    assert unchanged.status_code == 304 and unchanged.headers["etag"] == etag
+    assert not unchanged.content
     assert raw(url, "gzip", **{"If-None-Match": etag}).status_code == 200  # another copy
     # The copies are no files of the site.
     for path in (".encoded/index.html.br", ".encoded/index.html.gz", "%2Eencoded/index.html.br"):

@@ -86,10 +86,13 @@ def test_previews_and_sites_are_origins_of_their_own(platform: Platform) -> None
     assert b'<script src="/__zerocode/picker.js" defer></script>' in shown.content
     assert shown.headers["cache-control"] == "no-store"
     live = get(sites, site)
-    assert live.status_code == 200 and live.content == PAGE  # no picker on a published site
+    # The page as built (what it lacked added: publishing/site_head.py); no picker on a site.
+    assert live.status_code == 200 and b"<h1>Newts</h1>" in live.content
+    assert b"picker.js" not in live.content and b'<html lang="en">' in live.content
+    built = live.content
     assert get(sites, site + "about/").content == b"<p>about</p>"
-    assert get(sites, site + "no/such/route").content == PAGE  # SPA fallback
-    assert get(sites, site.upper().replace("HTTP://", "http://")).content == PAGE  # any case
+    assert get(sites, site + "no/such/route").content == built  # SPA fallback
+    assert get(sites, site.upper().replace("HTTP://", "http://")).content == built  # any case
     picker = get(sites, preview + "__zerocode/picker.js")
     assert picker.headers["content-type"].startswith("text/javascript")
     assert 'var CONSOLES = ["http://127.0.0.1:8000"];' in picker.text
@@ -146,7 +149,7 @@ def test_aws_without_a_custom_domain_keeps_the_shared_path_scheme(tmp_path: Path
     p.publishing.urls = SiteUrls("http://127.0.0.1:8001")
     app = asyncio.run(published(p))
     sites = TestClient(create_sites_app(p))
-    assert sites.get(f"/sites/{app.deploy_key}/").content == PAGE
+    assert b"<h1>Newts</h1>" in sites.get(f"/sites/{app.deploy_key}/").content
     assert b"picker.js" in sites.get(f"/preview/{app.preview_key}/").content
     assert sites.get(f"/sites/{app.deploy_key}", follow_redirects=False).status_code == 301
     assert sites.get(f"/sites/{app.preview_key}/").status_code == 404

@@ -21,30 +21,9 @@ from zerocode.memory.facade import Turn
 Mode = Literal["build", "ask"]
 MODES: tuple[Mode, ...] = ("build", "ask")
 
-# The question as the transcript keeps it: said to be one, for this turn's model and every
-# later one (a Build turn reads it as a question answered, not as a change asked for).
-ASKED = (
-    "[Ask mode: a question about the app. Answer it from the project's files; nothing may be "
-    "changed in this turn.]"
-)
-
-
+ASKED = prompts.ASKED
+question, system = prompts.asked, prompts.asking
 NO_ANSWER = "(The model gave no answer.)"
-
-
-def question(text: str) -> str:
-    """The user's message as the model sees it in Ask mode."""
-    return f"{ASKED}\n\n{text}"
-
-
-def system(base: str) -> str:
-    """The system prompt of an Ask turn: the app's own, with what this turn may do."""
-    return f"{base.rstrip()}\n\n{_addendum()}"
-
-
-def _addendum() -> str:
-    text = prompts.load("ask")
-    return text.split("\n", 1)[1] if text.startswith("<!--") else text
 
 
 def role(app: App) -> ModelRole:

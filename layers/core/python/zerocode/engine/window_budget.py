@@ -86,11 +86,13 @@ def window_minimum(
 ) -> WindowMinimum:
     """The minimum budget; ``summary_max_tokens`` None when the running summary is off;
     ``images``: how many a message may carry."""
-    systems = {
-        name: message_tokens(SystemMessage(prompts.load(name)), count) for name in WINDOW_PROMPTS
+    systems = {  # each kind's prompt as an Ask turn has it: the longer (engine/ask.py)
+        name: message_tokens(SystemMessage(prompts.asking(prompts.load(name))), count)
+        for name in WINDOW_PROMPTS
     }
     prompt = max(systems, key=lambda name: systems[name])
-    request = message_tokens(UserMessage(largest_request(max_message_chars)), count)
+    asked = prompts.asked(largest_request(max_message_chars))
+    request = message_tokens(UserMessage(asked), count)
     summary = 0 if summary_max_tokens is None else MESSAGE_OVERHEAD + summary_max_tokens
     return WindowMinimum(
         prompt=prompt,
@@ -104,8 +106,8 @@ def window_minimum(
 def byte_bound(max_message_chars: int, summary_max_tokens: int | None, images: int = 0) -> int:
     """An upper bound of :func:`window_minimum` with o200k that needs no tokenizer: a
     byte-level BPE token is at least one byte, so a text costs at most its UTF-8 bytes."""
-    systems = max(len(prompts.load(name).encode()) for name in WINDOW_PROMPTS)
-    request = _MAX_UTF8 * len(largest_request(max_message_chars))
+    systems = max(len(prompts.asking(prompts.load(name)).encode()) for name in WINDOW_PROMPTS)
+    request = _MAX_UTF8 * len(prompts.asked(largest_request(max_message_chars)))
     summary = 0 if summary_max_tokens is None else summary_max_tokens
     return (
         systems

@@ -22,6 +22,7 @@ from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot, Workspace
 from zerocode.data.model import DATA_MODEL
 from zerocode.errors import InvalidInput
+from zerocode.publishing.site_head import SiteMeta
 
 BUILD_ID_PATTERN = r"^b\d{13}[0-9a-f]{6}$"
 _BUILD_ID = re.compile(BUILD_ID_PATTERN)
@@ -183,7 +184,9 @@ def served_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
     return {path: data for path, data in files.items() if path != DATA_MODEL}
 
 
-def job_of(build: Build, source: Snapshot, owner: str = "") -> BuildJob:
+def job_of(
+    build: Build, source: Snapshot, owner: str = "", site: SiteMeta | None = None
+) -> BuildJob:
     return BuildJob(
         app_id=build.app_id,
         build_id=build.id,
@@ -191,6 +194,7 @@ def job_of(build: Build, source: Snapshot, owner: str = "") -> BuildJob:
         source=source,
         preview=build.purpose is BuildPurpose.PREVIEW,
         owner=owner,
+        site=site,
     )
 
 
@@ -212,6 +216,9 @@ class BuildJob:
     # server, has to put it there: CloudFront serves previews straight from S3).
     preview: bool = False
     owner: str = ""  # the app's owner: build slots are shared per user (adapters/local)
+    # What a published page is given where it lacks it (publishing/site_head.py); None:
+    # nothing is added.
+    site: SiteMeta | None = None
 
 
 # How a build the platform could not run begins its error (no slot, no box): the platform's

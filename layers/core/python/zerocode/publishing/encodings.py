@@ -56,9 +56,14 @@ class Compressed:
     gzip_bytes: int = 0
     skipped: int = 0  # compressible files past a bound, served as they are
     seconds: float = 0.0
+    head: tuple[str, ...] = ()  # what the page was given (publishing/site_head.py)
 
     def said(self) -> str:
-        """One line for the build's log."""
+        """The build log's lines: what the page was given, what was compressed."""
+        given = f"zerocode: the page was given {', '.join(self.head)}\n" if self.head else ""
+        return given + self._compressed()
+
+    def _compressed(self) -> str:
         if not self.files and not self.skipped:
             return "zerocode: no text file to compress"
         line = (

@@ -29,6 +29,7 @@ from zerocode.publishing.builds import (
 from zerocode.publishing.eviction import DAY, RESTORE_MARGIN_DAYS
 from zerocode.publishing.pointers import Publisher, SiteTarget, SiteUrls, preview_pointer
 from zerocode.publishing.preview_covers import PreviewCovers, PreviewCoverStore
+from zerocode.publishing.site_head import SiteMeta
 from zerocode.storage_refusal import Refusal, refusal
 
 log = logging.getLogger(__name__)
@@ -198,6 +199,16 @@ class Previews:
         self.apps.put(renewed)
         return renewed.preview_key
 
+    def site_meta(self, app: App, build: Build) -> SiteMeta:
+        """What the build's page is given where it lacks it: the app's name and request,
+        and where the page will be (a site's URL, or the preview's)."""
+        if build.purpose is BuildPurpose.PREVIEW:
+            url = self.urls.preview(app.preview_key)
+        else:
+            url = self.urls.site(app.deploy_key) if app.deploy_key else ""
+        cover = app.cover if app.cover and app.cover.startswith(("https://", "http://")) else ""
+        return SiteMeta(app.name, app.init_prompt, url=url, image=cover)
+
     async def _run(self, build: Build, source: Snapshot, *, hold: bool = False) -> Build:
         """Build it, recording its state; with ``hold``, a build that succeeded is recorded
         with its output but still running, and the caller records its end (after publishing:
@@ -207,8 +218,9 @@ class Previews:
         await asyncio.to_thread(self.builds.put, build)
         app = await asyncio.to_thread(self.apps.get, build.app_id)
         owner = app.owner if app is not None else ""  # build slots are shared per user
+        site = self.site_meta(app, build) if app is not None else None
         try:
-            outcome = await self.builder.build(job_of(build, source, owner))
+            outcome = await self.builder.build(job_of(build, source, owner, site))
         except Exception as exc:  # the builder's own failure is a failed build, not a crash
             refused = refusal(exc)
             if refused is not None:  # nor the app's: no repair can help (503, error event)

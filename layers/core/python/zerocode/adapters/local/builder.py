@@ -29,6 +29,7 @@ import secrets
 import shutil
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 
 from zerocode import faults
@@ -51,6 +52,7 @@ from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import output_archive, toolchain
 from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome, served_files
 from zerocode.publishing.encodings import Compressed, precompress
+from zerocode.publishing.site_head import SiteMeta, complete
 
 log = logging.getLogger(__name__)
 BOX_SAID = "zerocode: vite build in the box took"
@@ -370,7 +372,7 @@ class LocalBuilder:
                     output=None,
                     error=f"the project did not build: {why}",
                 )
-            packed = await asyncio.to_thread(_publish, tmp, final)
+            packed = await asyncio.to_thread(_publish, tmp, final, job.site)
             if packed is None:
                 log.append("build finished but dist/index.html is missing")
                 return BuildOutcome(
@@ -422,12 +424,13 @@ class LocalBuilder:
             fill(tmp)  # makes tmp
             if not (tmp / "index.html").is_file():
                 raise FileNotFoundError("the build output has no index.html")
+            finished = complete(tmp, job.site) if job.site is not None else []
             packed = precompress(tmp)  # its text files' brotli and gzip copies (issue 44)
             os.rename(tmp, final)  # atomic: the output appears whole
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-        return final, packed
+        return final, replace(packed, head=tuple(finished))
 
 
 def default_slots(limits: Limits) -> int:
@@ -465,15 +468,16 @@ def _write_tree(work: Path, files: dict[str, bytes]) -> None:
         target.write_bytes(data)
 
 
-def _publish(tmp: Path, final: Path) -> Compressed | None:
+def _publish(tmp: Path, final: Path, site: SiteMeta | None = None) -> Compressed | None:
     """Rename the unpacked output into place (atomic: it appears whole), if it has a page,
     its text files compressed first (bounded: it is the app's); None: no page."""
     index = tmp / "index.html"
     if not index.is_file() or index.is_symlink():
         return None
+    finished = complete(tmp, site) if site is not None else []
     packed = precompress(tmp)
     os.rename(tmp, final)
-    return packed
+    return replace(packed, head=tuple(finished))
 
 
 def _unpack(stream: Readable, tmp: Path) -> None:

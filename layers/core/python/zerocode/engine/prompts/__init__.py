@@ -26,3 +26,23 @@ def marker_of(text: str) -> str | None:
     """The prompt name a system message was built from, if it carries a marker."""
     found = MARKER.search(text)
     return found.group(1) if found else None
+
+
+# Ask mode (engine/ask.py): the question as the transcript keeps it, said to be one, for this
+# turn's model and every later one (a Build turn reads it as a question answered).
+ASKED = (
+    "[Ask mode: a question about the app. Answer it from the project's files; nothing may be "
+    "changed in this turn.]"
+)
+
+
+def asked(text: str) -> str:
+    """The user's message as the model sees it in Ask mode."""
+    return f"{ASKED}\n\n{text}"
+
+
+def asking(base: str) -> str:
+    """The system prompt of an Ask turn: the app's own, with what this turn may do."""
+    addendum = load("ask")
+    addendum = addendum.split("\n", 1)[1] if addendum.startswith("<!--") else addendum
+    return f"{base.rstrip()}\n\n{addendum}"
