@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from zerocode.publishing.site_head import SiteMeta, app_colour, complete
+from zerocode.publishing.builds import SiteMeta
+from zerocode.publishing.site_head import app_colour, complete
 
 META = SiteMeta(
     "Otter Facts",

@@ -22,7 +22,6 @@ from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import Snapshot, Workspace
 from zerocode.data.model import DATA_MODEL
 from zerocode.errors import InvalidInput
-from zerocode.publishing.site_head import SiteMeta
 
 BUILD_ID_PATTERN = r"^b\d{13}[0-9a-f]{6}$"
 _BUILD_ID = re.compile(BUILD_ID_PATTERN)
@@ -202,6 +201,18 @@ def check_build_id(value: object) -> str:
     if not isinstance(value, str) or not is_build_id(value):
         raise InvalidInput("buildId is not one returned by this API")
     return value
+
+
+@dataclass(frozen=True)
+class SiteMeta:
+    """What the platform knows of an app for its published page (publishing/site_head.py):
+    its name, the request it was made from, where its site is (absolute, ending in "/"; ""
+    where not known) and its cover (an absolute URL)."""
+
+    name: str
+    description: str = ""
+    url: str = ""
+    image: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,6 +21,7 @@ from zerocode.publishing.builds import (
     BuildState,
     BuildStore,
     PreviewRetention,
+    SiteMeta,
     built_at,
     job_of,
     new_build_id,
@@ -29,7 +30,6 @@ from zerocode.publishing.builds import (
 from zerocode.publishing.eviction import DAY, RESTORE_MARGIN_DAYS
 from zerocode.publishing.pointers import Publisher, SiteTarget, SiteUrls, preview_pointer
 from zerocode.publishing.preview_covers import PreviewCovers, PreviewCoverStore
-from zerocode.publishing.site_head import SiteMeta
 from zerocode.storage_refusal import Refusal, refusal
 
 log = logging.getLogger(__name__)

@@ -5,6 +5,9 @@ theme colour, a favicon (SVG and ICO), a touch icon and a web manifest, the icon
 the app's name and its own colour. Never over what the app set itself: a tag or a file the
 app has is left as it is. The HTML is the app's (perhaps a hostile one's): it is only read
 with bounded patterns, and what is written into it is escaped.
+
+(``SiteMeta``, what the platform knows of the app, is in publishing/builds.py with the job
+that carries it: the build box imports that module and has no Pillow.)
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
+
+from zerocode.publishing.builds import SiteMeta
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024  # a larger page is left as it is
 # What is read of a page to see what it has: its head, and the start of its body (a
@@ -40,17 +44,6 @@ ICONS = {  # file → size in pixels (the SVG scales)
     "icon-192.png": 192,
     "icon-512.png": 512,
 }
-
-
-@dataclass(frozen=True)
-class SiteMeta:
-    """What the platform knows of the app: its name, the request it was made from, where its
-    site is (absolute, ending in "/"; "" where not known) and its cover (an absolute URL)."""
-
-    name: str
-    description: str = ""
-    url: str = ""
-    image: str = ""
 
 
 def _has(page: str, pattern: str) -> bool:

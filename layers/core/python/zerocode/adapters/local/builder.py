@@ -50,9 +50,9 @@ from zerocode.adapters.local.toolchain_store import ToolchainStore
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import output_archive, toolchain
-from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome, served_files
+from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome, SiteMeta, served_files
 from zerocode.publishing.encodings import Compressed, precompress
-from zerocode.publishing.site_head import SiteMeta, complete
+from zerocode.publishing.site_head import complete
 
 log = logging.getLogger(__name__)
 BOX_SAID = "zerocode: vite build in the box took"
