@@ -94,9 +94,20 @@ def test_an_html_site_is_sent_compressed_and_revalidated(client: httpx.Client) -
     assert deploy(client, app["id"])["state"] == "succeeded"
     again = httpx.get(url).text
     assert f'<meta property="og:url" content="{url}">' in again
-    cover = client.get(f"/api/apps/{app['id']}").json()["cover"]  # the first deploy's
-    image = cover if cover and cover.startswith("http") else f"{url}icon-512.png"
-    assert f'<meta property="og:image" content="{image}">' in again
+    assert f"Sitemap: {url}sitemap.xml" in httpx.get(url + "robots.txt").text
+    assert f"<loc>{url}</loc>" in httpx.get(url + "sitemap.xml").text
+    preview = client.get(f"/api/apps/{app['id']}").json()["previewUrl"]
+    assert httpx.get(preview + "robots.txt").text == "User-agent: *\nDisallow: /\n"
+    # Its image: the app's cover when it had one as the build began (a deploy's cover is
+    # taken just after it, so which one is the build's timing), else its icon; either is
+    # there to fetch.
+    image = re.search(r'<meta property="og:image" content="([^"]+)">', again)
+    assert image is not None, again
+    assert image.group(1) == f"{url}icon-512.png" or re.fullmatch(
+        rf"http://[^/]+/covers/{app['id']}/b[0-9a-z]+\.png", image.group(1)
+    ), image.group(1)
+    shown = httpx.get(image.group(1))
+    assert shown.status_code == 200 and shown.headers["content-type"] == "image/png"
     for path, kind in (
         ("favicon.ico", "image/x-icon"),
         ("favicon.svg", "image/svg+xml"),

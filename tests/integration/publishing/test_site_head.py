@@ -124,3 +124,39 @@ def test_an_app_without_a_vivid_colour_gets_one_from_its_name(tmp_path: Path) ->
     one, two = app_colour(tmp_path, grey, "Otters"), app_colour(tmp_path, grey, "Owls")
     assert re.fullmatch(r"#[0-9a-f]{6}", one) and one != two
     assert app_colour(tmp_path, grey, "Otters") == one  # the same name, the same colour
+
+
+def test_a_site_is_given_robots_and_a_sitemap_a_preview_is_for_no_crawler(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    (site / "about").mkdir(parents=True)
+    (site / "index.html").write_text(BARE)
+    (site / "about" / "index.html").write_text(BARE)
+    (site / "contact.html").write_text(BARE)
+    said = complete(site, META)
+    assert {"robots.txt", "sitemap.xml"} <= set(said)
+    robots = (site / "robots.txt").read_text()
+    assert "Allow: /" in robots and f"Sitemap: {META.url}sitemap.xml" in robots
+    locs = re.findall(r"<loc>([^<]+)</loc>", (site / "sitemap.xml").read_text())
+    assert locs == [META.url, f"{META.url}about/", f"{META.url}contact.html"]
+    # No address known (a first deploy): robots without a sitemap.
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "index.html").write_text(BARE)
+    complete(first, SiteMeta("Otter Facts"))
+    assert (first / "robots.txt").read_text() == "User-agent: *\nAllow: /\n"
+    assert not (first / "sitemap.xml").exists()
+    # A preview: nothing for crawlers; an app's own robots.txt is its own.
+    preview = tmp_path / "preview"
+    preview.mkdir()
+    (preview / "index.html").write_text(BARE)
+    complete(preview, SiteMeta("Otter Facts", url=META.url, preview=True))
+    assert (preview / "robots.txt").read_text() == "User-agent: *\nDisallow: /\n"
+    assert not (preview / "sitemap.xml").exists()
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "index.html").write_text(BARE)
+    (own / "robots.txt").write_text("User-agent: *\nDisallow: /private/\n")
+    complete(own, META)
+    assert (own / "robots.txt").read_text() == "User-agent: *\nDisallow: /private/\n"

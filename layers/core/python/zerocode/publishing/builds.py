@@ -213,6 +213,7 @@ class SiteMeta:
     description: str = ""
     url: str = ""
     image: str = ""
+    preview: bool = False  # a preview: for no crawler (robots.txt)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -207,7 +207,8 @@ class Previews:
         else:
             url = self.urls.site(app.deploy_key) if app.deploy_key else ""
         cover = app.cover if app.cover and app.cover.startswith(("https://", "http://")) else ""
-        return SiteMeta(app.name, app.init_prompt, url=url, image=cover)
+        preview = build.purpose is BuildPurpose.PREVIEW
+        return SiteMeta(app.name, app.init_prompt, url=url, image=cover, preview=preview)
 
     async def _run(self, build: Build, source: Snapshot, *, hold: bool = False) -> Build:
         """Build it, recording its state; with ``hold``, a build that succeeded is recorded

@@ -251,6 +251,7 @@ def _icon_files(root: Path, meta: SiteMeta, colour: str) -> list[str]:
         ],
     }
     wanted["site.webmanifest"] = json.dumps(manifest, ensure_ascii=False, indent=2).encode()
+    wanted.update(_crawl_files(root, meta))
     for file, data in wanted.items():
         target = root / file
         if target.exists() or target.is_symlink():
@@ -258,6 +259,38 @@ def _icon_files(root: Path, meta: SiteMeta, colour: str) -> list[str]:
         target.write_bytes(data)
         added.append(file)
     return added
+
+
+def _crawl_files(root: Path, meta: SiteMeta) -> dict[str, bytes]:
+    """``robots.txt`` and ``sitemap.xml``: a preview is for no crawler; a site's pages are
+    listed where its address is known (a sitemap names absolute URLs)."""
+    if meta.preview:
+        return {"robots.txt": b"User-agent: *\nDisallow: /\n"}
+    robots = "User-agent: *\nAllow: /\n"
+    if not meta.url:
+        return {"robots.txt": robots.encode()}
+    pages = sorted(
+        (
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*.html")
+            if p.is_file() and not p.is_symlink() and p.relative_to(root).parts[0][0] != "."
+        ),
+        key=lambda page: (page != "index.html", page),  # the home page first
+    )[:1000]
+    urls = [
+        meta.url + ("" if page == "index.html" else page.removesuffix("index.html"))
+        for page in pages
+    ]
+    entries = "".join(f"  <url><loc>{_esc(u)}</loc></url>\n" for u in dict.fromkeys(urls))
+    sitemap = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"{entries}</urlset>\n"
+    )
+    return {
+        "robots.txt": f"{robots}Sitemap: {meta.url}sitemap.xml\n".encode(),
+        "sitemap.xml": sitemap.encode(),
+    }
 
 
 def _svg(letter: str, colour: str) -> str:
