@@ -14,8 +14,8 @@ import pytest
 from tests.integration.engine.test_engine import platform, run
 from zerocode.apps.records import CodeGenType
 from zerocode.bootstrap.platform import Platform
-from zerocode.engine.ask import ASKED
 from zerocode.engine.events import BuildEvent, DoneEvent, TextEvent, ToolEvent, TurnEvent
+from zerocode.engine.prompts import ASKED
 from zerocode.memory.display import DisplayRole
 from zerocode.memory.messages import AssistantMessage, ToolResult, UserMessage
 from zerocode.memory.validation import validate

@@ -1,7 +1,8 @@
 """Ask mode (issue 43): a message sent as a question. The model gets read-only tools, and the
 turn's work is its steps and answer only: no file change, no build, no version, by structure
 (the toolbox has no writing tool, and :class:`AskWork` has no build step). The question and
-answer stay in the transcript as a normal turn, so the next Build turn sees them."""
+answer stay in the transcript as a normal turn, so the next Build turn sees them. How the
+question and the prompt are worded for the model: engine/prompts (``asked``, ``asking``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from collections.abc import AsyncIterator
 from typing import Literal
 
 from zerocode.apps.records import App, CodeGenType
-from zerocode.engine import prompts
 from zerocode.engine.events import ErrorEvent, TurnEvent
 from zerocode.engine.model import ModelRole
 from zerocode.engine.parts import EngineParts, io
@@ -19,10 +19,7 @@ from zerocode.engine.turn_work import TurnWork
 from zerocode.memory.facade import Turn
 
 Mode = Literal["build", "ask"]
-MODES: tuple[Mode, ...] = ("build", "ask")
 
-ASKED = prompts.ASKED
-question, system = prompts.asked, prompts.asking
 NO_ANSWER = "(The model gave no answer.)"
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from zerocode import faults
 from zerocode.apps.records import App, CodeGenType
-from zerocode.engine import ask, prompts
+from zerocode.engine import prompts
 from zerocode.engine.ask import AskWork, Mode
 from zerocode.engine.build_ahead import Ahead, BuildAhead
 from zerocode.engine.closing import (
@@ -145,7 +145,7 @@ class TurnRun:
         self._working = False
         self.system = prompts.load(PROMPT_OF[app.code_gen_type])
         if self.asking:
-            self.system = ask.system(self.system)
+            self.system = prompts.asking(self.system)
         self.state = TurnState()
         toolbox = ToolBox(
             engine.workspace,
@@ -359,7 +359,7 @@ class TurnRun:
         crashed = await io(close_crashed, e, app.id)
         st.phase = "saving your message"
         faults.point("before_user_commit")
-        said = ask.question(self.message) if self.asking else self.message
+        said = prompts.asked(self.message) if self.asking else self.message
         turn = st.turn = await e.memory.open_turn(
             app.id, said, self.element, self.system, crashed, self.images
         )

@@ -153,9 +153,24 @@ async def keep(
     for the app's and its owner's days. A ledger that fails costs its record, logged, not
     the turn: ``done`` still says the count."""
     app, turn, round_ = at
-    spent = Spent(
-        account=app.owner,
-        app_id=app.id,
+    spent = spent_of(app.owner, app.id, (turn, round_), model, usage, estimated, cost_micros)
+    await _record(ledger, spent)
+
+
+def spent_of(
+    account: str,
+    app_id: str,
+    at: tuple[int, int],
+    model: str,
+    usage: Usage,
+    estimated: bool,  # noqa: FBT001 (one record's fields, in order)
+    cost_micros: int | None,
+) -> Spent:
+    """One request as the ledger keeps it (``at``: its turn and repair round), ended now."""
+    turn, round_ = at
+    return Spent(
+        account=account,
+        app_id=app_id,
         turn=turn,
         round=round_,
         model=model,
@@ -166,7 +181,6 @@ async def keep(
         estimated=estimated,
         cost_micros=cost_micros,
     )
-    await _record(ledger, spent)
 
 
 async def _record(ledger: UsageLedger, spent: Spent) -> None:
@@ -195,19 +209,8 @@ class Meter:
         usage, estimated = reply.usage, False
         if usage is None:
             usage, estimated = estimated_usage(REPLY_PRIMING, sent, (), reply.message), True
-        spent = Spent(
-            account=account,
-            app_id=app_id,
-            turn=turn,
-            round=0,
-            model=reply.model,
-            at=time.time(),
-            input_tokens=usage.prompt_tokens,
-            output_tokens=usage.completion_tokens,
-            cached_tokens=usage.cached_tokens,
-            estimated=estimated,
-            cost_micros=cost_of(self.prices, reply.model, usage),
-        )
+        cost = cost_of(self.prices, reply.model, usage)
+        spent = spent_of(account, app_id, (turn, 0), reply.model, usage, estimated, cost)
         if self.ledger is not None:
             await _record(self.ledger, spent)
         return spent

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import os
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
@@ -136,10 +138,12 @@ class _Sites:
         if root is None:
             kind = "preview" if preview else "site"
             return PlainTextResponse(f"no such {kind} (or nothing built yet)", 404)
-        file = _resolve(root, path)
-        if file is None:
+        accept = request.headers.get("accept-encoding", "") if request is not None else ""
+        found = await asyncio.to_thread(_locate, root, path, accept)  # the file system's part
+        if found is None:
             return PlainTextResponse("not found", 404)
-        cache = encodings.site_cache(file.relative_to(root.resolve()).as_posix(), preview=preview)
+        file = found.file
+        cache = encodings.site_cache(found.rel, preview=preview)
         # The console frames previews sandboxed, so their pages have an opaque origin and
         # fetch even their own module scripts with CORS; the files are public (or unlisted
         # by key) and never sent with credentials, so any origin may read them.
@@ -151,18 +155,17 @@ class _Sites:
         if preview:
             headers["X-Robots-Tag"] = "noindex"  # a preview is no page for a search engine
         media = media_type(file.name)
-        accept = request.headers.get("accept-encoding", "") if request is not None else ""
         if encodings.compressible(file.name):
             headers["Vary"] = "Accept-Encoding"
         if preview and media == "text/html":
-            page = with_picker(await asyncio.to_thread(file.read_bytes))
-            if "gzip" in encodings.accepted(accept) and len(page) >= encodings.MIN_BYTES:
-                page, headers["Content-Encoding"] = gzip.compress(page, 6, mtime=0), "gzip"
+            zipped = "gzip" in encodings.accepted(accept)
+            page, encoding = await asyncio.to_thread(_preview_page, file, zipped=zipped)
+            if encoding is not None:
+                headers["Content-Encoding"] = encoding
             return Response(page, media_type="text/html; charset=utf-8", headers=headers)
-        copy = await asyncio.to_thread(encodings.encoded, root.resolve(), file, accept)
-        if copy is not None:
-            file, headers["Content-Encoding"] = copy
-        sent = FileResponse(file, media_type=media, headers=headers, stat_result=file.stat())
+        if found.encoding is not None:
+            headers["Content-Encoding"] = found.encoding
+        sent = FileResponse(found.sent, media_type=media, headers=headers, stat_result=found.stat)
         if request is not None and _unchanged(request, sent):
             return Response(status_code=304, headers={**headers, "ETag": sent.headers["etag"]})
         return sent
@@ -193,6 +196,36 @@ class _Sites:
             media_type="image/png",
             headers={"Cache-Control": "public, max-age=86400, immutable"},
         )
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A site's file for a request: its path in the build, and what is sent for it (the file,
+    or the compressed copy the request accepts) with that one's stat."""
+
+    file: Path
+    rel: str
+    sent: Path
+    encoding: str | None
+    stat: os.stat_result
+
+
+def _locate(root: Path, path: str, accept: str) -> _Found | None:
+    file = _resolve(root, path)
+    if file is None:
+        return None
+    base = root.resolve()
+    copy = encodings.encoded(base, file, accept)
+    sent, encoding = copy if copy is not None else (file, None)
+    return _Found(file, file.relative_to(base).as_posix(), sent, encoding, sent.stat())
+
+
+def _preview_page(file: Path, *, zipped: bool) -> tuple[bytes, str | None]:
+    """A preview's page with the picker in it (made per request), gzipped where accepted."""
+    page = with_picker(file.read_bytes())
+    if zipped and len(page) >= encodings.MIN_BYTES:
+        return gzip.compress(page, 6, mtime=0), "gzip"
+    return page, None
 
 
 def _unchanged(request: Request, sent: Response) -> bool:

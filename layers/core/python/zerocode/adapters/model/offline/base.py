@@ -13,8 +13,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from importlib import resources
 from typing import Any
 
-from zerocode.engine.ask import ASKED
-from zerocode.engine.prompts import marker_of
+from zerocode.engine.prompts import ASKED, marker_of
 from zerocode.engine.repair import CONTINUE_MARK, REPAIR_MARK
 
 _TRIGGER = re.compile(r"\[\[[^\]\n]*\]\]")

@@ -84,7 +84,8 @@ def _refusals(since: list[dict[str, Any]]) -> list[tuple[str, str]]:
     for m in since:
         if m.get("role") != "assistant":
             continue
-        names = {str(c.get("id")): c.get("function", {}).get("name", "?") for c in m["tool_calls"]}
+        calls = m.get("tool_calls") or ()
+        names = {str(c.get("id")): c.get("function", {}).get("name", "?") for c in calls}
         for call_id, ok, content in step_results(since, m):
             if not ok:
                 out.append((names.get(call_id, "?"), content.removeprefix("ERROR: ")))
