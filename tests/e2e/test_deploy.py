@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import BROWSER_ARGS, Server, chat, create, wait_for_build
+from tests.e2e.conftest import Server, chat, create, wait_for_build
 
 
 def deploy(client: httpx.Client, app_id: str) -> dict[str, Any]:
@@ -55,10 +55,11 @@ def test_a_vue_app_is_published_kept_through_a_broken_build_and_rolled_back(
     assert re.fullmatch(rf"http://[a-z0-9]{{12}}\.localhost:{server.sites_port}/", url)
     site = bundle(url)
     assert (
-        "createWebHashHistory"
+        "createWebHistory()"
         in client.get(f"/api/apps/{app['id']}/files/src/router/index.js").text
     )
-    assert httpx.get(url + "about").text == httpx.get(url).text  # deep links get the app
+    deep = httpx.get(url + "about")  # a deep link gets its page (tests/e2e/test_prerender.py)
+    assert deep.status_code == 200 and "/assets/index-" in deep.text
     key = url.split("//")[1].split(".")[0]  # the old path URL, on the API's site: nothing
     assert httpx.get(f"http://127.0.0.1:{server.sites_port}/sites/{key}/").status_code == 404
 
@@ -168,36 +169,3 @@ def test_a_published_app_gets_a_cover_screenshot(client: httpx.Client) -> None:
     image = httpx.get(record["cover"])
     assert image.status_code == 200 and image.headers["content-type"] == "image/png"
     assert image.content.startswith(b"\x89PNG\r\n\x1a\n") and len(image.content) > 2000
-
-
-def test_hash_router_deep_links_open_the_right_view_on_the_published_site(
-    client: httpx.Client,
-) -> None:
-    """In a real browser: a deep link straight to #/about renders the about view, its lazy
-    chunk loaded from the published build."""
-    chromium_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    app = create(client, "A Vue notebook for birdwatchers", "vue_project")
-    assert chat(client, app["id"], app["initPrompt"]).ended == ("succeeded", 1)
-    assert deploy(client, app["id"])["state"] == "succeeded"
-    url = client.get(f"/api/apps/{app['id']}").json()["deployUrl"]
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=shutil.which("chromium"),
-            args=BROWSER_ARGS,
-        )
-        try:
-            page = browser.new_page()
-            failed: list[str] = []
-            page.on("requestfailed", lambda r: failed.append(r.url))
-            page.goto(url + "#/about", wait_until="networkidle")
-            assert page.locator("h1").first.inner_text() == "About"
-            page.goto(url, wait_until="networkidle")
-            assert page.locator("h1").first.inner_text() != "About"
-            page.click("text=About")
-            page.wait_for_url("**#/about")
-            assert page.locator("h1").first.inner_text() == "About"
-            assert failed == []
-        finally:
-            browser.close()

@@ -88,9 +88,8 @@ def test_an_html_site_is_sent_compressed_and_revalidated(client: httpx.Client) -
     # its copies were made: every encoding says the same.
     text = page.decode()
     assert '<meta name="description" content="' in text and 'property="og:title"' in text
-    # The site's address is chosen when it is first published: the first deploy cannot
-    # name it; from the next deploy on the page does.
-    assert 'property="og:url"' not in text
+    # The site's address is chosen before its first build: the first deploy names it.
+    assert f'<meta property="og:url" content="{url}">' in text
     assert deploy(client, app["id"])["state"] == "succeeded"
     again = httpx.get(url).text
     assert f'<meta property="og:url" content="{url}">' in again

@@ -398,7 +398,7 @@ def test_vue_creation_files_pin_versions_and_use_hash_history() -> None:
     assert package["scripts"]["build"] == "vite build"
     assert {**package["dependencies"], **package["devDependencies"]} == VERSIONS
     assert toolchain.check_package_json(files["package.json"].encode()) is None
-    assert "createWebHashHistory()" in files["src/router/index.js"]
+    assert "createWebHistory()" in files["src/router/index.js"]
     assert "<router-view/>" in files["src/App.vue"]
     assert "<h1>Recipe Book</h1>" in files["src/views/HomeView.vue"]
 

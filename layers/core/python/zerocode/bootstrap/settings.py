@@ -156,6 +156,9 @@ class Settings(BaseSettings):
     # Load each successful preview build in headless Chromium after a turn, and show the
     # model what fails there (best effort: no Chromium, no check; off when covers are).
     runtime_check: bool = True
+    # Render a deployed Vue site's routes to static HTML in the same browser before the
+    # build is placed (publishing/prerender.py; best effort; off when covers are).
+    prerender: bool = True
     # Apps with no deploy cover get a private one from their latest preview (owner and
     # admins only; publishing/preview_covers.py): locally a screenshot by the covers'
     # browser, at most one per app per preview_cover_seconds (off when covers are); on AWS

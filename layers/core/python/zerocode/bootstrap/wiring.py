@@ -30,6 +30,7 @@ from zerocode.publishing.build_signals import BuildSignals
 from zerocode.publishing.builds import Builder
 from zerocode.publishing.eviction import PreviewSweep
 from zerocode.publishing.pointers import Publisher, SiteTarget
+from zerocode.publishing.prerender import Prerenderer
 from zerocode.publishing.preview_covers import PreviewCovers
 from zerocode.publishing.service import Publishing
 
@@ -121,6 +122,7 @@ def platform(
             prepared_max=settings.build_prepared_boxes,
             prepared_seconds=settings.build_prepared_seconds,
             shares=shares,
+            prerender=_prerender(settings),
         ),
         publisher=publisher or SqlitePublisher(db),
         workspace=workspace,
@@ -283,3 +285,15 @@ def accounts(settings: Settings) -> AccountService:
     from zerocode.adapters.sqlite.users import SqliteUserStore
 
     return Accounts(SqliteUserStore(SqliteDatabase(settings.sqlite_path)))
+
+
+def _prerender(settings: Settings) -> Prerenderer | None:
+    """A deployed Vue site's routes rendered in the kept browser, where there is one."""
+    from zerocode.adapters.local.browser_pool import kept_browser
+    from zerocode.adapters.local.chromium import find_chromium, usable
+    from zerocode.adapters.local.prerender_browser import BrowserPrerender
+
+    if not (settings.covers and settings.prerender) or not usable():
+        return None
+    found = find_chromium(settings.chromium_path)
+    return BrowserPrerender(kept_browser(found)) if found else None

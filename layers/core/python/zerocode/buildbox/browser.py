@@ -85,6 +85,10 @@ class _Site(SimpleHTTPRequestHandler):
     def send_head(self) -> Any:
         root = os.path.realpath(self.directory)
         path = self.translate_path(self.path)
+        last = self.path.split("?", 1)[0].split("#", 1)[0].rsplit("/", 1)[-1]
+        if not os.path.exists(path) and last and "." not in last:
+            path = os.path.join(root, "index.html")  # a client-side route, as the sites serve it
+            self.path = "/index.html"
         real = os.path.realpath(path)
         if os.path.islink(path) or (real != root and not real.startswith(root + os.sep)):
             self.send_error(404)

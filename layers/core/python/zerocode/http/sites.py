@@ -36,6 +36,7 @@ from zerocode.publishing import encodings
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.picker import PICKER_PATH, picker_script, with_picker
 from zerocode.publishing.pointers import PREVIEW_PREFIX, SiteUrls, preview_pointer, site_pointer
+from zerocode.publishing.prerender import SHELL
 
 # The longest request path (percent-escapes included) the sites server looks up.
 MAX_PATH_BYTES = 2048
@@ -274,5 +275,8 @@ def _lookup(root: Path, path: str) -> Path | None:
     if target.is_dir():
         target = target / "index.html"
     elif not target.exists() and "." not in path.rsplit("/", 1)[-1]:
-        target = base / "index.html"  # SPA fallback, as on CloudFront
+        # A client-side route: its prerendered page was the directory's; any other gets the
+        # app's page as built (publishing/prerender.py), as on CloudFront.
+        shell = base / SHELL
+        target = shell if shell.is_file() else base / "index.html"
     return target if target.is_file() else None

@@ -214,6 +214,9 @@ class SiteMeta:
     url: str = ""
     image: str = ""
     preview: bool = False  # a preview: for no crawler (robots.txt)
+    # Whether the site is served at its origin's root ({key}.{domain}/), not under the
+    # shared-origin path scheme (/sites/{key}/): a Vue page's <base> (publishing/prerender.py).
+    own_origin: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -199,18 +199,29 @@ class Previews:
         self.apps.put(renewed)
         return renewed.preview_key
 
-    def site_meta(self, app: App, build: Build) -> SiteMeta:
+    def site_meta(self, app: App, build: Build, key: str | None = None) -> SiteMeta:
         """What the build's page is given where it lacks it: the app's name and request,
-        and where the page will be (a site's URL, or the preview's)."""
+        and where the page will be (a site's URL, or the preview's; ``key``: the site's key
+        a first deploy will publish under)."""
         if build.purpose is BuildPurpose.PREVIEW:
             url = self.urls.preview(app.preview_key)
         else:
-            url = self.urls.site(app.deploy_key) if app.deploy_key else ""
+            key = key or app.deploy_key
+            url = self.urls.site(key) if key else ""
         cover = app.cover if app.cover and app.cover.startswith(("https://", "http://")) else ""
         preview = build.purpose is BuildPurpose.PREVIEW
-        return SiteMeta(app.name, app.init_prompt, url=url, image=cover, preview=preview)
+        return SiteMeta(
+            app.name,
+            app.init_prompt,
+            url=url,
+            image=cover,
+            preview=preview,
+            own_origin=self.urls.per_app_origins,
+        )
 
-    async def _run(self, build: Build, source: Snapshot, *, hold: bool = False) -> Build:
+    async def _run(
+        self, build: Build, source: Snapshot, *, hold: bool = False, key: str | None = None
+    ) -> Build:
         """Build it, recording its state; with ``hold``, a build that succeeded is recorded
         with its output but still running, and the caller records its end (after publishing:
         the sites server reads the output from the record)."""
@@ -219,7 +230,7 @@ class Previews:
         await asyncio.to_thread(self.builds.put, build)
         app = await asyncio.to_thread(self.apps.get, build.app_id)
         owner = app.owner if app is not None else ""  # build slots are shared per user
-        site = self.site_meta(app, build) if app is not None else None
+        site = self.site_meta(app, build, key) if app is not None else None
         try:
             outcome = await self.builder.build(job_of(build, source, owner, site))
         except Exception as exc:  # the builder's own failure is a failed build, not a crash

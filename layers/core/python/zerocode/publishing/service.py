@@ -212,10 +212,13 @@ class Publishing(Previews):
             try:
                 # A deploy build says "succeeded" only once its site is published: a client
                 # that sees it succeeded reads the app's new deployUrl, never the old one.
-                done = await self._run(build, source, hold=True)
+                # The site's key is known before the build, so its page can name its own
+                # address (og:url, the sitemap) on the first deploy too.
+                key = await asyncio.to_thread(self._site_key, build.app_id)
+                done = await self._run(build, source, hold=True, key=key)
                 if done.state is BuildState.SUCCEEDED:
                     try:
-                        app = await asyncio.to_thread(self.publish, done)
+                        app = await asyncio.to_thread(self.publish, done, key)
                     finally:
                         await asyncio.to_thread(self.builds.put, done)
                     if app is not None and self.covers is not None:
@@ -229,14 +232,24 @@ class Publishing(Previews):
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-    def publish(self, build: Build) -> App | None:
-        """Flip the site pointer to a verified build, then write the deploy record."""
+    def _site_key(self, app_id: str) -> str | None:
+        """The key the app's next deploy publishes under: its own, or a new one for a first
+        deploy (recorded only when that deploy is published)."""
+        app = self.apps.get(app_id)
+        if app is None:
+            return None
+        usable = app.deploy_key is not None and self.urls.usable(app.deploy_key)
+        return app.deploy_key if usable else new_deploy_key()
+
+    def publish(self, build: Build, chosen: str | None = None) -> App | None:
+        """Flip the site pointer to a verified build, then write the deploy record (under
+        the app's key; else ``chosen``, the key its build was told; else a new one)."""
         app = self.apps.get(build.app_id)
         if app is None:
             return None  # deleted while building: publish nothing
         key, stale = app.deploy_key, None
         if key is None or not self.urls.usable(key):  # the first deploy, or a key made
-            key, stale = new_deploy_key(), key  # before sites had their own origins
+            key, stale = chosen or new_deploy_key(), key  # before sites had own origins
         self.publisher.point(site_pointer(key), SiteTarget(app.id, build.id))
         now = time.time()
         published = replace(

@@ -78,6 +78,17 @@ def complete(root: Path, meta: SiteMeta) -> list[str]:
     return added + said
 
 
+def relist(root: Path, meta: SiteMeta) -> bool:
+    """List ``root``'s pages in its sitemap again (pages were added after :func:`complete`
+    wrote it: a Vue site's prerendered routes); only call it for a sitemap that
+    :func:`complete` wrote. Whether one was written."""
+    sitemap = _crawl_files(root, meta).get("sitemap.xml")
+    if sitemap is None:
+        return False
+    (root / "sitemap.xml").write_bytes(sitemap)
+    return True
+
+
 def _wanted(page: str, meta: SiteMeta, colour: str) -> list[tuple[str, bool, str]]:
     """Each tag a page should have: what it is, whether the page has it, and the tag."""
     title = next(_inner(page, "title", 1), "")

@@ -47,11 +47,13 @@ from zerocode.adapters.local.sandbox import (
     Sandbox,
 )
 from zerocode.adapters.local.toolchain_store import ToolchainStore
+from zerocode.adapters.local.vue_output import finish
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id, clean_path
 from zerocode.publishing import output_archive, toolchain
-from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome, SiteMeta, served_files
+from zerocode.publishing.builds import REFUSED, BuildJob, BuildOutcome, served_files
 from zerocode.publishing.encodings import Compressed, precompress
+from zerocode.publishing.prerender import Prerenderer
 from zerocode.publishing.site_head import complete
 
 log = logging.getLogger(__name__)
@@ -82,7 +84,9 @@ class LocalBuilder:
         prepared_max: int = 2,
         prepared_seconds: float = 120.0,
         shares: BuildShares | None = None,
+        prerender: Prerenderer | None = None,
     ) -> None:
+        self.prerender = prerender  # a site's Vue routes as HTML (adapters/local/vue_output.py)
         root = root.resolve()  # the sandbox binds absolute paths; data_dir may be relative
         self.outputs, self.work = root / "builds", root / "build-work"
         self.sandbox, self.store, self.limits = sandbox, store, limits or Limits()
@@ -372,7 +376,12 @@ class LocalBuilder:
                     output=None,
                     error=f"the project did not build: {why}",
                 )
-            packed = await asyncio.to_thread(_publish, tmp, final, job.site)
+            head: list[str] = []
+            if job.site is not None and (tmp / "index.html").is_file():
+                owner = job.owner or job.app_id
+                head, lines = await finish(tmp, job.site, self.prerender, owner, job.app_id)
+                log.extend(lines)
+            packed = await asyncio.to_thread(_publish, tmp, final)
             if packed is None:
                 log.append("build finished but dist/index.html is missing")
                 return BuildOutcome(
@@ -384,7 +393,7 @@ class LocalBuilder:
         finally:
             if tmp.exists():
                 await asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True)
-        log.append(packed.said())
+        log.append(replace(packed, head=tuple(head)).said())
         return BuildOutcome(ok=True, log_tail="\n".join(log), output=str(final))
 
     def _tmp_for(self, final: Path) -> Path:
@@ -468,16 +477,16 @@ def _write_tree(work: Path, files: dict[str, bytes]) -> None:
         target.write_bytes(data)
 
 
-def _publish(tmp: Path, final: Path, site: SiteMeta | None = None) -> Compressed | None:
-    """Rename the unpacked output into place (atomic: it appears whole), if it has a page,
-    its text files compressed first (bounded: it is the app's); None: no page."""
+def _publish(tmp: Path, final: Path) -> Compressed | None:
+    """Rename the unpacked (and finished: vue_output.py) output into place (atomic: it
+    appears whole), if it has a page, its text files compressed first (bounded: it is the
+    app's); None: no page."""
     index = tmp / "index.html"
     if not index.is_file() or index.is_symlink():
         return None
-    finished = complete(tmp, site) if site is not None else []
     packed = precompress(tmp)
     os.rename(tmp, final)
-    return replace(packed, head=tuple(finished))
+    return packed
 
 
 def _unpack(stream: Readable, tmp: Path) -> None:

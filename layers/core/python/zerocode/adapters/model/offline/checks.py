@@ -4,7 +4,7 @@ checks"): what its pages and projects must do, as checks a browser replays.
 The checks assert what the templates really do, in the page's language (:mod:`.language`):
 the page's ``<h1>`` is the app's title; its "Try it" button ("试一试") counts clicks ("Clicked
 2 times." / "已点击 2 次。" after two); in a Vue project, the "About" ("关于") link of the header
-opens the about view (headed the same, hash routing). An edit states what it changed (the
+opens the about view (headed the same, at its own path). An edit states what it changed (the
 heading, the button's name, a text shown) and retires the earlier checks that asserted the
 text it replaced. The descriptions are English in every language: the model reads them back.
 
@@ -26,7 +26,7 @@ from zerocode.adapters.model.offline.base import NOTE_MARK, Request, is_feedback
 from zerocode.adapters.model.offline.language import Ui
 
 ACCEPTANCE = "acceptance checks fail"  # the first line of an acceptance repair feedback
-ABOUT_PATH = "/#/about"  # the Vue projects route in hash mode
+ABOUT_PATH = "/about"  # the Vue projects route by path (history mode)
 STATUS = "#status"  # the pages' click count
 SHOWN_AT = 70  # a text quoted in a description is cut here, with "…"
 _MAX_TEXT = 300  # engine/acceptance.py's bound on a check's strings

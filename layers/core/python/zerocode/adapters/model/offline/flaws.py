@@ -371,8 +371,9 @@ def _vue_cutoff(req: Request, title: str, right: dict[str, str]) -> Script:
     paths = ", ".join(right)
     return Script(
         f"Created **{title}**: a Vue 3 + Vite project with {len(right)} files ({paths}). It "
-        "uses Vue Router in hash mode with a home and an about page. (My first step was cut "
-        "off by the output limit; the files it did not write were written in a second one.)"
+        "uses Vue Router with a path for each view, a home and an about page. (My first step "
+        "was cut off by the output limit; the files it did not write were written in a second "
+        "one.)"
     )
 
 

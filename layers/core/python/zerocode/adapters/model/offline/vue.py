@@ -334,7 +334,7 @@ def step_report(req: Request, last: dict[str, Any], results: list[tuple[str, boo
             return f"Wrote {paths}."
         return (
             f"Created **{app_name(req.description)}**: a Vue 3 + Vite project with "
-            f"{len(calls)} files ({paths}). It uses Vue Router in hash mode with a home "
+            f"{len(calls)} files ({paths}). It uses Vue Router with a path for each view, a home "
             "and an about page."
         )
     return "Done: " + "; ".join(content[:200] for _, _, content in results)
@@ -385,7 +385,7 @@ def _vue_text(text: str) -> str:
 
 
 def vue_project_files(title: str, description: str) -> dict[str, str]:
-    """Every file of a new Vue 3 + Vite + Vue Router (hash mode) project, pinned versions, in
+    """Every file of a new Vue 3 + Vite + Vue Router (history mode) project, pinned versions, in
     the description's language."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:50] or "zerocode-app"
     ui = ui_for(description)
