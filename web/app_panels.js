@@ -8,10 +8,14 @@ import { tallyLabel, tallyShort } from "./checks.js";
 import { blank, ApiError, explain } from "./messages.js";
 import { API, api, failure, flash, headers, notify, report, sleep } from "./api.js";
 import { table } from "./fields.js";
+import { publishReport, reportButton } from "./publish_report.js";
+import { visitsView } from "./site_visits.js";
 
 // Deploy, the deploys (builds table) and rollback, and the download: { deploy, showBuilds, download }.
 export function deployPanel(page) {
   const { appId, panel, deployButton, restore } = page;
+  const reports = publishReport(appId);  // a deploy's publish report, under the table
+  const visits = visitsView(appId, { api, report });  // the site's visits by day (issue 44)
   async function deploy() {
     // Pending at once, on the button too: a deploy takes seconds before its first state.
     deployButton.disabled = true;
@@ -56,7 +60,8 @@ export function deployPanel(page) {
       return h("tr", { "data-build": b.id, "data-version": b.versionId || "" },
         h("td", {}, b.versionId ? h("b", { class: "build-version" }, b.versionId) : null,
           b.versionId ? " · " : null, when(b.createdAt)),
-        h("td", {}, t(`build.${b.state}`) + (b.published ? ` · ${t("deploy.live")}` : "")),
+        h("td", {}, t(`build.${b.state}`) + (b.published ? ` · ${t("deploy.live")}` : ""),
+          b.state === "succeeded" ? reportButton(b, () => reports.show(b, true)) : null),
         h("td", {}, b.error ? h("pre", { tabindex: "0" }, `${b.error}\n${b.logTail}`) : `${(b.seconds || 0).toFixed(1)} s`),
         h("td", { class: "build-checks", title: tallyLabel(b.checks) },
           h("span", { "aria-hidden": "true" }, tallyShort(b.checks)), h("span", { class: "visually-hidden" }, tallyLabel(b.checks))),
@@ -73,7 +78,11 @@ export function deployPanel(page) {
         h("button", { class: "secondary", onclick: () => window.open(page.app.deployUrl, "_blank", "noopener") }, t("deploy.open"))));
     }
     if (rows.length > 1) head.push(h("p", { class: "small", id: "rollback-note" }, t("deploy.rollbackNote")));
-    panel.replaceChildren(...head, table([t("deploy.build"), t("deploy.stateHead"), t("deploy.time"), t("deploy.checks"), t("deploy.actions")], rows));
+    const live = list.builds.find((b) => b.published) || list.builds.find((b) => b.state === "succeeded");
+    panel.replaceChildren(...head, table([t("deploy.build"), t("deploy.stateHead"), t("deploy.time"), t("deploy.checks"), t("deploy.actions")], rows),
+      live ? reports.section : null);
+    if (live) reports.show(live);  // polled while pending, never awaited
+    if (page.app.deployUrl) { panel.append(visits.el); visits.refresh(); }
   }
   // A rollback says at once that it is under way (the button busy, every rollback button
   // off until it answers), then that it is done.

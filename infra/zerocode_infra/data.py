@@ -91,6 +91,11 @@ class Tables(Construct):
         # model request, and the days of each app and account. Not in :attr:`all`: the API
         # writes it and the deletion sweep deletes an app's part, nothing else reads it.
         self.usage = self._table("Usage", ("pk", S), ("sk", S))
+        # The published sites' visits (zerocode.adapters.dynamodb.visits, which says the
+        # keys): per app and day the counters, per day the salt, per app and day the hashes
+        # of the visitors counted (expiring with the salt). Not in :attr:`all`: the visit
+        # logs function writes it, the API reads it, both (and the sweep) delete an app's.
+        self.visits = self._table("Visits", ("pk", S), ("sk", S))
         # Turns' event logs ("{appId}#{turn}", seq), when there is no cache to keep them
         # (zerocode.adapters.dynamodb.turn_log.create_turn_events_table). No point-in-time
         # recovery, unlike the others: a log serves the readers of a running turn and its

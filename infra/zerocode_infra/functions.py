@@ -65,6 +65,7 @@ from zerocode_infra.storage import (
     SOURCES,
     STAGING,
     VERSIONS,
+    VISIT_LOGS,
     WORKSPACES,
     Storage,
     grant_object_deletes,
@@ -92,6 +93,9 @@ NO_DEAD_LETTER_QUEUE = {
     "minutes later reads every pending deletion again from the deletions table.",
     "PreviewSweep": "A failed scheduled run has nothing to replay: the next daily run scans "
     "every preview pointer again, and stale pointers only wait a day longer.",
+    "VisitLogs": "A log file it fails on after EventBridge's retries stays in the bucket until "
+    "its one-day expiry: a queue of its events would only keep the name of a file that holds "
+    "viewers' addresses, and its page views are lost either way.",
 }
 API_MEMORY_MB = 512  # docs/operations.md, "The API function's memory and concurrency"
 DATA_API_MEMORY_MB = 512  # scrypt's 16 MiB per sign-in, and the CPU Lambda gives with it
@@ -192,6 +196,19 @@ def data_api_environment(d: Dependencies) -> dict[str, str]:
     if d.config.sites_domain:
         env["ZEROCODE_SITES_DOMAIN"] = d.config.sites_domain
         env["ZEROCODE_SITES_URL"] = f"https://{d.config.sites_domain}"
+    return env
+
+
+def visit_logs_environment(d: Dependencies) -> dict[str, str]:
+    """The visit logs function's settings: the visits table and the sites domain (which a
+    log line's Host is read by); the pointer table's name comes with its read grant."""
+    env = {
+        "ZEROCODE_MODE": "aws",
+        "ZEROCODE_AWS_REGION": Stack.of(d.tables).region,
+        "ZEROCODE_VISITS_TABLE": d.tables.visits.table_name,
+    }
+    if d.config.sites_domain:
+        env["ZEROCODE_SITES_DOMAIN"] = d.config.sites_domain
     return env
 
 
@@ -313,10 +330,39 @@ class Functions(Construct):
             schedule=events.Schedule.rate(PREVIEW_SWEEP_EVERY),
             targets=[targets.LambdaFunction(self.preview_sweep, retry_attempts=2)],
         )
+        # The sites' visits (issue 44): each CloudFront log file counted as it arrives, then
+        # deleted. Only public endpoints (S3, DynamoDB): outside the VPC.
+        self.visit_logs = self._function(
+            "VisitLogs",
+            FUNCTIONS / "visit_logs",
+            "handler.handler",
+            arch,
+            [deps.layer],
+            timeout=Duration.minutes(5),  # a busy site's file: thousands of visitors' puts
+            memory=256,
+            in_vpc=False,
+            env=visit_logs_environment(deps),
+        )
+        self.visit_logs.configure_async_invoke(retry_attempts=2)
+        self.visit_logs_arrive = events.Rule(
+            self,
+            "VisitLogsArrive",
+            description="zerocode: count the visits in each new CloudFront log file",
+            event_pattern=events.EventPattern(
+                source=["aws.s3"],
+                detail_type=["Object Created"],
+                detail={
+                    "bucket": {"name": [deps.storage.visit_logs.bucket_name]},
+                    "object": {"key": [{"prefix": VISIT_LOGS}]},
+                },
+            ),
+            targets=[targets.LambdaFunction(self.visit_logs, retry_attempts=2)],
+        )
         self._grant_api()
         self._grant_build_events()
         self._grant_deletion_sweep()
         self._grant_preview_sweep()
+        self._grant_visit_logs()
 
     def _function(
         self,
@@ -465,6 +511,9 @@ class Functions(Construct):
         d.tables.checks.grant_read_write_data(fn)
         d.tables.usage.grant_read_write_data(fn)
         fn.add_environment("ZEROCODE_USAGE_TABLE", d.tables.usage.table_name)
+        # The sites' visits (issue 44): read for their owners, an app's deleted with it.
+        d.tables.visits.grant_read_write_data(fn)
+        fn.add_environment("ZEROCODE_VISITS_TABLE", d.tables.visits.table_name)
         self._excuse_wildcards(
             fn,
             "reads and writes app workspaces, their versions, transcript payloads, build "
@@ -540,6 +589,8 @@ class Functions(Construct):
         # Last, for the same reason: it names one table, no index, no wildcard.
         d.tables.usage.grant_read_write_data(fn)
         fn.add_environment("ZEROCODE_USAGE_TABLE", d.tables.usage.table_name)
+        d.tables.visits.grant_read_write_data(fn)  # an app's days of visits
+        fn.add_environment("ZEROCODE_VISITS_TABLE", d.tables.visits.table_name)
         self._excuse_wildcards(
             fn,
             "lists and deletes an app's workspace, versions, transcript payloads, build "
@@ -569,6 +620,30 @@ class Functions(Construct):
             fn,
             "reads app records, and its read grant on the apps table includes the table's indexes",
             [indexes(d.tables.apps)],
+        )
+
+    def _grant_visit_logs(self) -> None:
+        """The log files, read and deleted (nothing else of the bucket), and the visits
+        table's items written and read: no other table (the pointer table's read comes from
+        routing.readers), no bucket, no accounts, no model key."""
+        d, fn = self.deps, self.visit_logs
+        iam.Grant.add_to_principal(
+            grantee=fn,
+            actions=["s3:GetObject", "s3:DeleteObject"],
+            resource_arns=[d.storage.visit_logs.arn_for_objects(f"{VISIT_LOGS}*")],
+        )
+        d.tables.visits.grant(
+            fn,
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:Query",
+            "dynamodb:BatchWriteItem",
+        )
+        self._excuse_wildcards(
+            fn,
+            "reads and deletes the sites distribution's log files under their prefix",
+            [objects(d.storage.visit_logs, VISIT_LOGS)],
         )
 
     def _grant_unstaging(self, fn: lambda_.Function) -> None:

@@ -33,7 +33,7 @@ from constructs import Construct
 
 from zerocode_infra.nag import skip_checkov, suppress
 from zerocode_infra.routing import PointerRouting
-from zerocode_infra.storage import BUILDS
+from zerocode_infra.storage import BUILDS, VISIT_LOGS
 
 ROUTER = Path(__file__).resolve().parents[1] / "functions" / "site_router.js"
 _DOMAIN_LINE = "const SITES_DOMAIN = '';"
@@ -72,6 +72,7 @@ class Hosting(Construct):
         builds: s3.IBucket,
         console: s3.IBucket,
         logs: s3.IBucket,
+        site_logs: s3.IBucket | None = None,
         sites_domain: str = "",
         certificate_arn: str = "",
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
@@ -139,8 +140,10 @@ class Hosting(Construct):
             comment="zerocode published sites and previews",
             price_class=cloudfront.PriceClass.PRICE_CLASS_100,
             enable_logging=True,
-            log_bucket=logs,
-            log_file_prefix="cloudfront/sites/",
+            # Its visits are counted from these logs (issue 44; functions/visit_logs): in a
+            # bucket of their own that keeps them only until they are counted.
+            log_bucket=site_logs or logs,
+            log_file_prefix=VISIT_LOGS if site_logs is not None else "cloudfront/sites/",
             default_behavior=cloudfront.BehaviorOptions(  # a site (a preview by its Host)
                 origin=builds_origin,
                 function_associations=routed,

@@ -75,6 +75,7 @@ class ZerocodeStack(Stack):
             builds=storage.builds,
             console=storage.console,
             logs=storage.logs,
+            site_logs=storage.visit_logs,  # its visits are counted from them (issue 44)
             sites_domain=config.sites_domain,
             certificate_arn=config.sites_certificate_arn,
             removal_policy=policy,
@@ -104,6 +105,8 @@ class ZerocodeStack(Stack):
         builds.route_events(functions.build_events, functions.failed_build_events)
         # Who publishes writes the pointer table, the truth the edge router reads (routing.py).
         hosting.routing.publishers(functions.api, functions.build_events)
+        # A log line's site key is resolved to its app in the pointer table (issue 44).
+        hosting.routing.readers(functions.visit_logs)
         DataApi(
             self,
             "DataApi",
@@ -149,6 +152,7 @@ class ZerocodeStack(Stack):
                 "BuildEvents": functions.build_events,
                 "DeletionSweep": functions.deletion_sweep,
                 "PreviewSweep": functions.preview_sweep,
+                "VisitLogs": functions.visit_logs,
             },
             failed_build_events=functions.failed_build_events,
         )

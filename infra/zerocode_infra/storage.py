@@ -1,4 +1,5 @@
-"""Private S3 buckets: workspaces, transcript payloads, builds, the console, access logs.
+"""Private S3 buckets: workspaces, transcript payloads, builds, the console, access logs, and
+the sites distribution's logs, kept only until their visits are counted (``VISIT_LOGS``).
 
 All block public access, refuse plain HTTP, are encrypted and abort incomplete multipart
 uploads after a day. The workspaces bucket (every app's files and ``versions/``) and the
@@ -48,6 +49,11 @@ CACHE = "cache"
 LEFTOVER_DAYS = 1
 # How long an overwritten or deleted workspace object stays recoverable (versioning).
 NONCURRENT_DAYS = 30
+# CloudFront's standard logs of the sites distribution (zerocode.publishing.visit_logs): under
+# this prefix of the visit logs bucket, counted and deleted by functions/visit_logs, and
+# expired by the lifecycle after VISIT_LOG_DAYS whatever befell them (they hold addresses).
+VISIT_LOGS = "sites/"
+VISIT_LOG_DAYS = 1
 # The tag a preview build's objects carry (zerocode.adapters.aws.codebuild_builder, which a
 # test keeps equal): the lifecycle rule "PreviewOutputs" expires them.
 PREVIEW_TAG = ("zerocode:purpose", "preview")
@@ -101,6 +107,7 @@ class Storage(Construct):
             "Access logs are written once, never overwritten, and expire after 90 days; "
             "versioning would only keep the log objects the lifecycle rule deletes.",
         )
+        self.visit_logs = self._visit_logs_bucket()
         self.workspaces = self._bucket(
             "Workspaces",
             versioned=True,
@@ -148,6 +155,43 @@ class Storage(Construct):
             "a deleted app's builds and expired previews must go for good: versioning would "
             "keep them as noncurrent versions.",
         )
+
+    def _visit_logs_bucket(self) -> s3.Bucket:
+        """The sites distribution's standard logs (issue 44: its visits are counted from
+        them). They hold viewers' addresses, so each file is deleted once counted and none
+        stays past a day; CloudFront delivers with an ACL grant (owner preferred). A new file
+        is told to EventBridge (the visit logs function's rule): S3's own notifications would
+        need CDK's notification custom resource, a Lambda function of its own."""
+        bucket = s3.Bucket(
+            self,
+            "VisitLogs",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+            server_access_logs_bucket=self.logs,
+            server_access_logs_prefix="s3/visitlogs/",
+            removal_policy=self.removal_policy,
+            lifecycle_rules=[
+                s3.LifecycleRule(id="VisitLogs", expiration=Duration.days(VISIT_LOG_DAYS)),
+                s3.LifecycleRule(
+                    id="IncompleteUploads",
+                    abort_incomplete_multipart_upload_after=Duration.days(1),
+                ),
+            ],
+        )
+        cfn = bucket.node.default_child
+        assert isinstance(cfn, s3.CfnBucket)
+        cfn.add_property_override(
+            "NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled", value=True
+        )
+        skip_checkov(
+            bucket,
+            "CKV_AWS_21",
+            "CloudFront writes each log file once and the visit logs function deletes it once "
+            "counted; versioning would keep the viewers' addresses the deletion must remove.",
+        )
+        return bucket
 
     def _bucket(
         self,

@@ -55,8 +55,7 @@ def test_a_vue_app_is_published_kept_through_a_broken_build_and_rolled_back(
     assert re.fullmatch(rf"http://[a-z0-9]{{12}}\.localhost:{server.sites_port}/", url)
     site = bundle(url)
     assert (
-        "createWebHistory()"
-        in client.get(f"/api/apps/{app['id']}/files/src/router/index.js").text
+        "createWebHistory()" in client.get(f"/api/apps/{app['id']}/files/src/router/index.js").text
     )
     deep = httpx.get(url + "about")  # a deep link gets its page (tests/e2e/test_prerender.py)
     assert deep.status_code == 200 and "/assets/index-" in deep.text

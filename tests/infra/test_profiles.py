@@ -87,8 +87,8 @@ def test_everything_else_is_the_same_stack(cheap: Synth) -> None:
     for handler in ("run.sh", "preview_sweep"):  # who removes previews, who puts them back
         assert env(cheap, handler)["ZEROCODE_PREVIEW_IDLE_DAYS"] == "7"
     for kind, count in (
-        ("AWS::DynamoDB::Table", 10 + 1),  # and the turn-events table (below)
-        ("AWS::S3::Bucket", 5),
+        ("AWS::DynamoDB::Table", 11 + 1),  # and the turn-events table (below)
+        ("AWS::S3::Bucket", 6),
         ("AWS::CloudFront::Distribution", 2),
         ("AWS::CloudFront::KeyValueStore", 1),
         ("AWS::CodeBuild::Project", 1),

@@ -45,16 +45,19 @@ def refs(value: Any) -> set[str]:
     return found
 
 
-# The functions by what the tests call them: their handler, except that build_events and the
-# two sweeps all run "handler.handler", so the sweeps are asked for as SWEEP and PREVIEWS.
+# The functions by what the tests call them: their handler, except that build_events, the
+# two sweeps and the visit logs function all run "handler.handler", so the others are asked
+# for as SWEEP, PREVIEWS and VISITS.
 SWEEP = "deletion_sweep"
 PREVIEWS = "preview_sweep"
+VISITS = "visit_logs"
 _DESCRIPTIONS = {
     "run.sh": "zerocode Api",
     "handler.handler": "zerocode BuildEvents",
     SWEEP: "zerocode DeletionSweep",
     PREVIEWS: "zerocode PreviewSweep",
     "serve.sh": "zerocode DataApi",
+    VISITS: "zerocode VisitLogs",
 }
 FUNCTIONS = tuple(_DESCRIPTIONS)
 
@@ -111,6 +114,7 @@ def adapter_tables() -> dict[str, dict[str, Any]]:
         pointers,
         transcript,
         usage,
+        visits,
     )
 
     client = CapturingDynamo()
@@ -124,6 +128,7 @@ def adapter_tables() -> dict[str, dict[str, Any]]:
     pointers.create_pointers_table(client, "pointers")
     app_data.create_app_data_table(client, "app_data")
     usage.create_usage_table(client, "usage")
+    visits.create_visits_table(client, "visits")
     return client.created
 
 
@@ -217,8 +222,8 @@ def test_tables_have_exactly_the_adapters_key_schemas(synth: Synth) -> None:
 def test_every_table_is_on_demand_with_ttl_pitr_and_encryption(synth: Synth) -> None:
     tables = synth.of_type("AWS::DynamoDB::Table")
     assert (
-        len(tables) == 10
-    )  # with the usage ledger's, and the pointer table (test_edge_routing.py)
+        len(tables) == 11
+    )  # with the usage ledger's, the visits', and the pointer table (test_edge_routing.py)
     for table_id, table in tables.items():
         props = table["Properties"]
         assert props["BillingMode"] == "PAY_PER_REQUEST", table_id
@@ -249,7 +254,7 @@ def test_no_turn_events_table_where_the_cache_keeps_turn_logs(synth: Synth) -> N
 
 def test_no_bucket_is_public_and_all_are_encrypted_and_https_only(synth: Synth) -> None:
     buckets = synth.of_type("AWS::S3::Bucket")
-    assert len(buckets) == 5  # logs, workspaces, payloads, console, builds
+    assert len(buckets) == 6  # logs, visit logs, workspaces, payloads, console, builds
     policies = {
         next(iter(refs(p["Properties"]["Bucket"]))): p["Properties"]
         for p in synth.of_type("AWS::S3::BucketPolicy").values()
@@ -274,7 +279,7 @@ def test_no_bucket_is_public_and_all_are_encrypted_and_https_only(synth: Synth) 
             assert statement["Principal"] != "*" or statement["Effect"] == "Deny", bucket_id
             assert statement["Principal"] != {"AWS": "*"} or statement["Effect"] == "Deny"
     logged = [b for b in buckets.values() if "LoggingConfiguration" in b["Properties"]]
-    assert len(logged) == 4  # every bucket but the log bucket itself
+    assert len(logged) == 5  # every bucket but the log bucket itself
 
 
 def test_builds_bucket_key_rotates_and_lets_only_cloudfront_decrypt(synth: Synth) -> None:
@@ -437,10 +442,10 @@ def test_failed_build_events_land_in_an_encrypted_queue_with_an_alarm(synth: Syn
     ]
     assert refs(config["DestinationConfig"]["OnFailure"]["Destination"]) == {queue_id}
     assert config["MaximumRetryAttempts"] == 2
-    (rule,) = [
+    (rule,) = [  # the build state changes' (the other pattern is new visit logs')
         r["Properties"]
         for r in synth.of_type("AWS::Events::Rule").values()
-        if "EventPattern" in r["Properties"]
+        if "EventPattern" in r["Properties"] and "aws.codebuild" in json.dumps(r["Properties"])
     ]
     (target,) = rule["Targets"]
     assert refs(target["DeadLetterConfig"]["Arn"]) == {queue_id}
@@ -513,6 +518,7 @@ def test_function_settings_are_real_zerocode_settings(synth: Synth) -> None:
         "ZEROCODE_BUILD_DATA_ROLE_ARN",
         "ZEROCODE_BUILD_ROLE_ID",
         "ZEROCODE_USAGE_TABLE",  # the API writes the usage ledger (the sweep deletes)
+        "ZEROCODE_VISITS_TABLE",  # the API reads the sites' visits (and deletes an app's)
         "ZEROCODE_COGNITO_",
         "ZEROCODE_MODEL_",
         "ZEROCODE_TRUST_GATEWAY_CLAIMS",
@@ -1134,7 +1140,16 @@ def test_the_deletion_sweep_runs_on_a_schedule_with_only_deletion_rights(synth: 
     }
     by_name = {
         name: refs(env(synth, "run.sh")[f"ZEROCODE_{name.upper()}_TABLE"])
-        for name in ("transcript", "display", "builds", "deletions", "checks", "app_data", "usage")
+        for name in (
+            "transcript",
+            "display",
+            "builds",
+            "deletions",
+            "checks",
+            "app_data",
+            "usage",
+            "visits",
+        )
     }
     assert tables == set().union(*by_name.values())  # not apps, leases: no app is reachable
 
@@ -1153,10 +1168,10 @@ def test_the_api_starts_builds_of_the_project(synth: Synth) -> None:
 
 
 def test_build_state_changes_invoke_build_events(synth: Synth) -> None:
-    (rule,) = [
+    (rule,) = [  # the other pattern is new visit logs' (tests/infra/test_visit_logs.py)
         r["Properties"]
         for r in synth.of_type("AWS::Events::Rule").values()
-        if "EventPattern" in r["Properties"]
+        if "EventPattern" in r["Properties"] and "aws.codebuild" in json.dumps(r["Properties"])
     ]
     project_id, _ = synth.one("AWS::CodeBuild::Project")
     assert rule["EventPattern"] == {

@@ -35,6 +35,7 @@ from zerocode.publishing.builds import (
     BuildPurpose,
     BuildState,
     PreviewRetention,
+    SiteMeta,
     new_build_id,
 )
 
@@ -517,6 +518,39 @@ def test_a_sites_objects_say_how_long_a_browser_may_keep_them(s3: Any) -> None:
     assert kept(deploy, "assets/index-1.js") == "no-cache"  # not a name Vite gives
     for path in ("index.html", "assets/index-B3x9_kQz.js"):
         assert kept(preview, path) == "no-store", path
+
+
+def test_a_published_page_gets_what_it_lacks_on_aws_too(s3: Any) -> None:
+    """Issue 44, points 1 and 3: the API completes the box's page before any object is put
+    (publishing/site_head.py), as the local builder does: meta tags, icons, robots.txt and
+    the sitemap at the site's address; a Vue page's <base> first in its head; never a tag
+    or file the app has."""
+    builder = builder_for(codebuild_client(), s3)
+    page = b"<!doctype html><html><head><title>Own</title></head><body><div id=app></div>"
+    site = {**SITE, "dist/index.html": page, "dist/robots.txt": b"User-agent: *\n"}
+    bid = new_build_id()
+    hand_back(s3, bid, archive({**site, "check.json": b"{}", "cover.png": PNG}))
+    meta = SiteMeta("Bird Log", "A log of birds", url="https://k3y.apps.example/")
+    with Stubber(builder.codebuild) as stub:
+        stub.add_response(
+            "batch_get_builds",
+            {"builds": [{"id": "zc:1", "buildStatus": "SUCCEEDED"}]},
+            {"ids": ["zc:1"]},
+        )
+        done = builder.outcome("app1", bid, "zc:1", site=meta, vue=True)
+    assert done is not None and done.ok and "added to the page:" in done.log_tail
+
+    def body(path: str) -> bytes:
+        return bytes(s3.get_object(Bucket=BUCKET, Key=f"builds/app1/{bid}/{path}")["Body"].read())
+
+    html = body("index.html").decode()
+    assert html.startswith('<!doctype html><html lang="en"><head><base href="/">'), html[:120]
+    assert '<meta name="description" content="A log of birds">' in html
+    assert '<meta property="og:url" content="https://k3y.apps.example/">' in html
+    assert "<title>Own</title>" in html and html.count("<title>") == 1
+    assert body("favicon.ico") and body("site.webmanifest") and body("icon-512.png")
+    assert body("robots.txt") == b"User-agent: *\n"  # the app's own
+    assert b"<loc>https://k3y.apps.example/</loc>" in body("sitemap.xml")
 
 
 def test_the_shown_preview_stops_expiring_and_the_one_it_replaced_expires_again(

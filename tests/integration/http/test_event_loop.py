@@ -17,13 +17,16 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from tests.integration.http.conftest import PASSWORD, Api
 from tests.pictures import png
 from zerocode.adapters.local.workspace import LocalWorkspace
 from zerocode.adapters.sqlite.database import SqliteDatabase
 from zerocode.http.deps import CSRF_HEADER
+from zerocode.http.sites import create_sites_app
 
 GUARDED: dict[type, tuple[str, ...]] = {
     SqliteDatabase: ("transaction", "query"),
@@ -252,7 +255,10 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     _deployed(api, me, base, second)
     call("GET", f"{ap}/builds", f"{base}/builds", 200, headers=me)
     call("GET", f"{ap}/builds/{{build_id}}", f"{base}/builds/{first}", 200, headers=me)
+    report = f"{ap}/deploys/{{build_id}}/report"
+    call("GET", report, f"{base}/deploys/{first}/report", 200, headers=me)
     call("POST", f"{ap}/rollback", f"{base}/rollback", 200, headers=me, json={"buildId": first})
+    _site_visits(api, call, me, base)
 
     call("GET", "/api/admin/apps", "/api/admin/apps", 200, headers=admin)
     call("GET", "/api/admin/users", "/api/admin/users", 200, headers=admin)
@@ -290,6 +296,22 @@ def test_no_route_blocks_the_event_loop(api: Api, on_loop: list[str]) -> None:
     every = {(m.upper(), path) for path, ops in paths.items() for m in ops}
     assert every - called == set(), "routes this test does not call"
     assert on_loop == [], "\n\n".join(on_loop)
+
+
+def _site_visits(api: Api, call: Callable[..., Any], me: dict[str, str], base: str) -> None:
+    """The published site visited through the sites server (its page views noted on its
+    loop, counted in a worker thread), and the owner's analytics (issue 44)."""
+    site = httpx.URL(api.client.get(base, headers=me).json()["deployUrl"])
+    browser = {"Host": f"{site.host}:{site.port}", "User-Agent": "Mozilla/5.0 Firefox/128.0"}
+    with TestClient(create_sites_app(api.platform)) as sites:
+        for _ in range(3):
+            assert sites.get("/", headers=browser).status_code == 200
+        visits = api.platform.visits
+        assert visits is not None
+        sites.portal.call(visits.settled)  # type: ignore[union-attr]
+    ap = "/api/apps/{app_id}"
+    seen = call("GET", f"{ap}/analytics", f"{base}/analytics?days=7", 200, headers=me).json()
+    assert seen["total"] == {"views": 3, "visitors": 1, "botViews": 0}
 
 
 def _data_routes(api: Api, call: Callable[..., Any], me: dict[str, str], app_id: str) -> None:

@@ -82,6 +82,9 @@ class AppService:
     images: AppData | None = None  # the images of users' messages (memory/images.py)
     # The app's model requests and days (accounts/usage.py); its owner's days keep them.
     usage: AppData | None = None
+    # Its site's visits by day (publishing/visits.py).
+    visits: AppData | None = None
+    reports: AppData | None = None  # its deploys' publish reports (publishing/publish_report.py)
 
     async def create(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:
         """Route the mode with the model when the client gave none, and name the app. The
@@ -180,6 +183,8 @@ class AppService:
             records=self.records,
             images=self.images,
             usage=self.usage,
+            visits=self.visits,
+            reports=self.reports,
         )
 
 
@@ -197,6 +202,8 @@ def purge_steps(
     records: AppData | None = None,
     images: AppData | None = None,
     usage: AppData | None = None,
+    visits: AppData | None = None,
+    reports: AppData | None = None,
 ) -> list[Callable[[str], object]]:
     """Every store an app's data lives in, in the order its deletion empties them.
 
@@ -226,6 +233,10 @@ def purge_steps(
         steps.append(images.delete_app)
     if usage is not None:
         steps.append(usage.delete_app)
+    if visits is not None:
+        steps.append(visits.delete_app)
+    if reports is not None:
+        steps.append(reports.delete_app)
     return steps
 
 

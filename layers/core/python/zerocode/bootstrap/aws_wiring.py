@@ -37,6 +37,7 @@ from zerocode.bootstrap.parts import (
     workspace_limits,
 )
 from zerocode.bootstrap.platform import Platform, purge_steps
+from zerocode.bootstrap.reports import aws_reporter
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel
 from zerocode.engine.platform_checks import WithPlatformChecks, model_in_files
@@ -48,6 +49,9 @@ from zerocode.publishing.eviction import DAY, PreviewSweep
 from zerocode.publishing.pointers import Publisher
 from zerocode.publishing.preview_covers import PreviewCovers
 from zerocode.publishing.service import Publishing
+from zerocode.publishing.site_visits import SiteVisits, site_app
+from zerocode.publishing.visit_logs import VisitLogs
+from zerocode.publishing.visits import VisitCounter, VisitStore
 
 
 def aws_platform(
@@ -123,6 +127,8 @@ def aws_platform(
         gateway_claims=pool.user_from_gateway
         if behind_gateway(trust_claims=settings.trust_gateway_claims)
         else None,
+        # Counted from CloudFront's logs by functions/visit_logs; read here.
+        visits=SiteVisits(store) if (store := visit_store(settings, client)) else None,
     )
 
 
@@ -162,6 +168,8 @@ def aws_publishing(
         publishing.preview_covers = PreviewCovers(
             store=store, apps=publishing.apps, publisher=publishing.publisher, urls=publishing.urls
         )
+    # Deploys' reports are read here (the checks table); not made on AWS yet.
+    publishing.reports = aws_reporter(settings, publishing.apps, publishing.publisher)
     return publishing
 
 
@@ -209,8 +217,35 @@ def aws_deletion_sweep(settings: Settings, builder: Builder | None = None) -> De
             records=data_backend(settings, app_data_stores(settings), rate_limiter(settings)),
             images=s3_message_images(settings),
             usage=usage_ledger(settings, client),
+            visits=visit_store(settings, client),
         ),
     )
+
+
+def aws_visit_logs(settings: Settings) -> VisitLogs:
+    """What counting CloudFront's log files needs (``functions/visit_logs``): the log
+    bucket's objects (read, deleted), the visits table and the site pointers (read)."""
+    from zerocode.adapters.aws.s3_visit_logs import S3VisitLogs
+    from zerocode.adapters.dynamodb.pointers import DynamoPointerStore
+
+    require(settings, "visits_table", "pointers_table")
+    assert settings.pointers_table is not None
+    client = aws_client("dynamodb", settings)
+    store = visit_store(settings, client)
+    assert store is not None
+    pointers = DynamoPointerStore(client, settings.pointers_table)
+    return VisitLogs(
+        S3VisitLogs(aws_client("s3", settings)),
+        VisitCounter(store, site_app(pointers.target)),
+        settings.site_urls(),
+    )
+
+
+def visit_store(settings: Settings, client: Any) -> VisitStore | None:
+    """The visits table, where the stack has one (ZEROCODE_VISITS_TABLE)."""
+    from zerocode.adapters.dynamodb.visits import DynamoVisitStore
+
+    return DynamoVisitStore(client, settings.visits_table) if settings.visits_table else None
 
 
 def usage_ledger(settings: Settings, client: Any) -> UsageLedger | None:

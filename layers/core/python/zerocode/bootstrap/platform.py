@@ -28,6 +28,7 @@ from zerocode.memory.facade import Memory
 from zerocode.publishing.builds import BuildStore
 from zerocode.publishing.pointers import SiteTarget
 from zerocode.publishing.service import Publishing
+from zerocode.publishing.site_visits import SiteVisits
 
 
 @dataclass(kw_only=True)
@@ -58,6 +59,9 @@ class Platform:
     # The apps' own data and end users (issue 39; locally on SQLite; not yet on AWS:
     # docs/data.md).
     backend: Backend | None = None
+    # The published sites' visits (issue 44): counted by the local sites server, or from
+    # CloudFront's logs on AWS (then only read here). None: not counted.
+    visits: SiteVisits | None = None
     # How untrusted builds are isolated, for the banner and /api/health.
     build_isolation: str = "CodeBuild, per-build scoped credentials"
     # How the headless browser (covers, runtime check) is confined, or why it is off.
@@ -96,6 +100,8 @@ class Platform:
             records=self.backend,
             images=self.engine.images,
             usage=self.engine.usage,
+            visits=self.visits,
+            reports=self.publishing.report_store,
         )
 
     async def create_app(self, owner: str, prompt: str, mode: CodeGenType | None) -> App:

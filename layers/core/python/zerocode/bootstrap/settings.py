@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     # DynamoDB table of the usage ledger: each model request and the days of each app and
     # account (AWS; accounts/usage.py). Unset: turns count their own tokens only.
     usage_table: str | None = None
+    # DynamoDB table of the published sites' visits, per app and day (AWS; issue 44,
+    # publishing/visits.py), written from CloudFront's logs. Unset: none are counted.
+    visits_table: str | None = None
     # Token budgets (input and output) per account per UTC day and month (issue 43; unset:
     # no limit): a turn that would start over one is refused with 429 quota_exceeded, one
     # that crosses it mid-way ends after its current step, interrupted, saying why.
@@ -165,6 +168,9 @@ class Settings(BaseSettings):
     # each preview build takes its own, and this setting is not read.
     preview_covers: bool = True
     preview_cover_seconds: float = Field(120, ge=0)
+    # The publish report of each published deploy (issue 44, point 5): its files' checks,
+    # and, where covers are on, the browser's look at its home page (console, links, axe).
+    publish_report: bool = True
 
     # npm's download cache for installing the platform's toolchain (default
     # ~/.cache/zerocode/npm); builds themselves never install anything.

@@ -21,6 +21,7 @@ from zerocode.bootstrap.parts import (
     workspace_limits,
 )
 from zerocode.bootstrap.platform import Platform
+from zerocode.bootstrap.reports import local_reporter
 from zerocode.bootstrap.settings import Settings
 from zerocode.engine.model import ChatModel
 from zerocode.engine.platform_checks import WithPlatformChecks, model_in_files
@@ -33,6 +34,8 @@ from zerocode.publishing.pointers import Publisher, SiteTarget
 from zerocode.publishing.prerender import Prerenderer
 from zerocode.publishing.preview_covers import PreviewCovers
 from zerocode.publishing.service import Publishing
+from zerocode.publishing.site_visits import SiteVisits, site_app
+from zerocode.publishing.visit_logs import VisitLogs
 
 
 def platform(
@@ -77,6 +80,7 @@ def platform(
     from zerocode.adapters.sqlite.usage import SqliteUsageLedger
     from zerocode.adapters.sqlite.users import SqliteUserStore
     from zerocode.adapters.sqlite.versions import SqliteVersionStore
+    from zerocode.adapters.sqlite.visits import SqliteVisitStore
 
     db = SqliteDatabase(settings.sqlite_path)
     transcript = SqliteTranscriptStore(db, settings.retention_days)
@@ -143,6 +147,8 @@ def platform(
         settings, (SqliteRecordStore(db), SqliteEndUserStore(db), SqliteBuildModels(db)), rates
     )
     publishing.models = backend.build_models
+    # Each published deploy's report, made here in the background (bootstrap/reports.py).
+    publishing.reports = local_reporter(settings, db, apps, publishing.publisher)
     # The preview in a browser after each successful build (local only; needs Chromium),
     # and the app's acceptance checks in the same confined browser.
     check = (
@@ -220,6 +226,10 @@ def platform(
             else "injected builder"
         ),
         browser=_browser(settings, availability(settings.chromium_path)),
+        # Page views of the sites the sites server serves (issue 44; publishing/visits.py).
+        visits=SiteVisits(
+            SqliteVisitStore(db), app_of=site_app(lambda p: publishing.publisher.target(p))
+        ),
     )
 
 
@@ -275,6 +285,16 @@ def preview_sweep(settings: Settings) -> PreviewSweep:
     from zerocode.bootstrap.aws_wiring import aws_preview_sweep
 
     return aws_preview_sweep(settings)
+
+
+def visit_logs(settings: Settings) -> VisitLogs:
+    """What ``functions/visit_logs`` needs to count CloudFront's log files (AWS only:
+    locally the sites server counts the visits as it serves them)."""
+    if settings.mode != "aws":
+        raise RuntimeError("visits are counted from CloudFront's logs on AWS only")
+    from zerocode.bootstrap.aws_wiring import aws_visit_logs
+
+    return aws_visit_logs(settings)
 
 
 def accounts(settings: Settings) -> AccountService:

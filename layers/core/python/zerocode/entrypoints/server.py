@@ -281,6 +281,8 @@ async def _run(
         task.cancel()
     # Turns outlive their requests, not the server: stopped, each closed as interrupted.
     await platform.turns.shutdown()
+    if platform.visits is not None:  # the sites' last page views, counted (issue 44)
+        await platform.visits.settled()
 
 
 async def _rerun_stopped_checks(platform: Platform) -> None:

@@ -30,6 +30,7 @@ from zerocode.http.headers import SecurityHeaders, docs_policy
 from zerocode.http.limits import CHAT, FORM_OVERHEAD, UPLOADS, BodyLimit
 from zerocode.http.routes import (
     admin,
+    analytics,
     apps,
     assets,
     chat,
@@ -110,6 +111,7 @@ def create_app(platform: Platform) -> FastAPI:
         checks,
         data,
         usage,
+        analytics,
     )
     for module in routers:
         app.include_router(module.router)

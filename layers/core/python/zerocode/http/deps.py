@@ -37,6 +37,7 @@ from zerocode.observability import USER_ID
 from zerocode.publishing.builds import BuildStore
 from zerocode.publishing.pointers import SiteUrls
 from zerocode.publishing.service import Publishing
+from zerocode.publishing.site_visits import SiteVisits
 
 SESSION_COOKIE = "zc_session"
 # Cookie-authenticated requests that change state must carry this header: a page on
@@ -100,6 +101,14 @@ def workspace(request: Request) -> Workspace:
 
 def builds(request: Request) -> BuildStore:
     return _platform(request).builds
+
+
+def site_visits(request: Request) -> SiteVisits:
+    """The published sites' visits; NotFound on a platform that counts none."""
+    found = _platform(request).visits
+    if found is None:
+        raise NotFound("visits are not counted on this platform")
+    return found
 
 
 def maybe_versions(request: Request) -> Versions | None:
@@ -190,6 +199,7 @@ DisplayDep = Annotated[DisplayHistoryStore, Depends(display)]
 WorkspaceDep = Annotated[Workspace, Depends(workspace)]
 BuildsDep = Annotated[BuildStore, Depends(builds)]
 VersionsDep = Annotated[Versions, Depends(versions)]
+VisitsDep = Annotated[SiteVisits, Depends(site_visits)]
 MaybeVersionsDep = Annotated[Versions | None, Depends(maybe_versions)]
 FrontDoorDep = Annotated[FrontDoor, Depends(front_door)]
 FactsDep = Annotated[Facts, Depends(facts)]

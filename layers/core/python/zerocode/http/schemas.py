@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 from zerocode.accounts.service import ACCOUNT_PATTERN, MAX_PASSWORD, MIN_PASSWORD, User
 from zerocode.apps.guards import MAX_MESSAGE
 from zerocode.apps.records import MAX_NAME, MAX_PRIORITY, App, CodeGenType
+from zerocode.http.report_schemas import BuildReportOut
 from zerocode.publishing.builds import BUILD_ID_PATTERN, Build, BuildPurpose, BuildState
 from zerocode.publishing.pointers import SiteUrls
 
@@ -151,6 +152,8 @@ class BuildOut(BaseModel):
     published: bool  # the build the app's site serves now
     versionId: str | None = None  # the version whose files the build was made from, if known
     checks: TallyOut | None = None  # a deploy's: the acceptance checks on its files
+    # A deploy's publish report, in short (issue 44; GET …/deploys/{buildId}/report: whole).
+    report: BuildReportOut | None = None
 
 
 class BuildListOut(BaseModel):
@@ -304,7 +307,11 @@ def admin_user_out(u: User) -> AdminUserOut:
 
 
 def build_out(
-    b: Build, a: App, version: str | None = None, checks: dict[str, int] | None = None
+    b: Build,
+    a: App,
+    version: str | None = None,
+    checks: dict[str, int] | None = None,
+    report: BuildReportOut | None = None,
 ) -> BuildOut:
     return BuildOut(
         id=b.id,
@@ -321,6 +328,7 @@ def build_out(
         published=b.id == a.deploy_build_id,
         versionId=version,
         checks=TallyOut(**checks) if checks is not None else None,
+        report=report,
     )
 
 

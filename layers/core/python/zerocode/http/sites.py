@@ -32,6 +32,7 @@ from zerocode.bootstrap.platform import Platform
 from zerocode.bootstrap.settings import Settings
 from zerocode.errors import InvalidInput
 from zerocode.http.app_api import API_DIR, API_METHODS, AppApi, DataSite
+from zerocode.http.visit_hook import note_visit
 from zerocode.publishing import encodings
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.picker import PICKER_PATH, picker_script, with_picker
@@ -107,7 +108,9 @@ class _Sites:
             )
         pointer = self.urls.pointer_of_host(request.headers.get("host", ""))
         if pointer is not None:
-            return await self.serve(pointer, path, request)
+            served = await self.serve(pointer, path, request)
+            note_visit(self.platform.visits, pointer, path, request, served)  # issue 44
+            return served
         return await self.bare_host(path, request)
 
     async def bare_host(self, path: str, request: Request | None = None) -> Response:

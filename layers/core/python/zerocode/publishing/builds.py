@@ -279,11 +279,19 @@ class RemoteBuilder(Builder, Protocol):
         ...
 
     def outcome(
-        self, app_id: str, build_id: str, runner_id: str, *, preview: bool = False
+        self,
+        app_id: str,
+        build_id: str,
+        runner_id: str,
+        *,
+        preview: bool = False,
+        site: SiteMeta | None = None,
+        vue: bool = False,
     ) -> BuildOutcome | None:
         """The verified outcome of a started build, or None while it is still running. A
         preview build's screenshot is kept privately (preview_covers.py), a deploy's with
-        its site."""
+        its site. ``site``: what its page lacks is added before it is published
+        (site_head.py; ``vue``: and its ``<base>``, prerender.py)."""
         ...
 
     def cover(self, app_id: str, build_id: str) -> str | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from zerocode.apps.lease import Lease
-from zerocode.apps.records import App, new_deploy_key
+from zerocode.apps.records import App, CodeGenType, new_deploy_key
 from zerocode.apps.workspace import Snapshot
 from zerocode.data.in_force import keep_model
 from zerocode.errors import Conflict, InvalidInput, NotFound
@@ -42,6 +42,8 @@ from zerocode.publishing.builds import (
 from zerocode.publishing.hot_set import Promoter, Promotion
 from zerocode.publishing.pointers import SiteTarget, preview_pointer, site_pointer
 from zerocode.publishing.previews import Previews
+from zerocode.publishing.publish_report import PublishReports
+from zerocode.publishing.report_runner import PublishReporter
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,9 @@ class Publishing(Previews):
 
     lease: Lease
     covers: Covers | None = None
+    # The publish report of each published deploy, made in the background (issue 44,
+    # point 5; publishing/report_runner.py); None: no report is made or kept here.
+    reports: PublishReporter | None = None
     # Local: deploys run as tasks of this process. AWS: a deploy starts CodeBuild and the
     # build_events function (or a poll) finishes it, because Lambda freezes after answering.
     in_process: bool = True
@@ -75,6 +80,11 @@ class Publishing(Previews):
         # the lease keeps other processes out while one runs.
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: set[asyncio.Task[Build]] = set()
+
+    @property
+    def report_store(self) -> PublishReports | None:
+        """Where the deploys' reports are kept (emptied of an app's when it is deleted)."""
+        return self.reports.store if self.reports is not None else None
 
     def site_url(self, deploy_key: str) -> str:
         return self.urls.site(deploy_key)
@@ -142,10 +152,18 @@ class Publishing(Previews):
         build = self.builds.get(app_id, build_id)
         if build is None or build.state.finished or build.runner_id is None:
             return build
+        app = self.apps.get(app_id)
+        deploy = build.purpose is BuildPurpose.DEPLOY
+        key = self._site_key(app_id) if deploy else None  # named by its page, then used
         outcome = self._remote().outcome(
-            app_id, build_id, build.runner_id, preview=build.purpose is BuildPurpose.PREVIEW
+            app_id,
+            build_id,
+            build.runner_id,
+            preview=not deploy,
+            site=self.site_meta(app, build, key) if app is not None else None,
+            vue=build.kind is CodeGenType.VUE_PROJECT,
         )
-        return build if outcome is None else self._complete(build, outcome)
+        return build if outcome is None else self._complete(build, outcome, key)
 
     def current(self, app_id: str, build_id: str) -> Build | None:
         """The build as it stands; a remote build still running is asked for its outcome
@@ -155,18 +173,18 @@ class Publishing(Previews):
             found = self.finish(app_id, found.id)
         return found
 
-    def _complete(self, build: Build, outcome: BuildOutcome) -> Build:
+    def _complete(self, build: Build, outcome: BuildOutcome, key: str | None = None) -> Build:
         """A remote build's end recorded. A deploy build says "succeeded" only once its site
         is published, as a local one (:meth:`deploy`): a client that sees it succeeded
         reads the app's new deployUrl, never the old one or none."""
         done = build.ended(outcome)
         if done.state is BuildState.SUCCEEDED and done.purpose is BuildPurpose.DEPLOY:
-            self._publish_if_newest(done)  # which records it, once published
+            self._publish_if_newest(done, key)  # which records it, once published
         else:
             self.builds.put(done)
         return done
 
-    def _publish_if_newest(self, build: Build) -> None:
+    def _publish_if_newest(self, build: Build, site_key: str | None = None) -> None:
         """Remote builds of one app may finish out of order; the newest success wins, and
         the lease makes the check, the flip and the build's record one step across
         processes (an older build finishing meanwhile sees this one succeeded). Without the
@@ -182,7 +200,7 @@ class Publishing(Previews):
             if any(b.id > build.id and b.state is BuildState.SUCCEEDED for b in newer.builds):
                 log.info("build %s finished after a newer deploy; not published", build.id)
                 return
-            self.publish(build)
+            self.publish(build, site_key)
         finally:
             try:
                 self.builds.put(build)
@@ -219,10 +237,15 @@ class Publishing(Previews):
                 if done.state is BuildState.SUCCEEDED:
                     try:
                         app = await asyncio.to_thread(self.publish, done, key)
+                        if app is not None and self.reports is not None:
+                            # Pending before the build reads succeeded: never "no report".
+                            await self.reports.begin(app, done)
                     finally:
                         await asyncio.to_thread(self.builds.put, done)
                     if app is not None and self.covers is not None:
                         await self._cover(app)
+                    if app is not None and self.reports is not None:
+                        self.reports.start(app, done)  # in the background: never awaited
                 return done
             finally:
                 await asyncio.to_thread(self.lease.release, f"deploy:{build.app_id}", holder)

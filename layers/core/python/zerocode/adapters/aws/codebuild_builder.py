@@ -48,10 +48,12 @@ from zerocode.adapters.aws.s3_preview_covers import S3PreviewCovers
 from zerocode.apps.records import CodeGenType
 from zerocode.apps.workspace import check_app_id
 from zerocode.publishing.build_signals import FALLBACK_SECONDS, HEAR_SECONDS, BuildSignals
-from zerocode.publishing.builds import BuildJob, BuildOutcome
+from zerocode.publishing.builds import BuildJob, BuildOutcome, SiteMeta
 from zerocode.publishing.encodings import site_cache
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.output_archive import OutputRefused, unpack
+from zerocode.publishing.prerender import with_base
+from zerocode.publishing.site_head import complete
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -231,9 +233,12 @@ class CodeBuildBuilder:
         *,
         preview: bool = False,
         state: dict[str, Any] | None = None,
+        site: SiteMeta | None = None,
+        vue: bool = False,
     ) -> BuildOutcome | None:
         """The finished build's outcome, its output published; None while it runs.
-        ``state``: CodeBuild's record of it, when the caller has just read it."""
+        ``state``: CodeBuild's record of it, when the caller has just read it; ``site``:
+        what its page lacks is added first (and a Vue page's ``<base>``)."""
         build = state if state is not None else self.run_state(runner_id)
         if build is None:
             return BuildOutcome(
@@ -247,7 +252,9 @@ class CodeBuildBuilder:
             return self._succeeded(prefix, "")  # another finisher got here first
         with tempfile.TemporaryDirectory(prefix="zerocode-output-") as tmp:
             try:
-                done = self._finish(app_id, build_id, build, Path(tmp), preview=preview)
+                done = self._finish(
+                    app_id, build_id, build, Path(tmp), preview=preview, site=site, vue=vue
+                )
             except OutputRefused as exc:
                 done = BuildOutcome(
                     ok=False, log_tail=handoff.phases_said(build), output=None, error=str(exc)
@@ -257,7 +264,15 @@ class CodeBuildBuilder:
         return done
 
     def _finish(
-        self, app_id: str, build_id: str, build: dict[str, Any], tmp: Path, *, preview: bool
+        self,
+        app_id: str,
+        build_id: str,
+        build: dict[str, Any],
+        tmp: Path,
+        *,
+        preview: bool,
+        site: SiteMeta | None = None,
+        vue: bool = False,
     ) -> BuildOutcome:
         """A finished build's outcome from its staging archive, its site published if it
         succeeded. Raises OutputRefused, before anything is published."""
@@ -279,6 +294,11 @@ class CodeBuildBuilder:
             return BuildOutcome(
                 ok=False, log_tail=tail, output=None, error="the build's output has no index.html"
             )
+        if site is not None:  # before any object is put: the page is published whole
+            added = complete(out / handoff.SITE_DIR, site)
+            if vue and with_base(out / handoff.SITE_DIR, own_origin=site.own_origin):
+                added.append("base")
+            tail += f"\nadded to the page: {', '.join(added)}" if added else ""
         self._publish_output(app_id, build_id, out, preview=preview)
         return self._succeeded(prefix, tail)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from zerocode.apps.records import App, AppStore
 from zerocode.apps.versions import Versions
@@ -26,6 +26,12 @@ from zerocode.http.deps import (
     WorkspaceDep,
 )
 from zerocode.http.long_routes import waits
+from zerocode.http.report_schemas import (
+    BuildReportOut,
+    PublishReportOut,
+    build_report_out,
+    report_out,
+)
 from zerocode.http.routes.data import MaybeDataView
 from zerocode.http.schemas import (
     AppOut,
@@ -39,7 +45,9 @@ from zerocode.http.schemas import (
     app_out,
     build_out,
 )
-from zerocode.publishing.builds import BUILD_ID_PATTERN, BuildPurpose, snapshot
+from zerocode.publishing.builds import BUILD_ID_PATTERN, Build, BuildPurpose, is_build_id, snapshot
+from zerocode.publishing.report_runner import ReportView
+from zerocode.publishing.service import Publishing
 
 router = APIRouter(prefix="/api/apps/{app_id}", tags=["deploy"])
 
@@ -126,9 +134,11 @@ def builds(
     app = _after(publishing.apps, app)
     made_from = _made_from(versions, app) if page.builds else {}
     stamps = _stamps(engine, app) if page.builds else {}
+    reports = _reports(publishing, page.builds)
     return BuildListOut(
         builds=[
-            build_out(b, app, made_from.get(b.source_digest), stamps.get(b.id)) for b in page.builds
+            build_out(b, app, made_from.get(b.source_digest), stamps.get(b.id), reports.get(b.id))
+            for b in page.builds
         ],
         nextCursor=page.next_cursor,
     )
@@ -150,6 +160,37 @@ def build(
     app = _after(publishing.apps, app)
     version = _made_from(versions, app).get(found.source_digest)
     return build_out(found, app, version, _stamps(engine, app).get(found.id))
+
+
+@router.get("/deploys/{build_id}/report", response_model=PublishReportOut)
+def deploy_report(
+    app_id: str,
+    build_id: Annotated[str, Path(json_schema_extra={"pattern": BUILD_ID_PATTERN})],
+    app: OwnedApp,
+    publishing: PublishingDep,
+) -> PublishReportOut:
+    """A deploy build's publish report (issue 44): the Lighthouse-style checks the platform
+    ran on it once it was published, each passed, failed (what is wrong, where, what to
+    change) or not run (why). ``pending`` while it is made (poll again), ``none`` when there
+    is none (``why``). 404 for a build of another app, or a preview build."""
+    # app_id is OwnedApp's, named here too so the OpenAPI document lists it first
+    found = publishing.builds.get(app.id, build_id) if is_build_id(build_id) else None
+    if found is None or found.purpose is not BuildPurpose.DEPLOY:
+        raise NotFound(f"deploy build {build_id} not found")
+    if publishing.reports is None:
+        return report_out(app.id, found.id, ReportView("none", why=REPORTS_OFF))
+    return report_out(app.id, found.id, publishing.reports.view(found))
+
+
+REPORTS_OFF = "publish reports are off on this platform (ZEROCODE_PUBLISH_REPORT=0)"
+
+
+def _reports(publishing: Publishing, builds: list[Build]) -> dict[str, BuildReportOut]:
+    """Each deploy build's report, in short (one read for the page)."""
+    if publishing.reports is None:
+        return {}
+    found = publishing.reports.summaries(builds)
+    return {b: build_report_out(state, summary) for b, (state, summary) in found.items()}
 
 
 def _after(apps: AppStore, app: App) -> App:
