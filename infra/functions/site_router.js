@@ -24,6 +24,11 @@ const PUBLIC_KEY = /^[A-Za-z0-9_-]{8,64}$/;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const NAMESPACE = { sites: 'site:', preview: 'preview:' };
 const LABEL = /^(p-)?([a-z0-9]{8,61})$/;
+// A deploy whose Vue routes were prerendered (issue 44) has "routes:{appId}/{buildId}" in the
+// store: its routes, space-separated, without the leading "/". A listed route is served its
+// own page, {route}/index.html; any other route gets the app's page as built, SHELL.
+const ROUTES = 'routes:';
+const SHELL = '.shell.html';
 
 function notFound() {
     // A plain-string body is the documented shortcut for {encoding: 'text', data: ...}.
@@ -96,9 +101,12 @@ async function handler(event) {
 
     const last = rest.slice(rest.lastIndexOf('/') + 1);
     let path;
+    let route = null;
     if (last === '') path = `${rest}index.html`; // a directory
-    else if (last.indexOf('.') === -1) path = 'index.html'; // an SPA route
-    else path = rest; // a file
+    else if (last.indexOf('.') === -1) {
+        path = 'index.html'; // an SPA route (its own page, if the build prerendered it)
+        route = rest;
+    } else path = rest; // a file
 
     let value;
     try {
@@ -113,6 +121,25 @@ async function handler(event) {
     }
     const parts = String(value).split('/');
     if (parts.length !== 2 || !ID.test(parts[0]) || !ID.test(parts[1])) return notFound();
+    if (route !== null) path = await routed(`${parts[0]}/${parts[1]}`, route);
     request.uri = `/builds/${parts[0]}/${parts[1]}/${path}`;
     return request;
+}
+
+// The file for an SPA route of the build: its prerendered page, the shell, or (a build with
+// no routes key: a preview, an html site, one built before prerendering) index.html.
+async function routed(build, route) {
+    let listed;
+    try {
+        listed = await kvs.get(ROUTES + build);
+    } catch (e) {
+        return 'index.html';
+    }
+    let name;
+    try {
+        name = decodeURIComponent(route); // the store lists names as the files are named
+    } catch (e) {
+        return SHELL;
+    }
+    return String(listed).split(' ').indexOf(name) !== -1 ? `${route}/index.html` : SHELL;
 }

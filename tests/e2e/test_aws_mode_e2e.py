@@ -397,6 +397,13 @@ def route(platform: AwsPlatform, uri: str) -> dict[str, Any]:
     return result
 
 
+def fetch_object(platform: AwsPlatform, url: str) -> bytes:
+    """An object of the builds bucket, by the distribution's path to it."""
+    key = url.removeprefix(platform.setting("SITES_URL") + "/")
+    body = platform.aws("s3").get_object(Bucket=platform.setting("BUILDS_BUCKET"), Key=key)
+    return bytes(body["Body"].read())
+
+
 def visit(platform: AwsPlatform, url: str) -> str:
     """The page CloudFront would serve for ``url``: routed, then read from the builds
     bucket (the distribution's origin)."""
@@ -832,9 +839,11 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
         "ZEROCODE_BUILD_ID",
         "ZEROCODE_KIND",
         "ZEROCODE_PREVIEW",
+        "ZEROCODE_OWN_ORIGIN",
         "ZEROCODE_SOURCE_BUCKET",
     }
     assert variables["ZEROCODE_PREVIEW"] == "0"
+    assert variables["ZEROCODE_OWN_ORIGIN"] == "0"  # sites under /sites/{key}/ here
     assert variables["ZEROCODE_SOURCE_BUCKET"] == platform.setting("BUILDS_BUCKET")
     assert "testing" not in json.dumps(run.request)  # not the server's own credentials
     session = f"{platform.setting('BUILD_ROLE_ID')}:AWSCodeBuild-{run.id.rsplit(':', 1)[1]}"
@@ -844,6 +853,8 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
     # nothing is published.
     polled = bob.http.get(f"/api/apps/{app['id']}/builds/{build_id}").json()
     assert polled["state"] == "running", polled
+    report = bob.http.get(f"/api/apps/{app['id']}/deploys/{build_id}/report").json()
+    assert report["state"] == "pending", report  # made as the build is finished
     assert bob.http.get(f"/api/apps/{app['id']}").json()["deployBuildId"] is None
     assert not [k for k in platform.pointers() if k.startswith("site:")]
 
@@ -858,13 +869,31 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
     assert app["deployBuildId"] == build_id
     assert platform.pointers()[f"site:{app['deployKey']}"] == f"{app['id']}/{build_id}"
     page = visit(platform, app["deployUrl"])
-    assert '<div id="app">' in page and "__zerocode/picker.js" not in page
-    assert visit(platform, app["deployUrl"] + "about") == page  # a client-side route
+    assert '<div id="app" data-v-app="">' in page and "__zerocode/picker.js" not in page
+    # Issue 44: its routes were prerendered in the box and told to the KeyValueStore, where
+    # the viewer function finds them once the site is hot (tests/infra/test_site_router.py);
+    # a cold site (here) is served through the edge router, whose routes get index.html.
+    assert platform.hot_set()[f"routes:{app['id']}/{build_id}"] == "about"
+    prefix = f"{platform.setting('SITES_URL')}/builds/{app['id']}/{build_id}/"
+    about = fetch_object(platform, prefix + "about/index.html").decode()
+    assert "<h1>About</h1>" in about and "<h1>About</h1>" not in page
+    assert '<meta name="description"' in about  # completed by the API like index.html
+    assert '<div id="app"></div>' in fetch_object(platform, prefix + ".shell.html").decode()
+    assert visit(platform, app["deployUrl"] + "about") == page
+    assert "location.pathname" in page  # its <base>, from the address (the path scheme)
     build = bob.http.get(f"/api/apps/{app['id']}/builds/{build_id}").json()
     assert build["state"] == "succeeded", build
     # The build's own screenshot is the app's cover, served with its site.
     assert app["cover"] == app["deployUrl"] + COVER_PATH
     assert fetch(platform, app["cover"]).startswith(PNG_MAGIC)
+    # Its publish report (issue 44, point 5): the site's files checked as build_events
+    # finished the build, the page looked at in the box's browser; every check passes.
+    report = bob.http.get(f"/api/apps/{app['id']}/deploys/{build_id}/report").json()
+    assert report["state"] == "done", report
+    verdicts = {c["id"]: (c["status"], c["details"], c["note"]) for c in report["checks"]}
+    assert all(status == "passed" for status, _, _ in verdicts.values()), verdicts
+    assert "CloudFront" in verdicts["compression"][2], verdicts["compression"]
+    assert report["summary"] == {"state": "done", "passed": 8, "failed": 0, "notRun": 0}
     assert_no_canary(platform, box)
 
     # Delete: the sources and outputs CodeBuild used go too.

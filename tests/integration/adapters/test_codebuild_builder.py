@@ -171,7 +171,7 @@ LINKISH = ("http", "X-Amz", "Signature", "AWSAccessKeyId", "x-amz-")
 def test_a_build_record_carries_no_link_and_its_source_waits_under_its_own_session(
     s3: Any,
 ) -> None:
-    """The exact StartBuild request: five plain names, none a capability. The source goes
+    """The exact StartBuild request: six plain names, none a capability. The source goes
     under the run's own role session's prefix once CodeBuild has named the run; the zip
     carries the one capability: a POST of this build's output, bounded in size."""
     builder = builder_for(codebuild_client(), s3)
@@ -189,6 +189,7 @@ def test_a_build_record_carries_no_link_and_its_source_waits_under_its_own_sessi
         handoff.BUCKET_VARIABLE: BUCKET,
         "ZEROCODE_KIND": "vue_project",
         "ZEROCODE_PREVIEW": "1",
+        "ZEROCODE_OWN_ORIGIN": "1",
     }
     text = json.dumps(request)
     assert not any(mark in text for mark in LINKISH), text

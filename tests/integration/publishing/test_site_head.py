@@ -90,6 +90,29 @@ def test_what_the_app_set_itself_is_never_overridden(tmp_path: Path) -> None:
     assert not {"title", "description", "favicon", "charset", "favicon.ico"} & set(said)
 
 
+def test_what_is_added_comes_after_the_pages_own_charset(tmp_path: Path) -> None:
+    """A browser reads the charset in a page's first 1024 bytes only, and S3 names none in
+    the header: the app's own declaration stays first, the added tags follow it."""
+    own = (
+        '<!DOCTYPE html>\n<html lang="en">\n  <head>\n    <meta charset="UTF-8" />\n'
+        '    <meta name="viewport" content="width=device-width, initial-scale=1.0" />\n'
+        "  </head>\n  <body><p>" + "Otters hold hands while they sleep. " * 3 + "</p></body>\n"
+    )
+    (tmp_path / "index.html").write_text(own)
+    long = SiteMeta("Otter Facts " * 5, "otters " * 60, url=META.url, image=META.url + "c.png")
+    assert "description" in complete(tmp_path, long)
+    page = page_of(tmp_path).encode()
+    assert page.index(b'<meta charset="UTF-8" />') < page.index(b'name="description"')
+    assert page.index(b"charset") < 1024 < len(page.split(b"</head>")[0])
+    # A charset out of the head is no place to put them: they go first in the head.
+    (tmp_path / "index.html").write_text(
+        '<html><head><title>T</title></head><body><meta charset="utf-8"><p>x</p></body></html>'
+    )
+    complete(tmp_path, META)
+    head = page_of(tmp_path).split("</head>")[0]
+    assert head.index('name="description"') < head.index("<title>T</title>")
+
+
 def test_the_apps_words_are_escaped_and_a_chinese_page_says_so(tmp_path: Path) -> None:
     (tmp_path / "index.html").write_text("<html><body><h1>番茄钟</h1></body></html>")
     hostile = SiteMeta('"><script>alert(1)</script>', 'Say "hi" <b>loudly</b> & go')

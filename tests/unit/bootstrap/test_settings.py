@@ -108,6 +108,7 @@ def test_a_chat_request_with_its_images_fits_api_gateway_on_aws(
     assert Settings().max_body_bytes + rules.body_bytes() <= API_GATEWAY_BODY
     monkeypatch.setenv("ZEROCODE_MODE", "aws")
     monkeypatch.setenv("ZEROCODE_CHAT_IMAGES_MAX", "8")
+    monkeypatch.setenv("ZEROCODE_WINDOW_MAX_TOKENS", "32000")  # a window that holds 8 images
     with pytest.raises(ValidationError, match="over API Gateway's 10,485,760"):
         Settings()
     monkeypatch.setenv("ZEROCODE_MODE", "local")  # no gateway in front

@@ -5,6 +5,7 @@ is named). Split from :mod:`zerocode.bootstrap.wiring` to keep it one reader's s
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zerocode.apps.versions import VersionStore
@@ -82,7 +83,24 @@ def codebuild(settings: Settings) -> Builder:
         build_role_id=settings.build_role_id,
         signals=build_signals(settings),
         fallback_seconds=settings.build_fallback_seconds,
+        routes=_routes_writer(settings),
     )
+
+
+def _routes_writer(settings: Settings) -> Callable[[str, str, list[str]], None] | None:
+    """Where a deploy's prerendered routes go: the sites' KeyValueStore (site_router.js)."""
+    if not settings.sites_kvs_arn:
+        return None
+    arn = settings.sites_kvs_arn
+
+    def write(app_id: str, build_id: str, routes: list[str]) -> None:
+        """A client only when a deploy has routes (most builds have none)."""
+        from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
+
+        kvs = KvsPublisher(aws_client("cloudfront-keyvaluestore", settings), arn)
+        kvs.put_routes(app_id, build_id, routes)
+
+    return write
 
 
 def site_publisher(settings: Settings) -> Publisher:

@@ -168,8 +168,9 @@ def aws_publishing(
         publishing.preview_covers = PreviewCovers(
             store=store, apps=publishing.apps, publisher=publishing.publisher, urls=publishing.urls
         )
-    # Deploys' reports are read here (the checks table); not made on AWS yet.
-    publishing.reports = aws_reporter(settings, publishing.apps, publishing.publisher)
+    # Deploys' reports: kept in the checks table, made by the CodeBuild builder as it
+    # finishes a deploy build (adapters/aws/build_report.py), read here.
+    publishing.reports = aws_reporter(settings, publishing.apps, publishing.publisher, builder)
     return publishing
 
 

@@ -1,5 +1,6 @@
 """The publish report's parts (issue 44, point 5), per mode: where reports are kept, and
-locally what makes them (the placed output, the site's answers, the kept browser)."""
+what makes them (locally the placed output, the site's answers, the kept browser; on AWS
+the CodeBuild builder, from the build's output and its box's look at the page)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ from typing import TYPE_CHECKING
 
 from zerocode.apps.records import AppStore
 from zerocode.bootstrap.settings import Settings
+from zerocode.publishing.builds import Builder
 from zerocode.publishing.pointers import Publisher
 from zerocode.publishing.report_runner import PublishReporter
 
 if TYPE_CHECKING:
     from zerocode.adapters.sqlite.database import SqliteDatabase
 
-AWS_NOT_YET = (
-    "publish reports are not made on AWS yet (issue 44): the report needs the placed output "
-    "on the machine that publishes it"
+# Why a deploy on AWS has no report, when none are made there.
+AWS_OFF = "publish reports are off on this platform (ZEROCODE_PUBLISH_REPORT=0)"
+AWS_NOT_CODEBUILD = (
+    "publish reports are made on AWS by the CodeBuild builder as it finishes a deploy build; "
+    "this platform's builder makes none"
 )
 
 
@@ -45,10 +49,20 @@ def local_reporter(
     return reporter
 
 
-def aws_reporter(settings: Settings, apps: AppStore, publisher: Publisher) -> PublishReporter:
-    """Reports kept in the checks table (DynamoDB), none made yet: each deploy's says so."""
+def aws_reporter(
+    settings: Settings, apps: AppStore, publisher: Publisher, builder: Builder | None = None
+) -> PublishReporter:
+    """Reports kept in the checks table (DynamoDB), made by the CodeBuild builder as it
+    finishes each deploy build (adapters/aws/build_report.py: the box's look at the page and
+    the site's files), read here; with another builder, or reports off, each deploy's
+    report says why there is none."""
+    from zerocode.adapters.aws.codebuild_builder import CodeBuildBuilder
     from zerocode.adapters.dynamodb.publish_reports import DynamoPublishReports
     from zerocode.bootstrap.aws_parts import aws_client
 
     store = DynamoPublishReports(aws_client("dynamodb", settings), settings.checks_table)
-    return PublishReporter(store=store, apps=apps, publisher=publisher, not_made=AWS_NOT_YET)
+    if settings.publish_report and isinstance(builder, CodeBuildBuilder):
+        builder.reports = store
+        return PublishReporter(store=store, apps=apps, publisher=publisher)
+    why = AWS_OFF if not settings.publish_report else AWS_NOT_CODEBUILD
+    return PublishReporter(store=store, apps=apps, publisher=publisher, not_made=why)

@@ -17,7 +17,8 @@ archive (:mod:`zerocode.adapters.aws.build_handoff`). What it does, in order:
    origin as the local runtime check is (:func:`zerocode.adapters.local.chromium_check.
    inspect`), the browser's own traffic sent to a proxy that does not exist; record the
    problems (``check.json``) and a screenshot (``cover.png``: a deploy's goes with its
-   site, a preview's is kept privately by the platform);
+   site, a preview's is kept privately by the platform); a deploy's page is looked at once
+   more for its publish report (``report.json``: :mod:`.box_report`);
 4. send ``out/`` (site, check, cover, log tail) as one tar by the presigned POST.
 
 The exit status is the build's: 0 when the site was built and handed back.

@@ -23,7 +23,7 @@ import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from zerocode.adapters.local.chromium import (
     VIEWPORT,
     Scratch,
+    confined,
     confined_context,
     launch_args,
     origin_of,
@@ -39,13 +40,16 @@ from zerocode.adapters.local.chromium import (
 )
 from zerocode.adapters.local.chromium_access import PROBE_SECONDS, access_problems
 from zerocode.adapters.local.chromium_check import GIVE_UP_SECONDS, Findings, inspect
+from zerocode.adapters.local.route_crawl import crawl
 from zerocode.buildbox.box_data import BoxSite, served_with_data
 from zerocode.data.model import DataModel
 from zerocode.publishing.media_types import media_type
+from zerocode.publishing.prerender import Prerendered, Rendered
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
 
+PRERENDER = 30.0  # seconds a site's routes may take, as in a local build (prerender_browser)
 DEAD_PROXY = "http://127.0.0.1:9"  # the discard port: nothing listens there in a build
 BOX_ARGS = [
     "--no-sandbox",  # no user namespaces in Lambda compute: see the module's doc
@@ -63,6 +67,8 @@ class Checked:
     blocked: int  # requests elsewhere the confinement aborted
     note: str = ""  # why it was not checked
     browser: str = ""  # the browser that looked, with its version ("Chromium 156.0…")
+    pages: list[Rendered] = field(default_factory=list)  # a site's routes, prerendered
+    prerender_note: str = ""  # why the prerender stopped short, if it did
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -124,35 +130,54 @@ class DataOf:
 
 
 def check_site(
-    site: Path, executable: str, *, vue: bool, cover: Path | None, data: DataOf | None = None
+    site: Path,
+    executable: str,
+    *,
+    vue: bool,
+    cover: Path | None,
+    data: DataOf | None = None,
+    prerender: bool = False,
 ) -> Checked:
     """Check the built ``site`` and, if ``cover`` is given, save its screenshot there. A
     data app's page is served beside the box's own data API (box_data.py) and its data's
-    access rules are probed as the platform probes a preview's."""
+    access rules are probed as the platform probes a preview's. ``prerender``: a site's
+    routes are then rendered too (issue 44; the caller places them)."""
     if not playwright_installed():
         return Checked(checked=False, problems=[], blocked=0, note="no Playwright in the image")
     try:
         if data is None:
             with served(site) as url:
-                return _run(url, executable, vue=vue, cover=cover, box=None)
+                return _run(url, executable, vue=vue, cover=cover, box=None, pages=prerender)
         with served_with_data(site, data.app_id, data.build_id, data.model) as box:
-            return _run(box.url, executable, vue=vue, cover=cover, box=box)
+            return _run(box.url, executable, vue=vue, cover=cover, box=box, pages=prerender)
     except Exception as exc:  # the browser's (or the box's server's) trouble, not the page's
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return Checked(checked=False, problems=[], blocked=0, note=why[:300])
 
 
 def _run(
-    url: str, executable: str, *, vue: bool, cover: Path | None, box: BoxSite | None
+    url: str,
+    executable: str,
+    *,
+    vue: bool,
+    cover: Path | None,
+    box: BoxSite | None,
+    pages: bool = False,
 ) -> Checked:
-    bound = GIVE_UP_SECONDS + (2 * PROBE_SECONDS if box else 0)
+    bound = GIVE_UP_SECONDS + (2 * PROBE_SECONDS if box else 0) + (PRERENDER if pages else 0)
     return asyncio.run(
-        asyncio.wait_for(_check(url, executable, vue=vue, cover=cover, box=box), bound)
+        asyncio.wait_for(_check(url, executable, vue=vue, cover=cover, box=box, pages=pages), bound)
     )
 
 
 async def _check(
-    url: str, executable: str, *, vue: bool, cover: Path | None, box: BoxSite | None = None
+    url: str,
+    executable: str,
+    *,
+    vue: bool,
+    cover: Path | None,
+    box: BoxSite | None = None,
+    pages: bool = False,
 ) -> Checked:
     findings = Findings(origin=origin_of(url))
     access: list[str] = []
@@ -164,6 +189,7 @@ async def _check(
             await page.screenshot(path=str(cover), type="png")
         if findings.checked and box is not None and box.model is not None:
             access = await _access(browser, url, box, box.model)
+        rendered = await _prerender(browser, url) if pages and findings.checked else None
     note = "" if findings.checked else "the page could not be loaded from the build's server"
     return Checked(
         checked=findings.checked,
@@ -171,7 +197,28 @@ async def _check(
         blocked=len(findings.blocked),
         note=note,
         browser=looked,
+        pages=rendered.pages if rendered is not None else [],
+        prerender_note=rendered.note if rendered is not None else "",
     )
+
+
+async def _prerender(browser: Browser, url: str) -> Prerendered:
+    """The site's routes rendered in a context of their own, confined as the check's is, at
+    most :data:`PRERENDER` seconds (what was rendered by then is kept)."""
+    done = Prerendered()
+    context = await confined(browser, url)
+    try:
+        page = await context.new_page()
+        async with asyncio.timeout(PRERENDER):
+            await crawl(page, origin_of(url), done)
+    except TimeoutError:
+        done.note = f"stopped after {PRERENDER:g} s"
+    except Exception as exc:  # the browser's trouble: the site is published unprerendered
+        done.note = f"not prerendered: {type(exc).__name__}"
+    finally:
+        with contextlib.suppress(Exception):
+            await context.close()
+    return done
 
 
 @contextlib.asynccontextmanager

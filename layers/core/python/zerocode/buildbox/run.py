@@ -19,11 +19,12 @@ from pathlib import Path
 
 from zerocode.adapters.aws import build_handoff as handoff
 from zerocode.adapters.local.toolchain_store import share_cache
-from zerocode.buildbox import box_checks, transfer
+from zerocode.buildbox import box_checks, box_report, transfer
 from zerocode.buildbox.browser import DataOf, check_site
 from zerocode.buildbox.own_source import OwnSource
 from zerocode.publishing import toolchain
 from zerocode.publishing.picker import PICKER_FILE, with_picker
+from zerocode.publishing.prerender import place, with_base
 
 KINDS = ("vue_project", "html", "multi_file")
 TOOLCHAIN = "/opt/zerocode/toolchain"  # the image's: node_modules, package.json, lockfile
@@ -50,6 +51,8 @@ class Job:
     compile_cache: Path | None = None
     task: str = "build"  # or handoff.TASK_CHECKS: an app's acceptance checks (box_checks.py)
     runner_id: str = ""  # CodeBuild's id of this run (CODEBUILD_BUILD_ID)
+    # The site is served at its origin's root, not under /sites/{key}/ (a Vue page's <base>).
+    own_origin: bool = True
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> Job:
@@ -81,6 +84,7 @@ class Job:
             compile_cache=Path(env.get("ZEROCODE_COMPILE_CACHE") or COMPILE_CACHE),
             task=task,
             runner_id=env.get("CODEBUILD_BUILD_ID", ""),
+            own_origin=env.get("ZEROCODE_OWN_ORIGIN", "1") != "0",
         )
 
 
@@ -159,6 +163,11 @@ def _run(job: Job, source: OwnSource, work: Path, log: Log) -> int:
         _finish_site(job, files, site)
         _check(job, site, out, log, model)
         clock = log.took("check", clock)
+        if not job.preview:  # a deploy's part of its publish report (box_report.py)
+            box_report.write_report(
+                job.app_id, job.build_id, site, out, job.chromium, model, log.say
+            )
+            clock = log.took("report", clock)
     (out / handoff.LOG_FILE).write_bytes(log.tail())
     try:
         transfer.post(output, _pack(out))
@@ -287,6 +296,8 @@ def _finish_site(job: Job, files: Mapping[str, bytes], site: Path) -> None:
         platform.unlink()
     elif platform.is_dir():
         shutil.rmtree(platform)
+    if job.kind == "vue_project":  # its router and assets hold at every depth (prerender.py)
+        with_base(site, own_origin=job.own_origin)
     if not job.preview:
         return
     picker = files.get(handoff.PICKER_IN_SOURCE)
@@ -309,8 +320,9 @@ def _check(job: Job, site: Path, out: Path, log: Log, model: bytes | None) -> No
         # (the platform keeps it apart: zerocode.publishing.preview_covers).
         cover = out / handoff.COVER_FILE
         data = None if model is None else DataOf(job.app_id, job.build_id, model)
+        vue = job.kind == "vue_project"
         checked = check_site(
-            site, job.chromium, vue=job.kind == "vue_project", cover=cover, data=data
+            site, job.chromium, vue=vue, cover=cover, data=data, prerender=vue and not job.preview
         )
         result = checked.as_json()
         said = (
@@ -322,6 +334,10 @@ def _check(job: Job, site: Path, out: Path, log: Log, model: bytes | None) -> No
         log.say(f"zerocode: runtime check in {checked.browser or 'no browser'}: {said}")
         for problem in checked.problems:
             log.say(f"  {problem}")
+        if vue and not job.preview:  # a site's routes as HTML, for crawlers (issue 44)
+            routes = place(site, checked.pages)
+            note = f" ({checked.prerender_note})" if checked.prerender_note else ""
+            log.say(f"zerocode: prerendered {len(routes)} route(s): {' '.join(routes)}{note}")
     (out / handoff.CHECK_FILE).write_text(json.dumps(result), encoding="utf-8")
 
 

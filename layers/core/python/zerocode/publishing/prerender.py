@@ -145,3 +145,16 @@ def _blocked(root: Path, target: Path) -> bool:
             return True
         here = here.parent
     return base not in target.parent.resolve().parents and target.parent.resolve() != base
+
+
+def rendered_pages(root: Path) -> list[Path]:
+    """A prerendered output's pages other than ``index.html``: its shell and its routes'
+    pages, at most as many as a prerender writes (an app's own nested pages may be among
+    them: they are pages of the site all the same)."""
+    found = [root / SHELL] if (root / SHELL).is_file() else []
+    for page in sorted(root.glob("**/index.html")):
+        if len(found) > MAX_ROUTES:
+            break
+        if page.parent != root and not page.is_symlink():
+            found.append(page)
+    return found

@@ -133,8 +133,10 @@ class Publishing(Previews):
         running = build.running()
         keep_model(self.models, build.app_id, build.id, source.files)
         self.builds.put(running)
+        app = self.apps.get(build.app_id)
+        site = self.site_meta(app, build) if app is not None else None
         try:
-            started = builder.start(job_of(build, source))
+            started = builder.start(job_of(build, source, site=site))
         except Exception as exc:
             log.exception("starting build %s of app %s failed", build.id, build.app_id)
             failed = running.failed(f"the build could not be started: {exc}")

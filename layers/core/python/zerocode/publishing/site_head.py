@@ -34,6 +34,7 @@ DESCRIPTION_CHARS = 155
 _TRIGGER = re.compile(r"\[\[[^\]\n]*\]\]")
 _HEAD = re.compile(r"<head\b[^<>]*>", re.I)
 _HTML = re.compile(r"<html\b[^<>]*>", re.I)
+_CHARSET = re.compile(r"<meta\b[^<>]*\bcharset\s*=[^<>]*>", re.I)
 # Every pattern stops at the next "<" or ">": linear in the page, however it is written.
 _TAG = re.compile(r"<[^<>]*>")
 WINDOW = 8192  # how far an element's closing tag is looked for
@@ -76,6 +77,32 @@ def complete(root: Path, meta: SiteMeta) -> list[str]:
     if said:
         index.write_text(page, encoding="utf-8")
     return added + said
+
+
+def complete_pages(root: Path, meta: SiteMeta, pages: list[Path]) -> int:
+    """Give other pages of the site the tags :func:`complete` gives ``index.html`` where they
+    lack them (a Vue site's prerendered routes and shell, when they were rendered before the
+    page was completed: on AWS, in the build box), never the icon files again; how many
+    pages were changed. The same bounds as :func:`complete`."""
+    changed = 0
+    for file in pages:
+        if not file.is_file() or file.is_symlink() or file.stat().st_size > MAX_PAGE_BYTES:
+            continue
+        try:
+            page = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        scan = page[:SCAN_CHARS]
+        colour = app_colour(root, scan, meta.name)
+        missing = [(w, tag) for w, present, tag in _wanted(scan, meta, colour) if not present]
+        said = [what for what, _ in missing]
+        page = _with_lang(page, _visible(scan), said)
+        if missing:
+            page = _into_head(page, "\n".join(tag for _, tag in missing))
+        if said:
+            file.write_text(page, encoding="utf-8")
+            changed += 1
+    return changed
 
 
 def relist(root: Path, meta: SiteMeta) -> bool:
@@ -152,7 +179,16 @@ def _wanted(page: str, meta: SiteMeta, colour: str) -> list[tuple[str, bool, str
 def _into_head(page: str, tags: str) -> str:
     head = _HEAD.search(page, 0, SCAN_CHARS)
     if head is not None:
-        return f"{page[: head.end()]}\n{tags}\n{page[head.end() :]}"
+        # After the page's own charset when its head declares one: a browser looks for it in
+        # the first 1024 bytes only, and S3 sends pages as text/html with no charset to fall
+        # back on (Lighthouse's "charset" audit fails a page whose declaration comes later).
+        at = head.end()
+        charset = _CHARSET.search(page, at, SCAN_CHARS)
+        low = page[:SCAN_CHARS].lower()
+        ends = [i for i in (low.find("</head", at), low.find("<body", at)) if i >= 0]
+        if charset is not None and charset.end() <= min(ends, default=SCAN_CHARS):
+            at = charset.end()
+        return f"{page[:at]}\n{tags}\n{page[at:]}"
     root = _HTML.search(page, 0, SCAN_CHARS)
     at = root.end() if root is not None else 0
     return f"{page[:at]}<head>\n{tags}\n</head>{page[at:]}"

@@ -8,7 +8,8 @@ then puts its source zip there; the box asks STS who it is and fetches it. Insid
 :data:`HANDOFF_FILE` carries a presigned POST for the one archive it sends back, bounded in
 size (:data:`MAX_OUTPUT_BYTES`) and signed by a session that can write that one key. The
 archive is a tar of :data:`ARCHIVE_ROOT`: the built site under ``dist/``, the runtime
-check's result, the cover and the tail of the build's log. The platform unpacks it by the
+check's result, the cover, a deploy's look at its page for its publish report and the tail
+of the build's log. The platform unpacks it by the
 strict rules of :mod:`zerocode.publishing.output_archive`; every name below is what it
 looks for.
 """
@@ -37,6 +38,9 @@ SITE_DIR = "dist"  # out/dist/: the site
 CHECK_FILE = "check.json"  # out/check.json: {"checked": bool, "problems": [str]}
 COVER_FILE = "cover.png"  # out/cover.png: the build's screenshot (previews too)
 LOG_FILE = "log.txt"  # out/log.txt: the tail of what the build printed
+# out/report.json: a deploy build's browser look at its home page, for the publish report
+# (zerocode/buildbox/box_report.py writes it; adapters/aws/build_report.py reads it)
+REPORT_FILE = "report.json"
 COVER_PATH = "__zerocode/cover.png"  # where the cover is published, inside the site
 PLATFORM_DIR = "__zerocode/"  # the platform's part of a site; an app's own files never go here
 
@@ -55,6 +59,7 @@ MAX_SOURCE_BYTES = 64 << 20
 MAX_OUTPUT_BYTES = 128 << 20
 MAX_ACCEPTANCE_BYTES = 256 << 10
 MAX_CHECK_BYTES = 64 << 10
+MAX_REPORT_BYTES = 1 << 20  # links (2,000 at most), console lines, axe's violations
 MAX_COVER_BYTES = 4 << 20
 MAX_LOG_BYTES = 16 << 10
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

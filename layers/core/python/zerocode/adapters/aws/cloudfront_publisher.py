@@ -51,6 +51,8 @@ def _stale_etag(exc: ClientError) -> bool:
 
 
 LIST_PAGE = 50  # ListKeys' largest page
+ROUTES_PREFIX = "routes:"  # a deploy's prerendered routes (put_routes), never a pointer
+ROUTES_BYTES = 1000  # a KeyValueStore value is at most 1 KB
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,30 @@ class KvsPublisher:
                 if not _stale_etag(exc):
                     raise
         raise Conflict("the site pointer store is busy; the sweep tries again next time")
+
+    def put_routes(self, app_id: str, build_id: str, routes: list[str]) -> None:
+        """A deploy's prerendered routes, for ``site_router.js`` (issue 44, point 3): the key
+        ``routes:{appId}/{buildId}``, the routes without their leading "/", space-separated,
+        as many as fit in the store's 1 KB value (a route left out gets the app's shell, as
+        any path with no page). Written before the deploy is published; a build's output
+        never changes, so neither does this key. Nothing for a build with no routes."""
+        kept, size = [], 0
+        for route in routes:
+            name = route.strip("/")
+            if not name or " " in name:
+                continue
+            size += len(name.encode()) + 1
+            if size > ROUTES_BYTES:
+                break
+            kept.append(name)
+        if not kept:
+            return
+        key, value = f"{ROUTES_PREFIX}{SiteTarget(app_id, build_id).encode()}", " ".join(kept)
+        self._conditional(
+            lambda etag: self.client.put_key(
+                KvsARN=self.kvs_arn, Key=key, Value=value, IfMatch=etag
+            )
+        )
 
     def size(self) -> StoreSize:
         answer = self.client.describe_key_value_store(KvsARN=self.kvs_arn)

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 from botocore.exceptions import ClientError
 
 from zerocode.adapters.aws import build_handoff as handoff
+from zerocode.adapters.aws.build_report import report_deploy
 from zerocode.adapters.aws.build_sources import BuildSources, source_files
 from zerocode.adapters.aws.build_waits import RunWaiter
 from zerocode.adapters.aws.errors import error_code
@@ -52,8 +53,9 @@ from zerocode.publishing.builds import BuildJob, BuildOutcome, SiteMeta
 from zerocode.publishing.encodings import site_cache
 from zerocode.publishing.media_types import media_type
 from zerocode.publishing.output_archive import OutputRefused, unpack
-from zerocode.publishing.prerender import with_base
-from zerocode.publishing.site_head import complete
+from zerocode.publishing.prerender import SHELL, rendered_pages, with_base
+from zerocode.publishing.publish_report import PublishReports
+from zerocode.publishing.site_head import complete, complete_pages
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -89,6 +91,7 @@ class CodeBuildBuilder:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         signals: BuildSignals | None = None,
         fallback_seconds: float = FALLBACK_SECONDS,
+        routes: Callable[[str, str, list[str]], None] | None = None,
     ) -> None:
         """``sts``, ``data_role_arn`` (the build data role) and ``build_role_id`` (the
         project role's unique id; infra passes both) are needed to start builds
@@ -96,6 +99,10 @@ class CodeBuildBuilder:
         ``signals``: where build_events tells a run's end (:mod:`.build_waits`); without,
         a waiter asks CodeBuild every ``poll_seconds``."""
         self.codebuild, self.s3, self.project, self.bucket = codebuild, s3, project, bucket
+        # Where a deploy's prerendered routes are told (the KeyValueStore: site_router.js).
+        self.routes = routes
+        # Where a deploy's publish report is kept (the checks table; build_report.py).
+        self.reports: PublishReports | None = None
         self.sources = BuildSources(
             s3, bucket, sts=sts, data_role_arn=data_role_arn, build_role_id=build_role_id
         )
@@ -171,6 +178,9 @@ class CodeBuildBuilder:
         variables = {
             "ZEROCODE_KIND": job.kind.value,
             "ZEROCODE_PREVIEW": "1" if job.preview else "0",
+            # Where the site is served (its origin's root, or /sites/{key}/): a Vue page's
+            # <base>, made in the box before its routes are prerendered (prerender.py).
+            "ZEROCODE_OWN_ORIGIN": "0" if job.site is not None and not job.site.own_origin else "1",
         }
         return self.launch(job.app_id, job.build_id, source_files(job), variables)
 
@@ -294,12 +304,18 @@ class CodeBuildBuilder:
             return BuildOutcome(
                 ok=False, log_tail=tail, output=None, error="the build's output has no index.html"
             )
+        added: list[str] = []
         if site is not None:  # before any object is put: the page is published whole
-            added = complete(out / handoff.SITE_DIR, site)
-            if vue and with_base(out / handoff.SITE_DIR, own_origin=site.own_origin):
+            root = out / handoff.SITE_DIR
+            added = complete(root, site)
+            if vue and with_base(root, own_origin=site.own_origin):
                 added.append("base")
+            if (root / SHELL).is_file():  # prerendered in the box: its pages get the same
+                complete_pages(root, site, rendered_pages(root))
             tail += f"\nadded to the page: {', '.join(added)}" if added else ""
         self._publish_output(app_id, build_id, out, preview=preview)
+        if not preview and self.reports is not None:  # stored before it reads succeeded
+            report_deploy(self.reports, app_id, build_id, out, site=site, vue=vue, added=added)
         return self._succeeded(prefix, tail)
 
     def _succeeded(self, prefix: str, tail: str) -> BuildOutcome:
@@ -343,6 +359,11 @@ class CodeBuildBuilder:
             ContentType="application/json",
             **tagging,
         )
+        if not preview and self.routes is not None and prefix + SHELL in files:
+            paths = [key.removeprefix(prefix) for key in files]
+            pages = [path for path in paths if path.endswith("/index.html")]
+            routes = sorted("/" + page.removesuffix("/index.html") for page in pages)
+            self.routes(app_id, build_id, routes)  # before the deploy can be pointed at
         for key in sorted(files, key=lambda k: k == prefix + "index.html"):
             self.s3.put_object(
                 Bucket=self.bucket,

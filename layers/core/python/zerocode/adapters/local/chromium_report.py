@@ -113,14 +113,21 @@ class ChromiumReport:
         if not playwright_installed():
             return PageLook(why="not run: Playwright's package is not installed")
         for _ in range(2):
-            seen = _Seen(Findings(origin=origin_of(url)))
+            seen = Seen(Findings(origin=origin_of(url)))
             try:
                 async with self.browsers.page(
                     url, seen.findings.blocked, tenant=Tenant(owner, app_id)
                 ) as page:
                     try:
                         async with asyncio.timeout(PAGE_SECONDS):
-                            await self._inspect(page, url, seen)
+                            await look_in(
+                                page,
+                                url,
+                                seen,
+                                axe=self.axe,
+                                timeout_ms=self.timeout_ms,
+                                settle_ms=self.settle_ms,
+                            )
                     except Exception as exc:
                         if await went_away(page):
                             continue  # the browser's failure: once more, on a fresh one
@@ -134,55 +141,60 @@ class ChromiumReport:
             return seen.look()
         return PageLook(why=BROWSER_FAILED.replace("not checked", "not run"))
 
-    async def _inspect(self, page: Page, url: str, seen: _Seen) -> None:
-        from playwright.async_api import Error as PlaywrightError
-        from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-        findings = seen.findings
-        page.on("pageerror", lambda error: _page_error(findings, error))
-        page.on("console", lambda message: _console(findings, message))
-        page.on("response", seen.answered)
-        traffic = Traffic(page)
-        await page.set_extra_http_headers({"User-Agent": AGENT})
-        try:
-            response = await page.goto(url, wait_until="load", timeout=self.timeout_ms)
-        except PlaywrightTimeout:
-            findings.add(f"the page did not finish loading within {self.timeout_ms / 1000:g} s")
-            seen.a11y_why = "not run: the page did not finish loading"
-            return
-        except PlaywrightError as exc:  # the sites server, not the page
-            seen.why = "not run: the site did not answer the browser"
-            log.warning("publish report: the site did not answer: %s", str(exc).splitlines()[0])
-            return
-        if response is None or not response.ok:
-            status = response.status if response is not None else "nothing"
-            seen.why = f"not run: the site answered HTTP {status}"
-            return
-        seen.loaded = True
-        await traffic.settled(QUIET_MS, self.settle_ms)
-        try:
-            seen.links = _strings(
-                await asyncio.wait_for(page.evaluate(_LINKS), ANSWER_SECONDS), MAX_LINKS
-            )
-        except TimeoutError:
-            findings.add(not_answering(url))
-            seen.a11y_why = "not run: the page did not answer"
-            return
-        script = _AXE_RUN % (self.axe, MAX_VIOLATIONS, MAX_NODES)
-        try:
-            found = await asyncio.wait_for(page.evaluate(script), AXE_SECONDS)
-        except TimeoutError:
-            seen.a11y_why = f"not run: axe-core did not finish within {AXE_SECONDS:g} s"
-            return
-        except PlaywrightError as exc:  # the page broke axe (it can: the page is the app's)
-            seen.a11y_why = (
-                f"not run: axe-core failed in the page ({str(exc).splitlines()[0][:200]})"
-            )
-            return
-        seen.violations = _violations(found)
+async def look_in(
+    page: Page, url: str, seen: Seen, *, axe: str, timeout_ms: float, settle_ms: float
+) -> None:
+    """Load ``url`` in ``page`` (of a context confined to its origin) and note in ``seen``
+    what its console says, which of its requests failed, its rendered links and axe-core's
+    violations (``axe``: its script). No browser pool: the AWS build box calls it too, with
+    a browser of its own (zerocode/buildbox/box_report.py)."""
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    findings = seen.findings
+    page.on("pageerror", lambda error: _page_error(findings, error))
+    page.on("console", lambda message: _console(findings, message))
+    page.on("response", seen.answered)
+    traffic = Traffic(page)
+    await page.set_extra_http_headers({"User-Agent": AGENT})
+    try:
+        response = await page.goto(url, wait_until="load", timeout=timeout_ms)
+    except PlaywrightTimeout:
+        findings.add(f"the page did not finish loading within {timeout_ms / 1000:g} s")
+        seen.a11y_why = "not run: the page did not finish loading"
+        return
+    except PlaywrightError as exc:  # the sites server, not the page
+        seen.why = "not run: the site did not answer the browser"
+        log.warning("publish report: the site did not answer: %s", str(exc).splitlines()[0])
+        return
+    if response is None or not response.ok:
+        status = response.status if response is not None else "nothing"
+        seen.why = f"not run: the site answered HTTP {status}"
+        return
+    seen.loaded = True
+    await traffic.settled(QUIET_MS, settle_ms)
+    try:
+        seen.links = _strings(
+            await asyncio.wait_for(page.evaluate(_LINKS), ANSWER_SECONDS), MAX_LINKS
+        )
+    except TimeoutError:
+        findings.add(not_answering(url))
+        seen.a11y_why = "not run: the page did not answer"
+        return
+    script = _AXE_RUN % (axe, MAX_VIOLATIONS, MAX_NODES)
+    try:
+        found = await asyncio.wait_for(page.evaluate(script), AXE_SECONDS)
+    except TimeoutError:
+        seen.a11y_why = f"not run: axe-core did not finish within {AXE_SECONDS:g} s"
+        return
+    except PlaywrightError as exc:  # the page broke axe (it can: the page is the app's)
+        seen.a11y_why = f"not run: axe-core failed in the page ({str(exc).splitlines()[0][:200]})"
+        return
+    seen.violations = _violations(found)
 
 
-class _Seen:
+class Seen:
     """What one look found so far (kept when a later step is cut short)."""
 
     def __init__(self, findings: Findings) -> None:

@@ -20,43 +20,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from zerocode.adapters.local.browser_pool import BrowserDidNotStart, BrowserPool
 from zerocode.adapters.local.browser_shares import BrowserBusy, Tenant
-from zerocode.adapters.local.page_traffic import Traffic
+from zerocode.adapters.local.route_crawl import crawl
 from zerocode.adapters.local.served_files import DATA_API, Served, ServedFiles
 from zerocode.publishing.media_types import media_type
-from zerocode.publishing.prerender import (
-    MAX_PAGE_BYTES,
-    MAX_ROUTES,
-    Prerendered,
-    Rendered,
-    route_of,
-)
+from zerocode.publishing.prerender import MAX_ROUTES, Prerendered
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from playwright.async_api import APIResponse, Page
+    from playwright.async_api import APIResponse
 
 log = logging.getLogger(__name__)
 
 ORIGIN = "http://prerender.localhost"  # never fetched: every request is answered from files
 SECONDS = 30.0  # the whole prerender of one build, the wait for the browser excluded
 WAIT_SECONDS = 60.0  # the wait for a context of the kept browser, behind other tenants
-LOAD_MS = 10_000  # one route's load event
-SETTLE_MS = 2_000  # after load, until no request is in flight for QUIET_MS
-QUIET_MS = 100
-
-_READ = """(most) => {
-  const mounted = document.querySelector("[data-v-app]") || document.querySelector("#app");
-  const links = Array.from(document.querySelectorAll("a[href]")).slice(0, 500).map((a) => a.href);
-  const html = document.documentElement.outerHTML;
-  return { filled: !!(mounted && mounted.children.length), links,
-           html: html.length <= most ? html : null };
-}"""
 
 
 class DirFiles(ServedFiles):
@@ -110,7 +93,7 @@ class BrowserPrerender:
             ) as page:
                 try:
                     async with asyncio.timeout(SECONDS):
-                        await _crawl(page, done)
+                        await crawl(page, ORIGIN, done, MAX_ROUTES)
                 except TimeoutError:
                     done.note = f"stopped after {SECONDS:g} s"
         except BrowserBusy as exc:
@@ -121,44 +104,3 @@ class BrowserPrerender:
             log.warning("prerender abandoned: %s", type(exc).__name__)
             done.note = f"not prerendered: the browser failed ({type(exc).__name__})"
         return done
-
-
-async def _crawl(page: Page, done: Prerendered) -> None:
-    """Load ``/`` and then every route the kept pages link to, breadth first, into ``done``."""
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)[:200]))
-    traffic = Traffic(page)
-    queue, seen = ["/"], {"/"}
-    while queue and len(done.pages) < MAX_ROUTES:
-        route = queue.pop(0)
-        errors.clear()
-        read = await _load(page, traffic, route)
-        if read is None or errors or not read.get("filled") or not read.get("html"):
-            why = errors[0] if errors else "it did not load, or rendered nothing"
-            if route == "/":
-                done.note = f"not prerendered: the home page failed ({why})"
-                return
-            continue
-        done.pages.append(Rendered(route, str(read["html"])))
-        for href in read.get("links") or []:
-            found = route_of(str(href), ORIGIN)
-            if found is not None and found not in seen:
-                seen.add(found)
-                queue.append(found)
-
-
-async def _load(page: Page, traffic: Traffic, route: str) -> dict[str, Any] | None:
-    from playwright.async_api import Error as PlaywrightError
-
-    try:
-        response = await page.goto(ORIGIN + route, wait_until="load", timeout=LOAD_MS)
-    except PlaywrightError:
-        return None
-    if response is None or not response.ok:
-        return None
-    await traffic.settled(QUIET_MS, SETTLE_MS)
-    try:
-        read = await asyncio.wait_for(page.evaluate(_READ, MAX_PAGE_BYTES // 2), 5.0)
-    except (TimeoutError, PlaywrightError):
-        return None
-    return read if isinstance(read, dict) else None
