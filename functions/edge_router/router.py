@@ -38,6 +38,11 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote
 
+# An SPA route as the viewer sends it (no file's path: "_api/" is refused there), and what a
+# prerendered deploy serves for a route it has no page for (issue 44; site_router.js).
+ROUTE_MARK = "_api/route/"
+SHELL = ".shell.html"
+ROUTES_MOST = 10_000  # builds' route lists held (they never change: no expiry)
 EDGE_PREFIX = "/_edge/"
 BUILDS_PREFIX = "/builds/"
 NAMESPACES = {"site": "site:", "preview": "preview:"}
@@ -136,6 +141,7 @@ class PointerLookup:
         self.ttl = ttl_seconds
         self.negative_ttl = negative_ttl_seconds
         self.reads = 0  # table reads made (what DynamoDB bills)
+        self.routes: OrderedDict[str, frozenset[str] | None] = OrderedDict()
 
     def target(self, pointer: str) -> Target | None:
         found, cached, fresh = self.cache.get(pointer)
@@ -165,6 +171,34 @@ class PointerLookup:
         if not _ID.match(app_id) or not _ID.match(build_id):
             return None  # a value that names no build serves nothing
         return app_id, build_id
+
+    def route_file(self, target: Target, route: str) -> str:
+        """The file for an SPA route of the build ``target``: its prerendered page when the
+        build's routes item lists it, the shell when the build has one but not this route,
+        else ``index.html`` (a preview, an html site, a build from before prerendering; or a
+        table that cannot be read: the app's page routes in the browser). A build's routes
+        never change, so they are kept without expiry (at most :data:`ROUTES_MOST`)."""
+        key = f"routes:{target[0]}/{target[1]}"
+        if key not in self.routes:
+            try:
+                self.reads += 1
+                answer = self.reader.get_item(
+                    TableName=self.table,
+                    Key={"pointer": {"S": key}},
+                    ProjectionExpression="#r",
+                    ExpressionAttributeNames={"#r": "routes"},
+                )
+            except Exception:
+                return "index.html"
+            item = answer.get("Item")
+            names = str(item.get("routes", {}).get("S", "")) if item else None
+            self.routes[key] = frozenset(names.split(" ")) if names else None
+            while len(self.routes) > ROUTES_MOST:
+                self.routes.popitem(last=False)
+        listed = self.routes[key]
+        if listed is None:
+            return "index.html"
+        return f"{route}/index.html" if unquote(route) in listed else SHELL
 
 
 def _safe(rest: str) -> bool:
@@ -214,6 +248,8 @@ def route(request: dict[str, Any], lookup: PointerLookup) -> dict[str, Any]:
         return unavailable()
     if target is None:
         return not_found()
+    if rest.startswith(ROUTE_MARK):
+        rest = lookup.route_file(target, rest.removeprefix(ROUTE_MARK))
     request["uri"] = f"{BUILDS_PREFIX}{target[0]}/{target[1]}/{rest}"
     return request
 

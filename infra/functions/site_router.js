@@ -116,7 +116,11 @@ async function handler(event) {
         // table the truth: the origin-request function looks the key up there.
         if (!EDGE_ROUTING) return notFound();
         const colon = pointer.indexOf(':');
-        request.uri = `/_edge/${pointer.slice(0, colon)}/${pointer.slice(colon + 1)}/${path}`;
+        // A route goes as "_api/route/{route}" (no file's path: "_api/" is refused above):
+        // the edge router knows the build, so it picks the route's page, the shell or
+        // index.html, as routed() does here.
+        const sent = route !== null ? `_api/route/${route}` : path;
+        request.uri = `/_edge/${pointer.slice(0, colon)}/${pointer.slice(colon + 1)}/${sent}`;
         return request;
     }
     const parts = String(value).split('/');

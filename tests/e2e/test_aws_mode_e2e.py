@@ -870,16 +870,20 @@ def test_a_vue_app_on_aws_is_checked_repaired_and_deployed_by_codebuild(
     assert platform.pointers()[f"site:{app['deployKey']}"] == f"{app['id']}/{build_id}"
     page = visit(platform, app["deployUrl"])
     assert '<div id="app" data-v-app="">' in page and "__zerocode/picker.js" not in page
-    # Issue 44: its routes were prerendered in the box and told to the KeyValueStore, where
-    # the viewer function finds them once the site is hot (tests/infra/test_site_router.py);
-    # a cold site (here) is served through the edge router, whose routes get index.html.
+    # Issue 44: its routes were prerendered in the box and told to the KeyValueStore (the
+    # viewer function's, once the site is hot: tests/infra/test_site_router.py) and to the
+    # pointer table (the edge router's, for a cold site, as this one is).
     assert platform.hot_set()[f"routes:{app['id']}/{build_id}"] == "about"
     prefix = f"{platform.setting('SITES_URL')}/builds/{app['id']}/{build_id}/"
     about = fetch_object(platform, prefix + "about/index.html").decode()
     assert "<h1>About</h1>" in about and "<h1>About</h1>" not in page
     assert '<meta name="description"' in about  # completed by the API like index.html
     assert '<div id="app"></div>' in fetch_object(platform, prefix + ".shell.html").decode()
-    assert visit(platform, app["deployUrl"] + "about") == page
+    assert visit(platform, app["deployUrl"] + "about") == about
+    assert (
+        visit(platform, app["deployUrl"] + "elsewhere")
+        == fetch_object(platform, prefix + ".shell.html").decode()
+    )
     assert "location.pathname" in page  # its <base>, from the address (the path scheme)
     build = bob.http.get(f"/api/apps/{app['id']}/builds/{build_id}").json()
     assert build["state"] == "succeeded", build

@@ -241,7 +241,16 @@ def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_object
         ).encode()
         build = vue_build(files)
         told: list[tuple[str, str, list[str]]] = []
-        cloud["builder"].routes = lambda app, bid, routes: told.append((app, bid, routes))
+        dropped: list[tuple[str, list[str]]] = []
+
+        class Routes:  # the sites' routers' stores (the KeyValueStore has no moto backend)
+            def put(self, app_id: str, build_id: str, routes: list[str]) -> None:
+                told.append((app_id, build_id, routes))
+
+            def drop(self, app_id: str, build_ids: list[str]) -> None:
+                dropped.append((app_id, build_ids))
+
+        cloud["builder"].routes = Routes()
         done, outcome, variables = run_build(cloud, build, installed_toolchain, tmp_path)
     finally:
         secret.close()
@@ -279,6 +288,8 @@ def test_a_hostile_vue_project_builds_in_the_box_with_nothing_but_its_own_object
         handoff.BUCKET_VARIABLE,
     }
     assert not any(v.startswith("http") or "Amz" in v for v in variables.values()), variables
+    cloud["builder"].delete_app("app1")  # its route lists go with its outputs
+    assert dropped == [("app1", [build.build_id])]
 
 
 def test_a_runtime_error_is_found_in_the_build_and_a_preview_gets_the_picker(

@@ -110,3 +110,27 @@ def test_the_edge_router_reads_the_table_through_boto3(
     now[0] += 30
     assert serve("deploykey1") == "/builds/app1/b1/index.html"
     assert lookup.reads == 4
+
+
+def test_a_deploys_routes_reach_the_edge_router_through_boto3(
+    store: DynamoPointerStore, client: Any
+) -> None:
+    """Issue 44, point 3: the routes item the API writes is the one the router reads (its
+    projection of a reserved-looking name included), and it is no pointer to a walk."""
+    store.point(SITE, B1)
+    store.put_routes(B1.app_id, B1.build_id, ["/", "/about", "/notes/5"])
+    store.put_routes(B2.app_id, B2.build_id, ["/"])  # no route: no item
+    lookup = PointerLookup(client, TABLE, TtlCache(100), ttl_seconds=30, negative_ttl_seconds=10)
+
+    def serve(path: str) -> str:
+        req = {"uri": f"/_edge/site/deploykey1/{path}", "method": "GET", "headers": {}}
+        return str(route(req, lookup)["uri"])
+
+    assert serve("_api/route/about") == "/builds/app1/b1/about/index.html"
+    assert serve("_api/route/notes/5") == "/builds/app1/b1/notes/5/index.html"
+    assert serve("_api/route/elsewhere") == "/builds/app1/b1/.shell.html"
+    assert list(store.pointers("site:")) == [(SITE, B1)]
+    assert (
+        client.get_item(TableName=TABLE, Key={"pointer": {"S": "routes:app1/b2"}}).get("Item")
+        is None
+    )

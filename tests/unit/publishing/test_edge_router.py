@@ -35,8 +35,11 @@ class Clock:
 class Table:
     """``get_item`` as boto3's DynamoDB client answers it, over a dict; counts reads."""
 
-    def __init__(self, items: dict[str, tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self, items: dict[str, tuple[str, str]] | None = None, routes: dict[str, str] | None = None
+    ) -> None:
         self.items = dict(items or {})
+        self.routes = dict(routes or {})  # "routes:{appId}/{buildId}" -> names
         self.reads = 0
         self.fail = False
         self.requests: list[dict[str, Any]] = []
@@ -46,7 +49,10 @@ class Table:
         self.requests.append(kwargs)
         if self.fail:
             raise ConnectionError("throttled")
-        found = self.items.get(kwargs["Key"]["pointer"]["S"])
+        key = kwargs["Key"]["pointer"]["S"]
+        if key in self.routes:
+            return {"Item": {"routes": {"S": self.routes[key]}}}
+        found = self.items.get(key)
         if found is None:
             return {}
         return {"Item": {"app_id": {"S": found[0]}, "build_id": {"S": found[1]}}}
@@ -238,3 +244,36 @@ def test_a_replica_in_the_region_it_runs_in_is_read_else_the_home_table() -> Non
     assert config.read_region("sa-east-1") == "us-east-1"
     assert config.read_region(None) == "us-east-1"
     assert Config("pointers", "us-east-1").read_region("eu-west-1") == "us-east-1"
+
+
+def test_a_prerendered_deploys_routes_get_their_pages_and_others_the_shell(clock: Clock) -> None:
+    """Issue 44, point 3: a cold site's routes, as the hot set's are (site_router.js): the
+    build's routes item says which have a page; its route list is read once per build."""
+    table = Table(
+        {"site:deploykey1": ("app1", "b1"), "site:olderkey01": ("app1", "b0")},
+        routes={"routes:app1/b1": "about notes/5 关于"},
+    )
+    look = lookup(table, clock)
+
+    def served(path: str) -> str:
+        return str(route(request(f"/_edge/site/{path}"), look)["uri"])
+
+    assert served("deploykey1/_api/route/about") == "/builds/app1/b1/about/index.html"
+    assert served("deploykey1/_api/route/notes/5") == "/builds/app1/b1/notes/5/index.html"
+    assert served("deploykey1/_api/route/%E5%85%B3%E4%BA%8E") == (
+        "/builds/app1/b1/%E5%85%B3%E4%BA%8E/index.html"
+    )
+    assert served("deploykey1/_api/route/notes/6") == "/builds/app1/b1/.shell.html"
+    assert served("deploykey1/index.html") == "/builds/app1/b1/index.html"  # a file is a file
+    # A build with no routes item (a preview, an html site, one from before): index.html.
+    assert served("olderkey01/_api/route/about") == "/builds/app1/b0/index.html"
+    reads = table.reads
+    served("deploykey1/_api/route/about")
+    served("olderkey01/_api/route/x")
+    assert table.reads == reads  # both lists kept (a build's never changes)
+    # A table that cannot be read for the routes: the app's page, which routes in the browser.
+    table.fail = True
+    fresh = lookup(table, clock)
+    fresh.cache.put("site:deploykey1", ("app1", "b1"), 30)
+    out = route(request("/_edge/site/deploykey1/_api/route/about"), fresh)
+    assert out["uri"] == "/builds/app1/b1/index.html"

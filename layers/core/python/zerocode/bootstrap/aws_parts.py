@@ -5,7 +5,6 @@ is named). Split from :mod:`zerocode.bootstrap.wiring` to keep it one reader's s
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zerocode.apps.versions import VersionStore
@@ -19,6 +18,7 @@ from zerocode.publishing.preview_covers import PreviewCoverStore
 from zerocode.publishing.service import Publishing
 
 if TYPE_CHECKING:
+    from zerocode.adapters.aws.codebuild_builder import RouteLists
     from zerocode.adapters.aws.cognito_accounts import CognitoAccounts
     from zerocode.adapters.aws.s3_message_images import S3MessageImages
     from zerocode.data.end_users import EndUserStore
@@ -87,20 +87,43 @@ def codebuild(settings: Settings) -> Builder:
     )
 
 
-def _routes_writer(settings: Settings) -> Callable[[str, str, list[str]], None] | None:
-    """Where a deploy's prerendered routes go: the sites' KeyValueStore (site_router.js)."""
+def _routes_writer(settings: Settings) -> RouteLists | None:
+    """Where a deploy's prerendered routes go: the sites' KeyValueStore (site_router.js)
+    and, with edge routing, the pointer table (functions/edge_router)."""
     if not settings.sites_kvs_arn:
         return None
-    arn = settings.sites_kvs_arn
+    return _Routes(settings, settings.sites_kvs_arn)
 
-    def write(app_id: str, build_id: str, routes: list[str]) -> None:
-        """A client only when a deploy has routes (most builds have none)."""
-        from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
 
-        kvs = KvsPublisher(aws_client("cloudfront-keyvaluestore", settings), arn)
+class _Routes:
+    """The route lists of the prerendered deploys, in both stores; clients made only when a
+    deploy has routes, or an app had some (most builds have none)."""
+
+    def __init__(self, settings: Settings, arn: str) -> None:
+        self.settings, self.arn = settings, arn
+
+    def put(self, app_id: str, build_id: str, routes: list[str]) -> None:
+        table, kvs = self._stores()
+        if table is not None:
+            table.put_routes(app_id, build_id, routes)
         kvs.put_routes(app_id, build_id, routes)
 
-    return write
+    def drop(self, app_id: str, build_ids: list[str]) -> None:
+        table, kvs = self._stores()
+        for build_id in build_ids:
+            if table is not None:
+                table.drop_routes(app_id, build_id)
+            kvs.drop_routes(app_id, build_id)
+
+    def _stores(self) -> tuple[Any, Any]:
+        from zerocode.adapters.aws.cloudfront_publisher import KvsPublisher
+        from zerocode.adapters.dynamodb.pointers import DynamoPointerStore
+
+        name = self.settings.pointers_table
+        client = aws_client("dynamodb", self.settings) if name else None
+        table = DynamoPointerStore(client, name) if name else None
+        kvs = KvsPublisher(aws_client("cloudfront-keyvaluestore", self.settings), self.arn)
+        return table, kvs
 
 
 def site_publisher(settings: Settings) -> Publisher:

@@ -158,3 +158,23 @@ def rendered_pages(root: Path) -> list[Path]:
         if page.parent != root and not page.is_symlink():
             found.append(page)
     return found
+
+
+ROUTES_BYTES = 1000  # a deploy's routes as the sites' router reads them: one 1 KB value
+
+
+def routes_value(routes: list[str]) -> str:
+    """A deploy's prerendered routes as the sites' routers read them (site_router.js from
+    the KeyValueStore, the edge router from the pointer table): names without their leading
+    "/", space-separated, as many as fit in :data:`ROUTES_BYTES` (a route left out gets the
+    shell, as any path with no page); "" when there is none."""
+    kept, size = [], 0
+    for route in routes:
+        name = route.strip("/")
+        if not name or " " in name:
+            continue
+        size += len(name.encode()) + 1
+        if size > ROUTES_BYTES:
+            break
+        kept.append(name)
+    return " ".join(kept)

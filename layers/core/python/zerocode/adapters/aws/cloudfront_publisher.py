@@ -34,6 +34,7 @@ from zerocode.adapters.aws.errors import error_code, error_message
 from zerocode.errors import Conflict
 from zerocode.publishing.hot_set import RING_SLOTS, RingFull, Slot
 from zerocode.publishing.pointers import SiteTarget
+from zerocode.publishing.prerender import routes_value
 
 _MISSING = {"ResourceNotFoundException"}
 # A stale IfMatch; S3-style codes too, in case a proxy or emulator speaks those.
@@ -52,7 +53,6 @@ def _stale_etag(exc: ClientError) -> bool:
 
 LIST_PAGE = 50  # ListKeys' largest page
 ROUTES_PREFIX = "routes:"  # a deploy's prerendered routes (put_routes), never a pointer
-ROUTES_BYTES = 1000  # a KeyValueStore value is at most 1 KB
 
 
 @dataclass(frozen=True)
@@ -143,23 +143,19 @@ class KvsPublisher:
         as many as fit in the store's 1 KB value (a route left out gets the app's shell, as
         any path with no page). Written before the deploy is published; a build's output
         never changes, so neither does this key. Nothing for a build with no routes."""
-        kept, size = [], 0
-        for route in routes:
-            name = route.strip("/")
-            if not name or " " in name:
-                continue
-            size += len(name.encode()) + 1
-            if size > ROUTES_BYTES:
-                break
-            kept.append(name)
-        if not kept:
+        value = routes_value(routes)
+        if not value:
             return
-        key, value = f"{ROUTES_PREFIX}{SiteTarget(app_id, build_id).encode()}", " ".join(kept)
+        key = f"{ROUTES_PREFIX}{SiteTarget(app_id, build_id).encode()}"
         self._conditional(
             lambda etag: self.client.put_key(
                 KvsARN=self.kvs_arn, Key=key, Value=value, IfMatch=etag
             )
         )
+
+    def drop_routes(self, app_id: str, build_id: str) -> None:
+        """The build's routes key gone (its app is deleted); none is no error."""
+        self.remove(f"{ROUTES_PREFIX}{SiteTarget(app_id, build_id).encode()}")
 
     def size(self) -> StoreSize:
         answer = self.client.describe_key_value_store(KvsARN=self.kvs_arn)

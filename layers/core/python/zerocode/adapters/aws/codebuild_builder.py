@@ -35,7 +35,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -75,6 +75,15 @@ _FAILED = {"FAILED", "FAULT", "STOPPED", "TIMED_OUT"}
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 
 
+class RouteLists(Protocol):
+    """Where a deploy's prerendered routes are told to the sites' routers (the KeyValueStore
+    and the pointer table: bootstrap/aws_parts.py), and forgotten with the app."""
+
+    def put(self, app_id: str, build_id: str, routes: list[str]) -> None: ...
+
+    def drop(self, app_id: str, build_ids: list[str]) -> None: ...
+
+
 class CodeBuildBuilder:
     def __init__(
         self,
@@ -91,7 +100,7 @@ class CodeBuildBuilder:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         signals: BuildSignals | None = None,
         fallback_seconds: float = FALLBACK_SECONDS,
-        routes: Callable[[str, str, list[str]], None] | None = None,
+        routes: RouteLists | None = None,
     ) -> None:
         """``sts``, ``data_role_arn`` (the build data role) and ``build_role_id`` (the
         project role's unique id; infra passes both) are needed to start builds
@@ -363,7 +372,7 @@ class CodeBuildBuilder:
             paths = [key.removeprefix(prefix) for key in files]
             pages = [path for path in paths if path.endswith("/index.html")]
             routes = sorted("/" + page.removesuffix("/index.html") for page in pages)
-            self.routes(app_id, build_id, routes)  # before the deploy can be pointed at
+            self.routes.put(app_id, build_id, routes)  # before the deploy can be pointed at
         for key in sorted(files, key=lambda k: k == prefix + "index.html"):
             self.s3.put_object(
                 Bucket=self.bucket,
@@ -437,7 +446,11 @@ class CodeBuildBuilder:
         for prefix in (f"builds/{app}/", f"staging/{app}/", f"checks/{app}/"):
             paginator = self.s3.get_paginator("list_objects_v2")
             for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
-                removed += self._delete([o["Key"] for o in page.get("Contents", [])])
+                keys = [str(o["Key"]) for o in page.get("Contents", [])]
+                prerendered = [k.split("/")[2] for k in keys if k.endswith(f"/{SHELL}")]
+                if self.routes is not None and prerendered:  # their route lists go first
+                    self.routes.drop(app, prerendered)
+                removed += self._delete(keys)
         return removed + self._delete(self.sources.of_app(app))
 
     def _delete(self, keys: list[str]) -> int:

@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError
 from zerocode.adapters.aws.errors import error_code
 from zerocode.adapters.dynamodb.tables import ensure_table
 from zerocode.publishing.pointers import SiteTarget
+from zerocode.publishing.prerender import routes_value
 
 KEY = "pointer"
 
@@ -41,6 +42,21 @@ class DynamoPointerStore:
     def point(self, pointer: str, target: SiteTarget) -> None:
         self._write(pointer, target)
 
+    def put_routes(self, app_id: str, build_id: str, routes: list[str]) -> None:
+        """A deploy's prerendered routes for the edge router (issue 44, point 3): the item
+        ``routes:{appId}/{buildId}`` with ``routes``, as the KeyValueStore holds them
+        (prerender.routes_value); no ``app_id``, so it is no pointer to anything that lists
+        them. Written before the deploy is pointed at; never changed after."""
+        value = routes_value(routes)
+        if value:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    KEY: {"S": f"routes:{SiteTarget(app_id, build_id).encode()}"},
+                    "routes": {"S": value},
+                },
+            )
+
     def point_if(self, pointer: str, target: SiteTarget, expected: SiteTarget | None) -> bool:
         """Flip ``pointer`` to ``target`` only while it still names ``expected`` (None: only
         while it does not exist): one conditional write. Whether it was written."""
@@ -57,6 +73,11 @@ class DynamoPointerStore:
                 return False
             raise
         return True
+
+    def drop_routes(self, app_id: str, build_id: str) -> None:
+        """The build's routes item gone (its app is deleted); none is no error."""
+        key = f"routes:{SiteTarget(app_id, build_id).encode()}"
+        self.client.delete_item(TableName=self.table, Key={KEY: {"S": key}})
 
     def _write(
         self,
