@@ -60,23 +60,12 @@ def complete(root: Path, meta: SiteMeta) -> list[str]:
     """Add what ``root``'s ``index.html`` lacks, and the icon files it lacks; what was added,
     for the build's log (empty: nothing was missing, or the page is not one to touch)."""
     index = root / "index.html"
-    if not index.is_file() or index.is_symlink() or index.stat().st_size > MAX_PAGE_BYTES:
+    page = _readable(index)
+    if page is None:
         return []
-    try:
-        page = index.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return []
-    scan = page[:SCAN_CHARS]
-    colour = app_colour(root, scan, meta.name)
+    colour = app_colour(root, page[:SCAN_CHARS], meta.name)
     added = _icon_files(root, meta, colour)
-    missing = [(what, tag) for what, present, tag in _wanted(scan, meta, colour) if not present]
-    said = [what for what, _ in missing]
-    page = _with_lang(page, _visible(scan), said)
-    if missing:
-        page = _into_head(page, "\n".join(tag for _, tag in missing))
-    if said:
-        index.write_text(page, encoding="utf-8")
-    return added + said
+    return added + _fill(index, page, meta, colour)
 
 
 def complete_pages(root: Path, meta: SiteMeta, pages: list[Path]) -> int:
@@ -86,23 +75,34 @@ def complete_pages(root: Path, meta: SiteMeta, pages: list[Path]) -> int:
     pages were changed. The same bounds as :func:`complete`."""
     changed = 0
     for file in pages:
-        if not file.is_file() or file.is_symlink() or file.stat().st_size > MAX_PAGE_BYTES:
-            continue
-        try:
-            page = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
-        scan = page[:SCAN_CHARS]
-        colour = app_colour(root, scan, meta.name)
-        missing = [(w, tag) for w, present, tag in _wanted(scan, meta, colour) if not present]
-        said = [what for what, _ in missing]
-        page = _with_lang(page, _visible(scan), said)
-        if missing:
-            page = _into_head(page, "\n".join(tag for _, tag in missing))
-        if said:
-            file.write_text(page, encoding="utf-8")
-            changed += 1
+        page = _readable(file)
+        if page is not None:
+            colour = app_colour(root, page[:SCAN_CHARS], meta.name)
+            changed += bool(_fill(file, page, meta, colour))
     return changed
+
+
+def _readable(file: Path) -> str | None:
+    """The page's text, if it is one to touch: a file of its own, within the bound, UTF-8."""
+    if not file.is_file() or file.is_symlink() or file.stat().st_size > MAX_PAGE_BYTES:
+        return None
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _fill(file: Path, page: str, meta: SiteMeta, colour: str) -> list[str]:
+    """Write into ``file`` (whose text is ``page``) the tags it lacks; what was added."""
+    scan = page[:SCAN_CHARS]
+    missing = [(what, tag) for what, present, tag in _wanted(scan, meta, colour) if not present]
+    said = [what for what, _ in missing]
+    page = _with_lang(page, _visible(scan), said)
+    if missing:
+        page = _into_head(page, "\n".join(tag for _, tag in missing))
+    if said:
+        file.write_text(page, encoding="utf-8")
+    return said
 
 
 def relist(root: Path, meta: SiteMeta) -> bool:
